@@ -1,0 +1,17 @@
+//! nictune's shared vocabulary. Pure: no system calls, no clocks.
+//!
+//! Place in the data flows: everything else depends on this crate.
+//! - Flow A (scenario → sim → metrics → report) shares [`metrics`] with `bench`, so predicted
+//!   and measured results compare field by field.
+//! - Flow B (host → snapshot → doctor/plan → apply → verify/rollback) validates every value
+//!   through the settings catalog.
+//!
+//! [`envelope`] fixes the JSON convention (`{"schema": "nictune.<command>/v1", ...}`),
+//! [`units`] the unit newtypes, [`progress`] the progress-reporting seam the binary renders.
+#![forbid(unsafe_code)]
+
+pub mod envelope;
+pub mod error;
+pub mod metrics;
+pub mod progress;
+pub mod units;

@@ -1,0 +1,20 @@
+//! `nictune`: see, predict, measure, change safely, persist and tune NIC interrupt moderation.
+//!
+//! The binary is thin: clap parses the arguments ([`cli`]), each subcommand module in [`cmd`]
+//! checks what was typed without touching the system, then makes one call into the library
+//! crates. [`output`] owns the conventions every command shares: JSON envelope, exit codes,
+//! error rendering with hints, broken pipes, progress bars.
+
+mod cli;
+mod cmd;
+mod output;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    let ctx = output::Ctx::new(cli.global.json, cli.global.quiet);
+    let result = cmd::dispatch(cli.command, &ctx);
+    output::finish(&ctx, result)
+}

@@ -1,0 +1,4 @@
+//! The simulator: a pure, deterministic discrete-event model of the host receive path.
+//!
+//! Flow A: scenario → **sim** → metrics → report. No wall clock and no threads inside a run.
+#![forbid(unsafe_code)]
