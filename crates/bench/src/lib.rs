@@ -2,3 +2,13 @@
 //!
 //! Produces the same metrics types as the simulator so measured and predicted results compare
 //! field by field. One of the two crates allowed to make system calls.
+
+pub mod cancel;
+pub mod clock;
+pub mod conn;
+pub mod engine;
+pub mod error;
+pub mod fake;
+pub mod histogram;
+pub mod spec;
+pub mod window;

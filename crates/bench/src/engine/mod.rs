@@ -1,0 +1,97 @@
+//! The measuring loops, one per test kind, generic over the [`crate::conn`] and
+//! [`crate::clock`] seams. Each loop serves one connection and is bounded three ways: the
+//! measured window's end, a hard end a little later, and the cancel flag.
+
+pub mod ping;
+pub mod rr;
+pub mod stream;
+
+use crate::cancel::Cancel;
+use crate::histogram::LatencyHistogram;
+use crate::window::{Interim, Window};
+use nictune_core::units::Nanos;
+
+/// How long after the window's end a loop may still wait for replies in flight.
+pub const GRACE: Nanos = Nanos::from_millis(500);
+
+/// What bounds one connection's loop.
+#[derive(Debug, Clone)]
+pub struct Bounds {
+    pub window: Window,
+    /// No loop runs past this instant, whatever happens.
+    pub hard_end: Nanos,
+    pub cancel: Cancel,
+}
+
+impl Bounds {
+    /// `window` with the standard grace period and `cancel`.
+    pub fn new(window: Window, cancel: Cancel) -> Bounds {
+        Bounds {
+            window,
+            hard_end: window.end + GRACE,
+            cancel,
+        }
+    }
+
+    /// True when the loop must stop now.
+    pub fn must_stop(&self, now: Nanos) -> bool {
+        now >= self.hard_end || self.cancel.is_cancelled()
+    }
+}
+
+/// What one connection measured inside the window.
+#[derive(Debug, Clone)]
+pub struct ConnStats {
+    pub latency: LatencyHistogram,
+    pub interim: Interim,
+    /// Transactions (or probe replies) completed inside the window.
+    pub completed: u64,
+    /// Requests whose reply never came (UDP and ping only).
+    pub lost: u64,
+    /// For stream: bytes the peer acknowledged inside the window.
+    pub bytes: u64,
+    /// For stream: interim throughput samples in bit/s.
+    pub interim_bps: Vec<f64>,
+    /// For stream: segments retransmitted inside the window.
+    pub retransmits: u64,
+}
+
+impl ConnStats {
+    /// Empty statistics for `window`.
+    pub fn new(window: &Window) -> ConnStats {
+        ConnStats {
+            latency: LatencyHistogram::new(),
+            interim: Interim::new(window),
+            completed: 0,
+            lost: 0,
+            bytes: 0,
+            interim_bps: Vec::new(),
+            retransmits: 0,
+        }
+    }
+
+    /// Counts one completion at `t` with round trip `rtt` if `t` is inside the window.
+    pub fn complete(&mut self, window: &Window, t: Nanos, rtt: Nanos) {
+        if window.contains(t) {
+            self.latency.record(rtt);
+            self.interim.add(window, t, 1);
+            self.completed += 1;
+        }
+    }
+
+    /// Adds another connection's figures.
+    pub fn merge(&mut self, other: &ConnStats) {
+        self.latency.merge(&other.latency);
+        self.interim.merge(&other.interim);
+        self.completed += other.completed;
+        self.lost += other.lost;
+        self.bytes += other.bytes;
+        self.retransmits += other.retransmits;
+        if self.interim_bps.len() < other.interim_bps.len() {
+            self.interim_bps.resize(other.interim_bps.len(), 0.0);
+        }
+        for (a, b) in self.interim_bps.iter_mut().zip(&other.interim_bps) {
+            *a += b;
+        }
+    }
+}
