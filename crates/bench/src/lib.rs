@@ -12,3 +12,6 @@ pub mod fake;
 pub mod histogram;
 pub mod spec;
 pub mod window;
+pub mod net;
+mod sys;
+pub mod testbed;
