@@ -2,4 +2,14 @@
 //! snapshot, doctor rules, plans and diffs, and the read/write traits with a fake host.
 //!
 //! Flow B: host → **snapshot → doctor / plan** → apply → verify → rollback.
+//!
+//! - [`procfs`]: `/proc/stat`, `/proc/interrupts`, `/proc/softirqs`,
+//!   `/proc/net/softnet_stat`, `/proc/net/dev` — text in, typed counters out.
+//! - [`cpuset`]: CPU lists (`0-3,8`) and hex masks (`ff,00000001`) as one set type.
 #![forbid(unsafe_code)]
+
+pub mod cpuset;
+pub mod error;
+pub mod procfs;
+
+pub use error::ParseError;
