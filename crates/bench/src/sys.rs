@@ -30,7 +30,11 @@ pub fn pin_current_thread(cpu: u32) -> io::Result<()> {
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         libc::CPU_SET(cpu as usize, &mut set);
-        check(libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set))?;
+        check(libc::sched_setaffinity(
+            0,
+            std::mem::size_of_val(&set),
+            &set,
+        ))?;
     }
     Ok(())
 }
@@ -53,8 +57,16 @@ pub fn enter_netns(path: &Path) -> io::Result<()> {
 
 /// Waits until `fd` is readable (or writable) or `timeout` passes; true when ready.
 pub fn poll(fd: RawFd, writable: bool, timeout: Duration) -> io::Result<bool> {
-    let events = if writable { libc::POLLOUT } else { libc::POLLIN };
-    let mut pfd = libc::pollfd { fd, events, revents: 0 };
+    let events = if writable {
+        libc::POLLOUT
+    } else {
+        libc::POLLIN
+    };
+    let mut pfd = libc::pollfd {
+        fd,
+        events,
+        revents: 0,
+    };
     let ms = timeout.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_int;
     // SAFETY: one valid pollfd, count 1.
     match check(unsafe { libc::poll(&mut pfd, 1, ms) }) {
@@ -69,7 +81,15 @@ pub fn getsockopt_int(fd: RawFd, level: libc::c_int, name: libc::c_int) -> io::R
     let mut v: libc::c_int = 0;
     let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
     // SAFETY: v and len are valid for writes of the advertised length.
-    check(unsafe { libc::getsockopt(fd, level, name, (&mut v as *mut libc::c_int).cast(), &mut len) })?;
+    check(unsafe {
+        libc::getsockopt(
+            fd,
+            level,
+            name,
+            (&mut v as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    })?;
     Ok(v)
 }
 
@@ -99,10 +119,23 @@ pub fn setsockopt_int(fd: RawFd, level: libc::c_int, name: libc::c_int, v: i32) 
 pub fn icmp_ping_socket() -> io::Result<std::net::UdpSocket> {
     use std::os::fd::{FromRawFd, OwnedFd};
     // SAFETY: plain socket(2); on success we own the returned fd exactly once.
-    let fd = check(unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, libc::IPPROTO_ICMP) })?;
+    let fd = check(unsafe {
+        libc::socket(
+            libc::AF_INET,
+            libc::SOCK_DGRAM | libc::SOCK_CLOEXEC,
+            libc::IPPROTO_ICMP,
+        )
+    })?;
     // SAFETY: fd is a fresh, open descriptor nobody else owns.
     let owned = unsafe { OwnedFd::from_raw_fd(fd) };
     Ok(std::net::UdpSocket::from(owned))
+}
+
+/// USER_HZ: the unit of /proc/stat CPU times (100 on every mainstream architecture).
+pub fn user_hz() -> u32 {
+    // SAFETY: sysconf reads a constant; no memory access.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    u32::try_from(hz).ok().filter(|&h| h > 0).unwrap_or(100)
 }
 
 /// The effective user id.

@@ -80,7 +80,12 @@ impl Testbed {
         check_available()?;
         remove_stale()?;
         let names = Names::new(std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
-        let mut bed = Testbed { names, napi_mode: false, warnings: Vec::new(), removed: false };
+        let mut bed = Testbed {
+            names,
+            napi_mode: false,
+            warnings: Vec::new(),
+            removed: false,
+        };
         bed.build()?;
         Ok(bed)
     }
@@ -90,11 +95,32 @@ impl Testbed {
         ip(&["netns", "add", &n.client_ns])?;
         ip(&["netns", "add", &n.server_ns])?;
         ip(&[
-            "link", "add", &n.client_if, "netns", &n.client_ns, "type", "veth", "peer", "name",
-            &n.server_if, "netns", &n.server_ns,
+            "link",
+            "add",
+            &n.client_if,
+            "netns",
+            &n.client_ns,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            &n.server_if,
+            "netns",
+            &n.server_ns,
         ])?;
-        for (ns, dev, addr) in [(&n.client_ns, &n.client_if, CLIENT_IP), (&n.server_ns, &n.server_if, SERVER_IP)] {
-            ip(&["-n", ns, "addr", "add", &format!("{addr}/{PREFIX_LEN}"), "dev", dev])?;
+        for (ns, dev, addr) in [
+            (&n.client_ns, &n.client_if, CLIENT_IP),
+            (&n.server_ns, &n.server_if, SERVER_IP),
+        ] {
+            ip(&[
+                "-n",
+                ns,
+                "addr",
+                "add",
+                &format!("{addr}/{PREFIX_LEN}"),
+                "dev",
+                dev,
+            ])?;
             ip(&["-n", ns, "link", "set", "lo", "up"])?;
             ip(&["-n", ns, "link", "set", dev, "up"])?;
         }
@@ -106,7 +132,9 @@ impl Testbed {
     fn enable_napi(&mut self) -> bool {
         let n = self.names.clone();
         for (ns, dev) in [(&n.client_ns, &n.client_if), (&n.server_ns, &n.server_if)] {
-            let args = ["netns", "exec", ns, "ethtool", "-K", dev, "gro", "on", "tso", "off"];
+            let args = [
+                "netns", "exec", ns, "ethtool", "-K", dev, "gro", "on", "tso", "off",
+            ];
             if let Err(e) = ip(&args) {
                 self.warnings.push(format!(
                     "veth NAPI mode not enabled ({e}); traffic takes the per-CPU backlog path and \
@@ -179,13 +207,16 @@ pub fn check_available() -> Result<()> {
             "creating network namespaces needs root (run with sudo, or use --loopback)".into(),
         ));
     }
-    ip(&["-V"]).map_err(|e| BenchError::TestbedUnavailable(format!("`ip` (iproute2) is needed: {e}")))?;
+    ip(&["-V"])
+        .map_err(|e| BenchError::TestbedUnavailable(format!("`ip` (iproute2) is needed: {e}")))?;
     Ok(())
 }
 
 /// Testbed namespaces present now.
 pub fn list() -> Vec<String> {
-    let Ok(dir) = std::fs::read_dir(NETNS_DIR) else { return Vec::new() };
+    let Ok(dir) = std::fs::read_dir(NETNS_DIR) else {
+        return Vec::new();
+    };
     let mut names: Vec<String> = dir
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
         .filter(|n| owner_of(n).is_some())
@@ -197,7 +228,10 @@ pub fn list() -> Vec<String> {
 /// Removes testbed namespaces whose creating process no longer runs; returns their names.
 pub fn remove_stale() -> Result<Vec<String>> {
     let alive = |pid: u32| Path::new("/proc").join(pid.to_string()).exists();
-    let stale: Vec<String> = list().into_iter().filter(|n| owner_of(n).is_some_and(|p| !alive(p))).collect();
+    let stale: Vec<String> = list()
+        .into_iter()
+        .filter(|n| owner_of(n).is_some_and(|p| !alive(p)))
+        .collect();
     for name in &stale {
         remove_netns(name)?;
     }
@@ -210,7 +244,10 @@ fn ip(args: &[&str]) -> Result<String> {
     let out = Command::new("ip")
         .args(args)
         .output()
-        .map_err(|e| BenchError::Command { command: command.clone(), detail: e.to_string() })?;
+        .map_err(|e| BenchError::Command {
+            command: command.clone(),
+            detail: e.to_string(),
+        })?;
     if !out.status.success() {
         let detail = String::from_utf8_lossy(&out.stderr).trim().to_string();
         return Err(BenchError::Command { command, detail });
@@ -232,7 +269,13 @@ mod tests {
 
     #[test]
     fn foreign_namespaces_are_never_ours() {
-        for name in ["nictune-apply-12", "nictune-tb-12-3-x", "nictune-tb-abc-1-c", "other", "nictune-tb-12-c"] {
+        for name in [
+            "nictune-apply-12",
+            "nictune-tb-12-3-x",
+            "nictune-tb-abc-1-c",
+            "other",
+            "nictune-tb-12-c",
+        ] {
             assert_eq!(owner_of(name), None, "{name}");
         }
     }

@@ -31,7 +31,12 @@ impl IcmpConn {
         let socket = crate::sys::icmp_ping_socket()?;
         socket.connect(SocketAddr::from((host, 0)))?;
         socket.set_read_timeout(Some(POLL_SLICE))?;
-        Ok(IcmpConn { socket, clock, seq: 0, wire: Vec::new() })
+        Ok(IcmpConn {
+            socket,
+            clock,
+            seq: 0,
+            wire: Vec::new(),
+        })
     }
 }
 
@@ -65,7 +70,9 @@ impl Conn for IcmpConn {
             }
             match self.socket.recv(&mut wire) {
                 Ok(n) => {
-                    let Some(payload) = echo_reply_payload(&wire[..n]) else { continue };
+                    let Some(payload) = echo_reply_payload(&wire[..n]) else {
+                        continue;
+                    };
                     let k = payload.len().min(buf.len());
                     buf[..k].copy_from_slice(&payload[..k]);
                     return Ok(Some(k));

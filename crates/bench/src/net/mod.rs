@@ -24,10 +24,14 @@ fn wait_readable(fd: RawFd, clock: &MonotonicClock, deadline: Nanos) -> io::Resu
 
 /// True for the errors a socket timeout produces.
 fn timed_out(e: &io::Error) -> bool {
-    matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted)
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
+    )
 }
 
 /// The NAPI instance that delivered the socket's last packet (0 = none: backlog path).
 pub fn napi_id(fd: RawFd) -> io::Result<u32> {
-    crate::sys::getsockopt_int(fd, libc::SOL_SOCKET, crate::sys::SO_INCOMING_NAPI_ID).map(|v| v as u32)
+    crate::sys::getsockopt_int(fd, libc::SOL_SOCKET, crate::sys::SO_INCOMING_NAPI_ID)
+        .map(|v| v as u32)
 }

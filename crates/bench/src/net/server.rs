@@ -99,17 +99,22 @@ fn serve(plan: ServerPlan, ready: mpsc::Sender<SocketAddr>) -> Result<ServerRepo
         TestKind::UdpRr | TestKind::Ping => serve_udp(&plan, &shared, ready)?,
     }
     note_cpu(&shared);
-    let report = shared.lock().map_err(|_| BenchError::Worker("server".into()))?.clone();
+    let report = shared
+        .lock()
+        .map_err(|_| BenchError::Worker("server".into()))?
+        .clone();
     Ok(report)
 }
 
 /// Moves the calling thread into `netns` and onto `cpu`.
 pub fn enter(netns: &Option<PathBuf>, cpu: Option<u32>) -> Result<()> {
     if let Some(ns) = netns {
-        sys::enter_netns(ns).map_err(|e| BenchError::system("entering netns", ns.display().to_string(), e))?;
+        sys::enter_netns(ns)
+            .map_err(|e| BenchError::system("entering netns", ns.display().to_string(), e))?;
     }
     if let Some(cpu) = cpu {
-        sys::pin_current_thread(cpu).map_err(|e| BenchError::system("pinning to", format!("CPU {cpu}"), e))?;
+        sys::pin_current_thread(cpu)
+            .map_err(|e| BenchError::system("pinning to", format!("CPU {cpu}"), e))?;
     }
     Ok(())
 }
@@ -131,10 +136,15 @@ fn stop(plan: &ServerPlan) -> bool {
 }
 
 fn serve_tcp(plan: &ServerPlan, shared: &Shared, ready: mpsc::Sender<SocketAddr>) -> Result<()> {
-    let listener = TcpListener::bind(plan.bind).map_err(|e| BenchError::socket("binding", plan.bind.to_string(), e))?;
-    let addr = listener.local_addr().map_err(|e| BenchError::socket("reading address of", "listener", e))?;
+    let listener = TcpListener::bind(plan.bind)
+        .map_err(|e| BenchError::socket("binding", plan.bind.to_string(), e))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| BenchError::socket("reading address of", "listener", e))?;
     let _ = ready.send(addr);
-    listener.set_nonblocking(true).map_err(|e| BenchError::socket("configuring", addr.to_string(), e))?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| BenchError::socket("configuring", addr.to_string(), e))?;
     let mut workers = Vec::new();
     while workers.len() < plan.connections as usize && !stop(plan) {
         match listener.accept() {
@@ -154,7 +164,11 @@ fn serve_tcp(plan: &ServerPlan, shared: &Shared, ready: mpsc::Sender<SocketAddr>
     Ok(())
 }
 
-fn spawn_tcp_worker(plan: &ServerPlan, shared: &Shared, stream: TcpStream) -> Result<JoinHandle<()>> {
+fn spawn_tcp_worker(
+    plan: &ServerPlan,
+    shared: &Shared,
+    stream: TcpStream,
+) -> Result<JoinHandle<()>> {
     let (plan, shared) = (plan.clone(), Arc::clone(shared));
     thread::Builder::new()
         .name("nictune-responder".into())
@@ -219,10 +233,15 @@ fn sink(plan: &ServerPlan, shared: &Shared, mut s: TcpStream) -> io::Result<()> 
 
 /// Answers datagrams: echo for ping, `response` bytes for UDP RR.
 fn serve_udp(plan: &ServerPlan, shared: &Shared, ready: mpsc::Sender<SocketAddr>) -> Result<()> {
-    let socket = UdpSocket::bind(plan.bind).map_err(|e| BenchError::socket("binding", plan.bind.to_string(), e))?;
-    let addr = socket.local_addr().map_err(|e| BenchError::socket("reading address of", "UDP socket", e))?;
+    let socket = UdpSocket::bind(plan.bind)
+        .map_err(|e| BenchError::socket("binding", plan.bind.to_string(), e))?;
+    let addr = socket
+        .local_addr()
+        .map_err(|e| BenchError::socket("reading address of", "UDP socket", e))?;
     let _ = ready.send(addr);
-    socket.set_read_timeout(Some(POLL_SLICE)).map_err(|e| BenchError::socket("configuring", addr.to_string(), e))?;
+    socket
+        .set_read_timeout(Some(POLL_SLICE))
+        .map_err(|e| BenchError::socket("configuring", addr.to_string(), e))?;
     let mut buf = vec![0u8; plan.request.max(plan.response).max(64 * 1024)];
     let mut answered = 0u64;
     while !stop(plan) {
@@ -235,7 +254,11 @@ fn serve_udp(plan: &ServerPlan, shared: &Shared, ready: mpsc::Sender<SocketAddr>
             record(shared, |r| r.refused += 1);
             continue;
         }
-        let len = if plan.test == TestKind::Ping { n } else { plan.response };
+        let len = if plan.test == TestKind::Ping {
+            n
+        } else {
+            plan.response
+        };
         // A reply that cannot be sent (peer gone) is a lost reply, not a server failure.
         let _ = socket.send_to(&buf[..len], from);
         answered += 1;

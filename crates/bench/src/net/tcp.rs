@@ -31,7 +31,11 @@ impl TcpConn {
         stream.set_nodelay(true)?;
         stream.set_read_timeout(Some(POLL_SLICE))?;
         stream.set_write_timeout(Some(POLL_SLICE))?;
-        Ok(TcpConn { stream, clock, filled: 0 })
+        Ok(TcpConn {
+            stream,
+            clock,
+            filled: 0,
+        })
     }
 
     /// The NAPI id of the last packet received.
@@ -78,7 +82,8 @@ impl StreamConn for TcpConn {
         let mut raw = [0u8; 256];
         let fd = self.stream.as_raw_fd();
         let n = crate::sys::getsockopt_bytes(fd, libc::IPPROTO_TCP, libc::TCP_INFO, &mut raw)?;
-        parse_tcp_info(&raw[..n]).ok_or_else(|| io::Error::other("TCP_INFO too short (kernel < 4.1)"))
+        parse_tcp_info(&raw[..n])
+            .ok_or_else(|| io::Error::other("TCP_INFO too short (kernel < 4.1)"))
     }
 }
 

@@ -19,9 +19,13 @@ pub struct UdpConn {
 impl UdpConn {
     /// Binds an ephemeral port of the right family and connects it to `server`.
     pub fn connect(server: SocketAddr, clock: MonotonicClock) -> io::Result<UdpConn> {
-        let any: SocketAddr = if server.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" }
-            .parse()
-            .expect("literal address");
+        let any: SocketAddr = if server.is_ipv4() {
+            "0.0.0.0:0"
+        } else {
+            "[::]:0"
+        }
+        .parse()
+        .expect("literal address");
         let socket = UdpSocket::bind(any)?;
         socket.connect(server)?;
         socket.set_read_timeout(Some(POLL_SLICE))?;
