@@ -58,6 +58,9 @@ pub struct BenchSpec {
     pub client_cpu: Option<u32>,
     /// Pin the server threads to this CPU.
     pub server_cpu: Option<u32>,
+    /// Ping only: ICMP echo through an unprivileged ping socket instead of UDP echo.
+    #[serde(default)]
+    pub icmp: bool,
 }
 
 impl BenchSpec {
@@ -80,6 +83,7 @@ impl BenchSpec {
             rate,
             client_cpu: None,
             server_cpu: None,
+            icmp: false,
         }
     }
 
@@ -108,6 +112,13 @@ impl BenchSpec {
         )?;
         check_size("--response-size", self.response_size, 1, limits)?;
         check_range("outstanding", self.outstanding.into(), 1, 64, "1 to 64")?;
+        if self.icmp && self.test != TestKind::Ping {
+            return Err(invalid(
+                "--icmp",
+                self.test.name(),
+                "only with the ping test",
+            ));
+        }
         check_rate(self.rate, self.test, limits)
     }
 

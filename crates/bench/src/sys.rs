@@ -106,14 +106,6 @@ pub fn getsockopt_bytes(
     Ok(len as usize)
 }
 
-/// Sets an integer socket option.
-pub fn setsockopt_int(fd: RawFd, level: libc::c_int, name: libc::c_int, v: i32) -> io::Result<()> {
-    let len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-    // SAFETY: v lives for the call and len matches it.
-    check(unsafe { libc::setsockopt(fd, level, name, (&v as *const i32).cast(), len) })?;
-    Ok(())
-}
-
 /// An unprivileged ICMP echo ("ping") socket, allowed when the caller's group is inside
 /// `net.ipv4.ping_group_range`; the kernel fills in the echo id and checksum.
 pub fn icmp_ping_socket() -> io::Result<std::net::UdpSocket> {
