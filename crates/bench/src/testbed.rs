@@ -125,6 +125,13 @@ impl Testbed {
             ip(&["-n", ns, "link", "set", dev, "up"])?;
         }
         self.napi_mode = self.enable_napi();
+        // ICMP ping sockets for the ping test, in the client namespace only (a per-namespace
+        // sysctl: the machine's own setting is untouched).
+        let allow = "net.ipv4.ping_group_range=0 2147483647";
+        if let Err(e) = ip(&["netns", "exec", &n.client_ns, "sysctl", "-qw", allow]) {
+            self.warnings
+                .push(format!("ICMP ping sockets not enabled in the testbed: {e}"));
+        }
         Ok(())
     }
 
