@@ -38,6 +38,7 @@ pub mod serve;
 pub mod spec;
 mod sys;
 pub mod testbed;
+pub mod text;
 pub mod token;
 pub mod window;
 

@@ -140,9 +140,9 @@ mod tests {
         assert_eq!(buf.iter().filter(|&&b| b == b'\n').count(), 4);
         let mut r = io::Cursor::new(buf);
         for m in &msgs {
-            assert_eq!(&recv::<Request>(&mut r).unwrap(), m);
+            assert_eq!(&recv::<Request, _>(&mut r).unwrap(), m);
         }
-        assert!(matches!(recv::<Request>(&mut r), Err(WireError::Closed)));
+        assert!(matches!(recv::<Request, _>(&mut r), Err(WireError::Closed)));
     }
 
     #[test]

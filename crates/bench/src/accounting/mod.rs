@@ -29,9 +29,11 @@ use std::collections::BTreeMap;
 pub struct Accounting {
     /// Length of the interval between the two samples, seconds.
     pub interval_s: f64,
-    /// The metrics shared with the simulator (CPU split, device interrupts, drops).
+    /// The metrics shared with the simulator (CPU split, drops, and interrupts per second of
+    /// the NIC vectors only: loopback and veth have none, so 0 there).
     pub host: HostMetrics,
-    /// Device interrupts per second per IRQ (`"<irq>:<action>"`), only those that fired.
+    /// Every device interrupt per second per IRQ (`"<irq>:<action>"`, disks and other
+    /// devices too), only those that fired.
     pub device_irqs_per_sec: BTreeMap<String, f64>,
     /// Architecture interrupts per second (`LOC`, `CAL`, `RES`, `TLB`, ...), only those that
     /// fired. `CAL`/`RES` are cross-CPU wake-ups.
@@ -75,7 +77,7 @@ pub fn account(
     let secs = elapsed.as_secs_f64().max(1e-9);
     let cpu = split::cpu_split(&before.stat, &after.stat);
     let (device, arch) = irq_rates(before, after, secs);
-    let device_total: f64 = device.values().sum();
+    let nic_irqs = nic_irq_rate(before, after, secs, &moved_names(after, interfaces));
     let busy_ns = split::busy_nanos(&before.stat, &after.stat, user_hz);
     let mut acc = Accounting {
         interval_s: secs,
@@ -90,7 +92,7 @@ pub fn account(
         cpu_us_per_kib: per(busy_ns, work.bytes, 1024),
         irq_time_accounted: split::irq_time_accounted(&before.stat, &after.stat),
         host: HostMetrics {
-            interrupts_per_sec: Some(device_total),
+            interrupts_per_sec: Some(nic_irqs),
             packets_per_interrupt: None,
             cpu,
             drops: drops(before, after, interfaces),
@@ -99,7 +101,7 @@ pub fn account(
         notes: Vec::new(),
     };
     acc.host.packets_per_interrupt =
-        packets_per_interrupt(before, after, interfaces, device_total * secs);
+        packets_per_interrupt(before, after, interfaces, nic_irqs * secs);
     acc.notes = notes(&acc);
     acc
 }
@@ -167,6 +169,49 @@ fn irq_rates(
         }
     }
     (device, arch)
+}
+
+/// Names of the measured interfaces (or of every interface whose packet counters moved).
+fn moved_names(after: &Sample, interfaces: Option<&[String]>) -> Vec<String> {
+    match interfaces {
+        Some(list) => list.to_vec(),
+        None => after
+            .net_dev
+            .iter()
+            .filter(|d| d.rx_packets + d.tx_packets > 0 && d.name != "lo")
+            .map(|d| d.name.clone())
+            .collect(),
+    }
+}
+
+/// True for a device IRQ of a network interface: an action naming one of `ifaces`
+/// (`eth0-TxRx-3`, `ice-eth0-TxRx-0`) or a virtio-net queue (`virtio2-input.0`), which
+/// carries no interface name.
+pub fn is_nic_irq(actions: &[String], ifaces: &[String]) -> bool {
+    let virtio_net =
+        |a: &str| a.starts_with("virtio") && (a.contains("-input.") || a.contains("-output."));
+    actions
+        .iter()
+        .any(|a| virtio_net(a) || ifaces.iter().any(|i| a.contains(i.as_str())))
+}
+
+/// Interrupts per second of the NIC vectors (the simulator's `interrupts_per_sec`).
+fn nic_irq_rate(before: &Sample, after: &Sample, secs: f64, ifaces: &[String]) -> f64 {
+    let nic = after
+        .interrupts
+        .lines
+        .iter()
+        .filter(|l| l.irq().is_some() && is_nic_irq(&l.actions, ifaces));
+    let delta = |l: &nictune_host::procfs::IrqLine| {
+        let was = before
+            .interrupts
+            .lines
+            .iter()
+            .find(|b| b.source == l.source)
+            .map_or(0, |b| b.total);
+        l.total.saturating_sub(was)
+    };
+    nic.map(delta).sum::<u64>() as f64 / secs
 }
 
 fn moved<'a>(
@@ -238,13 +283,14 @@ fn notes(acc: &Accounting) -> Vec<String> {
                 .into(),
         );
     }
-    if acc.device_irqs_per_sec.values().sum::<f64>() < 1.0 && !acc.arch_irqs_per_sec.is_empty() {
+    if acc.host.interrupts_per_sec.unwrap_or(0.0) < 1.0 {
         n.push(
-            "no device interrupts on this path (loopback and veth have none); cross-CPU wake-ups \
-             show as CAL/RES"
+            "no NIC interrupts on this path (loopback and veth have none); the interrupts that \
+             matter are the cross-CPU wake-ups CAL/RES"
                 .into(),
         );
     }
+    n.push("CPU figures are host-wide (/proc/stat): other work on the machine is included".into());
     if acc.steal > 0.01 {
         n.push(format!(
             "the hypervisor stole {:.1} % of CPU time",

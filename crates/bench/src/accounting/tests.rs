@@ -95,3 +95,13 @@ fn softnet_counters_wrap_at_32_bits() {
     });
     assert_eq!(d, plain + 2 * 0x10);
 }
+
+#[test]
+fn nic_irqs_are_recognised_by_interface_or_virtio_queue_name() {
+    let ifaces = ["eth0".to_string()];
+    let a = |s: &str| vec![s.to_string()];
+    assert!(is_nic_irq(&a("eth0-TxRx-3"), &ifaces));
+    assert!(is_nic_irq(&a("virtio2-input.0"), &ifaces));
+    assert!(!is_nic_irq(&a("virtio0-requests"), &ifaces));
+    assert!(!is_nic_irq(&a("ahci[0000:00:1f.2]"), &ifaces));
+}
