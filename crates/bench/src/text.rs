@@ -13,8 +13,12 @@ pub fn render(r: &BenchResult) -> String {
     figures(&mut out, r);
     placement(&mut out, r);
     hosts(&mut out, r);
-    let mut notes: Vec<&String> = r.accounting.values().flat_map(|a| &a.notes).collect();
-    notes.dedup();
+    let mut notes: Vec<&String> = Vec::new();
+    for n in r.accounting.values().flat_map(|a| &a.notes) {
+        if !notes.contains(&n) {
+            notes.push(n);
+        }
+    }
     for n in notes {
         let _ = writeln!(out, "note: {n}");
     }
