@@ -24,6 +24,7 @@ pub mod accounting;
 pub mod cancel;
 pub mod client;
 pub mod clock;
+pub mod compare;
 pub mod conn;
 pub mod engine;
 pub mod error;
