@@ -21,9 +21,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let reps: usize = args.next().map_or(Ok(3), |a| a.parse())?;
     let bed = Testbed::create()?;
     let cpus = std::thread::available_parallelism()?.get() as u32;
-    let placements: Vec<(&str, u32, u32)> =
-        if cpus > 1 { vec![("same CPU", 0, 0), ("cross CPU", 0, 1)] } else { vec![("same CPU", 0, 0)] };
-    println!("testbed {:?}, NAPI mode {}, {secs} s per run, {reps} reps, TCP RR {MESSAGE} B", bed.names().client_ns, bed.napi_mode());
+    let placements: Vec<(&str, u32, u32)> = if cpus > 1 {
+        vec![("same CPU", 0, 0), ("cross CPU", 0, 1)]
+    } else {
+        vec![("same CPU", 0, 0)]
+    };
+    println!(
+        "testbed {:?}, NAPI mode {}, {secs} s per run, {reps} reps, TCP RR {MESSAGE} B",
+        bed.names().client_ns,
+        bed.napi_mode()
+    );
     let mut all_met = true;
     for (label, client, server) in placements {
         let (mut ours, mut theirs) = (Vec::new(), Vec::new());
@@ -31,7 +38,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             ours.push(nictune_rr(&bed, secs, client, server)?);
             theirs.push(sockperf_rr(&bed, secs, client, server)?);
         }
-        let o = (median(ours.iter().map(|x| x.0)), median(ours.iter().map(|x| x.1)));
+        let o = (
+            median(ours.iter().map(|x| x.0)),
+            median(ours.iter().map(|x| x.1)),
+        );
         let t = SockperfSummary {
             rate: median(theirs.iter().map(|s| s.rate)),
             p50_us: median(theirs.iter().map(|s| s.p50_us)),
@@ -56,7 +66,12 @@ fn median(v: impl Iterator<Item = f64>) -> f64 {
 }
 
 /// One nictune RR run: (trans/s, p50 µs).
-fn nictune_rr(bed: &Testbed, secs: u64, client: u32, server: u32) -> Result<(f64, f64), Box<dyn std::error::Error>> {
+fn nictune_rr(
+    bed: &Testbed,
+    secs: u64,
+    client: u32,
+    server: u32,
+) -> Result<(f64, f64), Box<dyn std::error::Error>> {
     let mut spec = BenchSpec::new(TestKind::Rr);
     spec.duration = Nanos::from_secs(secs);
     spec.warmup = Nanos::from_millis(400); // as sockperf's excluded start
@@ -80,12 +95,24 @@ impl Drop for Server {
 }
 
 /// One sockperf ping-pong run in the same namespaces, pinned the same way.
-fn sockperf_rr(bed: &Testbed, secs: u64, client: u32, server: u32) -> Result<SockperfSummary, Box<dyn std::error::Error>> {
+fn sockperf_rr(
+    bed: &Testbed,
+    secs: u64,
+    client: u32,
+    server: u32,
+) -> Result<SockperfSummary, Box<dyn std::error::Error>> {
     let n = bed.names();
     let ip = nictune_bench::testbed::SERVER_IP.to_string();
     let _server = Server(
         Command::new("ip")
-            .args(["netns", "exec", &n.server_ns, "taskset", "-c", &server.to_string()])
+            .args([
+                "netns",
+                "exec",
+                &n.server_ns,
+                "taskset",
+                "-c",
+                &server.to_string(),
+            ])
             .args(["sockperf", "server", "--tcp", "-i", &ip, "-p", PORT])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -93,10 +120,27 @@ fn sockperf_rr(bed: &Testbed, secs: u64, client: u32, server: u32) -> Result<Soc
     );
     std::thread::sleep(Duration::from_millis(500));
     let out = Command::new("ip")
-        .args(["netns", "exec", &n.client_ns, "taskset", "-c", &client.to_string()])
-        .args(["sockperf", "ping-pong", "--tcp", "--full-rtt", "-i", &ip, "-p", PORT])
+        .args([
+            "netns",
+            "exec",
+            &n.client_ns,
+            "taskset",
+            "-c",
+            &client.to_string(),
+        ])
+        .args([
+            "sockperf",
+            "ping-pong",
+            "--tcp",
+            "--full-rtt",
+            "-i",
+            &ip,
+            "-p",
+            PORT,
+        ])
         .args(["-m", &MESSAGE.to_string(), "-t", &secs.to_string()])
         .output()?;
-    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     parse_sockperf(&text).ok_or_else(|| format!("could not read sockperf's output:\n{text}").into())
 }

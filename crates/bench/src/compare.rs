@@ -17,7 +17,11 @@ pub struct SockperfSummary {
 /// Reads the `[Valid Duration]` line and the percentiles from sockperf's output.
 pub fn parse_sockperf(text: &str) -> Option<SockperfSummary> {
     let valid = text.lines().find(|l| l.contains("[Valid Duration]"))?;
-    let runtime: f64 = field(valid, "RunTime=")?.trim_end_matches("sec").trim().parse().ok()?;
+    let runtime: f64 = field(valid, "RunTime=")?
+        .trim_end_matches("sec")
+        .trim()
+        .parse()
+        .ok()?;
     let received: f64 = field(valid, "ReceivedMessages=")?.parse().ok()?;
     Some(SockperfSummary {
         rate: received / runtime,
@@ -49,7 +53,10 @@ pub struct Verdict {
 impl Verdict {
     /// Ratios of `(rate, p50)` of nictune against sockperf.
     pub fn of(nictune: (f64, f64), sockperf: &SockperfSummary) -> Verdict {
-        Verdict { rate_ratio: nictune.0 / sockperf.rate, p50_ratio: nictune.1 / sockperf.p50_us }
+        Verdict {
+            rate_ratio: nictune.0 / sockperf.rate,
+            p50_ratio: nictune.1 / sockperf.p50_us,
+        }
     }
 
     /// Rate at least 0.95 × sockperf's and p50 within 10 %.
@@ -74,7 +81,11 @@ mod tests {
 
     #[test]
     fn the_target_is_rate_at_least_95_percent_and_p50_within_10() {
-        let s = SockperfSummary { rate: 50_000.0, p50_us: 20.0, p99_us: 30.0 };
+        let s = SockperfSummary {
+            rate: 50_000.0,
+            p50_us: 20.0,
+            p99_us: 30.0,
+        };
         assert!(Verdict::of((48_000.0, 21.5), &s).meets_target());
         assert!(!Verdict::of((47_000.0, 20.0), &s).meets_target());
         assert!(!Verdict::of((60_000.0, 17.0), &s).meets_target());

@@ -129,12 +129,12 @@ enum Far {
     Local {
         server: Option<RunningServer>,
         stop: Cancel,
-        before: Option<Sample>,
+        before: Option<Box<Sample>>,
         netns: Option<PathBuf>,
         ifs: Vec<String>,
         t0: Instant,
     },
-    Peer(PeerSession),
+    Peer(Box<PeerSession>),
 }
 
 /// What the server side reports at the end.
@@ -146,7 +146,7 @@ pub(crate) struct FarReport {
 impl Far {
     fn start(spec: &BenchSpec, target: Target<'_>, route: &Route, cancel: &Cancel) -> Result<Far> {
         if let Target::Peer(p) = target {
-            return PeerSession::open(p, spec).map(Far::Peer);
+            return PeerSession::open(p, spec).map(|s| Far::Peer(Box::new(s)));
         }
         let stop = Cancel::new();
         let server = if spec.icmp {
@@ -196,7 +196,9 @@ impl Far {
                 before, netns, t0, ..
             } => {
                 *t0 = Instant::now();
-                *before = Some(Sample::parse(&accounting::read_live(netns.as_ref())?)?);
+                *before = Some(Box::new(Sample::parse(&accounting::read_live(
+                    netns.as_ref(),
+                )?)?));
                 Ok(())
             }
             Far::Peer(p) => p.measure(),
@@ -215,6 +217,7 @@ impl Far {
                 ifs,
                 t0,
             } => {
+                stop.cancel();
                 let accounting = match (before, work) {
                     (Some(b), Some(w)) => {
                         let after = Sample::parse(&accounting::read_live(netns.as_ref())?)?;
@@ -230,7 +233,6 @@ impl Far {
                     }
                     _ => None,
                 };
-                stop.cancel();
                 let server = server
                     .map(RunningServer::join)
                     .transpose()?

@@ -67,14 +67,16 @@ where
         };
         let t = clock.now();
         match decode(&reply[..n]) {
-            Some((s, intended)) if waiting.remove(&s) && intended == schedule(p, s) => {
-                if b.window.contains(intended) {
-                    stats.latency.record(t.saturating_sub(intended));
-                    stats.interim.add(&b.window, intended, 1);
-                    stats.completed += 1;
-                }
+            Some((s, intended))
+                if intended == schedule(p, s)
+                    && waiting.remove(&s)
+                    && b.window.contains(intended) =>
+            {
+                stats.latency.record(t.saturating_sub(intended));
+                stats.interim.add(&b.window, intended, 1);
+                stats.completed += 1;
             }
-            _ => {} // not one of ours, a duplicate, or tampered: ignore
+            _ => {} // warm-up, not one of ours, a duplicate, or tampered: ignore
         }
     }
     let in_window = |s: &&u64| b.window.contains(schedule(p, **s));
