@@ -112,7 +112,7 @@ impl StreamConn for FakeStream {
         self.clock.advance(Nanos(ns as u64));
         self.writes += 1;
         self.counters.bytes_acked += buf.len() as u64;
-        if self.retrans_every > 0 && self.writes % self.retrans_every == 0 {
+        if self.retrans_every > 0 && self.writes.is_multiple_of(self.retrans_every) {
             self.counters.total_retrans += 1;
         }
         Ok(buf.len())
