@@ -33,6 +33,27 @@ impl Token {
         })
     }
 
+    /// Reads the token from `file`, or else from `$NICTUNE_TOKEN`.
+    pub fn load(file: Option<&std::path::Path>) -> Result<Token, crate::BenchError> {
+        let (text, source) = match file {
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|e| {
+                    crate::BenchError::system("reading token file", path.display().to_string(), e)
+                })?;
+                (text, path.display().to_string())
+            }
+            None => {
+                let text = std::env::var(TOKEN_ENV).map_err(|_| InvalidInput {
+                    what: "token".into(),
+                    value: "none given".into(),
+                    allowed: format!("a token file (--token-file PATH) or ${TOKEN_ENV}"),
+                })?;
+                (text, format!("${TOKEN_ENV}"))
+            }
+        };
+        Ok(Token::parse(&text, &source)?)
+    }
+
     /// The token's text, for sending.
     pub fn expose(&self) -> &str {
         &self.0

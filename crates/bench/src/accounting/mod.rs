@@ -20,7 +20,7 @@ pub use sample::{read_live, ProcTexts, Sample};
 
 use nictune_core::metrics::HostMetrics;
 use nictune_core::units::Nanos;
-use nictune_host::procfs::{ArchKind, IrqSource};
+use nictune_host::procfs::{IrqLine, IrqSource, NetDevCounters};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -144,13 +144,7 @@ fn irq_rates(
 ) -> (BTreeMap<String, f64>, BTreeMap<String, f64>) {
     let (mut device, mut arch) = (BTreeMap::new(), BTreeMap::new());
     for line in &after.interrupts.lines {
-        let was = before
-            .interrupts
-            .lines
-            .iter()
-            .find(|l| l.source == line.source)
-            .map_or(0, |l| l.total);
-        let d = line.total.saturating_sub(was);
+        let d = irq_delta(before, line);
         if d == 0 {
             continue;
         }
@@ -162,10 +156,9 @@ fn irq_rates(
                     .map_or(String::new(), |a| format!(":{a}"));
                 device.insert(format!("{n}{name}"), d as f64 / secs);
             }
-            IrqSource::Arch(name) if line.arch_kind() != Some(ArchKind::Other) || d > 0 => {
+            IrqSource::Arch(name) => {
                 arch.insert(name.clone(), d as f64 / secs);
             }
-            IrqSource::Arch(_) => {}
         }
     }
     (device, arch)
@@ -202,22 +195,23 @@ fn nic_irq_rate(before: &Sample, after: &Sample, secs: f64, ifaces: &[String]) -
         .lines
         .iter()
         .filter(|l| l.irq().is_some() && is_nic_irq(&l.actions, ifaces));
-    let delta = |l: &nictune_host::procfs::IrqLine| {
-        let was = before
-            .interrupts
-            .lines
-            .iter()
-            .find(|b| b.source == l.source)
-            .map_or(0, |b| b.total);
-        l.total.saturating_sub(was)
-    };
-    nic.map(delta).sum::<u64>() as f64 / secs
+    nic.map(|l| irq_delta(before, l)).sum::<u64>() as f64 / secs
+}
+
+/// How often `line` fired since `before` (a line new since then counts from 0).
+fn irq_delta(before: &Sample, line: &IrqLine) -> u64 {
+    let was = before
+        .interrupts
+        .lines
+        .iter()
+        .find(|b| b.source == line.source);
+    line.total.saturating_sub(was.map_or(0, |b| b.total))
 }
 
 fn moved<'a>(
     s: &'a Sample,
     interfaces: Option<&'a [String]>,
-) -> impl Iterator<Item = &'a nictune_host::procfs::NetDevCounters> + 'a {
+) -> impl Iterator<Item = &'a NetDevCounters> + 'a {
     s.net_dev
         .iter()
         .filter(move |d| interfaces.is_none_or(|l| l.contains(&d.name)))
@@ -227,13 +221,15 @@ fn moved<'a>(
 fn drops(before: &Sample, after: &Sample, interfaces: Option<&[String]>) -> BTreeMap<String, u64> {
     let mut out = BTreeMap::new();
     for a in moved(after, interfaces) {
-        let b = before.net_dev.iter().find(|b| b.name == a.name);
-        let rx = a.rx_drop.saturating_sub(b.map_or(0, |b| b.rx_drop));
-        let tx = a.tx_drop.saturating_sub(b.map_or(0, |b| b.tx_drop));
-        let pk = a.rx_packets.saturating_sub(b.map_or(0, |b| b.rx_packets));
-        if interfaces.is_some() || pk > 0 {
-            out.insert(format!("{}:rx", a.name), rx);
-            out.insert(format!("{}:tx", a.name), tx);
+        if interfaces.is_some() || dev_delta(before, a, |d| d.rx_packets) > 0 {
+            out.insert(
+                format!("{}:rx", a.name),
+                dev_delta(before, a, |d| d.rx_drop),
+            );
+            out.insert(
+                format!("{}:tx", a.name),
+                dev_delta(before, a, |d| d.tx_drop),
+            );
         }
     }
     out.insert(
@@ -253,17 +249,15 @@ fn packets_per_interrupt(
         return None;
     }
     let rx: u64 = moved(after, interfaces)
-        .map(|a| {
-            a.rx_packets.saturating_sub(
-                before
-                    .net_dev
-                    .iter()
-                    .find(|b| b.name == a.name)
-                    .map_or(0, |b| b.rx_packets),
-            )
-        })
+        .map(|a| dev_delta(before, a, |d| d.rx_packets))
         .sum();
     Some(rx as f64 / irqs)
+}
+
+/// Counter `f` of interface `a` since `before` (an interface new since then counts from 0).
+fn dev_delta(before: &Sample, a: &NetDevCounters, f: fn(&NetDevCounters) -> u64) -> u64 {
+    let was = before.net_dev.iter().find(|b| b.name == a.name);
+    f(a).saturating_sub(was.map_or(0, f))
 }
 
 fn notes(acc: &Accounting) -> Vec<String> {

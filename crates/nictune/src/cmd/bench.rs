@@ -170,27 +170,8 @@ fn seconds(flag: &str, v: f64) -> Result<Nanos> {
 /// Resolves HOST[:PORT] and reads the token.
 fn peer_target(peer: &str, token_file: Option<&PathBuf>) -> Result<PeerTarget> {
     let addr = resolve(peer)?;
-    let token = match token_file {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("reading token file {}", path.display()))?;
-            Token::parse(&text, &path.display().to_string())
-        }
-        None => match std::env::var(nictune_bench::token::TOKEN_ENV) {
-            Ok(text) => Token::parse(&text, "$NICTUNE_TOKEN"),
-            Err(_) => {
-                let missing = InvalidInput {
-                    what: "--peer".into(),
-                    value: peer.into(),
-                    allowed: "a peer together with its token (--token-file or $NICTUNE_TOKEN)"
-                        .into(),
-                };
-                return Err(missing)
-                    .hint("use the token the peer's `nictune serve` was started with");
-            }
-        },
-    }
-    .hint("the token must match the one `nictune serve` uses")?;
+    let token = Token::load(token_file.map(PathBuf::as_path))
+        .hint("use the token the peer's `nictune serve` was started with")?;
     Ok(PeerTarget { addr, token })
 }
 

@@ -4,9 +4,7 @@ use crate::output::{Ctx, HintExt, Outcome};
 use anyhow::{Context, Result};
 use nictune_bench::cancel::Cancel;
 use nictune_bench::serve::{self, ServeConfig};
-use nictune_bench::token::TOKEN_ENV;
 use nictune_bench::{peer, Limits, Token};
-use nictune_core::error::InvalidInput;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -55,23 +53,6 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
 }
 
 fn token(file: Option<&PathBuf>) -> Result<Token> {
-    let (text, source) = match file {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("reading token file {}", path.display()))?;
-            (text, path.display().to_string())
-        }
-        None => match std::env::var(TOKEN_ENV) {
-            Ok(text) => (text, format!("${TOKEN_ENV}")),
-            Err(_) => {
-                let missing = InvalidInput {
-                    what: "token".into(),
-                    value: "none".into(),
-                    allowed: format!("--token-file PATH or ${TOKEN_ENV}"),
-                };
-                return Err(missing).hint("generate one with: head -c 24 /dev/urandom | base64");
-            }
-        },
-    };
-    Token::parse(&text, &source).hint("generate one with: head -c 24 /dev/urandom | base64")
+    Token::load(file.map(PathBuf::as_path))
+        .hint("generate one with: head -c 24 /dev/urandom | base64")
 }
