@@ -12,6 +12,7 @@ use nictune_core::units::Nanos;
 use std::collections::BTreeSet;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
+use std::sync::atomic::AtomicU64;
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::Arc;
 
@@ -29,6 +30,8 @@ pub struct ClientJob {
     pub index: u32,
     pub clock: MonotonicClock,
     pub cancel: Cancel,
+    /// Completions inside the window so far (read by the coordinator every second).
+    pub live: Arc<AtomicU64>,
 }
 
 /// What one client thread measured.
@@ -46,14 +49,22 @@ enum Socket {
 }
 
 /// Runs the job: signals `ready` once connected, then waits for the window on `go`.
-pub fn run(job: ClientJob, ready: Sender<u32>, go: Receiver<Window>) -> Result<ClientOutcome> {
-    crate::net::server::enter(&job.netns, job.spec.client_cpu)?;
+/// A failure before that is reported on `ready` at once, so the run does not wait for the
+/// connect timeout.
+pub fn run(
+    job: ClientJob,
+    ready: Sender<std::result::Result<u32, ()>>,
+    go: Receiver<Window>,
+) -> Result<ClientOutcome> {
+    let setup =
+        crate::net::server::enter(&job.netns, job.spec.client_cpu).and_then(|()| connect(&job));
+    let _ = ready.send(setup.as_ref().map(|_| job.index).map_err(|_| ()));
+    let mut socket = setup?;
     let mut cpus = BTreeSet::new();
     cpus.extend(crate::sys::current_cpu());
-    let mut socket = connect(&job)?;
-    let _ = ready.send(job.index);
     let window = go.recv().map_err(|_| BenchError::Interrupted)?;
-    let bounds = Bounds::new(window, job.cancel.clone());
+    let mut bounds = Bounds::new(window, job.cancel.clone());
+    bounds.live = Arc::clone(&job.live);
     let stats = measure(&job, &mut socket, window, &bounds)
         .map_err(|e| BenchError::socket("measuring over", job.server.to_string(), e))?;
     cpus.extend(crate::sys::current_cpu());
@@ -144,5 +155,29 @@ mod tests {
         assert!(s.iter().all(|(_, iv)| *iv == Nanos::from_millis(1)));
         let firsts: Vec<u64> = s.iter().map(|(f, _)| f.0).collect();
         assert_eq!(firsts, [1_000, 251_000, 501_000, 751_000]);
+    }
+
+    #[test]
+    fn a_failed_connect_is_reported_at_once() {
+        // Bind then drop a listener: its port is (almost certainly) closed now.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let job = ClientJob {
+            spec: Arc::new(BenchSpec::new(TestKind::Rr)),
+            server: SocketAddr::from(([127, 0, 0, 1], port)),
+            netns: None,
+            index: 0,
+            clock: MonotonicClock::new(),
+            cancel: Cancel::new(),
+            live: Arc::default(),
+        };
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let (_go_tx, go_rx) = std::sync::mpsc::channel();
+        let err = run(job, ready_tx, go_rx).unwrap_err();
+        assert!(err.to_string().contains("connecting to"), "{err}");
+        assert_eq!(ready_rx.try_recv().unwrap(), Err(()));
     }
 }

@@ -30,6 +30,7 @@ pub mod engine;
 pub mod error;
 pub mod fake;
 pub mod histogram;
+pub mod measure;
 pub mod net;
 pub mod peer;
 pub mod protocol;
@@ -44,6 +45,7 @@ pub mod token;
 pub mod window;
 
 pub use error::{BenchError, Result};
+pub use measure::{FakeMeasurer, LiveMeasurer, Measurer};
 pub use peer::PeerTarget;
 pub use result::BenchResult;
 pub use run::{run, run_cancellable, Target};

@@ -82,3 +82,29 @@ pub struct NapiCheck {
     /// Testbed: every id non-zero. `None` where NAPI does not apply (loopback) or is unknown.
     pub verified: Option<bool>,
 }
+
+impl BenchResult {
+    /// A result carrying `metrics` for `spec` with no live detail (target `synthetic`), for
+    /// fakes and tests of code that consumes results.
+    pub fn synthetic(spec: &BenchSpec, metrics: Metrics) -> BenchResult {
+        BenchResult {
+            target: "synthetic".into(),
+            spec: spec.clone(),
+            mode: if spec.rate.is_some() {
+                LoopMode::Open
+            } else {
+                LoopMode::Closed
+            },
+            measured_s: spec.duration.as_secs_f64(),
+            completed: 0,
+            lost: 0,
+            stream: None,
+            placement: Placement::default(),
+            napi: NapiCheck::default(),
+            accounting: BTreeMap::new(),
+            shared_host: false,
+            warnings: vec!["synthetic result: nothing was measured".into()],
+            metrics,
+        }
+    }
+}

@@ -26,6 +26,7 @@ use nictune_core::units::Nanos;
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -262,7 +263,8 @@ fn measure(
     progress: &dyn Progress,
     cancel: &Cancel,
 ) -> Result<Measured> {
-    let (workers, go) = spawn_clients(spec, route, far.data_addr(route), clock, cancel)?;
+    let Clients { workers, go, live } =
+        spawn_clients(spec, route, far.data_addr(route), clock, cancel)?;
     let window = Window::after_warmup(
         clock.now() + Nanos::from_millis(2),
         spec.warmup,
@@ -272,7 +274,14 @@ fn measure(
         let _ = tx.send(window);
     }
     drop(go);
-    let sampled = sample_window(route, far, clock, &window, progress, cancel);
+    let watch = Watch {
+        clock,
+        window: &window,
+        progress,
+        cancel,
+        live: &live,
+    };
+    let sampled = sample_window(route, far, &watch);
     let outcomes = join_all(workers)?;
     let (before, after, elapsed) = sampled?;
     let mut stats = ConnStats::new(&window);
@@ -320,6 +329,14 @@ fn work_of(spec: &BenchSpec, stats: &ConnStats) -> Work {
 
 type Workers = Vec<JoinHandle<Result<ClientOutcome>>>;
 
+/// The running client threads: their handles, the channels that release them into the
+/// window, and their live completion counters.
+struct Clients {
+    workers: Workers,
+    go: Vec<mpsc::Sender<Window>>,
+    live: Vec<Arc<AtomicU64>>,
+}
+
 /// Starts one thread per connection and waits until every one is connected.
 fn spawn_clients(
     spec: &BenchSpec,
@@ -327,12 +344,14 @@ fn spawn_clients(
     server: SocketAddr,
     clock: &MonotonicClock,
     cancel: &Cancel,
-) -> Result<(Workers, Vec<mpsc::Sender<Window>>)> {
+) -> Result<Clients> {
     let spec = Arc::new(spec.clone());
     let (ready_tx, ready_rx) = mpsc::channel();
-    let (mut workers, mut go) = (Vec::new(), Vec::new());
+    let (mut workers, mut go, mut live) = (Vec::new(), Vec::new(), Vec::new());
     for index in 0..spec.connections {
         let (tx, rx) = mpsc::channel();
+        let counter = Arc::new(AtomicU64::new(0));
+        live.push(Arc::clone(&counter));
         let job = ClientJob {
             spec: Arc::clone(&spec),
             server,
@@ -340,6 +359,7 @@ fn spawn_clients(
             index,
             clock: *clock,
             cancel: cancel.clone(),
+            live: counter,
         };
         let ready = ready_tx.clone();
         let handle = std::thread::Builder::new()
@@ -353,13 +373,13 @@ fn spawn_clients(
     let until = Instant::now() + CONNECT_TIMEOUT;
     for _ in 0..spec.connections {
         let left = until.saturating_duration_since(Instant::now());
-        if ready_rx.recv_timeout(left).is_err() {
+        if !matches!(ready_rx.recv_timeout(left), Ok(Ok(_))) {
             drop(go); // releases every waiting client with Interrupted
             return Err(first_error(workers)
                 .unwrap_or(BenchError::Worker("client connect timed out".into())));
         }
     }
-    Ok((workers, go))
+    Ok(Clients { workers, go, live })
 }
 
 /// Joins every worker; the first error wins.
@@ -380,32 +400,50 @@ fn first_error(workers: Workers) -> Option<BenchError> {
     join_all(workers).err()
 }
 
+/// What the coordinator watches while the window runs.
+struct Watch<'a> {
+    clock: &'a MonotonicClock,
+    window: &'a Window,
+    progress: &'a dyn Progress,
+    cancel: &'a Cancel,
+    live: &'a [Arc<AtomicU64>],
+}
+
+impl Watch<'_> {
+    fn completed(&self) -> u64 {
+        self.live.iter().map(|c| c.load(Ordering::Relaxed)).sum()
+    }
+
+    /// Sleeps through the window's interim intervals, showing each one's rate (netperf -D).
+    fn interim(&self) {
+        let mut next = self.window.start + INTERIM;
+        let mut last = self.completed();
+        while next < self.window.end && !self.cancel.is_cancelled() {
+            sleep_until(self.clock, next, self.cancel);
+            let now = self.completed();
+            let rate = (now - last) as f64 / INTERIM.as_secs_f64();
+            self.progress
+                .message(&format!("{} /s", crate::text::group(rate)));
+            self.progress.advance(1);
+            (last, next) = (now, next + INTERIM);
+        }
+        sleep_until(self.clock, self.window.end, self.cancel);
+    }
+}
+
 /// Waits through the window, sampling the client side (and marking the server side) at
-/// its start and end and advancing the progress once per second.
-fn sample_window(
-    route: &Route,
-    far: &mut Far,
-    clock: &MonotonicClock,
-    window: &Window,
-    progress: &dyn Progress,
-    cancel: &Cancel,
-) -> Result<(Sample, Sample, Nanos)> {
-    sleep_until(clock, window.start, cancel);
-    let t0 = clock.now();
+/// its start and end, with interim rates once per second.
+fn sample_window(route: &Route, far: &mut Far, w: &Watch<'_>) -> Result<(Sample, Sample, Nanos)> {
+    sleep_until(w.clock, w.window.start, w.cancel);
+    let t0 = w.clock.now();
     let before = Sample::parse(&accounting::read_live(route.client_netns.as_ref())?)?;
     far.mark()?;
-    progress.start(window.intervals() as u64, "measuring");
-    let mut next = window.start + INTERIM;
-    while next < window.end && !cancel.is_cancelled() {
-        sleep_until(clock, next, cancel);
-        progress.advance(1);
-        next += INTERIM;
-    }
-    sleep_until(clock, window.end, cancel);
+    w.progress.start(w.window.intervals() as u64, "measuring");
+    w.interim();
     let after = Sample::parse(&accounting::read_live(route.client_netns.as_ref())?)?;
-    progress.advance(1);
-    progress.finish();
-    Ok((before, after, clock.now() - t0))
+    w.progress.advance(1);
+    w.progress.finish();
+    Ok((before, after, w.clock.now() - t0))
 }
 
 /// Sleeps until `at` in slices, returning early on cancel.

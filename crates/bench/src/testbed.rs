@@ -44,6 +44,13 @@ pub struct Testbed {
     removed: bool,
 }
 
+/// One end of the testbed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    Client,
+    Server,
+}
+
 /// The names one testbed uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Names {
@@ -171,6 +178,18 @@ impl Testbed {
     /// True when GRO on / TSO off was applied to both veth ends.
     pub fn napi_mode(&self) -> bool {
         self.napi_mode
+    }
+
+    /// Runs `program args…` inside one side's namespace (`ip netns exec`), e.g. to read or
+    /// set `/sys/class/net/<veth>/gro_flush_timeout` there; returns its stdout.
+    pub fn exec(&self, side: Side, program: &str, args: &[&str]) -> Result<String> {
+        let ns = match side {
+            Side::Client => &self.names.client_ns,
+            Side::Server => &self.names.server_ns,
+        };
+        let mut all = vec!["netns", "exec", ns.as_str(), program];
+        all.extend_from_slice(args);
+        ip(&all)
     }
 
     /// Problems met while building that did not stop it.

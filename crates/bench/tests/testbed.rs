@@ -61,6 +61,12 @@ fn one_testbed_serves_many_runs_and_is_gone_afterwards() {
             .drops
             .contains_key(&format!("{}:rx", names.client_if)));
     }
+    // The veth ends are in NAPI mode as configured (what `tune` will change through exec).
+    let features = bed.exec(testbed::Side::Server, "ethtool", &["-k", &names.server_if]);
+    if let Ok(text) = features {
+        assert!(text.contains("generic-receive-offload: on"), "{text}");
+        assert!(text.contains("tcp-segmentation-offload: off"), "{text}");
+    }
     let mut icmp = short(TestKind::Ping, 500);
     icmp.icmp = true;
     let r = run(&icmp, Target::Testbed(&bed), &NoProgress).unwrap();

@@ -10,6 +10,8 @@ use crate::cancel::Cancel;
 use crate::histogram::LatencyHistogram;
 use crate::window::{Interim, Window};
 use nictune_core::units::Nanos;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// How long after the window's end a loop may still wait for replies in flight.
 pub const GRACE: Nanos = Nanos::from_millis(500);
@@ -21,6 +23,8 @@ pub struct Bounds {
     /// No loop runs past this instant, whatever happens.
     pub hard_end: Nanos,
     pub cancel: Cancel,
+    /// Completions so far inside the window, for live interim figures (one writer).
+    pub live: Arc<AtomicU64>,
 }
 
 impl Bounds {
@@ -30,6 +34,7 @@ impl Bounds {
             window,
             hard_end: window.end + GRACE,
             cancel,
+            live: Arc::default(),
         }
     }
 
@@ -70,12 +75,13 @@ impl ConnStats {
         }
     }
 
-    /// Counts one completion at `t` with round trip `rtt` if `t` is inside the window.
-    pub fn complete(&mut self, window: &Window, t: Nanos, rtt: Nanos) {
-        if window.contains(t) {
+    /// Counts one completion at `at` with round trip `rtt` if `at` is inside the window.
+    pub fn complete(&mut self, b: &Bounds, at: Nanos, rtt: Nanos) {
+        if b.window.contains(at) {
             self.latency.record(rtt);
-            self.interim.add(window, t, 1);
+            self.interim.add(&b.window, at, 1);
             self.completed += 1;
+            b.live.fetch_add(1, Ordering::Relaxed);
         }
     }
 

@@ -72,9 +72,7 @@ where
                     && waiting.remove(&s)
                     && b.window.contains(intended) =>
             {
-                stats.latency.record(t.saturating_sub(intended));
-                stats.interim.add(&b.window, intended, 1);
-                stats.completed += 1;
+                stats.complete(b, intended, t.saturating_sub(intended));
             }
             _ => {} // warm-up, not one of ours, a duplicate, or tampered: ignore
         }

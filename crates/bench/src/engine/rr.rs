@@ -78,7 +78,7 @@ impl Loop {
             if got.is_none() {
                 self.expire(conn, t, p)?;
             } else if let Some(sent) = self.inflight.pop_front() {
-                self.stats.complete(&b.window, t, t.saturating_sub(sent));
+                self.stats.complete(b, t, t.saturating_sub(sent));
                 if t < b.window.end {
                     self.send(conn, t)?;
                 }
@@ -127,8 +127,7 @@ impl Loop {
                 Some(_) => {
                     let t = clock.now();
                     let intended = self.inflight.pop_front().expect("a request is in flight");
-                    self.stats
-                        .complete(&b.window, t, t.saturating_sub(intended));
+                    self.stats.complete(b, t, t.saturating_sub(intended));
                 }
                 None => self.expire(conn, clock.now(), p)?,
             }
@@ -197,9 +196,11 @@ mod tests {
     fn closed_loop_rate_is_one_over_the_round_trip() {
         let clock = FakeClock::new();
         let mut conn = FakeConn::constant(clock.clone(), Nanos::from_micros(20));
-        let s = run(&mut conn, &clock, &params(1, None), &bounds(500, 2_000)).unwrap();
+        let b = bounds(500, 2_000);
+        let s = run(&mut conn, &clock, &params(1, None), &b).unwrap();
         // 2 s / 20 µs = 100 000 transactions, 50 000 in each interim second.
         assert_eq!(s.completed, 100_000);
+        assert_eq!(b.live.load(std::sync::atomic::Ordering::Relaxed), 100_000);
         assert_eq!(
             s.interim.rates(&bounds(500, 2_000).window),
             vec![50_000.0, 50_000.0]
