@@ -108,3 +108,32 @@ impl BenchResult {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::TestKind;
+    use nictune_core::metrics::LatencySummary;
+
+    #[test]
+    fn json_field_names_are_stable() {
+        let metrics = Metrics {
+            transactions_per_sec: Some(9_500.0),
+            interim_transactions_per_sec: vec![9_400.0, 9_600.0],
+            latency_us: Some(LatencySummary {
+                min: 80.0,
+                mean: 104.7,
+                p50: 99.0,
+                p90: 120.0,
+                p99: 167.0,
+                p999: 210.0,
+                max: 400.0,
+                stddev: 12.0,
+            }),
+            throughput_bps: Some(152_000.0),
+            hosts: BTreeMap::new(),
+        };
+        let r = BenchResult::synthetic(&BenchSpec::new(TestKind::Rr), metrics);
+        insta::assert_json_snapshot!(r);
+    }
+}

@@ -40,19 +40,24 @@ impl TestKind {
 pub struct BenchSpec {
     pub test: TestKind,
     /// Measured interval (warm-up comes on top).
+    #[serde(rename = "duration_ns")]
     pub duration: Nanos,
     /// Run before the measured interval and excluded from every figure.
+    #[serde(rename = "warmup_ns")]
     pub warmup: Nanos,
     /// Parallel connections (flows), one client thread each.
     pub connections: u32,
     /// Request size (RR) or write size (stream) or probe size (ping).
+    #[serde(rename = "request_bytes")]
     pub request_size: Bytes,
     /// Response size (RR); ignored by stream; ping echoes the probe.
+    #[serde(rename = "response_bytes")]
     pub response_size: Bytes,
     /// Transactions in flight per connection (netperf `-b` burst + 1).
     pub outstanding: u32,
     /// Open loop: total transactions (or probes) per second, latency taken from each
     /// request's intended send time. `None` = closed loop as fast as responses come back.
+    #[serde(rename = "rate_per_sec")]
     pub rate: Option<f64>,
     /// Pin the client threads to this CPU.
     pub client_cpu: Option<u32>,

@@ -230,7 +230,7 @@ fn remove_netns(name: &str) -> Result<()> {
 pub fn check_available() -> Result<()> {
     if crate::sys::euid() != 0 {
         return Err(BenchError::TestbedUnavailable(
-            "creating network namespaces needs root (run with sudo, or use --loopback)".into(),
+            "creating network namespaces needs root".into(),
         ));
     }
     ip(&["-V"])
