@@ -25,6 +25,7 @@
 mod check;
 pub mod conversion;
 pub mod convert;
+mod labels;
 mod lookup;
 pub mod model;
 mod value;

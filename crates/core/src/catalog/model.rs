@@ -338,22 +338,22 @@ pub enum Severity {
 #[serde(deny_unknown_fields)]
 pub struct Condition {
     /// Value strictly greater than this.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub value_above: Option<i64>,
     /// Value strictly less than this.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub value_below: Option<i64>,
     /// Value equal to one of these.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub value_in: Vec<i64>,
     /// Value different from this.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub value_not: Option<i64>,
     /// Only on these drivers.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub drivers: Vec<String>,
     /// Only on device models containing one of these strings.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub devices: Vec<String>,
 }
 
