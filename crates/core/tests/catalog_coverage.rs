@@ -32,6 +32,10 @@ const REQUIRED: &[&str] = &[
     "coalesce.tx-aggr-max-bytes",
     "coalesce.tx-aggr-max-frames",
     "coalesce.tx-aggr-time-usecs",
+    "coalesce.rx-profile",
+    "coalesce.tx-profile",
+    "coalesce.rx-cqe-frames",
+    "coalesce.rx-cqe-nsecs",
     // Rings, channels, GRO.
     "ring.rx",
     "ring.tx",
@@ -214,6 +218,24 @@ fn numeric_code_defaults_are_valid_values() {
                     entry.key, spec.label
                 );
             }
+        }
+    }
+}
+
+#[test]
+fn structured_defaults_parse_as_values() {
+    for entry in catalog().entries() {
+        if !matches!(entry.value_type, ValueType::DimProfile | ValueType::Enum) {
+            continue;
+        }
+        for claim in entry.specs.iter().flat_map(|s| &s.defaults) {
+            let parsed = entry.parse_value(&claim.value);
+            assert!(
+                parsed.is_ok(),
+                "{}: default {:?} does not parse",
+                entry.key,
+                claim.value
+            );
         }
     }
 }

@@ -8,7 +8,7 @@
 //! The entries live in `catalog/data/*.toml`, compiled into the binary with `include_str!` and
 //! parsed once on first use. TOML keeps the catalog *data*: one readable record per knob, a
 //! comment beside each fact naming its source, reviewable by people who do not read Rust, and
-//! no constructor boilerplate for ~150 nested records. The cost — a parse at run time — is a
+//! no constructor boilerplate for ~120 entries with nested specs, claims and caveats. The cost — a parse at run time — is a
 //! millisecond, and the "malformed data" failure is ruled out by the test suite (every file is
 //! parsed with `deny_unknown_fields`, and every entry is checked for consistency), so the
 //! only panic left is a build that skipped its tests.
@@ -37,7 +37,10 @@ pub use model::{
     Alias, AliasKind, Caveat, Choice, Claim, Condition, Conflict, ConversionKind, Entry, Os, Scope,
     SetMethod, Severity, SourceKind, Spec, Special, Unit, ValueType, Via,
 };
-pub use value::{parse_cpu_list, parse_cpu_mask, CpuSet, Value, ValueError};
+pub use value::{
+    parse_cpu_list, parse_cpu_mask, parse_dim_profile, CpuSet, ProfileSlot, Value, ValueError,
+    DIM_PROFILE_ENTRIES,
+};
 
 use lookup::NameIndex;
 use serde::Deserialize;

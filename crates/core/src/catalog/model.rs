@@ -99,6 +99,8 @@ pub enum ValueType {
     CpuList,
     /// A hexadecimal CPU mask such as `f` or `ff,00000000` (32-bit groups).
     CpuMask,
+    /// A DIM moderation profile: up to 5 `usec,pkts[,comps]` entries joined by `_`.
+    DimProfile,
 }
 
 /// Unit of a value.

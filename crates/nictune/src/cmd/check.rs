@@ -105,7 +105,10 @@ fn value_hint(entry: &Entry, context: &Context) -> String {
         Ok(Some(spec)) if spec.is_ranged() => {
             format!("{}: {}; {explain}", spec.label, spec.allowed(entry.unit))
         }
-        _ => format!("write {}; {explain}", entry.expected()),
+        _ => format!(
+            "`nictune explain {}` shows the value's format and examples",
+            entry.key
+        ),
     }
 }
 
