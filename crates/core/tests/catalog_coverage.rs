@@ -272,3 +272,36 @@ fn doc_vs_source_conflicts_named_by_the_issue_are_recorded() {
     let ixgbe = conflict_values("ixgbe.InterruptThrottleRate");
     assert!(ixgbe.contains(&"956–488281".to_string()) && ixgbe.contains(&"100–100000".to_string()));
 }
+
+#[test]
+fn every_key_and_alias_finds_its_entry() {
+    for entry in catalog().entries() {
+        let names = std::iter::once(&entry.key).chain(entry.aliases.iter().map(|a| &a.name));
+        for name in names {
+            let found = catalog().matches(name);
+            assert!(
+                found.iter().any(|e| e.key == entry.key),
+                "{name} does not find {}",
+                entry.key
+            );
+        }
+    }
+}
+
+#[test]
+fn ethtool_set_commands_take_the_value() {
+    for entry in catalog().entries() {
+        for method in entry
+            .set
+            .iter()
+            .filter(|m| m.template.starts_with("ethtool -"))
+        {
+            assert!(
+                method.template.contains("{value}") || method.template.contains('<'),
+                "{}: {}",
+                entry.key,
+                method.template
+            );
+        }
+    }
+}

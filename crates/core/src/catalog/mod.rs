@@ -28,6 +28,7 @@ pub mod convert;
 mod labels;
 mod lookup;
 pub mod model;
+mod native;
 mod value;
 
 pub use check::{check, select_spec, CheckReport, Context, ContextError, Finding};
