@@ -69,8 +69,31 @@ pub enum ContextError {
     },
 }
 
-/// Checks `value` for `entry` in `context`.
+/// Checks `value` for `entry` in `context`, on its own.
 pub fn check(entry: &Entry, value: &Value, context: &Context) -> Result<CheckReport, ContextError> {
+    check_among(entry, value, context, &[])
+}
+
+/// Checks settings meant to be applied together: a caveat whose
+/// [`Guard`](super::model::Guard) another setting
+/// of the set satisfies is dropped (`napi.defer-hard-irqs=2` with
+/// `napi.gro-flush-timeout=20000` does not warn that the timeout is missing).
+pub fn check_many(
+    settings: &[(&Entry, Value)],
+    context: &Context,
+) -> Result<Vec<CheckReport>, ContextError> {
+    settings
+        .iter()
+        .map(|(entry, value)| check_among(entry, value, context, settings))
+        .collect()
+}
+
+fn check_among(
+    entry: &Entry,
+    value: &Value,
+    context: &Context,
+    together: &[(&Entry, Value)],
+) -> Result<CheckReport, ContextError> {
     let context = effective_context(entry, context);
     let spec = select_spec(entry, &context)?;
     let mut report = CheckReport {
@@ -93,7 +116,8 @@ pub fn check(entry: &Entry, value: &Value, context: &Context) -> Result<CheckRep
             source: None,
         });
     }
-    for caveat in &entry.caveats {
+    let live = entry.caveats.iter().filter(|c| !guarded(c, together));
+    for caveat in live {
         apply_caveat(caveat, value, &context, &mut report);
     }
     Ok(report)
@@ -289,6 +313,16 @@ fn apply_caveat(caveat: &Caveat, value: &Value, context: &Context, report: &mut 
             .notes
             .push(finding(unknown_prefix(when, driver, device))),
     }
+}
+
+/// Whether another setting of the set satisfies the caveat's guard.
+fn guarded(caveat: &Caveat, together: &[(&Entry, Value)]) -> bool {
+    let Some(guard) = &caveat.unless else {
+        return false;
+    };
+    together.iter().any(|(other, value)| {
+        other.key == guard.key && value.integers().iter().any(|&n| n > guard.value_above)
+    })
 }
 
 fn unknown_prefix(when: &Condition, driver: Truth, device: Truth) -> String {

@@ -17,7 +17,7 @@
 //! - [`catalog()`] → [`Catalog`]: all entries, [`Catalog::lookup`] by key or alias
 //!   (unknown → nearest names, ambiguous alias → candidates), [`Catalog::matches`].
 //! - [`Entry::parse_value`] → [`Value`] or [`ValueError`].
-//! - [`check()`] → [`CheckReport`] with errors (out of range), warnings (caveats) and
+//! - [`check()`] / [`check_many`] → [`CheckReport`] with errors (out of range), warnings (caveats) and
 //!   conversions; [`select_spec`] picks the range/default record for a [`Context`].
 //! - [`convert`]: unit-typed conversion functions (ITR 256 ns, 1.024 µs ticks, igb 0.25 µs,
 //!   ixgbe 2 µs, interrupts/s ↔ µs).
@@ -31,12 +31,12 @@ pub mod model;
 mod native;
 mod value;
 
-pub use check::{check, select_spec, CheckReport, Context, ContextError, Finding};
+pub use check::{check, check_many, select_spec, CheckReport, Context, ContextError, Finding};
 pub use conversion::Converted;
 pub use lookup::{edit_distance, LookupError};
 pub use model::{
-    Alias, AliasKind, Caveat, Choice, Claim, Condition, Conflict, ConversionKind, Entry, Os, Scope,
-    SetMethod, Severity, SourceKind, Spec, Special, Unit, ValueType, Via,
+    Alias, AliasKind, Caveat, Choice, Claim, Condition, Conflict, ConversionKind, Entry, Guard, Os,
+    Scope, SetMethod, Severity, SourceKind, Spec, Special, Unit, ValueType, Via,
 };
 pub use value::{
     parse_cpu_list, parse_cpu_mask, parse_dim_profile, CpuSet, ProfileSlot, Value, ValueError,
