@@ -2,7 +2,7 @@
 //! device), whether the value is in range, which caveats fire, and what it converts to.
 
 use super::conversion::{convert, Converted};
-use super::model::{Caveat, Condition, Entry, Severity, Spec};
+use super::model::{Caveat, Condition, Entry, Severity, SourceKind, Spec};
 use super::value::Value;
 use serde::Serialize;
 
@@ -168,6 +168,21 @@ pub fn select_spec<'e>(
         .find(device_match)
         .or_else(|| candidates.iter().find(|s| s.devices.is_empty()));
     Ok(chosen.copied())
+}
+
+/// The default the code uses in this context: the first `code` claim of the selected spec
+/// that parses as a value of the entry (`None` when it is descriptive, e.g. driver-specific).
+/// For per-port module parameters it is the value of one port.
+pub fn default_value(entry: &Entry, context: &Context) -> Result<Option<Value>, ContextError> {
+    let Some(spec) = select_spec(entry, context)? else {
+        return Ok(None);
+    };
+    let mut code = spec.defaults.iter().filter(|c| c.kind == SourceKind::Code);
+    let value = code.find_map(|claim| entry.parse_value(&claim.value).ok());
+    Ok(value.map(|v| match v {
+        Value::PerPort(mut ports) if ports.len() == 1 => ports.remove(0),
+        other => other,
+    }))
 }
 
 fn by_generation<'e>(

@@ -18,7 +18,8 @@
 //!   (unknown → nearest names, ambiguous alias → candidates), [`Catalog::matches`].
 //! - [`Entry::parse_value`] → [`Value`] or [`ValueError`].
 //! - [`check()`] / [`check_many`] → [`CheckReport`] with errors (out of range), warnings (caveats) and
-//!   conversions; [`select_spec`] picks the range/default record for a [`Context`].
+//!   conversions; [`select_spec`] picks the range/default record for a [`Context`] and
+//!   [`default_value`] the value the driver's code starts with.
 //! - [`convert`]: unit-typed conversion functions (ITR 256 ns, 1.024 µs ticks, igb 0.25 µs,
 //!   ixgbe 2 µs, interrupts/s ↔ µs).
 
@@ -31,7 +32,9 @@ pub mod model;
 mod native;
 mod value;
 
-pub use check::{check, check_many, select_spec, CheckReport, Context, ContextError, Finding};
+pub use check::{
+    check, check_many, default_value, select_spec, CheckReport, Context, ContextError, Finding,
+};
 pub use conversion::Converted;
 pub use lookup::{edit_distance, LookupError};
 pub use model::{
