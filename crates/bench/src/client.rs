@@ -87,7 +87,11 @@ fn connect(job: &ClientJob) -> Result<Socket> {
             Socket::Tcp(TcpConn::connect(job.server, job.clock).map_err(fail)?)
         }
         (TestKind::Ping, true, IpAddr::V4(ip)) => {
-            Socket::Icmp(IcmpConn::connect(ip, job.clock).map_err(fail)?)
+            Socket::Icmp(IcmpConn::connect(ip, job.clock).map_err(|e| {
+                let op =
+                    "opening an ICMP ping socket (allowed by sysctl net.ipv4.ping_group_range) to";
+                BenchError::socket(op, ip.to_string(), e)
+            })?)
         }
         _ => Socket::Udp(UdpConn::connect(job.server, job.clock).map_err(fail)?),
     })

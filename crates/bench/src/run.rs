@@ -61,7 +61,7 @@ pub fn run_cancellable(
     spec.validate(&Limits::LOCAL)?;
     let route = Route::of(target);
     let clock = MonotonicClock::new();
-    let mut far = Far::start(spec, target, &route, cancel)?;
+    let mut far = Far::start(spec, target, &route)?;
     let outcome = measure(spec, &route, &mut far, &clock, progress, cancel);
     let far_report = far.finish(outcome.as_ref().ok().map(|m| m.work));
     let measured = outcome?;
@@ -145,7 +145,7 @@ pub(crate) struct FarReport {
 }
 
 impl Far {
-    fn start(spec: &BenchSpec, target: Target<'_>, route: &Route, cancel: &Cancel) -> Result<Far> {
+    fn start(spec: &BenchSpec, target: Target<'_>, route: &Route) -> Result<Far> {
         if let Target::Peer(p) = target {
             return PeerSession::open(p, spec).map(|s| Far::Peer(Box::new(s)));
         }
@@ -169,7 +169,6 @@ impl Far {
                 cancel: stop.clone(),
             })?)
         };
-        let _ = cancel;
         Ok(Far::Local {
             server,
             stop,
