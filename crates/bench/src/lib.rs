@@ -15,6 +15,26 @@
 //! The testbed's lifecycle is the caller's: create one [`Testbed`], run many measurements
 //! against it (each with its own client/server CPU placement), drop it to remove it.
 //!
+//! ```no_run
+//! use nictune_bench::{run, BenchSpec, Target, TestKind, Testbed};
+//! use nictune_core::progress::NoProgress;
+//!
+//! let bed = Testbed::create()?; // root; removes stale testbeds first
+//! for server_cpu in [0, 1] {
+//!     let mut spec = BenchSpec::new(TestKind::Rr);
+//!     spec.client_cpu = Some(0);
+//!     spec.server_cpu = Some(server_cpu);
+//!     let r = run(&spec, Target::Testbed(&bed), &NoProgress)?;
+//!     println!("{:?} trans/s, p99 {:?} µs", r.metrics.transactions_per_sec,
+//!              r.metrics.latency_us.map(|l| l.p99));
+//! }
+//! bed.destroy()?; // dropping it removes it too
+//! # Ok::<(), nictune_bench::BenchError>(())
+//! ```
+//!
+//! A search loop can take a [`Measurer`] instead: [`LiveMeasurer`] over a target, or
+//! [`FakeMeasurer`] answering from a function in tests.
+//!
 //! Seams: engines see time only through [`clock::Clock`] and sockets only through
 //! [`conn::Conn`] / [`conn::StreamConn`]; [`fake`] drives them deterministically. System
 //! calls are confined to `sys` (the crate's only `unsafe`), `net`, `testbed` and
