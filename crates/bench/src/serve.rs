@@ -5,7 +5,8 @@
 //! * listens only on the address it is given;
 //! * runs nothing before the client proves it knows the shared [`Token`];
 //! * runs one test at a time (others are told `busy`) and keeps at most
-//!   [`MAX_PENDING`] unauthenticated connections, each for at most [`HELLO_TIMEOUT`];
+//!   [`MAX_PENDING`] unauthenticated connections, each cut off after [`HELLO_TIMEOUT`]
+//!   in total (a client dripping bytes cannot hold a slot);
 //! * accepts only specs within [`Limits::SERVE`] (duration, connections, sizes, rate);
 //! * answers data traffic only from the control connection's address, and stops every
 //!   test at its deadline even if the client vanishes.
@@ -20,10 +21,10 @@ use crate::spec::{BenchSpec, Limits};
 use crate::token::Token;
 use nictune_core::units::Nanos;
 use std::io::BufReader;
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 /// Connections allowed to be open but not yet authenticated.
@@ -42,6 +43,8 @@ pub struct ServeConfig {
     pub cancel: Cancel,
     /// Stop after this many sessions (tests); `None` = until cancelled.
     pub max_sessions: Option<u64>,
+    /// Time a new connection has to authenticate ([`HELLO_TIMEOUT`] unless testing).
+    pub hello_timeout: Duration,
 }
 
 /// Binds the control address (so the caller learns a port-0 choice before serving).
@@ -139,15 +142,21 @@ impl Control {
 fn session(stream: TcpStream, peer: SocketAddr, cfg: &ServeConfig, state: &State) -> Result<()> {
     let io = |e| BenchError::socket("configuring", peer.to_string(), e);
     stream.set_nonblocking(false).map_err(io)?;
-    stream.set_read_timeout(Some(HELLO_TIMEOUT)).map_err(io)?;
-    stream.set_write_timeout(Some(HELLO_TIMEOUT)).map_err(io)?;
+    stream
+        .set_read_timeout(Some(cfg.hello_timeout))
+        .map_err(io)?;
+    stream
+        .set_write_timeout(Some(cfg.hello_timeout))
+        .map_err(io)?;
     let reader = BufReader::new(stream.try_clone().map_err(io)?);
+    let watchdog = hello_watchdog(stream.try_clone().map_err(io)?, cfg.hello_timeout);
     let mut c = Control {
         peer,
         writer: stream,
         reader,
     };
     let authed = authenticate(&mut c, cfg);
+    drop(watchdog);
     state.pending.fetch_sub(1, Ordering::SeqCst);
     authed?;
     if state.busy.swap(true, Ordering::SeqCst) {
@@ -164,6 +173,17 @@ fn session(stream: TcpStream, peer: SocketAddr, cfg: &ServeConfig, state: &State
         return Err(c.refuse(e.to_string()));
     }
     run_test(&mut c, &spec, cfg)
+}
+
+/// Shuts `stream` down unless the returned sender is dropped within `timeout`.
+fn hello_watchdog(stream: TcpStream, timeout: Duration) -> mpsc::Sender<()> {
+    let (tx, rx) = mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        if rx.recv_timeout(timeout) == Err(mpsc::RecvTimeoutError::Timeout) {
+            let _ = stream.shutdown(Shutdown::Both);
+        }
+    });
+    tx
 }
 
 fn authenticate(c: &mut Control, cfg: &ServeConfig) -> Result<()> {

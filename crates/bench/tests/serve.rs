@@ -14,6 +14,7 @@ use nictune_core::units::Nanos;
 use std::io::{BufReader, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 const TOKEN: &str = "test-token-0123456789";
 
@@ -34,6 +35,7 @@ impl Server {
             limits: Limits::SERVE,
             cancel: cancel.clone(),
             max_sessions: None,
+            hello_timeout: Duration::from_millis(400),
         };
         let handle = std::thread::spawn(move || {
             serve::serve(listener, &cfg, &|line| eprintln!("serve: {line}")).unwrap();
@@ -169,4 +171,25 @@ fn one_test_at_a_time() {
     .unwrap_err();
     assert!(err.to_string().contains("busy"), "{err}");
     assert!(first.join().unwrap().is_ok());
+}
+
+#[test]
+fn a_client_dripping_bytes_is_cut_off_at_the_hello_timeout() {
+    let server = Server::start();
+    let mut s = TcpStream::connect(server.addr).unwrap();
+    let t = Instant::now();
+    let mut closed = false;
+    while t.elapsed() < Duration::from_secs(3) {
+        if s.write_all(b"{").is_err() {
+            closed = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(closed, "still open after {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_millis(1_500),
+        "{:?}",
+        t.elapsed()
+    );
 }

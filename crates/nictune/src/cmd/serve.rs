@@ -39,6 +39,7 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
         limits: Limits::SERVE,
         cancel,
         max_sessions: None,
+        hello_timeout: serve::HELLO_TIMEOUT,
     };
     let json = ctx.json;
     let log = move |line: &str| {
