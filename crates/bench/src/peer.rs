@@ -5,7 +5,7 @@ use crate::accounting::Work;
 use crate::error::{BenchError, Result};
 use crate::net::server::ServerReport;
 use crate::protocol::{self, Reply, Request, VERSION};
-use crate::run::FarReport;
+use crate::run::far::FarReport;
 use crate::spec::BenchSpec;
 use crate::token::Token;
 use std::io::BufReader;
