@@ -30,10 +30,26 @@ pub struct TcpCounters {
     pub total_retrans: u64,
 }
 
+/// What shapes a bulk transfer besides the write size: path MTU, segment size and the
+/// congestion control algorithm (BBR's pacing, for one, shows up as timer interrupts).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TcpPath {
+    /// `tcpi_pmtu`, bytes.
+    pub pmtu: u32,
+    /// `tcpi_snd_mss`, bytes.
+    pub snd_mss: u32,
+    /// `TCP_CONGESTION`, e.g. `cubic` or `bbr`.
+    pub congestion_control: String,
+}
+
 /// A bulk sender.
 pub trait StreamConn: Send {
     /// Writes part or all of `buf`; `Ok(0)` when the socket stayed full for a poll slice.
     fn write(&mut self, buf: &[u8]) -> io::Result<usize>;
     /// The socket's counters now.
     fn counters(&self) -> io::Result<TcpCounters>;
+    /// The path the socket uses (unknown by default).
+    fn path(&self) -> io::Result<TcpPath> {
+        Ok(TcpPath::default())
+    }
 }

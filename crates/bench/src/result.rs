@@ -53,6 +53,8 @@ pub struct StreamFigures {
     pub interim_throughput_bps: Vec<f64>,
     /// Size of each write (the figure that most changes bulk results on veth).
     pub write_size: u64,
+    /// Path MTU, MSS and congestion control of the first connection.
+    pub path: Option<crate::conn::TcpPath>,
 }
 
 /// Where each side asked to run and where it was seen running.

@@ -104,6 +104,13 @@ fn figures(out: &mut String, r: &BenchResult) {
             hi / 1e9,
             s.retransmits
         );
+        if let Some(p) = &s.path {
+            let _ = writeln!(
+                out,
+                "  path       MTU {} B, MSS {} B, congestion control {}, {} B writes",
+                p.pmtu, p.snd_mss, p.congestion_control, s.write_size
+            );
+        }
     }
     if let Some(l) = &m.latency_us {
         let _ = writeln!(

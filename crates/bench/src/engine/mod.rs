@@ -59,6 +59,8 @@ pub struct ConnStats {
     pub interim_bps: Vec<f64>,
     /// For stream: segments retransmitted inside the window.
     pub retransmits: u64,
+    /// For stream: the path of the (first) connection.
+    pub path: Option<crate::conn::TcpPath>,
 }
 
 impl ConnStats {
@@ -72,6 +74,7 @@ impl ConnStats {
             bytes: 0,
             interim_bps: Vec::new(),
             retransmits: 0,
+            path: None,
         }
     }
 
@@ -93,6 +96,9 @@ impl ConnStats {
         self.lost += other.lost;
         self.bytes += other.bytes;
         self.retransmits += other.retransmits;
+        if self.path.is_none() {
+            self.path.clone_from(&other.path);
+        }
         if self.interim_bps.len() < other.interim_bps.len() {
             self.interim_bps.resize(other.interim_bps.len(), 0.0);
         }

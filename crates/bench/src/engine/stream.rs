@@ -47,6 +47,7 @@ where
         stats.bytes = last.1.bytes_acked - f.bytes_acked;
         stats.retransmits = last.1.total_retrans - f.total_retrans;
     }
+    stats.path = Some(conn.path()?);
     Ok(stats)
 }
 

@@ -3,7 +3,7 @@
 use super::{timed_out, wait_readable};
 use crate::cancel::POLL_SLICE;
 use crate::clock::MonotonicClock;
-use crate::conn::{Conn, StreamConn, TcpCounters};
+use crate::conn::{Conn, StreamConn, TcpCounters, TcpPath};
 use nictune_core::units::Nanos;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -79,12 +79,41 @@ impl StreamConn for TcpConn {
     }
 
     fn counters(&self) -> io::Result<TcpCounters> {
-        let mut raw = [0u8; 256];
+        let raw = self.tcp_info()?;
+        parse_tcp_info(&raw).ok_or_else(|| io::Error::other("TCP_INFO too short (kernel < 4.1)"))
+    }
+
+    fn path(&self) -> io::Result<TcpPath> {
+        let raw = self.tcp_info()?;
+        let mut name = [0u8; 16];
+        let fd = self.stream.as_raw_fd();
+        let n =
+            crate::sys::getsockopt_bytes(fd, libc::IPPROTO_TCP, libc::TCP_CONGESTION, &mut name)?;
+        let cc = name[..n].split(|&b| b == 0).next().unwrap_or_default();
+        Ok(TcpPath {
+            pmtu: u32_at(&raw, PMTU_AT).unwrap_or(0),
+            snd_mss: u32_at(&raw, SND_MSS_AT).unwrap_or(0),
+            congestion_control: String::from_utf8_lossy(cc).into_owned(),
+        })
+    }
+}
+
+impl TcpConn {
+    fn tcp_info(&self) -> io::Result<Vec<u8>> {
+        let mut raw = vec![0u8; 256];
         let fd = self.stream.as_raw_fd();
         let n = crate::sys::getsockopt_bytes(fd, libc::IPPROTO_TCP, libc::TCP_INFO, &mut raw)?;
-        parse_tcp_info(&raw[..n])
-            .ok_or_else(|| io::Error::other("TCP_INFO too short (kernel < 4.1)"))
+        raw.truncate(n);
+        Ok(raw)
     }
+}
+
+/// `tcpi_snd_mss` is the third `__u32`, `tcpi_pmtu` the fourteenth.
+const SND_MSS_AT: usize = 8 + 2 * 4;
+const PMTU_AT: usize = 8 + 13 * 4;
+
+fn u32_at(raw: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_ne_bytes(raw.get(at..at + 4)?.try_into().ok()?))
 }
 
 /// Offsets in `struct tcp_info` (include/uapi/linux/tcp.h): 8 one-byte fields, then 23
@@ -95,10 +124,9 @@ const BYTES_ACKED_AT: usize = TOTAL_RETRANS_AT + 4 + 2 * 8;
 
 /// Reads the two counters the stream engine needs from raw `TCP_INFO` bytes.
 pub fn parse_tcp_info(raw: &[u8]) -> Option<TcpCounters> {
-    let retrans = raw.get(TOTAL_RETRANS_AT..TOTAL_RETRANS_AT + 4)?;
     let acked = raw.get(BYTES_ACKED_AT..BYTES_ACKED_AT + 8)?;
     Some(TcpCounters {
-        total_retrans: u32::from_ne_bytes(retrans.try_into().ok()?).into(),
+        total_retrans: u32_at(raw, TOTAL_RETRANS_AT)?.into(),
         bytes_acked: u64::from_ne_bytes(acked.try_into().ok()?),
     })
 }
@@ -134,8 +162,16 @@ mod tests {
         c.send(&[1u8; 100_000]).unwrap();
         std::thread::sleep(Duration::from_millis(50));
         let after = c.counters().unwrap();
+        let path = c.path().unwrap();
         drop(c);
         assert_eq!(reader.join().unwrap(), 100_000);
+        // Loopback's MTU is 64 KiB (TCP caps its path MTU at 65 535); some congestion
+        // control is always set.
+        assert!(path.pmtu > 60_000, "{path:?}");
+        assert!(
+            path.snd_mss > 1_000 && !path.congestion_control.is_empty(),
+            "{path:?}"
+        );
         assert_eq!(after.bytes_acked - before.bytes_acked, 100_000);
     }
 }

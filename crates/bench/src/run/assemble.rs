@@ -64,6 +64,7 @@ pub(super) fn assemble(
             retransmits: m.stats.retransmits,
             interim_throughput_bps: m.stats.interim_bps.clone(),
             write_size: spec.request_size.0,
+            path: m.stats.path.clone(),
         }),
         placement: Placement {
             client: SidePlacement {
