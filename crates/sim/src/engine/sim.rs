@@ -122,8 +122,6 @@ pub struct HostReport {
     pub holding: u64,
     /// Frames on the link towards this host at the end.
     pub on_link: u64,
-    /// Frames taken from the ring but not yet processed at the end (a poll slice in progress).
-    pub in_poll: u64,
     /// The throttle interval in force at the end (nominal ns).
     pub interval_ns: u64,
 }
@@ -143,6 +141,8 @@ pub struct SimOutput {
     pub sim_ns: u64,
     /// Whether the workload counts transactions.
     pub transactions: bool,
+    /// Events that ran earlier than their predecessor (a broken run if not 0).
+    pub time_reversals: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -596,7 +596,6 @@ impl Sim {
                 cores: host.cpu.cores().to_vec(),
                 holding: host.nic.holding(),
                 on_link: host.feed.in_flight(),
-                in_poll: 0,
                 interval_ns: host.nic.regs().interval_ns,
             });
         }
@@ -607,6 +606,7 @@ impl Sim {
             packets,
             sim_ns: self.horizon,
             transactions: self.workload.has_transactions(),
+            time_reversals: self.q.backwards(),
         }
     }
 }
