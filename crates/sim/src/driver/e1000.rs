@@ -11,8 +11,9 @@
 //! | 100–100000 | fixed rate | fixed rate |
 //!
 //! In 7.0.x `1` leaves ITR unwritten at setup (the setup code writes it only for values > 1),
-//! so throttling is off until the watchdog's link-up run. In 7.3.x `4` writes
-//! `1e9/(4·256)`, which overflows the 16-bit field, until the first watchdog run (§2.1 quirk).
+//! and in 7.3.x `4` writes `1e9/(4·256)`, which overflows the 16-bit field (§2.1 quirk); both
+//! last only until the watchdog's link-up run. A simulated run starts with the link long up
+//! and idle, so the watchdog modes start from what an idle watchdog pass writes: 8000/s.
 
 use super::policy::{ModerationCtx, ModerationPolicy, PollWindow};
 use crate::nic::Coalescing;
@@ -258,10 +259,9 @@ impl ModerationPolicy for E1000 {
                 self.itr = 20_000;
                 interval_ns(20_000)
             }
-            (ItrMode::Watchdog, Generation::V7_0) => 0,
-            (ItrMode::Watchdog, Generation::V7_3) => {
-                self.itr = 4;
-                interval_ns(4)
+            (ItrMode::Watchdog, _) => {
+                self.itr = watchdog_rate(0, 0);
+                interval_ns(self.itr)
             }
         };
         self.regs(interval)
@@ -395,9 +395,9 @@ mod tests {
     }
 
     #[test]
-    fn seven_oh_dynamic_starts_unthrottled_then_watchdog_sets_the_rate() {
+    fn watchdog_modes_start_from_the_idle_rate() {
         let mut e = E1000::new(Generation::V7_0, 1, DelayTicks::default()).unwrap();
-        assert_eq!(e.initial().interval_ns, 0);
+        assert_eq!(e.initial().interval_ns, interval_ns(8000));
         assert_eq!(e.watchdog_period(), Some(WATCHDOG_NS));
         let regs = e.on_watchdog(&ctx()).unwrap();
         assert_eq!(regs.interval_ns, interval_ns(8000));

@@ -57,6 +57,19 @@ pub struct HostSpec {
     pub napi: NapiConfig,
     /// Interrupt-moderation policy.
     pub policy: Box<dyn ModerationPolicy>,
+    /// Where this host's timers stand at time 0: the throttle's first interval boundary and
+    /// the first watchdog run (ns). Hosts are not synchronised; scenarios draw these from the
+    /// seed.
+    pub phase: Phases,
+}
+
+/// Start phases of a host's free-running timers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Phases {
+    /// First boundary of the throttle's interval clock.
+    pub throttle_ns: u64,
+    /// First watchdog run.
+    pub watchdog_ns: u64,
 }
 
 /// How the hosts are connected.
@@ -174,6 +187,7 @@ struct Host {
     napi: Napi,
     softnet: Softnet,
     policy: Box<dyn ModerationPolicy>,
+    watchdog_phase: u64,
     window: PollWindow,
     poll: Option<PollRun>,
     pending_refill: u32,
@@ -189,7 +203,7 @@ impl Host {
         let regs = spec.policy.initial();
         Host {
             name: spec.name,
-            nic: Nic::new(spec.nic, osc, regs),
+            nic: Nic::new(spec.nic, osc, regs, spec.phase.throttle_ns),
             feed: Feed::default(),
             cpu: Cpu::new(spec.cores, spec.app_core, horizon),
             irq_core: spec.irq_core.min(spec.cores.max(1) - 1),
@@ -198,6 +212,7 @@ impl Host {
             napi: Napi::default(),
             softnet: Softnet::default(),
             policy: spec.policy,
+            watchdog_phase: spec.phase.watchdog_ns,
             window: PollWindow::default(),
             poll: None,
             pending_refill: 0,
@@ -270,7 +285,8 @@ impl Sim {
     pub fn run(mut self) -> SimOutput {
         for h in 0..self.hosts.len() {
             if self.hosts[h].policy.watchdog_period().is_some() {
-                self.q.schedule(0, Ev::Watchdog(h as u8));
+                let at = self.hosts[h].watchdog_phase;
+                self.q.schedule(at, Ev::Watchdog(h as u8));
             }
             self.try_irq(h, 0);
         }

@@ -174,12 +174,13 @@ pub struct Nic {
 }
 
 impl Nic {
-    /// A NIC with `regs` programmed at time 0, on a host with oscillator `osc`.
-    pub fn new(cfg: NicConfig, osc: Oscillator, regs: Coalescing) -> Nic {
+    /// A NIC with `regs` programmed, on a host with oscillator `osc`; the throttle's interval
+    /// clock has its first boundary at `phase` (ns).
+    pub fn new(cfg: NicConfig, osc: Oscillator, regs: Coalescing, phase: u64) -> Nic {
         let ps_per_byte_bus = (8e12 / cfg.bus_bps).round() as u64;
         let mut nic = Nic {
             hw_free: cfg.rx_ring,
-            throttle: Throttle::new(cfg.reading, regs.interval_ns, 0),
+            throttle: Throttle::new(cfg.reading, regs.interval_ns, phase),
             rx_timers: DelayPair::default(),
             tx_timers: DelayPair::default(),
             cfg,
