@@ -17,12 +17,11 @@
 
 use super::policy::{ModerationCtx, ModerationPolicy, PollWindow};
 use crate::nic::Coalescing;
+use nictune_core::catalog::convert::{itr_reg_from_rate, ticks_to_nanos, IntsPerSec, ItrReg};
 use std::fmt;
 
-/// The delay-timer tick: 1.024 µs.
-pub const TICK_NS: u64 = 1_024;
-/// The ITR register unit: 256 ns.
-pub const ITR_UNIT_NS: u64 = 256;
+/// The ITR register's INTERVAL field is 16 bits wide.
+const ITR_FIELD_MASK: u64 = 0xFFFF;
 /// The e1000 watchdog period (2 s).
 pub const WATCHDOG_NS: u64 = 2_000_000_000;
 
@@ -171,14 +170,15 @@ pub fn classify(current: Latency, packets: u64, bytes: u64) -> Latency {
     }
 }
 
-/// The ITR register interval for a rate: `1e9 / (rate · 256)` in 256 ns units, truncated
-/// to the 16-bit field, as nominal ns (0 = off).
+/// The ITR register interval for a rate (the catalog's `1e9 / (rate · 256)`), truncated to
+/// the 16-bit field, as nominal ns (0 = off).
 pub fn interval_ns(rate: u32) -> u64 {
-    if rate == 0 {
-        return 0;
-    }
-    let reg = (1_000_000_000u64 / (rate as u64 * ITR_UNIT_NS)) & 0xFFFF;
-    reg * ITR_UNIT_NS
+    itr_reg_from_rate(IntsPerSec(rate as u64))
+        .map_or(0, |r| ItrReg(r.0 & ITR_FIELD_MASK).interval().0)
+}
+
+fn ticks(t: u16) -> u64 {
+    ticks_to_nanos(nictune_core::catalog::convert::DelayTicks(t as u64)).0
 }
 
 /// `e1000_watchdog`'s mode-4 rate from the good-octets deltas of the last period.
@@ -238,11 +238,11 @@ impl E1000 {
         let d = self.delays;
         Coalescing {
             interval_ns: interval,
-            rx_pkt_ns: d.rx as u64 * TICK_NS,
-            rx_abs_ns: d.rx_abs as u64 * TICK_NS,
+            rx_pkt_ns: ticks(d.rx),
+            rx_abs_ns: ticks(d.rx_abs),
             rx_frames: 0,
-            tx_pkt_ns: d.tx as u64 * TICK_NS,
-            tx_abs_ns: d.tx_abs as u64 * TICK_NS,
+            tx_pkt_ns: ticks(d.tx),
+            tx_abs_ns: ticks(d.tx_abs),
         }
     }
 }
