@@ -61,6 +61,7 @@ fn above_capacity_interrupts_collapse_and_polls_stop_emptying_the_ring() {
         h.stats
     );
     assert!(h.counters.drop_ring_full > 0);
+    assert!(h.stats.time_squeeze > 0, "budget runs out with work left");
     let capacity = 1e9 / 2_800.0 * 0.2;
     assert!(
         delivered > 0.9 * capacity && delivered < capacity,
@@ -103,4 +104,26 @@ fn saturated_fixed_interval_gives_a_million_over_usecs() {
         let want = 1e6 / usecs as f64;
         assert!((ints - want).abs() < 0.03 * want, "{usecs} µs: {ints}/s");
     }
+}
+
+#[test]
+fn deferral_trades_interrupts_for_timer_polls() {
+    // §6.1: after a non-empty poll the IRQ stays masked and the NAPI is re-polled every
+    // gro_flush_timeout until `napi_defer_hard_irqs` empty polls in a row.
+    let run = |defer: &str, gro: &str| {
+        let mut s = Scenario::from_toml("defer", OLSSON).unwrap();
+        s.set("workload.frame_bytes", "512").unwrap();
+        s.set("workload.rate_pps", "100000").unwrap();
+        s.set("server.napi.defer_hard_irqs", defer).unwrap();
+        s.set("server.napi.gro_flush_timeout_ns", gro).unwrap();
+        s.simulate().unwrap()
+    };
+    let plain = run("0", "0");
+    let deferred = run("2", "50000");
+    let (p, d) = (&plain.hosts[0].stats, &deferred.hosts[0].stats);
+    assert!(p.interrupts > 10 * d.interrupts.max(1), "{p:?} vs {d:?}");
+    assert!(d.polls > 2 * d.interrupts, "timer-driven polls: {d:?}");
+    let lat = |o: &SimOutput| o.recorder.latency.mean();
+    assert!(lat(&deferred) > lat(&plain), "batching costs latency");
+    assert!(lat(&deferred) < lat(&plain) + 60_000.0, "bounded by the flush timeout");
 }
