@@ -125,5 +125,8 @@ fn deferral_trades_interrupts_for_timer_polls() {
     assert!(d.polls > 2 * d.interrupts, "timer-driven polls: {d:?}");
     let lat = |o: &SimOutput| o.recorder.latency.mean();
     assert!(lat(&deferred) > lat(&plain), "batching costs latency");
-    assert!(lat(&deferred) < lat(&plain) + 60_000.0, "bounded by the flush timeout");
+    assert!(
+        lat(&deferred) < lat(&plain) + 60_000.0,
+        "bounded by the flush timeout"
+    );
 }
