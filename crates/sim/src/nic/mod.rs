@@ -435,7 +435,8 @@ impl Nic {
     }
 
     /// Transmits `frame` handed to the driver at `at` over `link`; returns it stamped with
-    /// its arrival time at the far end.
+    /// its arrival time at the far end. The tx ring is counted but never blocks a send: the
+    /// workloads here stay far below it (a full ring would hold frames in the qdisc).
     pub fn transmit(&mut self, mut frame: Frame, at: u64, link: &mut Link) -> Frame {
         self.tx_used += 1;
         let fetch = (at + self.cfg.tx_dma_ns).max(self.tx_dma_free);
