@@ -154,7 +154,7 @@ pub struct SimOutput {
     pub sim_ns: u64,
     /// Whether the workload counts transactions.
     pub transactions: bool,
-    /// Events that ran earlier than their predecessor (a broken run if not 0).
+    /// Events a handler tried to schedule in the past (a broken model if not 0).
     pub time_reversals: u64,
 }
 
@@ -317,6 +317,7 @@ impl Sim {
     fn schedule_check(&mut self, h: usize, t: u64) {
         let host = &mut self.hosts[h];
         if host.check_at.is_none_or(|c| t < c) {
+            // The card is replayed lazily, so its next change may already be due: check now.
             let t = t.max(self.q.now());
             host.check_at = Some(t);
             self.q.schedule(t, Ev::NicCheck(h as u8));
