@@ -219,7 +219,7 @@ impl Nic {
     /// the throttle's interval clock.
     pub fn write_regs(&mut self, regs: Coalescing, now: u64) {
         self.regs = regs;
-        self.throttle.write(regs.interval_ns, now);
+        self.throttle.write(regs.interval_ns, now, &self.osc);
         self.program_timers();
     }
 
