@@ -5,11 +5,15 @@
 //!
 //! - [`procfs`]: `/proc/stat`, `/proc/interrupts`, `/proc/softirqs`,
 //!   `/proc/net/softnet_stat`, `/proc/net/dev` — text in, typed counters out.
+//! - [`read`]: the [`read::HostRead`] seam with [`read::FakeHost`] and [`read::Recorder`].
+//! - [`snapshot`]: the [`snapshot::HostSnapshot`] model and its builder.
 //! - [`cpuset`]: CPU lists (`0-3,8`) and hex masks (`ff,00000001`) as one set type.
 #![forbid(unsafe_code)]
 
 pub mod cpuset;
 pub mod error;
 pub mod procfs;
+pub mod read;
+pub mod snapshot;
 
 pub use error::ParseError;
