@@ -96,7 +96,9 @@ fn nic(read: &dyn HostRead, name: &str, netdev: &NetdevInfo, irqs: &[Irq]) -> Ni
     let ifindex = text(read, &format!("{base}/ifindex"))
         .value()
         .and_then(|t| t.parse().ok());
-    let device = resolve_link(read, &format!("{base}/device"));
+    // /sys/class/net/IF is itself a link into /sys/devices; `device` is relative to that.
+    let real = resolve_link(read, &base, NET).unwrap_or_else(|| base.clone());
+    let device = resolve_link(read, &format!("{base}/device"), &real);
     let ethtool = read.ethtool(name);
     let napis = netdev.napis.clone().map(|all| {
         all.into_iter()
@@ -134,13 +136,14 @@ fn driver(read: &dyn HostRead, base: &str, has_device: bool) -> Readable<String>
         .map(|target| target.rsplit('/').next().unwrap_or(&target).to_string())
 }
 
-/// The absolute, lexically normalised target of the link at `path`.
-fn resolve_link(read: &dyn HostRead, path: &str) -> Option<String> {
+/// The absolute, lexically normalised target of the link at `path`, whose directory is
+/// really `dir` (they differ when `path` is reached through another link).
+fn resolve_link(read: &dyn HostRead, path: &str, dir: &str) -> Option<String> {
     let target = read.link(path).ok()?;
     let joined = if target.starts_with('/') {
         target
     } else {
-        format!("{}/{target}", path.rsplit_once('/')?.0)
+        format!("{dir}/{target}")
     };
     let mut parts: Vec<&str> = Vec::new();
     for part in joined.split('/') {

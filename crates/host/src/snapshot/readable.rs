@@ -48,6 +48,15 @@ impl<T> Readable<T> {
         }
     }
 
+    /// `n/a (reason)` or `? (reason)`; empty for a value.
+    pub fn absent_text(&self) -> String {
+        match self {
+            Readable::Value(_) => String::new(),
+            Readable::Unsupported(r) => format!("n/a ({r})"),
+            Readable::Unreadable(r) => format!("? ({r})"),
+        }
+    }
+
     /// The reason there is no value.
     pub fn reason(&self) -> Option<&str> {
         match self {
@@ -62,8 +71,7 @@ impl<T: std::fmt::Display> Readable<T> {
     pub fn display(&self) -> String {
         match self {
             Readable::Value(v) => v.to_string(),
-            Readable::Unsupported(r) => format!("n/a ({r})"),
-            Readable::Unreadable(r) => format!("? ({r})"),
+            _ => self.absent_text(),
         }
     }
 }
