@@ -216,3 +216,60 @@ fn steering(cpus: &Readable<crate::cpuset::CpuSet>) -> String {
 fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
     v.map_or("-".into(), |v| v.to_string())
 }
+
+/// The human text of `show --os freebsd`.
+pub fn render_freebsd(snap: &crate::freebsd::FreeBsdSnapshot) -> String {
+    let mut out = String::new();
+    let release = snap.setting("kern.osrelease").unwrap_or("?");
+    let ncpu = snap.ncpu().map_or("?".into(), |n| n.to_string());
+    let _ = writeln!(
+        out,
+        "FreeBSD {release}  cpus {ncpu}  hz {}",
+        snap.setting("kern.hz").unwrap_or("?")
+    );
+    if let Some(m) = &snap.mbufs {
+        let _ = writeln!(
+            out,
+            "mbuf clusters {}/{} in use/max  denied {}",
+            opt(m.clusters_current),
+            opt(m.clusters_max),
+            m.denied()
+        );
+    }
+    for key in [
+        "kern.ipc.nmbclusters",
+        "hw.igb.rxd",
+        "hw.igb.txd",
+        "hw.igb.num_queues",
+        "kern.polling.burst_max",
+    ] {
+        if let Some(v) = snap.setting(key) {
+            let _ = writeln!(out, "  {key} = {v}");
+        }
+    }
+    if let Some(ifs) = &snap.interfaces {
+        for i in ifs {
+            let polling = if i.polling() { "  polling" } else { "" };
+            let _ = writeln!(out, "{}  mtu {}{polling}", i.name, opt(i.mtu));
+        }
+    }
+    if let Some(irqs) = &snap.interrupts {
+        let _ = writeln!(out, "  {:<8} {:<16} {:>10}", "irq", "source", "rate/s");
+        for v in irqs.iter().filter(|v| v.irq.is_some()) {
+            let _ = writeln!(out, "  {:<8} {:<16} {:>10}", opt(v.irq), v.name, v.rate);
+        }
+    }
+    if let Some(cpus) = &snap.cpus {
+        for c in cpus.iter().filter(|c| c.idle < 90.0) {
+            let _ = writeln!(
+                out,
+                "cpu {:<3} interrupt {:>5.1}%  system {:>5.1}%  idle {:>5.1}%",
+                c.cpu, c.interrupt, c.system, c.idle
+            );
+        }
+    }
+    if !snap.missing.is_empty() {
+        let _ = writeln!(out, "not in the capture: {}", snap.missing.join(", "));
+    }
+    out
+}

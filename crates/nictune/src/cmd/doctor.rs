@@ -1,17 +1,130 @@
-//! `nictune doctor`: not built yet.
+//! `nictune doctor`: findings with severity, evidence, a plain explanation and the fix as
+//! commands, for a live Linux host, a Linux capture (`--root`) or a FreeBSD capture
+//! (`--os freebsd --root DIR`). Exit 0 when nothing is at warning level or above, 1 when
+//! something is, 2 on errors.
 
-use super::show::SourceArgs;
-use crate::output::{Ctx, Outcome};
-use anyhow::Result;
+use super::show::{check_interval, check_source, invalid, open_host, Os, SourceArgs};
+use crate::output::{Ctx, HintExt, Outcome};
+use anyhow::{Context, Result};
+use nictune_core::units::Nanos;
+use nictune_host::doctor::{self, Finding};
+use nictune_host::freebsd::{self, FreeBsdInputs, FreeBsdSnapshot};
+use nictune_host::rates;
+use nictune_host::snapshot::{self, HostSnapshot};
+use serde::Serialize;
+use std::path::Path;
+use std::time::Instant;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
-
-pub fn run(_args: Args, _ctx: &Ctx) -> Result<Outcome> {
-    super::not_yet("doctor")
+pub struct Args {
+    /// Interfaces to examine (default: all).
+    #[arg(value_name = "IFACE")]
+    pub ifaces: Vec<String>,
+    /// Sample counters twice, SECONDS apart, to tell growing drops and rates from old ones
+    /// (live Linux only).
+    #[arg(long, value_name = "SECONDS")]
+    pub interval: Option<f64>,
+    #[command(flatten)]
+    pub source: SourceArgs,
 }
 
-/// `show --os freebsd`.
-pub fn show_freebsd(_source: &SourceArgs, _ctx: &Ctx) -> Result<Outcome> {
-    super::not_yet("show --os freebsd")
+/// `nictune.doctor/v1`.
+#[derive(Debug, Serialize)]
+struct DoctorBody<'a> {
+    os: &'static str,
+    findings: &'a [Finding],
+}
+
+pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
+    let interval = args.interval.map(check_interval).transpose()?;
+    check_source(&args.source)?;
+    if interval.is_some() && args.source.root.is_some() {
+        return Err(invalid("--interval", "with --root", "live hosts only"))
+            .hint("drop --interval: a capture holds one sample");
+    }
+    let (os, findings) = match args.source.os {
+        Os::Freebsd => {
+            let dir = args
+                .source
+                .root
+                .as_deref()
+                .expect("checked: freebsd needs --root");
+            ("freebsd", doctor::freebsd::run(&read_freebsd(dir)?))
+        }
+        Os::Linux => ("linux", linux_findings(&args, interval, ctx)?),
+    };
+    let body = DoctorBody {
+        os,
+        findings: &findings,
+    };
+    ctx.emit("doctor", &body, |b| doctor::render(b.findings))?;
+    Ok(if doctor::has_problems(&findings) {
+        Outcome::Problems
+    } else {
+        Outcome::Success
+    })
+}
+
+fn linux_findings(args: &Args, interval: Option<Nanos>, ctx: &Ctx) -> Result<Vec<Finding>> {
+    let host = open_host(&args.source)?;
+    let snap = snapshot::build(host.as_ref(), &args.ifaces);
+    let rates = interval.map(|wait| {
+        let progress = ctx.progress();
+        progress.start(1, "sampling");
+        let started = Instant::now();
+        std::thread::sleep(std::time::Duration::from_nanos(wait.0));
+        let second = snapshot::build_counters(host.as_ref());
+        progress.finish();
+        rates::between(
+            &snap.counters,
+            &second,
+            Nanos(started.elapsed().as_nanos() as u64),
+        )
+    });
+    Ok(doctor::linux::run(&snap, rates.as_ref(), &catalog_caveats))
+}
+
+/// Driver-parameter caveats and documented-vs-actual defaults. The settings catalog
+/// (`nictune_core::catalog`, built in parallel) is where these belong; until it is merged
+/// this hook reports none. The integrator points it at the catalog.
+fn catalog_caveats(_snap: &HostSnapshot) -> Vec<Finding> {
+    Vec::new()
+}
+
+/// Reads the FreeBSD capture files that exist in `dir`.
+pub fn read_freebsd(dir: &Path) -> Result<FreeBsdSnapshot> {
+    if !dir.is_dir() {
+        return Err(invalid("--root", &dir.display().to_string(), "a directory")).hint(
+            "point --root at a directory holding vmstat-i.txt, netstat-m.txt, sysctl.txt, ...",
+        );
+    }
+    let mut inputs = FreeBsdInputs::new();
+    for name in freebsd::FILES {
+        let path = dir.join(name);
+        if path.is_file() {
+            let text = std::fs::read_to_string(&path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            inputs.insert(name.to_string(), text);
+        }
+    }
+    if inputs.is_empty() {
+        return Err(invalid(
+            "--root",
+            &dir.display().to_string(),
+            "a directory with FreeBSD captures",
+        ))
+        .hint(format!("expected any of: {}", freebsd::FILES.join(", ")));
+    }
+    freebsd::snapshot(&inputs).with_context(|| format!("parsing the capture in {}", dir.display()))
+}
+
+/// `show --os freebsd --root DIR`.
+pub fn show_freebsd(source: &SourceArgs, ctx: &Ctx) -> Result<Outcome> {
+    let dir = source
+        .root
+        .as_deref()
+        .expect("checked: freebsd needs --root");
+    let snap = read_freebsd(dir)?;
+    ctx.emit("show", &snap, nictune_host::view::render_freebsd)?;
+    Ok(Outcome::Success)
 }
