@@ -36,7 +36,13 @@ fn show_of_the_build_machine_capture() {
 
 #[test]
 fn show_json_is_the_v1_envelope() {
-    let out = nictune(&["show", "--json", "--root", &fixture("linux-vm-6.18"), "eth0"]);
+    let out = nictune(&[
+        "show",
+        "--json",
+        "--root",
+        &fixture("linux-vm-6.18"),
+        "eth0",
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["schema"], "nictune.show/v1");
@@ -50,7 +56,13 @@ fn show_json_is_the_v1_envelope() {
 
 #[test]
 fn doctor_on_case5_before_exits_1_with_the_fixes() {
-    let out = nictune(&["doctor", "--os", "freebsd", "--root", &fixture("freebsd-case5-before")]);
+    let out = nictune(&[
+        "doctor",
+        "--os",
+        "freebsd",
+        "--root",
+        &fixture("freebsd-case5-before"),
+    ]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     insta::assert_snapshot!("doctor_case5_before", stdout(&out));
 }
@@ -62,7 +74,14 @@ fn doctor_json_findings_have_the_v1_fields() {
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["schema"], "nictune.doctor/v1");
     for f in doc["findings"].as_array().unwrap() {
-        for key in ["id", "severity", "subject", "evidence", "explanation", "fix"] {
+        for key in [
+            "id",
+            "severity",
+            "subject",
+            "evidence",
+            "explanation",
+            "fix",
+        ] {
             assert!(f.get(key).is_some(), "finding lacks {key}: {f}");
         }
     }
@@ -70,17 +89,32 @@ fn doctor_json_findings_have_the_v1_fields() {
 
 #[test]
 fn doctor_on_case5_after_exits_0() {
-    let out = nictune(&["doctor", "--os", "freebsd", "--root", &fixture("freebsd-case5-after")]);
+    let out = nictune(&[
+        "doctor",
+        "--os",
+        "freebsd",
+        "--root",
+        &fixture("freebsd-case5-after"),
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     assert_eq!(stdout(&out), "no findings\n");
 }
 
 #[test]
 fn show_freebsd_lists_the_queue_vectors() {
-    let out = nictune(&["show", "--os", "freebsd", "--root", &fixture("freebsd-case5-before")]);
+    let out = nictune(&[
+        "show",
+        "--os",
+        "freebsd",
+        "--root",
+        &fixture("freebsd-case5-before"),
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
-    assert!(text.contains("mbuf clusters 25598/25600 in use/max  denied 20931"), "{text}");
+    assert!(
+        text.contains("mbuf clusters 25598/25600 in use/max  denied 20931"),
+        "{text}"
+    );
     assert!(text.contains("igb7:que 0"), "{text}");
 }
 
@@ -100,31 +134,54 @@ fn capture_then_show_root_matches_the_live_show() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|n| (n["name"].clone(), n["driver"].clone(), n["coalesce"].clone(), n["rings"].clone()))
+            .map(|n| {
+                (
+                    n["name"].clone(),
+                    n["driver"].clone(),
+                    n["coalesce"].clone(),
+                    n["rings"].clone(),
+                )
+            })
             .collect::<Vec<_>>()
     };
     assert_eq!(pick(&live), pick(&offline));
     let again = nictune(&["capture", target]);
     assert_eq!(again.status.code(), Some(2), "a capture never overwrites");
-    assert!(stderr(&again).contains("empty or new directory"), "{}", stderr(&again));
+    assert!(
+        stderr(&again).contains("empty or new directory"),
+        "{}",
+        stderr(&again)
+    );
 }
 
 #[test]
 fn bad_input_names_the_flag_and_gives_a_hint() {
     let out = nictune(&["show", "--interval", "0"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("--interval") && stderr(&out).contains("hint:"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--interval") && stderr(&out).contains("hint:"),
+        "{}",
+        stderr(&out)
+    );
     let out = nictune(&["doctor", "--os", "freebsd"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("--root"), "{}", stderr(&out));
     let out = nictune(&["show", "--root", &fixture("linux-vm-6.18"), "nosuch0"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("interfaces here: eth0, ifb0, ifb1, lo"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("interfaces here: eth0, ifb0, ifb1, lo"),
+        "{}",
+        stderr(&out)
+    );
     let out = nictune(&["show", "--netns", "../etc"]);
     assert_eq!(out.status.code(), Some(2));
     let out = nictune(&["show", "--root", "/nonexistent-capture"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("not a nictune capture"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not a nictune capture"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
