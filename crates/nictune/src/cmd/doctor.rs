@@ -10,7 +10,7 @@ use nictune_core::units::Nanos;
 use nictune_host::doctor::{self, Finding};
 use nictune_host::freebsd::{self, FreeBsdInputs, FreeBsdSnapshot};
 use nictune_host::rates;
-use nictune_host::snapshot::{self, HostSnapshot};
+use nictune_host::snapshot;
 use serde::Serialize;
 use std::path::Path;
 use std::time::Instant;
@@ -81,14 +81,8 @@ fn linux_findings(args: &Args, interval: Option<Nanos>, ctx: &Ctx) -> Result<Vec
             Nanos(started.elapsed().as_nanos() as u64),
         )
     });
-    Ok(doctor::linux::run(&snap, rates.as_ref(), &catalog_caveats))
-}
-
-/// Driver-parameter caveats and documented-vs-actual defaults. The settings catalog
-/// (`nictune_core::catalog`, built in parallel) is where these belong; until it is merged
-/// this hook reports none. The integrator points it at the catalog.
-fn catalog_caveats(_snap: &HostSnapshot) -> Vec<Finding> {
-    Vec::new()
+    let caveats = doctor::linux::caveats::from_catalog;
+    Ok(doctor::linux::run(&snap, rates.as_ref(), &caveats))
 }
 
 /// Reads the FreeBSD capture files that exist in `dir`.

@@ -2,6 +2,7 @@
 //! [`Rates`]. Each rule is a function returning its findings.
 
 mod agents;
+pub mod caveats;
 mod drops;
 mod moderation;
 mod pileup;
@@ -10,7 +11,8 @@ use super::Finding;
 use crate::rates::Rates;
 use crate::snapshot::HostSnapshot;
 
-/// Runs every Linux rule; `caveats` supplies driver-parameter caveats (the catalog).
+/// Runs every Linux rule; `caveats` supplies driver-parameter caveats — normally
+/// [`caveats::from_catalog`]; tests pass their own.
 pub fn run(
     snap: &HostSnapshot,
     rates: Option<&Rates>,
