@@ -273,3 +273,32 @@ pub fn render_freebsd(snap: &crate::freebsd::FreeBsdSnapshot) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::read::{FakeHost, ReadError, ReadErrorKind};
+    use crate::snapshot;
+
+    #[test]
+    fn unreadable_values_show_their_reason_not_zero() {
+        let path = "/proc/irq/38/effective_affinity_list";
+        let mut host = FakeHost::new()
+            .with_file(
+                "/proc/interrupts",
+                "  CPU0\n 38: 5 PCI-MSIX-0000:00:03.0 1-edge eth9-TxRx-0\n",
+            )
+            .with_file("/proc/irq/38/smp_affinity_list", "0\n")
+            .with_file("/sys/class/net/eth9/queues/rx-0/rps_cpus", "0\n");
+        host.errors.insert(
+            path.into(),
+            ReadError::new(path, ReadErrorKind::Denied, "Permission denied"),
+        );
+        let text = render_show(&snapshot::build(&host, &[]), None);
+        assert!(
+            text.contains("? (/proc/irq/38/effective_affinity_list: Permission denied)"),
+            "{text}"
+        );
+        assert!(text.contains("coalesce  ? (not captured)"), "{text}");
+    }
+}

@@ -266,9 +266,15 @@ fn irqs(read: &dyn HostRead, interrupts: Option<&ProcInterrupts>) -> Vec<Irq> {
             let list = |file: &str| {
                 text(read, &format!("/proc/irq/{n}/{file}")).and_then(|t| CpuSet::parse_list(&t))
             };
+            // /sys/kernel/irq/N/actions is the kernel's own list; /proc/interrupts the fallback.
+            let actions = text(read, &format!("/sys/kernel/irq/{n}/actions"))
+                .value()
+                .filter(|a| !a.is_empty())
+                .map(|a| a.split(',').map(|s| s.trim().to_string()).collect())
+                .unwrap_or_else(|| line.actions.clone());
             Some(Irq {
                 irq: n,
-                actions: line.actions.clone(),
+                actions,
                 chip: line.chip.clone(),
                 affinity: list("smp_affinity_list"),
                 effective: list("effective_affinity_list"),
