@@ -240,3 +240,16 @@ fn check_errors_are_json_with_json() {
         .unwrap()
         .contains("nictune explain coalesce.rx-usecs"));
 }
+
+#[test]
+fn check_treats_its_arguments_as_one_set() {
+    let alone = nictune(&["check", "napi.defer-hard-irqs=2"]);
+    assert_eq!(alone.status.code(), Some(1), "{}", stdout(&alone));
+    let together = nictune(&[
+        "check",
+        "napi.defer-hard-irqs=2",
+        "napi.gro-flush-timeout=20000",
+    ]);
+    assert_eq!(together.status.code(), Some(0), "{}", stdout(&together));
+    assert!(stdout(&together).contains("20000 ns = 20.000 µs"));
+}

@@ -5,7 +5,7 @@
 //!   (`e1000_main.c#e1000_configure_rx`, SDM §13.4.18).
 //! - RDTR/RADV/TIDV/TADV count **1.024 µs** ticks (`e1000_param.c` comments, SDM §13.4.30).
 //! - igb `itr_val` counts **0.25 µs**: `itr_val = usecs << 2` (`igb_ethtool.c#igb_set_coalesce`).
-//! - 82599/X540/X550 EITR keeps bits [11:3] of `usecs << 2`: **2 µs** steps
+//! - 82599/X540/X550 EITR keeps bits 11..3 of `usecs << 2`: **2 µs** steps
 //!   (`ixgbe_main.c#ixgbe_write_eitr`, `IXGBE_MAX_EITR` = 0xFF8).
 //! - FreeBSD em tunables are µs, converted with `EM_USECS_TO_TICKS(u) = (1000u + 512) / 1024`
 //!   and back with `EM_TICKS_TO_USECS(t) = (1024t + 500) / 1000` (`sys/dev/e1000/if_em.h`).

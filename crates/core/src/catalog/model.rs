@@ -322,6 +322,20 @@ pub struct Caveat {
     pub text: String,
     /// Where it comes from.
     pub source: String,
+    /// Another setting that, checked together with this one, makes the caveat moot.
+    #[serde(default)]
+    pub unless: Option<Guard>,
+}
+
+/// "Unless KEY is also set above N": e.g. `napi.defer-hard-irqs` needs
+/// `napi.gro-flush-timeout` > 0 to have any effect.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Guard {
+    /// Canonical key of the other setting.
+    pub key: String,
+    /// The other setting's value must be above this.
+    pub value_above: i64,
 }
 
 /// How serious a caveat is.

@@ -9,7 +9,7 @@ use super::explain::lookup_error;
 use crate::output::{Ctx, HintExt, Outcome};
 use anyhow::Result;
 use nictune_core::catalog::{
-    catalog, check, select_spec, CheckReport, Context, Entry, Finding, Value,
+    catalog, check_many, select_spec, CheckReport, Context, Entry, Finding, Value,
 };
 use nictune_core::error::InvalidInput;
 use serde::Serialize;
@@ -66,10 +66,7 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
         .iter()
         .map(|arg| parse_setting(arg, &context))
         .collect::<Result<Vec<_>>>()?;
-    let settings = parsed
-        .into_iter()
-        .map(|(input, entry, value)| check_one(input, entry, &value, &context))
-        .collect::<Result<Vec<_>>>()?;
+    let settings = check_all(parsed, &context)?;
     let body = summarise(context, settings);
     ctx.emit("check", &body, render)?;
     Ok(if body.ok {
@@ -112,13 +109,17 @@ fn value_hint(entry: &Entry, context: &Context) -> String {
     }
 }
 
-fn check_one(input: &str, entry: &Entry, value: &Value, context: &Context) -> Result<Checked> {
+/// Checks the settings as one set, so that settings meant together do not warn about
+/// each other.
+fn check_all(parsed: Vec<(&str, &Entry, Value)>, context: &Context) -> Result<Vec<Checked>> {
     let generations = "`nictune explain KEY` lists the generations the catalog knows";
-    let report = check(entry, value, context).hint(generations)?;
-    Ok(Checked {
-        input: input.to_string(),
-        report,
-    })
+    let set: Vec<(&Entry, Value)> = parsed.iter().map(|(_, e, v)| (*e, v.clone())).collect();
+    let reports = check_many(&set, context).hint(generations)?;
+    let inputs = parsed.iter().map(|(input, _, _)| input.to_string());
+    Ok(inputs
+        .zip(reports)
+        .map(|(input, report)| Checked { input, report })
+        .collect())
 }
 
 fn summarise(context: Context, settings: Vec<Checked>) -> Checks {

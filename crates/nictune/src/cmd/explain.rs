@@ -289,9 +289,14 @@ fn caveats(out: &mut String, entry: &Entry) {
         } else {
             format!("when {}: ", caveat.when)
         };
+        let unless = caveat
+            .unless
+            .as_ref()
+            .map(|g| format!(" (not when {} > {} is set too)", g.key, g.value_above))
+            .unwrap_or_default();
         let _ = writeln!(
             out,
-            "  {severity:7}  {when}{}  [{}]",
+            "  {severity:7}  {when}{}{unless}  [{}]",
             caveat.text, caveat.source
         );
     }
