@@ -1,8 +1,10 @@
-//! Live, root only: a namespace `nictune-show-<pid>` with a veth pair and GRO on (so veth has
-//! NAPI instances), per-NAPI values set with this project's netlink `napi-set`, and
-//! `nictune show --netns` must report them. Skips with the reason when not root or when `ip`
-//! or `ethtool` is missing. The namespace is deleted by a guard, also on failure.
+//! Live, root only: a namespace `nictune-show-<pid>` with a veth pair; this project's netlink
+//! SET messages change channels (rx/tx 2), turn GRO on (so veth has NAPI instances) and set
+//! per-NAPI values; `nictune show --netns` must report all of it. Skips with the reason when
+//! not root or `ip` is missing. The namespace is deleted by a guard, also on failure.
 
+use nictune_host::snapshot::Channels;
+use nictune_linux::ethtool::{channels, features};
 use nictune_linux::netdev::napi::request::{self as napi, NapiSettings};
 use nictune_linux::netlink::genl::GenlSocket;
 use std::process::Command;
@@ -41,20 +43,31 @@ fn skip_reason() -> Option<String> {
     if euid != "0" {
         return Some(format!("needs root (euid {euid})"));
     }
-    for tool in ["ip", "ethtool"] {
-        if Command::new(tool).arg("-V").output().is_err() {
-            return Some(format!("{tool} is not installed"));
-        }
+    if Command::new("ip").arg("-V").output().is_err() {
+        return Some("ip (iproute2) is not installed".into());
     }
     None
 }
 
-/// Sets per-NAPI values on every NAPI of `ifindex` from a thread inside `ns`.
-fn set_napis(ns: &str, ifindex: u32, s: NapiSettings) -> Result<usize, String> {
+/// From a thread inside `ns`: channels rx/tx 2 and GRO on for `v0` (ethtool SETs), then
+/// per-NAPI values on every NAPI of `ifindex`. Returns how many NAPIs were set.
+fn configure(ns: &str, ifindex: u32, s: NapiSettings) -> Result<usize, String> {
     let ns = ns.to_string();
     std::thread::spawn(move || {
         nictune_linux::netns::enter_thread(&ns).map_err(|e| e.to_string())?;
         let sock = GenlSocket::open().map_err(|e| e.to_string())?;
+        let ethtool = sock.family("ethtool").map_err(|e| e.to_string())?;
+        let two = Channels {
+            rx: Some(2),
+            tx: Some(2),
+            ..Channels::default()
+        };
+        let attrs = channels::request::encode_set("v0", &two);
+        sock.request_ack(ethtool, channels::attr::MSG_SET, &attrs, "channels set")
+            .map_err(|e| e.to_string())?;
+        let attrs = features::request::encode_set("v0", &[("rx-gro", true)]);
+        sock.request_ack(ethtool, features::attr::MSG_SET, &attrs, "features set")
+            .map_err(|e| e.to_string())?;
         let family = sock.family("netdev").map_err(|e| e.to_string())?;
         let ids: Vec<u32> = napi::dump(&sock, family)
             .map_err(|e| e.to_string())?
@@ -110,7 +123,7 @@ fn show_reports_per_napi_values_set_over_netlink() {
         irq_suspend_timeout_ns: Some(1_000_000),
         threaded: None,
     };
-    let count = set_napis(n, ifindex, want).unwrap();
+    let count = configure(n, ifindex, want).unwrap();
     assert!(count > 0, "veth with GRO on has NAPI instances");
 
     let out = Command::new(env!("CARGO_BIN_EXE_nictune"))
@@ -127,6 +140,9 @@ fn show_reports_per_napi_values_set_over_netlink() {
     let v0 = &doc["nics"][0];
     assert_eq!(v0["name"], "v0");
     assert_eq!(v0["features"]["value"]["rx-gro"], true);
+    assert_eq!(v0["channels"]["value"]["rx"], 2);
+    assert_eq!(v0["channels"]["value"]["tx"], 2);
+    assert!(v0["channels"]["value"]["rx_max"].as_u64().unwrap() >= 2);
     let napis = v0["napis"]["value"].as_array().unwrap();
     assert_eq!(napis.len(), count);
     for napi in napis {
@@ -138,5 +154,9 @@ fn show_reports_per_napi_values_set_over_netlink() {
     assert_eq!(v0["napi_defer_hard_irqs"]["value"], 0);
     // veth queues carry no napi-id in queue-get (ecosystem.md Appendix A), so the queues
     // are listed without a NAPI link; the NAPIs are found by ifindex.
-    assert_eq!(v0["queues"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        v0["queues"].as_array().unwrap().len(),
+        4,
+        "rx-0, rx-1, tx-0, tx-1"
+    );
 }
