@@ -7,6 +7,7 @@ mod ifconfig;
 mod kv;
 mod netstat_m;
 mod top;
+mod topology;
 mod vmstat_i;
 
 pub use dmesg::{parse_dmesg, DmesgFacts};
@@ -14,6 +15,7 @@ pub use ifconfig::{parse_ifconfig, IfInfo};
 pub use kv::parse_kv;
 pub use netstat_m::{parse_netstat_m, MbufStats};
 pub use top::{parse_top, TopCpu};
+pub use topology::parse_smt_groups;
 pub use vmstat_i::{parse_vmstat_i, VmstatIrq};
 
 use crate::error::ParseError;
@@ -49,6 +51,8 @@ pub struct FreeBsdSnapshot {
     pub cpus: Option<Vec<TopCpu>>,
     pub interfaces: Option<Vec<IfInfo>>,
     pub dmesg: DmesgFacts,
+    /// SMT sibling sets from `kern.sched.topology_spec` (empty when not captured).
+    pub smt_groups: Vec<crate::cpuset::CpuSet>,
     /// Files that were absent.
     pub missing: Vec<String>,
 }
@@ -67,6 +71,15 @@ impl FreeBsdSnapshot {
     /// A setting parsed as an integer.
     pub fn setting_i64(&self, key: &str) -> Option<i64> {
         self.setting(key)?.trim().parse().ok()
+    }
+
+    /// The hardware threads sharing `cpu`'s core (itself included).
+    pub fn siblings(&self, cpu: u32) -> crate::cpuset::CpuSet {
+        self.smt_groups
+            .iter()
+            .find(|g| g.contains(cpu))
+            .cloned()
+            .unwrap_or_else(|| [cpu].into_iter().collect())
     }
 
     /// Number of CPUs: `hw.ncpu`, else the `top` lines.
@@ -91,6 +104,7 @@ pub fn snapshot(inputs: &FreeBsdInputs) -> Result<FreeBsdSnapshot, ParseError> {
         cpus: get("top.txt").map(parse_top).transpose()?,
         interfaces: get("ifconfig.txt").map(parse_ifconfig),
         dmesg: get("dmesg.txt").map(parse_dmesg).unwrap_or_default(),
+        smt_groups: get("sysctl.txt").map(parse_smt_groups).unwrap_or_default(),
         missing: FILES
             .iter()
             .filter(|f| !inputs.contains_key(**f))

@@ -1,7 +1,8 @@
 //! `irq-pileup` on FreeBSD: queue interrupts of several ports bound to the same CPUs. The
 //! binding comes from dmesg (`Bound queue Q to cpu C`) when captured, else from the igb/em/ix
 //! default of binding queue Q to CPU Q (Case 5: "queue N of every port on CPU N").
-//! Weighted by the `vmstat -i` rates. Fix: one `cpuset -l CPU -x IRQ` per queue vector.
+//! Weighted by the `vmstat -i` rates; SMT siblings (`kern.sched.topology_spec`) are filled
+//! last. Fix: one `cpuset -l CPU -x IRQ` per queue vector.
 
 use super::queue_vectors;
 use crate::cpuset::CpuSet;
@@ -41,8 +42,8 @@ pub fn irq_pileup(snap: &FreeBsdSnapshot) -> Vec<Finding> {
         })
         .collect();
     let cpus: Vec<u32> = (0..ncpu).collect();
-    let alone = |c: u32| -> CpuSet { [c].into_iter().collect() };
-    let map = spread(&loads, &cpus, &alone);
+    let siblings = |c: u32| -> CpuSet { snap.siblings(c) };
+    let map = spread(&loads, &cpus, &siblings);
     let mut f = Finding::new("irq-pileup", Severity::Warning, ports(&vectors))
         .evidence("queue interrupt vectors", vectors.len())
         .evidence("CPUs", ncpu)

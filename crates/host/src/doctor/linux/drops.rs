@@ -88,6 +88,9 @@ pub fn softnet(snap: &HostSnapshot, rates: Option<&Rates>) -> Vec<Finding> {
          small for the packet rate, or one CPU carries too many queues. A squeeze defers \
          the rest to ksoftirqd, adding latency; backlog drops lose packets.",
     );
+    if severity == Severity::Info {
+        return vec![f.fix("nictune doctor --interval 5   # are squeezes still growing?")];
+    }
     f = f
         .fix(format!("sysctl -w net.core.netdev_budget={}", budget * 2))
         .fix(format!(
