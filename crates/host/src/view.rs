@@ -96,6 +96,23 @@ fn render_nic(out: &mut String, snap: &HostSnapshot, nic: &Nic) {
     );
     render_napis(out, nic);
     render_queues(out, snap, nic);
+    render_other_irqs(out, snap, nic);
+}
+
+/// Device IRQs that serve no queue (config, link, misc vectors).
+fn render_other_irqs(out: &mut String, snap: &HostSnapshot, nic: &Nic) {
+    let queue_irqs: Vec<u32> = nic.queues.iter().filter_map(|q| q.irq).collect();
+    for irq in nic.device_irqs.iter().filter(|i| !queue_irqs.contains(i)) {
+        let Some(i) = snap.irq(*irq) else { continue };
+        let _ = writeln!(
+            out,
+            "  irq {:<6} {:<20} affinity {}  effective {}",
+            irq,
+            i.actions.join(","),
+            i.affinity.display(),
+            i.effective.display()
+        );
+    }
 }
 
 fn render_napis(out: &mut String, nic: &Nic) {

@@ -112,6 +112,14 @@ pub fn read_freebsd(dir: &Path) -> Result<FreeBsdSnapshot> {
     freebsd::snapshot(&inputs).with_context(|| format!("parsing the capture in {}", dir.display()))
 }
 
+/// `nictune.show/v1` for a FreeBSD capture.
+#[derive(Debug, Serialize)]
+struct ShowFreeBsd<'a> {
+    os: &'static str,
+    #[serde(flatten)]
+    snapshot: &'a FreeBsdSnapshot,
+}
+
 /// `show --os freebsd --root DIR`.
 pub fn show_freebsd(source: &SourceArgs, ctx: &Ctx) -> Result<Outcome> {
     let dir = source
@@ -119,6 +127,12 @@ pub fn show_freebsd(source: &SourceArgs, ctx: &Ctx) -> Result<Outcome> {
         .as_deref()
         .expect("checked: freebsd needs --root");
     let snap = read_freebsd(dir)?;
-    ctx.emit("show", &snap, nictune_host::view::render_freebsd)?;
+    let body = ShowFreeBsd {
+        os: "freebsd",
+        snapshot: &snap,
+    };
+    ctx.emit("show", &body, |b| {
+        nictune_host::view::render_freebsd(b.snapshot)
+    })?;
     Ok(Outcome::Success)
 }

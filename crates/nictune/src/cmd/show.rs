@@ -51,6 +51,7 @@ pub struct Args {
 /// `nictune.show/v1`: the snapshot, plus rates with `--interval`.
 #[derive(Debug, Serialize)]
 struct ShowBody<'a> {
+    os: &'static str,
     #[serde(flatten)]
     snapshot: &'a HostSnapshot,
     rates: Option<&'a Rates>,
@@ -71,6 +72,7 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
     check_ifaces(&args.ifaces, host.as_ref(), &snap)?;
     let rates = interval.map(|wait| sample_rates(host.as_ref(), &snap, wait, ctx));
     let body = ShowBody {
+        os: "linux",
         snapshot: &snap,
         rates: rates.as_ref(),
     };
