@@ -17,6 +17,7 @@ struct Shape {
     /// SMT siblings list per CPU (`0,2` means CPUs 0 and 2 share a core).
     siblings: [&'static str; 4],
     rx_packets: u64,
+    rx_bytes: u64,
     rx_drop: u64,
     rx_fifo: u64,
     squeeze: u64,
@@ -35,6 +36,7 @@ impl Default for Shape {
             irq_cpus: [0, 1, 2, 3],
             siblings: ["0", "1", "2", "3"],
             rx_packets: 1_000,
+            rx_bytes: 0,
             rx_drop: 0,
             rx_fifo: 0,
             squeeze: 0,
@@ -92,8 +94,8 @@ fn host(s: &Shape) -> FakeHost {
         .with_file(
             "/proc/net/dev",
             &format!(
-                "h\nh\n eth1: 0 {} 0 {} {} 0 0 0 0 5 0 0 0 0 0 0\n",
-                s.rx_packets, s.rx_drop, s.rx_fifo
+                "h\nh\n eth1: {} {} 0 {} {} 0 0 0 0 5 0 0 0 0 0 0\n",
+                s.rx_bytes, s.rx_packets, s.rx_drop, s.rx_fifo
             ),
         )
         .with_file("/proc/net/softnet_stat", &softnet)
@@ -431,4 +433,54 @@ fn caveats_come_from_the_supplied_hook() {
     let found = doctor::linux::run(&snap(&Shape::default()), None, &hook);
     assert_eq!(found.len(), 1);
     assert!(doctor::has_problems(&found));
+}
+
+#[test]
+fn adaptive_off_on_mixed_frame_sizes_is_a_warning() {
+    let fixed = &[("rx-usecs", 50), ("adaptive-rx", 0)][..];
+    let before = Shape {
+        coalesce: fixed,
+        rx_packets: 0,
+        rx_bytes: 0,
+        ..Shape::default()
+    };
+    // 10k frames/s averaging 600 bytes: small and full-size frames mixed.
+    let mixed = Shape {
+        coalesce: fixed,
+        rx_packets: 10_000,
+        rx_bytes: 6_000_000,
+        ..Shape::default()
+    };
+    let f = find(
+        &mixed,
+        "adaptive-off",
+        Some(&rates_between(&before, &mixed)),
+    )
+    .unwrap();
+    assert_eq!(f.severity, Severity::Warning);
+    // 10k frames/s of 1500 bytes: one bulk shape, a fixed timer is a fair choice.
+    let bulk = Shape {
+        coalesce: fixed,
+        rx_packets: 10_000,
+        rx_bytes: 15_000_000,
+        ..Shape::default()
+    };
+    let f = find(&bulk, "adaptive-off", Some(&rates_between(&before, &bulk))).unwrap();
+    assert_eq!(f.severity, Severity::Info);
+}
+
+#[test]
+fn squeezes_name_a_hot_cpu_that_serves_several_queue_irqs() {
+    let hot = Shape {
+        irq_cpus: [0, 0, 2, 3],
+        squeeze: 5,
+        ..Shape::default()
+    };
+    let f = find(&hot, "softnet-squeeze", None).unwrap();
+    let cpu0 = f.evidence.iter().find(|e| e.what == "cpu 0").unwrap();
+    assert!(
+        cpu0.value.contains("serves queue IRQs [100, 101]"),
+        "{}",
+        cpu0.value
+    );
 }

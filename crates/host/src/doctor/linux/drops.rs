@@ -77,10 +77,25 @@ pub fn softnet(snap: &HostSnapshot, rates: Option<&Rates>) -> Vec<Finding> {
         .evidence("backlog drops since boot", dropped)
         .evidence("net.core.netdev_budget", budget)
         .evidence("net.core.netdev_budget_usecs", usecs);
+    let owners = super::pileup::queue_irqs(snap);
     for row in rows.iter().filter(|r| r.time_squeeze + r.dropped > 0) {
+        let served: Vec<u32> = owners
+            .keys()
+            .copied()
+            .filter(|irq| {
+                snap.irq(*irq)
+                    .and_then(|i| i.cpus())
+                    .is_some_and(|c| c.iter().next() == Some(row.cpu))
+            })
+            .collect();
+        let hot = if served.len() > 1 {
+            format!(", serves queue IRQs {served:?}")
+        } else {
+            String::new()
+        };
         f = f.evidence(
             format!("cpu {}", row.cpu),
-            format!("squeeze {} dropped {}", row.time_squeeze, row.dropped),
+            format!("squeeze {} dropped {}{hot}", row.time_squeeze, row.dropped),
         );
     }
     f = f.explain(

@@ -24,7 +24,7 @@ pub fn run(
     out.extend(drops::softnet(snap, rates));
     out.extend(drops::small_rings(snap, rates));
     out.extend(moderation::fixed_rate_mismatch(snap, rates));
-    out.extend(moderation::adaptive_off(snap));
+    out.extend(moderation::adaptive_off(snap, rates));
     out.extend(moderation::busy_poll_without_napi(snap));
     out.extend(agents::irqbalance_vs_pins(snap));
     out.extend(caveats(snap));

@@ -64,24 +64,39 @@ pub fn fixed_rate_mismatch(snap: &HostSnapshot, rates: Option<&Rates>) -> Vec<Fi
     out
 }
 
-pub fn adaptive_off(snap: &HostSnapshot) -> Vec<Finding> {
+/// Average received frame size between these (bytes) means small and full-size frames
+/// mixed: request/response (≈100 B) next to bulk (≈1500 B, or more with LRO/GRO-HW).
+const MIXED_FRAME_BYTES: (f64, f64) = (256.0, 1200.0);
+
+pub fn adaptive_off(snap: &HostSnapshot, rates: Option<&Rates>) -> Vec<Finding> {
     snap.nics
         .iter()
         .filter_map(|nic| {
             let c = nic.coalesce.value()?;
             let usecs = c.get("rx-usecs")?;
-            (c.get("adaptive-rx") == Some(0) && usecs > 0).then(|| {
-                Finding::new("adaptive-off", Severity::Info, &nic.name)
-                    .evidence("adaptive-rx", 0)
-                    .evidence("rx-usecs", usecs)
-                    .explain(
-                        "The driver supports adaptive moderation but a fixed timer is set. A fixed \
-                         value suits one traffic shape; on a mixed workload (request/response and \
-                         bulk) adaptive moderation follows the load. Keep it off only if measured \
-                         better (`nictune tune`).",
-                    )
-                    .fix(format!("ethtool -C {} adaptive-rx on", nic.name))
-            })
+            if c.get("adaptive-rx") != Some(0) || usecs == 0 {
+                return None;
+            }
+            let mut f = Finding::new("adaptive-off", Severity::Info, &nic.name)
+                .evidence("adaptive-rx", 0)
+                .evidence("rx-usecs", usecs);
+            let traffic = rates.and_then(|r| r.nics.iter().find(|n| n.name == nic.name));
+            if let Some(n) = traffic.filter(|n| n.rx_pps > 0.0) {
+                let frame = n.rx_bytes_per_s / n.rx_pps;
+                f = f.evidence("average rx frame (bytes)", format!("{frame:.0}"));
+                if frame > MIXED_FRAME_BYTES.0 && frame < MIXED_FRAME_BYTES.1 {
+                    f.severity = Severity::Warning;
+                }
+            }
+            Some(
+                f.explain(
+                    "The driver supports adaptive moderation but a fixed timer is set. A fixed \
+                     value suits one traffic shape; with small and full-size frames mixed \
+                     (request/response next to bulk) adaptive moderation follows the load. \
+                     Keep it off only if measured better (`nictune tune`).",
+                )
+                .fix(format!("ethtool -C {} adaptive-rx on", nic.name)),
+            )
         })
         .collect()
 }
