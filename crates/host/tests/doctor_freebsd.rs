@@ -125,3 +125,30 @@ fn polling_reports_its_ceiling() {
     );
     assert!(findings(&i).iter().all(|f| f.id != "polling-ceiling"));
 }
+
+#[test]
+fn polling_warns_when_the_observed_rate_nears_the_ceiling() {
+    let mut i = FreeBsdInputs::new();
+    i.insert(
+        "ifconfig.txt".into(),
+        "em0: flags=8843<UP> metric 0 mtu 1500\n\toptions=9b<RXCSUM,TXCSUM,POLLING>\n".into(),
+    );
+    // HZ 1000 × burst_max 150 = 150000 pkt/s; the timer line says 1000 s of uptime.
+    let sysctl = |packets: u64| {
+        format!("kern.hz: 1000\nkern.polling.burst_max: 150\ndev.em.0.mac_stats.good_pkts_recvd: {packets}\n")
+    };
+    i.insert("vmstat-i.txt".into(), "cpu0:timer 1000000 1000\n".into());
+    i.insert("sysctl.txt".into(), sysctl(140_000_000));
+    let f = findings(&i)
+        .into_iter()
+        .find(|f| f.id == "polling-ceiling")
+        .unwrap();
+    assert_eq!(f.severity, Severity::Warning, "{f:?}");
+    assert!(f.evidence.iter().any(|e| e.value == "140000"));
+    i.insert("sysctl.txt".into(), sysctl(20_000_000));
+    let f = findings(&i)
+        .into_iter()
+        .find(|f| f.id == "polling-ceiling")
+        .unwrap();
+    assert_eq!(f.severity, Severity::Info);
+}

@@ -9,6 +9,8 @@ use crate::freebsd::FreeBsdSnapshot;
 
 /// kern.polling.burst_max default (kern_poll.c).
 const DEFAULT_BURST_MAX: i64 = 150;
+/// Packet rate above this share of the polling ceiling leaves no headroom for bursts.
+const NEAR_CEILING: f64 = 0.8;
 /// A queue vector above this many interrupts/s is busy.
 const BUSY_VECTOR_RATE: u64 = 5_000;
 
@@ -40,6 +42,17 @@ pub fn polling_ceiling(snap: &FreeBsdSnapshot) -> Vec<Finding> {
              (without idle polling); above that packets wait in the ring and overflow it. \
              Raise burst_max or HZ if the interface carries more."
         ));
+    for name in &polled {
+        if let Some(pps) = average_rx_pps(snap, name) {
+            f = f.evidence(
+                format!("{name} average rx pkt/s since boot"),
+                format!("{pps:.0}"),
+            );
+            if pps > NEAR_CEILING * ceiling as f64 {
+                f.severity = Severity::Warning;
+            }
+        }
+    }
     if ceiling < 100_000 {
         f.severity = Severity::Warning;
     }
@@ -82,4 +95,23 @@ pub fn rx_processing_limit(snap: &FreeBsdSnapshot) -> Vec<Finding> {
         );
     }
     out
+}
+
+/// Seconds since boot: `vmstat -i` prints each source's total and its average rate.
+fn uptime_secs(snap: &FreeBsdSnapshot) -> Option<f64> {
+    snap.interrupts
+        .as_ref()?
+        .iter()
+        .filter(|v| v.rate > 0)
+        .map(|v| v.total as f64 / v.rate as f64)
+        .max_by(f64::total_cmp)
+}
+
+/// Average received packets per second since boot, from the driver's MAC counter
+/// (`dev.em.0.mac_stats.good_pkts_recvd`) over the uptime.
+fn average_rx_pps(snap: &FreeBsdSnapshot, ifname: &str) -> Option<f64> {
+    let (drv, unit) = ifname.split_at(super::driver_of(ifname).len());
+    let key = format!("dev.{drv}.{unit}.mac_stats.good_pkts_recvd");
+    let packets = snap.setting_i64(&key)? as f64;
+    Some(packets / uptime_secs(snap)?.max(1.0))
 }
