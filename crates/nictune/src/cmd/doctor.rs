@@ -3,17 +3,15 @@
 //! (`--os freebsd --root DIR`). Exit 0 when nothing is at warning level or above, 1 when
 //! something is, 2 on errors.
 
-use super::show::{check_interval, check_source, invalid, open_host, Os, SourceArgs};
+use super::show::{check_interval, check_source, invalid, open_host, sample_rates, Os, SourceArgs};
 use crate::output::{Ctx, HintExt, Outcome};
 use anyhow::{Context, Result};
 use nictune_core::units::Nanos;
 use nictune_host::doctor::{self, Finding};
 use nictune_host::freebsd::{self, FreeBsdInputs, FreeBsdSnapshot};
-use nictune_host::rates;
 use nictune_host::snapshot;
 use serde::Serialize;
 use std::path::Path;
-use std::time::Instant;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -68,19 +66,7 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
 fn linux_findings(args: &Args, interval: Option<Nanos>, ctx: &Ctx) -> Result<Vec<Finding>> {
     let host = open_host(&args.source)?;
     let snap = snapshot::build(host.as_ref(), &args.ifaces);
-    let rates = interval.map(|wait| {
-        let progress = ctx.progress();
-        progress.start(1, "sampling");
-        let started = Instant::now();
-        std::thread::sleep(std::time::Duration::from_nanos(wait.0));
-        let second = snapshot::build_counters(host.as_ref());
-        progress.finish();
-        rates::between(
-            &snap.counters,
-            &second,
-            Nanos(started.elapsed().as_nanos() as u64),
-        )
-    });
+    let rates = interval.map(|wait| sample_rates(host.as_ref(), &snap.counters, wait, ctx));
     let caveats = doctor::linux::caveats::from_catalog;
     Ok(doctor::linux::run(&snap, rates.as_ref(), &caveats))
 }
