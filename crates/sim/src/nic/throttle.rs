@@ -24,9 +24,11 @@
 //! reading beats too, with nearly the same mean (`tests/case1.rs` shows both, and the gap
 //! reading's flat lock once TXDW is held off). The TCP_RR numbers therefore fit the interval
 //! clock robustly and the gap reading only through the TXDW coincidence; the 8254x models use
-//! the interval clock. The two readings differ sharply on an idle link (ping): the interval
-//! clock adds a uniform 0–1 interval wait per direction, the gap reading none — the held-back
-//! Case 1 ping measurements decide it for good.
+//! the interval clock. The readings also part on ping: the interval clock adds a uniform
+//! 0–1 interval wait per direction (rtt spread, mdev ≈ 0.05 ms at 8000/s), while under the gap
+//! reading the echo reply lands ≈7 µs after the client's own TXDW interrupt and always waits
+//! out the rest of that interval (a constant ≈0.138 ms). The spread of the held-back Case 1
+//! ping measurements decides it for good.
 //!
 //! Writing the register restarts the interval clock with a full interval (the igb driver
 //! defers EITR writes to interrupt time because a write resets the timer, and 82576+ EITR has
