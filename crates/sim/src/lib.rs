@@ -2,3 +2,5 @@
 //!
 //! Flow A: scenario → **sim** → metrics → report. No wall clock and no threads inside a run.
 #![forbid(unsafe_code)]
+
+pub mod moderation;
