@@ -11,20 +11,12 @@
 //! Hook mapping for the engine: [`ModerationPolicy::on_complete`] is "the interrupt's cleanup
 //! finished" (FreeBSD has no NAPI; the engine calls it at the end of each interrupt's rxeof).
 
-use super::latency_class::{classify, LatencyClass, Window, IGB_BULK_EXIT};
+use super::latency_class::{classify, per_packet, LatencyClass, Window, IGB_BULK_EXIT};
 use super::{quarter_micros, rate_to_256ns_throttle, Coalescing, ModerationPolicy, Traffic};
 use nictune_core::units::Nanos;
 
 /// IGB_DEFAULT_ITR = 1e9 / (8000 · 256) = 488; sub-gigabit links use half of it.
 pub const IGB_DEFAULT_ITR: u32 = 488;
-
-fn bytes_per_packet(bytes: u64, packets: u64) -> u64 {
-    if packets == 0 {
-        0
-    } else {
-        bytes / packets
-    }
-}
 
 /// FreeBSD 8–13 igb: the size formula, written one interrupt late.
 #[derive(Debug, Clone)]
@@ -56,8 +48,7 @@ impl SizeAim {
         if !self.gigabit {
             return IGB_DEFAULT_ITR / 2;
         }
-        let avg = bytes_per_packet(c.rx_bytes, c.rx_packets)
-            .max(bytes_per_packet(c.tx_bytes, c.tx_packets));
+        let avg = per_packet(c.rx_bytes, c.rx_packets).max(per_packet(c.tx_bytes, c.tx_packets));
         let avg = (avg + 24).min(3000);
         let v = if avg > 300 && avg < 1200 {
             avg / 3
@@ -141,8 +132,8 @@ impl ClassAim {
 
     fn next_class(&self) -> LatencyClass {
         let c = &self.counts;
-        let rx_bpp = bytes_per_packet(c.rx_bytes, c.rx_packets);
-        let tx_bpp = bytes_per_packet(c.tx_bytes, c.tx_packets);
+        let rx_bpp = per_packet(c.rx_bytes, c.rx_packets);
+        let tx_bpp = per_packet(c.tx_bytes, c.tx_packets);
         let w = Window {
             packets: c.rx_packets.max(c.tx_packets),
             bytes: c.rx_bytes.max(c.tx_bytes),
@@ -233,7 +224,7 @@ mod tests {
             tx_bytes: 1200,
         });
         q.on_complete(Nanos(1));
-        assert_eq!(q.pending(), (600 + 24) / 3 & 0x7FFC);
+        assert_eq!(q.pending(), ((600 + 24) / 3) & 0x7FFC);
         let mut slow = SizeAim::new(false, 8000);
         slow.observe(Traffic::rx(1, 64));
         slow.on_complete(Nanos(1));

@@ -6,7 +6,7 @@
 //! then: it is flagged and written at the start of the next interrupt (writing EITR resets the
 //! hardware timer), which [`IgbItr::on_interrupt`] reproduces.
 
-use super::latency_class::{classify, LatencyClass, Window, IGB_BULK_EXIT};
+use super::latency_class::{classify, per_packet, LatencyClass, Window, IGB_BULK_EXIT};
 use super::{quarter_micros, Coalescing, ModerationPolicy, Traffic};
 use nictune_core::units::Nanos;
 
@@ -124,8 +124,7 @@ impl IgbItr {
         if !self.gigabit {
             return Some(IGB_4K_ITR);
         }
-        let per = |bytes: u64, pkts: u64| if pkts == 0 { 0 } else { bytes / pkts };
-        let avg = per(c.rx_bytes, c.rx_packets).max(per(c.tx_bytes, c.tx_packets));
+        let avg = per_packet(c.rx_bytes, c.rx_packets).max(per_packet(c.tx_bytes, c.tx_packets));
         if avg == 0 {
             return None;
         }

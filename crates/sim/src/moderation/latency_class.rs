@@ -31,13 +31,17 @@ pub struct Window {
 impl Window {
     /// A window whose bytes per packet is `bytes / packets`.
     pub fn new(packets: u64, bytes: u64) -> Window {
-        let bpp = if packets == 0 { 0 } else { bytes / packets };
         Window {
             packets,
             bytes,
-            bpp,
+            bpp: per_packet(bytes, packets),
         }
     }
+}
+
+/// Bytes per packet as drivers compute it (integer division; 0 for an empty window).
+pub fn per_packet(bytes: u64, packets: u64) -> u64 {
+    bytes.checked_div(packets).unwrap_or(0)
 }
 
 /// Bulk-exit threshold of e1000/e1000e (bytes).
