@@ -3,4 +3,5 @@
 //! Flow A: scenario → **sim** → metrics → report. No wall clock and no threads inside a run.
 #![forbid(unsafe_code)]
 
+pub mod freebsd;
 pub mod moderation;
