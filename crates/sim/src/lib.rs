@@ -5,3 +5,4 @@
 
 pub mod freebsd;
 pub mod moderation;
+pub mod pool;
