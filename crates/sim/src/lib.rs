@@ -3,6 +3,7 @@
 //! Flow A: scenario → **sim** → metrics → report. No wall clock and no threads inside a run.
 #![forbid(unsafe_code)]
 
+pub mod bus;
 pub mod freebsd;
 pub mod moderation;
 pub mod pool;
