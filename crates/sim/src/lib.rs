@@ -6,4 +6,5 @@
 pub mod bus;
 pub mod freebsd;
 pub mod moderation;
+pub mod napi_extras;
 pub mod pool;
