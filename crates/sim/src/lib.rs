@@ -6,5 +6,6 @@
 pub mod bus;
 pub mod freebsd;
 pub mod moderation;
+pub mod multiqueue;
 pub mod napi_extras;
 pub mod pool;
