@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 pub mod bus;
+pub mod cases;
 pub mod freebsd;
 pub mod moderation;
 pub mod multiqueue;

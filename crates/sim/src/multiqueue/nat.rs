@@ -4,11 +4,15 @@
 //! Packets choose an instance by their inside address (NAT-ing to several external addresses
 //! with one instance each). An instance is held for `hold` per packet; a CPU that finds it
 //! held spins until it is free (FreeBSD mutexes spin adaptively while the owner runs), and
-//! taking a lock last held by another CPU first pulls its cache line over (`handoff`). Both
-//! the wait and the handoff are CPU time of the waiting CPU — this is what made one instance
-//! exhaust 24 threads at ≈500 Mbit/s.
+//! taking a lock last held by another CPU first pulls its cache lines over (`handoff`). The
+//! handoff grows with the number of CPUs spinning on the same lock: every release invalidates
+//! all spinners' copies and they re-read it one after another (Boyd-Wickizer et al.,
+//! "Non-scalable locks are dangerous", Linux Symposium 2012: acquisition cost grows linearly
+//! with the waiters). The wait and the handoff are CPU time of the waiting CPU; the growth with
+//! waiters is the positive feedback that made one instance exhaust 24 threads.
 
 use nictune_core::units::Nanos;
+use std::collections::VecDeque;
 
 /// Timing of one critical section.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,10 +27,12 @@ pub struct Section {
     pub spin: Nanos,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Instance {
     free_at: Nanos,
     last_cpu: Option<u32>,
+    /// Start times of entries granted but not yet started (the current spinners).
+    waiting: VecDeque<Nanos>,
 }
 
 /// K NAT instances.
@@ -34,22 +40,30 @@ struct Instance {
 pub struct NatLocks {
     instances: Vec<Instance>,
     hold: Nanos,
-    handoff: Nanos,
+    handoff: Handoff,
     contended: u64,
+}
+
+/// Cost of taking a lock another CPU held last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Handoff {
+    /// With no other spinner.
+    pub base: Nanos,
+    /// Added per CPU spinning on the same lock.
+    pub per_waiter: Nanos,
 }
 
 impl NatLocks {
     /// `k` instances (at least one), each held `hold` per packet, with `handoff` added when
     /// the previous holder was another CPU.
-    pub fn new(k: usize, hold: Nanos, handoff: Nanos) -> NatLocks {
+    pub fn new(k: usize, hold: Nanos, handoff: Handoff) -> NatLocks {
+        let idle = Instance {
+            free_at: Nanos::ZERO,
+            last_cpu: None,
+            waiting: VecDeque::new(),
+        };
         NatLocks {
-            instances: vec![
-                Instance {
-                    free_at: Nanos::ZERO,
-                    last_cpu: None
-                };
-                k.max(1)
-            ],
+            instances: vec![idle; k.max(1)],
             hold,
             handoff,
             contended: 0,
@@ -67,15 +81,19 @@ impl NatLocks {
         let instance = self.instance_for(key);
         let (hold, handoff) = (self.hold, self.handoff);
         let inst = &mut self.instances[instance];
-        let start = now.max(inst.free_at);
-        if start > now {
-            self.contended += 1;
+        while inst.waiting.front().is_some_and(|&s| s <= now) {
+            inst.waiting.pop_front();
         }
+        let start = now.max(inst.free_at);
         let migrate = if inst.last_cpu.is_some_and(|c| c != cpu) {
-            handoff
+            handoff.base + Nanos(handoff.per_waiter.0 * inst.waiting.len() as u64)
         } else {
             Nanos::ZERO
         };
+        if start > now {
+            self.contended += 1;
+            inst.waiting.push_back(start);
+        }
         let end = start + migrate + hold;
         inst.free_at = end;
         inst.last_cpu = Some(cpu);
@@ -107,9 +125,14 @@ impl NatLocks {
 mod tests {
     use super::*;
 
+    const H: Handoff = Handoff {
+        base: Nanos(100),
+        per_waiter: Nanos(50),
+    };
+
     #[test]
     fn uncontended_same_cpu_costs_only_the_hold_time() {
-        let mut n = NatLocks::new(1, Nanos(500), Nanos(100));
+        let mut n = NatLocks::new(1, Nanos(500), H);
         let s = n.enter(0, 7, Nanos(1_000));
         assert_eq!(
             (s.start, s.end, s.spin),
@@ -122,7 +145,7 @@ mod tests {
 
     #[test]
     fn a_second_cpu_spins_and_pays_the_handoff() {
-        let mut n = NatLocks::new(1, Nanos(500), Nanos(100));
+        let mut n = NatLocks::new(1, Nanos(500), H);
         n.enter(0, 1, Nanos(1_000));
         let s = n.enter(1, 2, Nanos(1_200));
         assert_eq!(
@@ -134,19 +157,34 @@ mod tests {
 
     #[test]
     fn two_instances_serialise_only_their_own_packets() {
-        let mut n = NatLocks::new(2, Nanos(500), Nanos(100));
+        let mut n = NatLocks::new(2, Nanos(500), H);
         let a = n.enter(0, 0, Nanos(1_000));
         let b = n.enter(1, 1, Nanos(1_000));
         assert_eq!((a.instance, b.instance), (0, 1));
         assert_eq!(b.spin, Nanos::ZERO);
         // With one instance the same pair waits.
-        let mut one = NatLocks::new(1, Nanos(500), Nanos(100));
+        let mut one = NatLocks::new(1, Nanos(500), H);
         one.enter(0, 0, Nanos(1_000));
         assert_eq!(one.enter(1, 1, Nanos(1_000)).spin, Nanos(500));
     }
 
     #[test]
+    fn handoff_grows_with_the_spinners() {
+        let mut n = NatLocks::new(1, Nanos(500), H);
+        n.enter(0, 0, Nanos(1_000)); // holds until 1500
+        let a = n.enter(1, 0, Nanos(1_100)); // waits; no other spinner: +100
+        assert_eq!((a.start, a.end), (Nanos(1_500), Nanos(2_100)));
+        let b = n.enter(2, 0, Nanos(1_200)); // one spinner ahead: +150
+        assert_eq!((b.start, b.end), (Nanos(2_100), Nanos(2_750)));
+        let c = n.enter(3, 0, Nanos(1_300)); // two ahead: +200
+        assert_eq!(c.end, Nanos(2_750 + 200 + 500));
+        // Later, once the queue drained, the handoff is back to its base.
+        let d = n.enter(0, 0, Nanos(10_000));
+        assert_eq!(d.end, Nanos(10_600));
+    }
+
+    #[test]
     fn zero_instances_means_one() {
-        assert_eq!(NatLocks::new(0, Nanos(1), Nanos(0)).len(), 1);
+        assert_eq!(NatLocks::new(0, Nanos(1), Handoff::default()).len(), 1);
     }
 }
