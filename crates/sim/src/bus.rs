@@ -53,6 +53,7 @@ impl IsaWidth {
 pub struct IsaBus {
     width: IsaWidth,
     clock_hz: u64,
+    extra_wait_states: u64,
 }
 
 impl IsaBus {
@@ -61,18 +62,31 @@ impl IsaBus {
         IsaBus {
             width,
             clock_hz: clock_hz.max(1),
+            extra_wait_states: 0,
         }
+    }
+
+    /// The same bus with a card that stretches every cycle by `n` wait states (IOCHRDY).
+    pub fn with_extra_wait_states(self, n: u64) -> IsaBus {
+        IsaBus {
+            extra_wait_states: n,
+            ..self
+        }
+    }
+
+    fn clocks_per_cycle(&self) -> u64 {
+        self.width.clocks_per_cycle() + self.extra_wait_states
     }
 
     /// Time to copy `bytes` from card memory to the host.
     pub fn transfer_time(&self, bytes: Bytes) -> Nanos {
         let cycles = bytes.0.div_ceil(self.width.bytes());
-        Nanos((cycles * self.width.clocks_per_cycle() * 1_000_000_000).div_ceil(self.clock_hz))
+        Nanos((cycles * self.clocks_per_cycle() * 1_000_000_000).div_ceil(self.clock_hz))
     }
 
     /// Sustained copy rate in bytes per second.
     pub fn bytes_per_sec(&self) -> u64 {
-        self.clock_hz * self.width.bytes() / self.width.clocks_per_cycle()
+        self.clock_hz * self.width.bytes() / self.clocks_per_cycle()
     }
 
     /// The card width.
@@ -176,6 +190,12 @@ mod tests {
             Nanos(750),
             "odd byte costs a whole cycle"
         );
+    }
+
+    #[test]
+    fn extra_wait_states_stretch_every_cycle() {
+        let bus = IsaBus::new(IsaWidth::Bits8, 8_000_000).with_extra_wait_states(2);
+        assert_eq!(bus.transfer_time(Bytes(1000)), Nanos(1_000_000));
     }
 
     #[test]

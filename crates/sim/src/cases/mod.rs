@@ -7,6 +7,7 @@
 //! parameter and the wall clock is never read.
 
 pub mod agenda;
+pub mod isa;
 pub mod random;
 pub mod router;
 
