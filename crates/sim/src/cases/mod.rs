@@ -8,8 +8,10 @@
 
 pub mod agenda;
 pub mod isa;
+pub mod ixgbevf;
 pub mod random;
 pub mod router;
+pub mod rxhost;
 
 use nictune_core::metrics::{CoreSplit, CpuSplit};
 
