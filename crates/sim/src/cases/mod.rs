@@ -7,8 +7,10 @@
 //! parameter and the wall clock is never read.
 
 pub mod agenda;
+pub mod dim_bulk;
 pub mod isa;
 pub mod ixgbevf;
+pub mod polling;
 pub mod random;
 pub mod router;
 pub mod rxhost;
