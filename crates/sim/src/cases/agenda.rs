@@ -17,6 +17,7 @@ pub struct Agenda {
     heap: BinaryHeap<Reverse<u128>>,
     front: Option<u128>,
     seq: u64,
+    popped: u64,
 }
 
 impl Agenda {
@@ -41,10 +42,16 @@ impl Agenda {
         }
     }
 
+    /// Events handed out so far.
+    pub fn popped(&self) -> u64 {
+        self.popped
+    }
+
     /// Removes the earliest event: `(time, event)`.
     #[inline]
     pub fn pop(&mut self) -> Option<(u64, u16)> {
         let key = self.front.take().or_else(|| self.heap.pop().map(|r| r.0))?;
+        self.popped += 1;
         Some(((key >> 64) as u64, key as u16))
     }
 }

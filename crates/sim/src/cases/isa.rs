@@ -162,6 +162,8 @@ pub struct IsaOutcome {
     pub card_overflows: u64,
     /// Peer retransmissions (TCP timeouts or NFS re-requests).
     pub retransmissions: u64,
+    /// Events processed.
+    pub events: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -224,6 +226,7 @@ struct Sim<'a> {
     waiting: Vec<(u64, u64, u32)>,
     replies_out: VecDeque<Frame>,
     // Results.
+    irqs: u64,
     delivered: u64,
     retransmissions: u64,
 }
@@ -268,9 +271,13 @@ impl Sim<'_> {
             Unit::Drain => {}
             Unit::Proto => {
                 self.saved_proto = Some(self.unit_end - self.now);
+                self.irqs += 1;
                 self.start_drain();
             }
-            Unit::Idle => self.start_drain(),
+            Unit::Idle => {
+                self.irqs += 1;
+                self.start_drain();
+            }
         }
     }
 
@@ -518,6 +525,7 @@ pub fn run(p: &IsaParams) -> IsaOutcome {
         next_id: 0,
         waiting: Vec::new(),
         replies_out: VecDeque::new(),
+        irqs: 0,
         delivered: 0,
         retransmissions: 0,
     };
@@ -566,6 +574,7 @@ pub fn run(p: &IsaParams) -> IsaOutcome {
         kbytes_per_sec: sim.delivered as f64 / 1024.0 / secs,
         card_overflows: sim.card.overruns(),
         retransmissions: sim.retransmissions,
+        events: sim.agenda.popped(),
     }
 }
 

@@ -12,6 +12,7 @@ pub mod isa;
 pub mod ixgbevf;
 pub mod polling;
 pub mod random;
+pub mod registry;
 pub mod router;
 pub mod rxhost;
 

@@ -148,6 +148,8 @@ pub struct RouterOutcome {
     pub nat_spin: Nanos,
     /// Total busy CPU time as a share of one CPU (1.0 = one CPU fully busy).
     pub cpu_total: f64,
+    /// Simulation steps taken (CPU events).
+    pub events: u64,
 }
 
 /// Time meaning "never".
@@ -421,8 +423,10 @@ pub fn run(p: &RouterParams) -> RouterOutcome {
         sim.pick_next(c, 0);
     }
     let end = p.duration.0;
+    let mut events = 0u64;
     loop {
         let (t, c) = sim.next.min();
+        events += 1;
         if t > end {
             break;
         }
@@ -432,7 +436,7 @@ pub fn run(p: &RouterParams) -> RouterOutcome {
             sim.pick_next(c, t);
         }
     }
-    outcome(p, sim, setup_errors, down_drops)
+    outcome(p, sim, setup_errors, down_drops, events)
 }
 
 fn outcome(
@@ -440,6 +444,7 @@ fn outcome(
     sim: Sim,
     setup_errors: Vec<SetupError>,
     down_drops: u64,
+    events: u64,
 ) -> RouterOutcome {
     let span = p.duration.0;
     let secs = p.duration.as_secs_f64();
@@ -467,6 +472,7 @@ fn outcome(
         dropped: ring_drops + down_drops,
         nat_spin: Nanos(sim.nat_spin),
         cpu_total,
+        events,
     }
 }
 

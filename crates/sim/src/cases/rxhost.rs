@@ -98,6 +98,8 @@ pub struct RxHostOutcome {
     pub cpu: CoreNs,
     /// Final `kern.polling.burst` (polling mode).
     pub final_burst: Option<u32>,
+    /// Events processed.
+    pub events: u64,
 }
 
 const EV_IRQ: u16 = 0;
@@ -497,5 +499,6 @@ fn outcome(p: &RxHostParams, sim: Sim) -> RxHostOutcome {
         interrupts_per_sec: ips,
         cpu: sim.acct,
         final_burst: sim.polling.as_ref().map(Polling::burst),
+        events: sim.agenda.popped(),
     }
 }
