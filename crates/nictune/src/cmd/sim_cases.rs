@@ -162,7 +162,7 @@ fn with_notes(mut s: String, notes: &[String]) -> String {
     s
 }
 
-fn explain(case: &CaseScenario, ctx: &Ctx) -> Result<Outcome> {
+fn explain_doc(case: &'static CaseScenario) -> ExplainDoc<'static> {
     let keys = case
         .keys()
         .into_iter()
@@ -173,24 +173,47 @@ fn explain(case: &CaseScenario, ctx: &Ctx) -> Result<Outcome> {
             help: k.help,
         })
         .collect();
-    let doc = ExplainDoc {
+    ExplainDoc {
         scenario: case.name,
         explain: case.explain,
         keys,
-    };
-    ctx.emit("sim", &doc, |d| {
-        let mut s = format!("{}\nKeys (--set KEY=VALUE):\n", d.explain);
-        for k in &d.keys {
-            let _ = writeln!(
-                s,
-                "  {:20} {:>10}  {} — {}",
-                k.key,
-                k.default.to_string(),
-                k.help,
-                k.allowed
-            );
-        }
-        s
-    })?;
+    }
+}
+
+fn explain(case: &'static CaseScenario, ctx: &Ctx) -> Result<Outcome> {
+    ctx.emit("sim", &explain_doc(case), explain_text)?;
     Ok(Outcome::Success)
+}
+
+fn explain_text(d: &ExplainDoc) -> String {
+    let mut s = format!("{}\nKeys (--set KEY=VALUE):\n", d.explain);
+    for k in &d.keys {
+        let _ = writeln!(
+            s,
+            "  {:20} {:>10}  {} — {}",
+            k.key,
+            k.default.to_string(),
+            k.help,
+            k.allowed
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nictune_sim::cases::registry;
+
+    #[test]
+    fn explain_router_text() {
+        insta::assert_snapshot!(explain_text(&explain_doc(
+            registry::find("seed-igb-router").unwrap()
+        )));
+    }
+
+    #[test]
+    fn explain_isa_nfs_json() {
+        insta::assert_json_snapshot!(explain_doc(registry::find("seed-isa-nfs").unwrap()));
+    }
 }
