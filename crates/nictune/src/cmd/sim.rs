@@ -269,13 +269,20 @@ pub(super) fn human_run(name: &str, r: &RunResult) -> String {
             );
         }
     }
-    let _ = writeln!(
-        s,
-        "throughput      {} Mb/s",
-        fmt_opt(m.throughput_bps.map(|b| b / 1e6), 3)
-    );
+    let _ = writeln!(s, "throughput      {}", rate(m.throughput_bps));
     s.push_str(&host_table(m));
     s
+}
+
+/// Bits per second with a readable unit.
+fn rate(bps: Option<f64>) -> String {
+    match bps {
+        None => "-".into(),
+        Some(b) if b >= 1e9 => format!("{:.3} Gb/s", b / 1e9),
+        Some(b) if b >= 1e6 => format!("{:.3} Mb/s", b / 1e6),
+        Some(b) if b >= 1e3 => format!("{:.3} kb/s", b / 1e3),
+        Some(b) => format!("{b:.0} b/s"),
+    }
 }
 
 fn is_ping(r: &RunResult) -> bool {
@@ -325,7 +332,7 @@ pub(super) fn human_sweep(name: &str, points: &[RunResult], varying: &[&str]) ->
         let m = &p.metrics;
         let headline = match m.transactions_per_sec {
             Some(t) => format!("{t:.1} trans/s"),
-            None => format!("{} Mb/s", fmt_opt(m.throughput_bps.map(|b| b / 1e6), 1)),
+            None => rate(m.throughput_bps),
         };
         let lat = m.latency_us.map_or("-".into(), |l| {
             format!("mean {:.1} µs p99 {:.1} µs", l.mean, l.p99)

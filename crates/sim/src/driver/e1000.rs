@@ -11,17 +11,17 @@
 //! | 100–100000 | fixed rate | fixed rate |
 //!
 //! In 7.0.x `1` leaves ITR unwritten at setup (the setup code writes it only for values > 1),
-//! so throttling is off until the watchdog's link-up run. In 7.3.x `4` writes
-//! `1e9/(4·256)`, which overflows the 16-bit field, until the first watchdog run (§2.1 quirk).
+//! and in 7.3.x `4` writes `1e9/(4·256)`, which overflows the 16-bit field (§2.1 quirk); both
+//! last only until the watchdog's link-up run. A simulated run starts with the link long up
+//! and idle, so the watchdog modes start from what an idle watchdog pass writes: 8000/s.
 
 use super::policy::{ModerationCtx, ModerationPolicy, PollWindow};
 use crate::nic::Coalescing;
+use nictune_core::catalog::convert::{itr_reg_from_rate, ticks_to_nanos, IntsPerSec, ItrReg};
 use std::fmt;
 
-/// The delay-timer tick: 1.024 µs.
-pub const TICK_NS: u64 = 1_024;
-/// The ITR register unit: 256 ns.
-pub const ITR_UNIT_NS: u64 = 256;
+/// The ITR register's INTERVAL field is 16 bits wide.
+const ITR_FIELD_MASK: u64 = 0xFFFF;
 /// The e1000 watchdog period (2 s).
 pub const WATCHDOG_NS: u64 = 2_000_000_000;
 
@@ -170,14 +170,15 @@ pub fn classify(current: Latency, packets: u64, bytes: u64) -> Latency {
     }
 }
 
-/// The ITR register interval for a rate: `1e9 / (rate · 256)` in 256 ns units, truncated
-/// to the 16-bit field, as nominal ns (0 = off).
+/// The ITR register interval for a rate (the catalog's `1e9 / (rate · 256)`), truncated to
+/// the 16-bit field, as nominal ns (0 = off).
 pub fn interval_ns(rate: u32) -> u64 {
-    if rate == 0 {
-        return 0;
-    }
-    let reg = (1_000_000_000u64 / (rate as u64 * ITR_UNIT_NS)) & 0xFFFF;
-    reg * ITR_UNIT_NS
+    itr_reg_from_rate(IntsPerSec(rate as u64))
+        .map_or(0, |r| ItrReg(r.0 & ITR_FIELD_MASK).interval().0)
+}
+
+fn ticks(t: u16) -> u64 {
+    ticks_to_nanos(nictune_core::catalog::convert::DelayTicks(t as u64)).0
 }
 
 /// `e1000_watchdog`'s mode-4 rate from the good-octets deltas of the last period.
@@ -237,11 +238,11 @@ impl E1000 {
         let d = self.delays;
         Coalescing {
             interval_ns: interval,
-            rx_pkt_ns: d.rx as u64 * TICK_NS,
-            rx_abs_ns: d.rx_abs as u64 * TICK_NS,
+            rx_pkt_ns: ticks(d.rx),
+            rx_abs_ns: ticks(d.rx_abs),
             rx_frames: 0,
-            tx_pkt_ns: d.tx as u64 * TICK_NS,
-            tx_abs_ns: d.tx_abs as u64 * TICK_NS,
+            tx_pkt_ns: ticks(d.tx),
+            tx_abs_ns: ticks(d.tx_abs),
         }
     }
 }
@@ -258,10 +259,9 @@ impl ModerationPolicy for E1000 {
                 self.itr = 20_000;
                 interval_ns(20_000)
             }
-            (ItrMode::Watchdog, Generation::V7_0) => 0,
-            (ItrMode::Watchdog, Generation::V7_3) => {
-                self.itr = 4;
-                interval_ns(4)
+            (ItrMode::Watchdog, _) => {
+                self.itr = watchdog_rate(0, 0);
+                interval_ns(self.itr)
             }
         };
         self.regs(interval)
@@ -395,9 +395,9 @@ mod tests {
     }
 
     #[test]
-    fn seven_oh_dynamic_starts_unthrottled_then_watchdog_sets_the_rate() {
+    fn watchdog_modes_start_from_the_idle_rate() {
         let mut e = E1000::new(Generation::V7_0, 1, DelayTicks::default()).unwrap();
-        assert_eq!(e.initial().interval_ns, 0);
+        assert_eq!(e.initial().interval_ns, interval_ns(8000));
         assert_eq!(e.watchdog_period(), Some(WATCHDOG_NS));
         let regs = e.on_watchdog(&ctx()).unwrap();
         assert_eq!(regs.interval_ns, interval_ns(8000));

@@ -65,8 +65,9 @@ pub trait ModerationPolicy: fmt::Debug + Send {
         None
     }
 
-    /// How often the watchdog runs (`None`: no watchdog hook). The first run is at link-up,
-    /// time 0.
+    /// How often the watchdog runs (`None`: no watchdog hook). The first run falls at a
+    /// per-host phase in `[0, period)` drawn from the run's seed: the hosts' watchdogs are
+    /// unrelated timers.
     fn watchdog_period(&self) -> Option<u64> {
         None
     }

@@ -41,8 +41,12 @@ impl Oscillator {
     }
 
     /// The first boundary at or after `t` of an interval clock started at `origin` with
-    /// `period` nominal nanoseconds per interval (`period` > 0, `t` ≥ `origin`).
+    /// `period` nominal nanoseconds per interval (`period` > 0); `origin` itself when `t` is
+    /// earlier.
     pub fn next_boundary(&self, origin: u64, period: u64, t: u64) -> u64 {
+        if t <= origin {
+            return origin;
+        }
         let elapsed = (t - origin) as i128;
         let per = period as i128 * PPB;
         let scaled = elapsed * (PPB + self.ppb as i128);

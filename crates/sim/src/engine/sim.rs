@@ -57,6 +57,19 @@ pub struct HostSpec {
     pub napi: NapiConfig,
     /// Interrupt-moderation policy.
     pub policy: Box<dyn ModerationPolicy>,
+    /// Where this host's timers stand at time 0: the throttle's first interval boundary and
+    /// the first watchdog run (ns). Hosts are not synchronised; scenarios draw these from the
+    /// seed.
+    pub phase: Phases,
+}
+
+/// Start phases of a host's free-running timers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Phases {
+    /// First boundary of the throttle's interval clock.
+    pub throttle_ns: u64,
+    /// First watchdog run.
+    pub watchdog_ns: u64,
 }
 
 /// How the hosts are connected.
@@ -122,8 +135,6 @@ pub struct HostReport {
     pub holding: u64,
     /// Frames on the link towards this host at the end.
     pub on_link: u64,
-    /// Frames taken from the ring but not yet processed at the end (a poll slice in progress).
-    pub in_poll: u64,
     /// The throttle interval in force at the end (nominal ns).
     pub interval_ns: u64,
 }
@@ -143,6 +154,8 @@ pub struct SimOutput {
     pub sim_ns: u64,
     /// Whether the workload counts transactions.
     pub transactions: bool,
+    /// Events that ran earlier than their predecessor (a broken run if not 0).
+    pub time_reversals: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -174,6 +187,7 @@ struct Host {
     napi: Napi,
     softnet: Softnet,
     policy: Box<dyn ModerationPolicy>,
+    watchdog_phase: u64,
     window: PollWindow,
     poll: Option<PollRun>,
     pending_refill: u32,
@@ -189,7 +203,7 @@ impl Host {
         let regs = spec.policy.initial();
         Host {
             name: spec.name,
-            nic: Nic::new(spec.nic, osc, regs),
+            nic: Nic::new(spec.nic, osc, regs, spec.phase.throttle_ns),
             feed: Feed::default(),
             cpu: Cpu::new(spec.cores, spec.app_core, horizon),
             irq_core: spec.irq_core.min(spec.cores.max(1) - 1),
@@ -198,6 +212,7 @@ impl Host {
             napi: Napi::default(),
             softnet: Softnet::default(),
             policy: spec.policy,
+            watchdog_phase: spec.phase.watchdog_ns,
             window: PollWindow::default(),
             poll: None,
             pending_refill: 0,
@@ -270,7 +285,8 @@ impl Sim {
     pub fn run(mut self) -> SimOutput {
         for h in 0..self.hosts.len() {
             if self.hosts[h].policy.watchdog_period().is_some() {
-                self.q.schedule(0, Ev::Watchdog(h as u8));
+                let at = self.hosts[h].watchdog_phase;
+                self.q.schedule(at, Ev::Watchdog(h as u8));
             }
             self.try_irq(h, 0);
         }
@@ -401,40 +417,44 @@ impl Sim {
             self.poll_return(h, run.work, now);
             return;
         }
-        let mut cost = 0;
-        let mut run = match host.poll {
-            Some(run) => run,
+        let (mut run, start_cost) = match host.poll {
+            Some(run) => (run, 0),
+            None if host.napi.sched => self.start_poll(h),
             None => {
-                if !host.napi.sched {
-                    host.softnet.active = false;
-                    return;
-                }
-                host.stats.polls += 1;
-                let (n, bytes) = host.nic.clean_tx();
-                host.window.tx_packets += n as u64;
-                host.window.tx_bytes += bytes - FCS * n as u64;
-                cost += host.costs.poll_ns + n as u64 * host.costs.tx_clean_ns;
-                PollRun {
-                    quota_left: host.napi_cfg.weight,
-                    work: 0,
-                    ending: false,
-                }
+                host.softnet.active = false;
+                return;
             }
         };
-        let k = (run.quota_left as usize).min(host.nic.rx_ready()) as u32;
-        cost += self.receive_batch(h, now + cost, k) - (now + cost);
+        let k = (run.quota_left as usize).min(self.hosts[h].nic.rx_ready()) as u32;
+        let cost = self.receive_batch(h, now + start_cost, k) - now;
         let host = &mut self.hosts[h];
         run.quota_left -= k;
         run.work += k;
-        host.pending_refill += k;
         run.ending = k == 0 || run.quota_left == 0;
+        host.pending_refill += k;
         host.poll = Some(run);
         if cost == 0 {
             self.poll_step(h, now);
-            return;
+        } else {
+            let end = self.kernel(h, now, cost, KernelWork::Softirq);
+            self.q.schedule(end, Ev::PollStep(h as u8));
         }
-        let end = self.kernel(h, now, cost, KernelWork::Softirq);
-        self.q.schedule(end, Ev::PollStep(h as u8));
+    }
+
+    /// The first slice of a poll call: its fixed cost and the tx clean (e1000_clean cleans
+    /// Tx before Rx). Returns the new poll and the slice's cost so far.
+    fn start_poll(&mut self, h: usize) -> (PollRun, u64) {
+        let host = &mut self.hosts[h];
+        host.stats.polls += 1;
+        let (n, bytes) = host.nic.clean_tx();
+        host.window.tx_packets += n as u64;
+        host.window.tx_bytes += bytes - FCS * n as u64;
+        let run = PollRun {
+            quota_left: host.napi_cfg.weight,
+            work: 0,
+            ending: false,
+        };
+        (run, host.costs.poll_ns + n as u64 * host.costs.tx_clean_ns)
     }
 
     /// Processes `k` frames from the ring starting at `t`; returns when the last finished.
@@ -463,6 +483,8 @@ impl Sim {
         t
     }
 
+    /// A poll call returned `work`: complete the NAPI if it did not use its budget, then
+    /// keep the NET_RX run going, end it, or re-raise it.
     fn poll_return(&mut self, h: usize, work: u32, now: u64) {
         let host = &mut self.hosts[h];
         host.poll = None;
@@ -471,43 +493,55 @@ impl Sim {
             host.stats.polls_not_done += 1;
         } else {
             host.stats.polls_done += 1;
-            let c = host.napi.complete_done(work, &host.napi_cfg);
-            if let Some(t) = c.timer_ns {
-                host.napi.timer_gen = host.napi.timer_gen.wrapping_add(1);
-                let gen = host.napi.timer_gen;
-                self.q.schedule(now + t, Ev::NapiTimer(h as u8, gen));
-            }
-            if c.unmask {
-                let host = &mut self.hosts[h];
-                let ctx = host.ctx(now);
-                let window = host.window;
-                if let Some(regs) = host.policy.on_poll_complete(&ctx, &window) {
-                    host.nic.write_regs(regs, now);
-                }
-                host.nic.unmask();
-                self.try_irq(h, now);
-            }
+            self.complete(h, work, now);
         }
         let host = &mut self.hosts[h];
         if !host.napi.sched {
             host.softnet.active = false;
-            return;
-        }
-        if !host.softnet.exhausted(now, &host.napi_cfg) {
+        } else if !host.softnet.exhausted(now, &host.napi_cfg) {
             self.q.schedule(now, Ev::PollStep(h as u8));
+        } else {
+            self.squeeze(h, now);
+        }
+    }
+
+    /// `napi_complete_done` and, when it allows, the driver's moderation update and unmask.
+    fn complete(&mut self, h: usize, work: u32, now: u64) {
+        let host = &mut self.hosts[h];
+        let c = host.napi.complete_done(work, &host.napi_cfg);
+        if let Some(t) = c.timer_ns {
+            host.napi.timer_gen = host.napi.timer_gen.wrapping_add(1);
+            let gen = host.napi.timer_gen;
+            self.q.schedule(now + t, Ev::NapiTimer(h as u8, gen));
+        }
+        if !c.unmask {
             return;
         }
+        let host = &mut self.hosts[h];
+        let ctx = host.ctx(now);
+        let window = host.window;
+        if let Some(regs) = host.policy.on_poll_complete(&ctx, &window) {
+            host.nic.write_regs(regs, now);
+        }
+        host.nic.unmask();
+        self.try_irq(h, now);
+    }
+
+    /// The NET_RX run ran out of budget or time with work left: `time_squeeze`, then
+    /// restart at once, or after 10 restarts / 2 ms hand over to ksoftirqd, which waits
+    /// behind a runnable application on its core for up to one slice.
+    fn squeeze(&mut self, h: usize, now: u64) {
+        let host = &mut self.hosts[h];
         host.stats.time_squeeze += 1;
         host.softnet.time_squeeze += 1;
         host.softnet.restarts += 1;
-        let sn = &mut host.softnet;
+        let sn = &host.softnet;
         let start = if sn.restarts < MAX_SOFTIRQ_RESTART && now - sn.entry < MAX_SOFTIRQ_TIME_NS {
             now
         } else {
-            // ksoftirqd: behind the application for up to one slice if it is runnable here.
-            sn.restarts = 0;
             let wait = host.cpu.app_backlog_on(host.irq_core, now);
             let start = now + wait.min(KSOFTIRQD_WAIT_NS);
+            host.softnet.restarts = 0;
             host.softnet.entry = start;
             start
         };
@@ -596,7 +630,6 @@ impl Sim {
                 cores: host.cpu.cores().to_vec(),
                 holding: host.nic.holding(),
                 on_link: host.feed.in_flight(),
-                in_poll: 0,
                 interval_ns: host.nic.regs().interval_ns,
             });
         }
@@ -607,6 +640,7 @@ impl Sim {
             packets,
             sim_ns: self.horizon,
             transactions: self.workload.has_transactions(),
+            time_reversals: self.q.backwards(),
         }
     }
 }

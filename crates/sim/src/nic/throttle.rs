@@ -10,17 +10,27 @@
 //! - [`ItrReading::MinimumGap`]: an interrupt is asserted as soon as a cause is pending and
 //!   at least one interval has passed since the previous assertion.
 //!
-//! Case 1 (seed-cases.md) decides between them for the 8254x. With both hosts at 8000/s a
-//! transaction needs a boundary on each host. Under the gap reading each host's throttle
-//! restarts from its own last assertion, so the two hosts lock to a common 125 µs cycle and
-//! TCP_RR runs flat at ≈8000/s whatever the clocks do. Under the interval-clock reading the
-//! two boundary trains slide past each other at the clock difference: while the server's
-//! boundary falls in the part of the cycle the round trip needs, a transaction takes two
-//! intervals (≈4000/s), otherwise one (≈8000/s). That slow wander between ≈4400 and ≈8000
-//! with a mean near 6543 is what was measured, so the 8254x models use the interval clock.
-//! (`tests/case1.rs` runs both readings.) Writing the register restarts the interval clock
-//! (the igb driver defers EITR writes to interrupt time because a write resets the timer,
-//! moderation-algorithms.md §3; assumed the same here).
+//! Case 1 (seed-cases.md) and the 8254x. With both hosts at 8000/s a TCP_RR transaction
+//! needs an interrupt on each host. Under the interval-clock reading each host's boundaries
+//! are fixed by its own oscillator, so the two boundary trains slide past each other at the
+//! clock difference: while the server's boundary falls inside the part of the cycle the
+//! round trip needs, a transaction takes two intervals (≈4000/s), otherwise one (≈8000/s).
+//! The mean is ≈8000·(1 − RTT/125 µs) + 4000·RTT/125 µs ≈ 6,700 and the interim values wander
+//! between ≈4000 and ≈8000 with period 125 µs / Δppm — the measured 6,543 and 4,417…8,003.
+//! Under the minimum-gap reading each throttle restarts from its own last assertion, so the
+//! two hosts lock to a common cycle and run flat at ≈8000 — unless some cause interrupts every
+//! host once per interval anyway. e1000's transmit-completion cause (TXDW, ~10 µs after each
+//! send with the default TxIntDelay) does exactly that, so with default settings the gap
+//! reading beats too, with nearly the same mean (`tests/case1.rs` shows both, and the gap
+//! reading's flat lock once TXDW is held off). The TCP_RR numbers therefore fit the interval
+//! clock robustly and the gap reading only through the TXDW coincidence; the 8254x models use
+//! the interval clock. The two readings differ sharply on an idle link (ping): the interval
+//! clock adds a uniform 0–1 interval wait per direction, the gap reading none — the held-back
+//! Case 1 ping measurements decide it for good.
+//!
+//! Writing the register restarts the interval clock (the igb driver defers EITR writes to
+//! interrupt time because a write resets the timer, moderation-algorithms.md §3; assumed the
+//! same here).
 
 use crate::engine::clock::Oscillator;
 

@@ -5,7 +5,7 @@ use super::value::Value;
 use crate::driver::e1000::{DelayTicks, Generation, E1000};
 use crate::driver::policy::ModerationPolicy;
 use crate::engine::rng::Rng;
-use crate::engine::sim::{HostSpec, SimSpec, Topology};
+use crate::engine::sim::{HostSpec, Phases, SimSpec, Topology};
 use crate::host::costs::Costs;
 use crate::host::napi::NapiConfig;
 use crate::nic::link::Link;
@@ -80,6 +80,21 @@ pub fn policy(p: &Params, host: &str) -> Result<Box<dyn ModerationPolicy>, Scena
         })
 }
 
+/// RNG stream of host `name`'s timer phases.
+fn phases(p: &Params, name: &str, policy: &dyn ModerationPolicy, interval: u64) -> Phases {
+    let stream = 100
+        + super::keys::HOSTS
+            .iter()
+            .position(|h| *h == name)
+            .unwrap_or(0) as u64;
+    let mut rng = Rng::new(int(p, "seed") as u64, stream);
+    let period = policy.watchdog_period().unwrap_or(1);
+    Phases {
+        throttle_ns: rng.below(interval.max(1)),
+        watchdog_ns: rng.below(period),
+    }
+}
+
 fn host(p: &Params, name: &str) -> Result<HostSpec, ScenarioError> {
     let k = |s: &str| format!("{name}.{s}");
     let i = |s: &str| int(p, &k(s)) as u64;
@@ -98,6 +113,9 @@ fn host(p: &Params, name: &str) -> Result<HostSpec, ScenarioError> {
         "8254x-gap" => ItrReading::MinimumGap,
         _ => ItrReading::IntervalClock,
     };
+    let mut policy = policy(p, name)?;
+    let interval = policy.initial().interval_ns;
+    let phase = phases(p, name, policy.as_ref(), interval);
     Ok(HostSpec {
         name: name.to_string(),
         nic: NicConfig {
@@ -132,7 +150,8 @@ fn host(p: &Params, name: &str) -> Result<HostSpec, ScenarioError> {
             gro_flush_timeout_ns: i("napi.gro_flush_timeout_ns"),
             gro: true,
         },
-        policy: policy(p, name)?,
+        policy,
+        phase,
     })
 }
 

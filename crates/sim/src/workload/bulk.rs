@@ -6,8 +6,11 @@
 //! 200 ms retransmission timeout (Linux TCP_RTO_MIN) falls back to one segment and resends
 //! from the first unacknowledged byte. New data is sent from the softirq that processes the
 //! ACK, as Linux does. Receiver: cumulative ACK every second in-order segment, an immediate
-//! duplicate ACK for out-of-order data, a 40 ms delayed ACK otherwise (TCP_DELACK_MIN).
-//! Segments are lost where the simulator drops them: at the receiving NIC.
+//! duplicate ACK for out-of-order data and an immediate ACK for a segment that fills a hole
+//! (RFC 5681 §4.2), a 40 ms delayed ACK otherwise (TCP_DELACK_MIN).
+//! Segments are lost where the simulator drops them: at the receiving NIC. There is no SACK:
+//! a burst of losses costs one round trip per lost segment, so throughput under heavy ring
+//! overflow is pessimistic next to Linux's SACK-based recovery.
 
 use super::rr::TCP_HEADERS;
 use super::{Action, HostId, Rx, CLIENT, SERVER};
@@ -180,6 +183,7 @@ impl Bulk {
             out.push(self.ack(rx.end + tx));
             return tx;
         }
+        let filled_a_hole = !self.out_of_order.is_empty();
         self.rcv_nxt += self.mss();
         rec.delivered(self.cfg.mss, rx.end);
         while self.out_of_order.remove(&self.rcv_nxt) {
@@ -187,7 +191,7 @@ impl Bulk {
             rec.delivered(self.cfg.mss, rx.end);
         }
         self.unacked_segs += 1;
-        if self.unacked_segs >= 2 {
+        if self.unacked_segs >= 2 || filled_a_hole {
             self.unacked_segs = 0;
             out.push(self.ack(rx.end + tx));
             return tx;
@@ -207,6 +211,8 @@ impl Bulk {
         if ack > self.snd_una {
             let newly = ack - self.snd_una;
             self.snd_una = ack;
+            // After a go-back-N retransmission the receiver may already hold data beyond it.
+            self.snd_nxt = self.snd_nxt.max(ack);
             self.dupacks = 0;
             match self.recover {
                 Some(r) if ack >= r => {
