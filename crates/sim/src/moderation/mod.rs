@@ -12,6 +12,7 @@
 //! The specification of each family is `moderation-algorithms.md` (§ numbers in the files).
 
 pub mod dim;
+pub mod engine;
 pub mod freebsd_aim;
 pub mod igb;
 pub mod ixgbe;
