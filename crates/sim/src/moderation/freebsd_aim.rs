@@ -64,10 +64,6 @@ impl ModerationPolicy for SizeAim {
         self.counts.add(traffic);
     }
 
-    fn on_interrupt(&mut self, _now: Nanos) -> Option<Coalescing> {
-        None
-    }
-
     fn on_complete(&mut self, _now: Nanos) -> Option<Coalescing> {
         let write = std::mem::take(&mut self.pending);
         let written = (write != 0).then(|| {

@@ -131,10 +131,6 @@ impl ModerationPolicy for IxgbeItr {
         self.tx.bytes += t.tx_bytes;
     }
 
-    fn on_interrupt(&mut self, _now: Nanos) -> Option<Coalescing> {
-        None
-    }
-
     fn on_complete(&mut self, now: Nanos) -> Option<Coalescing> {
         let jiffies = now.0 / self.jiffy.0;
         let (mut rx, mut tx) = (self.rx, self.tx);

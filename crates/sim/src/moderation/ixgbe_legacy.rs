@@ -174,10 +174,6 @@ impl ModerationPolicy for LegacyItr {
         self.tx.bytes += t.tx_bytes;
     }
 
-    fn on_interrupt(&mut self, _now: Nanos) -> Option<Coalescing> {
-        None
-    }
-
     fn on_complete(&mut self, _now: Nanos) -> Option<Coalescing> {
         if !matches!(
             self.setting,

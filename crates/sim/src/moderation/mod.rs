@@ -86,7 +86,9 @@ pub trait ModerationPolicy: std::fmt::Debug {
     /// Traffic the driver's rings counted since the previous call (Rx clean, Tx clean).
     fn observe(&mut self, traffic: Traffic);
     /// Start of an interrupt of this vector; returns a register write made here.
-    fn on_interrupt(&mut self, now: Nanos) -> Option<Coalescing>;
+    fn on_interrupt(&mut self, _now: Nanos) -> Option<Coalescing> {
+        None
+    }
     /// NAPI completed and the IRQ is about to be unmasked; returns a register write made here.
     fn on_complete(&mut self, now: Nanos) -> Option<Coalescing>;
     /// What the NIC is programmed with right now.
@@ -99,9 +101,6 @@ pub struct Fixed(pub Coalescing);
 
 impl ModerationPolicy for Fixed {
     fn observe(&mut self, _traffic: Traffic) {}
-    fn on_interrupt(&mut self, _now: Nanos) -> Option<Coalescing> {
-        None
-    }
     fn on_complete(&mut self, _now: Nanos) -> Option<Coalescing> {
         None
     }
