@@ -657,6 +657,26 @@ mod validation {
     }
 
     #[test]
+    fn on_a_slow_card_a_window_beyond_the_card_overruns_and_collapses() {
+        // The HOWTO's tip: small windows for small-buffer cards; too large → overruns and a
+        // sharp loss. Same slow-card assumption as seed-isa-nfs (2 extra wait states).
+        let old = |w| IsaParams {
+            extra_wait_states: 2,
+            ..IsaParams::ttcp(IsaWidth::Bits8, 6_700_000, Bytes(w))
+        };
+        let small = run(&old(4096));
+        let large = run(&old(16 * 1024));
+        assert_eq!(small.card_overflows, 0);
+        assert!(large.card_overflows > 0 && large.retransmissions > 0);
+        assert!(
+            large.kbytes_per_sec < 0.25 * small.kbytes_per_sec,
+            "{} vs {}",
+            large.kbytes_per_sec,
+            small.kbytes_per_sec
+        );
+    }
+
+    #[test]
     fn a_small_window_limits_ttcp() {
         let small = run(&IsaParams::ttcp(IsaWidth::Bits8, 26_700_000, Bytes(1460)));
         assert!(small.kbytes_per_sec < 0.9 * ttcp(267).kbytes_per_sec);
