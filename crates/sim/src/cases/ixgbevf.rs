@@ -23,15 +23,15 @@ pub const FRAME: Bytes = Bytes(106);
 /// CPU0 costs. Calibrated on the report's two dev-visible points (itr=1 → softirq ≈59 %,
 /// itr=1000 → ≈7.6 %): with the model's own poll and frame counts at those settings
 /// (47.0 k and 1.46 k polls/s, 65.6 k frames/s; solved and re-run to a fixed point) the two
-/// equations give 11.27 µs per NAPI poll (a VF poll in a 2014 Xen HVM guest: the doorbell and
-/// unmask MMIO writes trap to the hypervisor) and 0.904 µs per 40-byte segment (TCP receive
+/// equations give 11.29 µs per NAPI poll (a VF poll in a 2014 Xen HVM guest: the doorbell and
+/// unmask MMIO writes trap to the hypervisor) and 0.907 µs per 40-byte segment (TCP receive
 /// plus the delayed ACK); the hard
 /// interrupt is assumed 2 µs (virtual interrupt injection and EOI, irq time, not softirq).
 pub fn costs() -> HostCosts {
     HostCosts {
         irq: Nanos::from_micros(2),
-        poll: Nanos(11_270),
-        per_frame: Nanos(904),
+        poll: Nanos(11_290),
+        per_frame: Nanos(907),
         app_per_frame: Nanos::ZERO,
     }
 }
@@ -79,7 +79,7 @@ last ITR slice (thresholds 10/20) → 100 K / 20 K / 12 K ints/s, 90/10 rate smo
 assumed to cap at 20 K like the same-numbered e1000/igb mode; fixed rates use the driver's
 1e9/(rate·256) arithmetic with 2 µs EITR granularity. NAPI weight 64.
 
-Costs on CPU0: 11.27 µs per NAPI poll and 0.904 µs per segment (softirq), calibrated on the two
+Costs on CPU0: 11.29 µs per NAPI poll and 0.907 µs per segment (softirq), calibrated on the two
 dev-visible points (itr=1 → 59 %, itr=1000 → 7.6 %); 2 µs per hard interrupt (irq time,
 assumed). Ping: 80 µs outside the receive path (the report's minimum), plus the wait for the
 interrupt and the queue ahead of the probe.

@@ -11,11 +11,11 @@ pub mod dim_bulk;
 pub mod isa;
 pub mod ixgbevf;
 pub mod polling;
-pub mod random;
 pub mod registry;
 pub mod router;
 pub mod rxhost;
 
+use crate::engine::rng::Rng;
 use nictune_core::metrics::{CoreSplit, CpuSplit};
 
 /// Busy time of one simulated core by category, in nanoseconds.
@@ -47,4 +47,10 @@ impl CoreNs {
 /// The host split of per-core busy times over `span` ns.
 pub fn cpu_split(cores: &[CoreNs], span: u64) -> CpuSplit {
     CpuSplit::from_cores(cores.iter().map(|c| c.split(span)).collect())
+}
+
+/// An exponential gap in whole nanoseconds (at least 1) with mean `mean_ns`.
+#[inline]
+pub(crate) fn exp_ns(rng: &mut Rng, mean_ns: f64) -> u64 {
+    (rng.exp(mean_ns) as u64).max(1)
 }

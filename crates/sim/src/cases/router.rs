@@ -18,8 +18,8 @@
 //! event) and keeps everything else local: arrivals are drawn lazily when a ring is looked at.
 
 use super::agenda::MinTree;
-use super::random::Stream;
 use super::{cpu_split, CoreNs};
+use crate::engine::rng::Rng;
 use crate::freebsd::rx_limit::RxProcessLimit;
 use crate::moderation::freebsd_aim::SizeAim;
 use crate::moderation::{Coalescing, ModerationPolicy, Traffic};
@@ -168,7 +168,7 @@ struct Vq {
     ready: u64,
     requeued: bool,
     aim: SizeAim,
-    rng: Stream,
+    rng: Rng,
     drops: u64,
     irqs: u64,
 }
@@ -183,7 +183,7 @@ impl Vq {
             } else {
                 self.drops += 1;
             }
-            self.next_arrival += self.rng.exp_ns(self.mean_gap);
+            self.next_arrival += super::exp_ns(&mut self.rng, self.mean_gap);
         }
     }
 }
@@ -375,14 +375,14 @@ pub fn run(p: &RouterParams) -> RouterOutcome {
             .enumerate()
         {
             let queue = queue as u32;
-            let mut rng = Stream::new(p.seed, (port * p.queues + queue) as u64);
+            let mut rng = Rng::new(p.seed, (port * p.queues + queue) as u64);
             let mean_gap = if share > 0.0 {
                 1e9 / (per_port_pps * share)
             } else {
                 f64::INFINITY
             };
             let first = if mean_gap.is_finite() {
-                rng.exp_ns(mean_gap)
+                super::exp_ns(&mut rng, mean_gap)
             } else {
                 u64::MAX / 2
             };

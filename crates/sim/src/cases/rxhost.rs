@@ -18,8 +18,8 @@
 //! ICMP echo probes travel through the same ring and are answered in the receive path.
 
 use super::agenda::Agenda;
-use super::random::Stream;
 use super::CoreNs;
+use crate::engine::rng::Rng;
 use crate::freebsd::polling::{PollMore, Polling, PollingConfig};
 use crate::metrics::histogram::Histogram;
 use crate::moderation::{Coalescing, ModerationPolicy, TimerStart, Traffic};
@@ -122,7 +122,7 @@ struct Sim<'a> {
     polling: Option<Polling>,
     agenda: Agenda,
     now: u64,
-    rng: Stream,
+    rng: Rng,
     mean_gap: f64,
     future: VecDeque<u64>,
     last_gen: u64,
@@ -154,7 +154,7 @@ impl Sim<'_> {
     /// The `k`-th future data arrival (0-based), generating as needed.
     fn future_arrival(&mut self, k: usize) -> u64 {
         while self.future.len() <= k {
-            self.last_gen += self.rng.exp_ns(self.mean_gap);
+            self.last_gen += super::exp_ns(&mut self.rng, self.mean_gap);
             self.future.push_back(self.last_gen);
         }
         self.future[k]
@@ -425,7 +425,7 @@ pub fn run(p: RxHostParams) -> RxHostOutcome {
         polling,
         agenda: Agenda::new(),
         now: 0,
-        rng: Stream::new(p.seed, 0),
+        rng: Rng::new(p.seed, 0),
         mean_gap: 1e9 / p.offered_pps.max(1e-9),
         future: VecDeque::new(),
         last_gen: 0,
