@@ -351,8 +351,7 @@ impl Sim<'_> {
         let n = self.ring.min(c.cycles);
         let d = self.p.costs.poll.0 + n as u64 * self.p.costs.per_frame.0;
         self.softirq_pending = false;
-        self.run_kernel(Kernel::Poll(n), d, false);
-        self.kernel = Kernel::Chunk;
+        self.run_kernel(Kernel::Chunk, d, false);
         self.take(n, self.kernel_end);
     }
 
@@ -404,18 +403,12 @@ impl Sim<'_> {
 }
 
 /// Runs the host.
-pub fn run(p: RxHostParams) -> RxHostOutcome {
-    let (policy, weight, polling) = match &p.mode {
-        RxMode::Interrupts { weight, .. } => (None, *weight, None),
-        RxMode::Polling(cfg) => (None, 0, Some(Polling::new(*cfg))),
-    };
-    let mut p = p;
-    let policy = match std::mem::replace(&mut p.mode, RxMode::Polling(PollingConfig::default())) {
-        RxMode::Interrupts { policy, .. } => Some(policy),
-        RxMode::Polling(cfg) => {
-            p.mode = RxMode::Polling(cfg);
-            policy
-        }
+pub fn run(mut p: RxHostParams) -> RxHostOutcome {
+    // The run owns the mode's state; what stays in `p` is configuration only.
+    let mode = std::mem::replace(&mut p.mode, RxMode::Polling(PollingConfig::default()));
+    let (policy, weight, polling) = match mode {
+        RxMode::Interrupts { policy, weight } => (Some(policy), weight, None),
+        RxMode::Polling(cfg) => (None, 1, Some(Polling::new(cfg))),
     };
     let setting = policy.as_ref().map_or(Coalescing::Off, |p| p.current());
     let mut sim = Sim {
