@@ -511,7 +511,7 @@ mod tests {
             costs: HostCosts {
                 irq: Nanos(2_000),
                 poll: Nanos(500),
-                per_frame: Nanos(2_000),
+                per_frame: Nanos(3_000),
                 app_per_frame: Nanos(1_000),
             },
             probe_every: Some(Nanos::from_millis(10)),
