@@ -12,17 +12,36 @@ use nictune_sim::scenario::sweep::run_parallel;
 use nictune_sim::scenario::{builtin, Scenario};
 use std::time::Instant;
 
+/// This process's user + system CPU seconds from /proc/self/stat (Linux; USER_HZ = 100), so
+/// the figure stays meaningful on a machine shared with other work.
+fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let after = stat.rsplit_once(')')?.1;
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i)?.parse::<f64>().ok();
+    Some((ticks(11)? + ticks(12)?) / 100.0)
+}
+
+fn fmt_cpu(before: Option<f64>, after: Option<f64>) -> String {
+    match (before, after) {
+        (Some(b), Some(a)) => format!("{:.2} CPU s", a - b),
+        _ => "CPU time unavailable".to_string(),
+    }
+}
+
 fn main() {
     let s = builtin::get("linerate-10g-64b").expect("built-in scenario");
+    let cpu = cpu_seconds();
     let t = Instant::now();
     let r = s.run().expect("runs");
     let wall = t.elapsed().as_secs_f64();
     println!(
-        "linerate-10g-64b: {} packets, {} events, {:.3} sim s in {wall:.3} wall s on one core \
-         = {:.1} M simulated packets per wall second",
+        "linerate-10g-64b: {} packets, {} events, {:.3} sim s in {wall:.3} wall s ({}) on one \
+         core = {:.1} M simulated packets per wall second",
         r.engine.packets,
         r.engine.events,
         r.engine.sim_seconds,
+        fmt_cpu(cpu, cpu_seconds()),
         r.engine.packets as f64 / wall / 1e6
     );
 
@@ -36,15 +55,17 @@ fn main() {
         })
         .collect();
     let threads = 2;
+    let cpu = cpu_seconds();
     let t = Instant::now();
     let results = run_parallel(&points, threads, &NoProgress, |p| p.run().expect("runs"));
     let wall = t.elapsed().as_secs_f64();
     let packets: u64 = results.iter().map(|r| r.engine.packets).sum();
     println!(
         "sweep: {} points x {} packets = {packets} packets on {threads} threads in {wall:.2} wall s \
-         ({:.1} M packets per wall second)",
+         ({}; {:.1} M packets per wall second)",
         results.len(),
         packets / results.len() as u64,
+        fmt_cpu(cpu, cpu_seconds()),
         packets as f64 / wall / 1e6
     );
 }

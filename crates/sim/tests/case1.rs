@@ -114,3 +114,19 @@ fn min_max(xs: &[f64]) -> (f64, f64) {
     xs.iter()
         .fold((f64::MAX, f64::MIN), |(lo, hi), &x| (lo.min(x), hi.max(x)))
 }
+
+/// The readings part on ping: the interval clock spreads the round trip over the interval,
+/// the minimum gap makes it constant (the reply always waits behind the client's own TXDW
+/// interrupt).
+#[test]
+fn ping_spread_tells_the_readings_apart() {
+    let run = |nic: &str| {
+        let mut s = builtin::get("seed-e1000-ping").unwrap();
+        s.assign(&format!("hosts.nic={nic}")).unwrap();
+        s.run().unwrap().metrics.latency_us.unwrap()
+    };
+    let clock = run("8254x");
+    let gap = run("8254x-gap");
+    assert!(clock.stddev > 20.0, "{clock:?}");
+    assert!(gap.stddev < 1.0 && gap.mean > 125.0, "{gap:?}");
+}

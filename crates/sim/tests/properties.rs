@@ -7,10 +7,11 @@ use nictune_sim::engine::rng::Rng;
 use nictune_sim::engine::sim::SimOutput;
 use nictune_sim::scenario::{builtin, Scenario};
 
-/// A random generator-topology scenario (fixed ITR) from `rng`.
+/// A random generator-topology scenario from `rng`, with its ITR setting.
 fn random_stream(rng: &mut Rng) -> (Scenario, u32) {
     let patterns = ["constant", "poisson", "onoff"];
-    let itrs = [0u32, 2_000, 8_000, 20_000, 70_000];
+    // Fixed rates, and the adaptive modes with the highest rate they can write.
+    let itrs = [0u32, 2_000, 8_000, 20_000, 70_000, 1, 3];
     let itr = itrs[rng.below(itrs.len() as u64) as usize];
     let toml = format!(
         r#"
@@ -79,17 +80,22 @@ fn check_conservation(out: &SimOutput) {
 #[test]
 fn streams_conserve_packets_and_respect_the_throttle() {
     let mut rng = Rng::new(2024, 0);
-    for _ in 0..24 {
+    for _ in 0..60 {
         let (s, itr) = random_stream(&mut rng);
         let out = s.simulate().unwrap();
         check_conservation(&out);
         let h = &out.hosts[0];
-        if itr > 0 && h.stats.interrupts > 1 {
+        let limit = match itr {
+            1 => 70_000,
+            3 => 20_000,
+            fixed => fixed,
+        };
+        if limit > 0 && h.stats.interrupts > 1 {
             let ppm = match &s.resolved()["server.clock_ppm"] {
                 nictune_sim::scenario::value::Value::Float(p) => *p,
                 _ => 0.0,
             };
-            let min = Oscillator::from_ppm(ppm).real(interval_ns(itr));
+            let min = Oscillator::from_ppm(ppm).real(interval_ns(limit));
             assert!(
                 h.stats.min_irq_gap >= min,
                 "{} < {min}",

@@ -289,10 +289,21 @@ fn is_ping(r: &RunResult) -> bool {
     matches!(r.params.get("workload.kind"), Some(nictune_sim::scenario::value::Value::Text(k)) if k == "ping")
 }
 
+/// Per-host rows; CPU shares are averaged over the host's cores, `busiest%` is the busiest
+/// core's busy share.
 fn host_table(m: &Metrics) -> String {
     let mut s = format!(
-        "{:8} {:>10} {:>9} {:>6} {:>8} {:>6} {:>6} {:>10} {:>8}\n",
-        "host", "ints/s", "pkts/int", "irq%", "softirq%", "user%", "idle%", "drops", "squeeze"
+        "{:8} {:>10} {:>9} {:>6} {:>8} {:>6} {:>6} {:>9} {:>10} {:>8}\n",
+        "host",
+        "ints/s",
+        "pkts/int",
+        "irq%",
+        "softirq%",
+        "user%",
+        "idle%",
+        "busiest%",
+        "drops",
+        "squeeze"
     );
     for (name, h) in &m.hosts {
         s.push_str(&host_row(name, h));
@@ -304,7 +315,7 @@ fn host_row(name: &str, h: &HostMetrics) -> String {
     let pct = |x: f64| format!("{:.1}", x * 100.0);
     let drops: u64 = h.drops.values().sum();
     format!(
-        "{:8} {:>10} {:>9} {:>6} {:>8} {:>6} {:>6} {:>10} {:>8}\n",
+        "{:8} {:>10} {:>9} {:>6} {:>8} {:>6} {:>6} {:>9} {:>10} {:>8}\n",
         name,
         fmt_opt(h.interrupts_per_sec, 0),
         fmt_opt(h.packets_per_interrupt, 2),
@@ -312,6 +323,7 @@ fn host_row(name: &str, h: &HostMetrics) -> String {
         pct(h.cpu.softirq),
         pct(h.cpu.user),
         pct(h.cpu.idle),
+        pct(h.cpu.busiest_core()),
         drops,
         h.time_squeeze.unwrap_or(0)
     )

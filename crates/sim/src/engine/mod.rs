@@ -3,5 +3,7 @@
 
 pub mod clock;
 pub mod queue;
+pub mod report;
 pub mod rng;
 pub mod sim;
+pub mod spec;

@@ -18,16 +18,18 @@
 //! ends) is at or after it. Transmissions are serialised on a link in the order they are
 //! computed.
 
+pub use super::report::{HostReport, HostStats, SimOutput};
+pub use super::spec::{HostSpec, Phases, SimSpec, Topology};
+
 use super::clock::Oscillator;
 use super::queue::EventQueue;
 use crate::driver::policy::{ModerationCtx, ModerationPolicy, PollWindow};
 use crate::host::costs::Costs;
-use crate::host::cpu::{AppWake, CoreTime, Cpu, KernelWork};
+use crate::host::cpu::{AppWake, Cpu, KernelWork};
 use crate::host::napi::{Napi, NapiConfig, Softnet, MAX_SOFTIRQ_RESTART, MAX_SOFTIRQ_TIME_NS};
 use crate::metrics::recorder::Recorder;
 use crate::nic::link::Link;
-use crate::nic::{Feed, Nic, NicConfig, NicCounters};
-use crate::workload::stream::Generator;
+use crate::nic::{Feed, Nic};
 use crate::workload::{Action, Rx, Workload};
 
 /// FCS bytes the drivers leave out of their byte counts.
@@ -35,128 +37,6 @@ const FCS: u64 = 4;
 /// How long ksoftirqd waits behind a runnable application on its core before it runs
 /// (one scheduler slice; CFS's minimum granularity is 0.75–3 ms depending on core count).
 const KSOFTIRQD_WAIT_NS: u64 = 1_000_000;
-
-/// Everything that defines one host.
-#[derive(Debug)]
-pub struct HostSpec {
-    /// Name in the results (`client`, `server`).
-    pub name: String,
-    /// The NIC.
-    pub nic: NicConfig,
-    /// Oscillator offset (ppm) the NIC timers run on.
-    pub clock_ppm: f64,
-    /// CPU cores.
-    pub cores: usize,
-    /// Core the NIC interrupt (and so its softirq) runs on.
-    pub irq_core: usize,
-    /// Core the application thread runs on.
-    pub app_core: usize,
-    /// Cost model.
-    pub costs: Costs,
-    /// NAPI settings.
-    pub napi: NapiConfig,
-    /// Interrupt-moderation policy.
-    pub policy: Box<dyn ModerationPolicy>,
-    /// Where this host's timers stand at time 0: the throttle's first interval boundary and
-    /// the first watchdog run (ns). Hosts are not synchronised; scenarios draw these from the
-    /// seed.
-    pub phase: Phases,
-}
-
-/// Start phases of a host's free-running timers.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Phases {
-    /// First boundary of the throttle's interval clock.
-    pub throttle_ns: u64,
-    /// First watchdog run.
-    pub watchdog_ns: u64,
-}
-
-/// How the hosts are connected.
-#[derive(Debug)]
-pub enum Topology {
-    /// Two hosts (client, server) joined by a full-duplex link.
-    Pair {
-        /// Bit rate.
-        bits_per_sec: f64,
-        /// Propagation delay (ns).
-        propagation_ns: u64,
-    },
-    /// A traffic generator feeding the one host.
-    Generator(Generator),
-}
-
-/// A complete run description.
-#[derive(Debug)]
-pub struct SimSpec {
-    /// One host (generator topology) or two (client, server).
-    pub hosts: Vec<HostSpec>,
-    /// How they connect.
-    pub topology: Topology,
-    /// What runs on them.
-    pub workload: Workload,
-    /// Simulated time (ns).
-    pub duration_ns: u64,
-}
-
-/// Per-host statistics kept by the engine.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct HostStats {
-    /// Hard interrupts taken.
-    pub interrupts: u64,
-    /// Frames the stack processed.
-    pub rx_processed: u64,
-    /// NAPI poll calls.
-    pub polls: u64,
-    /// Polls that returned less than their budget (emptied the ring).
-    pub polls_done: u64,
-    /// Polls that used their whole budget (ring not emptied).
-    pub polls_not_done: u64,
-    /// NET_RX runs that ended with work left.
-    pub time_squeeze: u64,
-    /// Shortest gap between two interrupt assertions (ns; `u64::MAX` if fewer than two).
-    pub min_irq_gap: u64,
-    /// Time of the last assertion.
-    pub last_irq: Option<u64>,
-}
-
-/// One host after the run.
-#[derive(Debug, Clone)]
-pub struct HostReport {
-    /// Name.
-    pub name: String,
-    /// NIC statistics.
-    pub counters: NicCounters,
-    /// Engine statistics.
-    pub stats: HostStats,
-    /// Per-core time.
-    pub cores: Vec<CoreTime>,
-    /// Frames on the card (buffer and ring) at the end.
-    pub holding: u64,
-    /// Frames on the link towards this host at the end.
-    pub on_link: u64,
-    /// The throttle interval in force at the end (nominal ns).
-    pub interval_ns: u64,
-}
-
-/// What a run produced.
-#[derive(Debug)]
-pub struct SimOutput {
-    /// Workload measurements.
-    pub recorder: Recorder,
-    /// Per host.
-    pub hosts: Vec<HostReport>,
-    /// Events processed.
-    pub events: u64,
-    /// Frames that arrived at any NIC.
-    pub packets: u64,
-    /// Simulated time (ns).
-    pub sim_ns: u64,
-    /// Whether the workload counts transactions.
-    pub transactions: bool,
-    /// Events that ran earlier than their predecessor (a broken run if not 0).
-    pub time_reversals: u64,
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Ev {
@@ -317,6 +197,7 @@ impl Sim {
     fn schedule_check(&mut self, h: usize, t: u64) {
         let host = &mut self.hosts[h];
         if host.check_at.is_none_or(|c| t < c) {
+            // The card is replayed lazily, so its next change may already be due: check now.
             let t = t.max(self.q.now());
             host.check_at = Some(t);
             self.q.schedule(t, Ev::NicCheck(h as u8));

@@ -219,7 +219,7 @@ impl Nic {
     /// the throttle's interval clock.
     pub fn write_regs(&mut self, regs: Coalescing, now: u64) {
         self.regs = regs;
-        self.throttle.write(regs.interval_ns, now);
+        self.throttle.write(regs.interval_ns, now, &self.osc);
         self.program_timers();
     }
 
@@ -468,5 +468,124 @@ impl Nic {
     /// Tx descriptors in use.
     pub fn tx_in_use(&self) -> u32 {
         self.tx_used
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::frame::Payload;
+    use super::*;
+
+    fn cfg(ring: u32, buffer: u64, bus_bps: f64) -> NicConfig {
+        NicConfig {
+            reading: ItrReading::IntervalClock,
+            rx_ring: ring,
+            tx_ring: 256,
+            card_buffer: buffer,
+            bus_bps,
+            rx_dma_ns: 0,
+            tx_dma_ns: 0,
+            link_mbps: 1000,
+        }
+    }
+
+    fn frame(bytes: u32, arrived: u64) -> Frame {
+        Frame {
+            bytes,
+            payload: 0,
+            sent: arrived,
+            arrived,
+            what: Payload::Stream,
+        }
+    }
+
+    fn feed(frames: impl IntoIterator<Item = Frame>) -> Feed {
+        Feed {
+            link: frames.into_iter().collect(),
+            generator: None,
+        }
+    }
+
+    #[test]
+    fn full_ring_backs_up_into_the_card_buffer_then_drops() {
+        // 4 descriptors, room for 2 more frames on the card: 6 kept, the rest dropped.
+        let mut nic = Nic::new(
+            cfg(4, 2 * 1000, 8e9),
+            Oscillator::default(),
+            Coalescing::default(),
+            0,
+        );
+        let mut f = feed((0..10).map(|i| frame(1000, i * 2_000)));
+        nic.advance_to(100_000, &mut f);
+        let c = nic.counters;
+        assert_eq!((c.arrived, c.rx_packets, c.drop_ring_full), (10, 4, 4));
+        assert_eq!(nic.holding(), 6);
+        // Refilling lets the waiting frames through.
+        for _ in 0..4 {
+            nic.take_rx();
+        }
+        nic.refill(4, 100_000);
+        nic.advance_to(200_000, &mut f);
+        assert_eq!(nic.counters.rx_packets, 6);
+        assert_eq!(
+            c.arrived,
+            nic.counters.taken + c.drop_ring_full + nic.holding()
+        );
+    }
+
+    #[test]
+    fn a_slow_bus_overflows_the_card_with_descriptors_free() {
+        // 1518-byte frames every 1.23 µs (1 Gb/s) drained at 0.5 Gb/s into a 16 KB buffer.
+        let mut nic = Nic::new(
+            cfg(256, 16 * 1024, 0.5e9),
+            Oscillator::default(),
+            Coalescing::default(),
+            0,
+        );
+        let mut f = feed((0..200).map(|i| frame(1518, i * 12_304)));
+        nic.advance_to(10_000_000, &mut f);
+        let c = nic.counters;
+        assert!(c.drop_card_overflow > 50, "{c:?}");
+        assert_eq!(c.drop_ring_full, 0);
+        assert_eq!(
+            c.arrived,
+            c.rx_packets + c.drop_card_overflow + nic.fifo.len() as u64
+        );
+    }
+
+    #[test]
+    fn causes_latch_by_the_timer_rules_and_icr_read_clears_them() {
+        let regs = Coalescing {
+            rx_pkt_ns: 10_240,
+            ..Coalescing::default()
+        };
+        let mut nic = Nic::new(cfg(256, 64 * 1024, 8e9), Oscillator::default(), regs, 0);
+        let mut f = feed([frame(64, 1_000)]);
+        nic.advance_to(5_000, &mut f);
+        assert!(!nic.wants_interrupt(), "RDTR still counting");
+        assert_eq!(nic.next_wakeup(&f), Some(1_064 + 10_240));
+        nic.advance_to(20_000, &mut f);
+        assert!(nic.wants_interrupt());
+        assert_eq!(nic.read_icr_and_mask(), ICR_RXT0);
+        assert!(!nic.wants_interrupt());
+    }
+
+    #[test]
+    fn transmit_write_back_raises_txdw_after_tidv() {
+        let regs = Coalescing {
+            tx_pkt_ns: 8 * 1024,
+            tx_abs_ns: 32 * 1024,
+            ..Coalescing::default()
+        };
+        let mut nic = Nic::new(cfg(256, 64 * 1024, 8e9), Oscillator::default(), regs, 0);
+        let mut link = Link::new(1e9, 10);
+        let sent = nic.transmit(frame(64, 0), 0, &mut link);
+        assert_eq!(sent.arrived, 64 + 672 + 10);
+        let mut idle = Feed::default();
+        nic.advance_to(736 + 8 * 1024 - 1, &mut idle);
+        assert!(!nic.wants_interrupt());
+        nic.advance_to(736 + 8 * 1024, &mut idle);
+        assert_eq!(nic.read_icr_and_mask(), ICR_TXDW);
+        assert_eq!(nic.clean_tx(), (1, 64));
     }
 }

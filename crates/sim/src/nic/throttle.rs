@@ -24,13 +24,15 @@
 //! reading beats too, with nearly the same mean (`tests/case1.rs` shows both, and the gap
 //! reading's flat lock once TXDW is held off). The TCP_RR numbers therefore fit the interval
 //! clock robustly and the gap reading only through the TXDW coincidence; the 8254x models use
-//! the interval clock. The two readings differ sharply on an idle link (ping): the interval
-//! clock adds a uniform 0–1 interval wait per direction, the gap reading none — the held-back
-//! Case 1 ping measurements decide it for good.
+//! the interval clock. The readings also part on ping: the interval clock adds a uniform
+//! 0–1 interval wait per direction (rtt spread, mdev ≈ 0.05 ms at 8000/s), while under the gap
+//! reading the echo reply lands ≈7 µs after the client's own TXDW interrupt and always waits
+//! out the rest of that interval (a constant ≈0.138 ms). The spread of the held-back Case 1
+//! ping measurements decides it for good.
 //!
-//! Writing the register restarts the interval clock (the igb driver defers EITR writes to
-//! interrupt time because a write resets the timer, moderation-algorithms.md §3; assumed the
-//! same here).
+//! Writing the register restarts the interval clock with a full interval (the igb driver
+//! defers EITR writes to interrupt time because a write resets the timer, and 82576+ EITR has
+//! a CNT_IGNR bit to avoid that, moderation-algorithms.md §3; assumed the same for the 8254x).
 
 use crate::engine::clock::Oscillator;
 
@@ -70,10 +72,11 @@ impl Throttle {
         self.interval
     }
 
-    /// Register write at `now`: a new interval, and the interval clock restarts.
-    pub fn write(&mut self, interval: u64, now: u64) {
+    /// Register write at `now`: a new interval, and the interval clock restarts with a full
+    /// interval (its first boundary one interval after the write).
+    pub fn write(&mut self, interval: u64, now: u64, osc: &Oscillator) {
         self.interval = interval;
-        self.origin = now;
+        self.origin = now + osc.real(interval);
     }
 
     /// The earliest time ≥ `now` at which a pending cause may be asserted.
@@ -130,7 +133,13 @@ mod tests {
     #[test]
     fn a_write_restarts_the_interval_clock() {
         let mut t = Throttle::new(ItrReading::IntervalClock, P, 0);
-        t.write(2 * P, 1_000);
-        assert_eq!(t.gate(&Oscillator::default(), 1_001), 1_000 + 2 * P);
+        let osc = Oscillator::default();
+        t.write(2 * P, 1_000, &osc);
+        assert_eq!(
+            t.gate(&osc, 1_000),
+            1_000 + 2 * P,
+            "a fresh full interval first"
+        );
+        assert_eq!(t.gate(&osc, 1_001 + 2 * P), 1_000 + 4 * P);
     }
 }

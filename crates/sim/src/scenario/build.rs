@@ -52,6 +52,51 @@ fn text<'a>(p: &'a Params, key: &str) -> &'a str {
     }
 }
 
+/// The settings catalog's generation id for an e1000 generation.
+fn catalog_generation(gen: Generation) -> &'static str {
+    match gen {
+        Generation::V7_0 => "7.0",
+        Generation::V7_3 => "7.3+",
+    }
+}
+
+/// Checks an `itr` value with the settings catalog's `e1000.InterruptThrottleRate` spec for
+/// the generation — the rule `nictune check` applies to the same value on a real host.
+fn check_itr(key: &str, gen: Generation, value: i64) -> Result<(), ScenarioError> {
+    use nictune_core::catalog::{check, lookup, Context};
+    let Ok(entry) = lookup("e1000.InterruptThrottleRate") else {
+        return Ok(());
+    };
+    let context = Context {
+        driver: Some("e1000".into()),
+        generation: Some(catalog_generation(gen).into()),
+        device: None,
+    };
+    let report = entry
+        .parse_value(&value.to_string())
+        .ok()
+        .and_then(|v| check(entry, &v, &context).ok());
+    match report.and_then(|r| r.errors.into_iter().next()) {
+        Some(finding) => {
+            // "N is out of range for LABEL: allowed LIST" → "LIST (LABEL)".
+            let allowed = match finding.message.split_once(": allowed ") {
+                Some((head, list)) => {
+                    let label = head.split_once("out of range for ").map_or(head, |h| h.1);
+                    format!("{list} ({label})")
+                }
+                None => finding.message,
+            };
+            Err(ScenarioError::BadValue {
+                key: key.to_string(),
+                value: value.to_string(),
+                problem: "not accepted by this driver",
+                allowed,
+            })
+        }
+        None => Ok(()),
+    }
+}
+
 /// Builds the moderation policy for `host` (the place to add further drivers).
 pub fn policy(p: &Params, host: &str) -> Result<Box<dyn ModerationPolicy>, ScenarioError> {
     let driver = text(p, "driver");
@@ -70,6 +115,7 @@ pub fn policy(p: &Params, host: &str) -> Result<Box<dyn ModerationPolicy>, Scena
         tx_abs: ticks("tx_abs_int_delay"),
     };
     let itr = int(p, &key("itr"));
+    check_itr(&key("itr"), gen, itr)?;
     E1000::new(gen, itr, delays)
         .map(|e| Box::new(e) as Box<dyn ModerationPolicy>)
         .map_err(|e| ScenarioError::BadValue {

@@ -50,12 +50,14 @@ fn host_keys() -> Vec<(&'static str, Kind, Value, &'static str)> {
             t("8254x"),
             "NIC model (throttle reading)",
         ),
+        // 8000: e1000 7.0.x default; 3 on 7.3.x (resolved per driver).
         (
             "itr",
             int(0, 100_000, "driver InterruptThrottleRate"),
             I(8000),
             "InterruptThrottleRate: 0 off, 1/3/4 modes, 100–100000 fixed; default per driver",
         ),
+        // Delay defaults: e1000_param.c (RDTR 0, RADV 8, TIDV 8, TADV 32).
         (
             "rx_int_delay",
             int(0, 65_535, "1.024 µs ticks"),
@@ -80,6 +82,7 @@ fn host_keys() -> Vec<(&'static str, Kind, Value, &'static str)> {
             I(32),
             "TxAbsIntDelay → TADV",
         ),
+        // 256: e1000 default Rx/TxDescriptors.
         (
             "rx_ring",
             int(48, 4096, "descriptors"),
@@ -92,18 +95,21 @@ fn host_keys() -> Vec<(&'static str, Kind, Value, &'static str)> {
             I(256),
             "tx descriptors",
         ),
+        // 48 KB: the 8254x packet buffer share for receive at standard MTU (PBA).
         (
             "card_buffer_kb",
             int(1, 4096, "KiB"),
             I(48),
             "on-card receive buffer",
         ),
+        // 8.5 Gb/s: PCI-X 64-bit/133 MHz (sim-notes §4.2).
         (
             "bus_gbps",
             num(0.1, 1024.0, "Gb/s"),
             F(8.5),
             "bus rate per direction",
         ),
+        // DMA/NIC latencies: RAMCloud e1000 figures (sim-notes §1.8), see seed-e1000-rr.toml.
         (
             "rx_dma_ns",
             int(0, 100_000, "ns"),
@@ -122,6 +128,7 @@ fn host_keys() -> Vec<(&'static str, Kind, Value, &'static str)> {
             F(0.0),
             "oscillator offset the NIC timers run on",
         ),
+        // A 2007 dual-core server, IRQ and application on CPU0 (assumed for Case 1).
         ("cores", int(1, 256, "cores"), I(2), "CPU cores"),
         (
             "irq_core",
@@ -135,6 +142,8 @@ fn host_keys() -> Vec<(&'static str, Kind, Value, &'static str)> {
             I(0),
             "core the application runs on",
         ),
+        // Costs: the Case 1 calibration (seed-e1000-rr.toml derives app_ns from 41.71 µs) with
+        // the split of sim-notes §4.3; hrtimer ≈0.5 µs assumed (a local APIC timer interrupt).
         (
             "cost.irq_ns",
             int(0, 10_000_000, "ns"),
@@ -177,6 +186,7 @@ fn host_keys() -> Vec<(&'static str, Kind, Value, &'static str)> {
             I(500),
             "NAPI hrtimer interrupt cost",
         ),
+        // NAPI and softirq: Linux defaults (moderation-algorithms.md §6, sim-notes §4.4).
         (
             "napi.weight",
             int(1, 4096, "packets"),
@@ -245,6 +255,7 @@ fn global_keys() -> Vec<(&'static str, Kind, Value, &'static str)> {
             F(1.0),
             "link bit rate",
         ),
+        // 10 ns: ~2 m of cable at ~5 ns/m (back-to-back hosts).
         (
             "link.propagation_ns",
             int(0, 1_000_000_000, "ns"),
@@ -275,6 +286,7 @@ fn global_keys() -> Vec<(&'static str, Kind, Value, &'static str)> {
             I(1),
             "rr transactions in flight",
         ),
+        // 1448: 1500 MTU − 20 IP − 32 TCP with timestamps.
         (
             "workload.mss",
             int(88, 9000, "bytes"),
@@ -287,6 +299,7 @@ fn global_keys() -> Vec<(&'static str, Kind, Value, &'static str)> {
             F(1000.0),
             "ping interval",
         ),
+        // 56: ping's default payload.
         (
             "workload.payload_bytes",
             int(0, 65_507, "bytes"),

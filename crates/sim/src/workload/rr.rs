@@ -161,3 +161,78 @@ impl Rr {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn costs() -> Costs {
+        Costs {
+            irq_ns: 0,
+            poll_ns: 0,
+            rx_pkt_ns: 0,
+            tx_pkt_ns: 1_000,
+            tx_clean_ns: 0,
+            app_ns: 5_000,
+            hrtimer_ns: 0,
+        }
+    }
+
+    #[test]
+    fn messages_are_segmented_and_acked_every_second_segment() {
+        let mut rr = Rr::new(RrConfig {
+            request: 4_000,
+            response: 1,
+            outstanding: 1,
+            mss: 1448,
+        });
+        let mut out = Vec::new();
+        let mut rec = Recorder::new(1_000_000_000);
+        rr.on_job_done(CLIENT, TAG_FIRST, 0, &mut rec, &mut out);
+        let segs: Vec<Frame> = out
+            .iter()
+            .filter_map(|a| match a {
+                Action::Send { frame, .. } => Some(*frame),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            segs.iter().map(|f| f.payload).collect::<Vec<_>>(),
+            vec![1448, 1448, 1104]
+        );
+        assert_eq!(segs[0].bytes, 1448 + 52 + 18);
+        out.clear();
+        let c = costs();
+        let rx = |end| Rx {
+            host: SERVER,
+            costs: &c,
+            start: end,
+            end,
+        };
+        let extra: Vec<u64> = segs
+            .iter()
+            .enumerate()
+            .map(|(i, f)| rr.on_rx(rx(10 + i as u64), f, &mut out))
+            .collect();
+        // Second segment: a pure ACK from the softirq; last: the server application wakes.
+        assert_eq!(extra, vec![0, 1_000, 0]);
+        assert!(matches!(
+            out[0],
+            Action::Send {
+                frame: Frame {
+                    what: Payload::Ack,
+                    ..
+                },
+                ..
+            }
+        ));
+        assert!(matches!(
+            out[1],
+            Action::Job {
+                host: SERVER,
+                work: 6_000,
+                ..
+            }
+        ));
+    }
+}
