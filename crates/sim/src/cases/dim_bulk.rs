@@ -34,6 +34,7 @@ pub fn run(policy: Box<dyn ModerationPolicy + Send>, duration: Nanos) -> RxHostO
         costs: costs(),
         probe_every: None,
         probe_base: Nanos::ZERO,
+        busy_poll: None,
         duration,
         seed: 3,
     })

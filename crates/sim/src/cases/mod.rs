@@ -27,19 +27,22 @@ pub struct CoreNs {
     pub softirq: u64,
     /// Application time.
     pub user: u64,
+    /// Kernel time in process context (busy polling).
+    pub system: u64,
 }
 
 impl CoreNs {
     /// As fractions of `span` ns (idle is the rest, never negative).
     pub fn split(&self, span: u64) -> CoreSplit {
         let f = |ns: u64| (ns as f64 / span.max(1) as f64).min(1.0);
-        let (irq, softirq, user) = (f(self.irq), f(self.softirq), f(self.user));
+        let (irq, softirq, user, sys) =
+            (f(self.irq), f(self.softirq), f(self.user), f(self.system));
         CoreSplit {
             irq,
             softirq,
-            system: None,
+            system: (self.system > 0).then_some(sys),
             user,
-            idle: (1.0 - irq - softirq - user).max(0.0),
+            idle: (1.0 - irq - softirq - user - sys).max(0.0),
         }
     }
 }

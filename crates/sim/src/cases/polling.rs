@@ -66,6 +66,7 @@ pub fn run(mode: Mode, offered_pps: f64, frame: Bytes, duration: Nanos) -> RxHos
         costs: costs(),
         probe_every: None,
         probe_base: Nanos::ZERO,
+        busy_poll: None,
         duration,
         seed: 2,
     })
@@ -144,6 +145,7 @@ mod validation {
             costs: cheap,
             probe_every: None,
             probe_base: Nanos::ZERO,
+            busy_poll: None,
             duration: Nanos::from_secs(2),
             seed: 1,
         });
