@@ -192,11 +192,7 @@ impl CaseScenario {
             .find(|k| k.name == key)
             .ok_or_else(|| ScenarioError::UnknownKey {
                 key: key.to_string(),
-                suggestion: keys
-                    .iter()
-                    .map(|k| k.name)
-                    .find(|n| n.contains(key) || key.contains(n))
-                    .map(str::to_string),
+                suggestion: closest(key, keys.iter().map(|k| k.name)),
             })?;
         set.insert(key.to_string(), def.kind.parse(key, text)?);
         Ok(())
@@ -233,6 +229,32 @@ impl CaseScenario {
             notes,
         })
     }
+}
+
+/// The known key closest to `key` by edit distance, if it is close (at most a third of its
+/// letters differ).
+fn closest<'a>(key: &str, known: impl Iterator<Item = &'a str>) -> Option<String> {
+    known
+        .map(|k| (edit_distance(key, k), k))
+        .filter(|&(d, k)| d * 3 <= k.len().max(3))
+        .min()
+        .map(|(_, k)| k.to_string())
+}
+
+/// Levenshtein distance over characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
 }
 
 fn get_int(p: &Params, k: &str) -> i64 {
@@ -632,6 +654,12 @@ mod tests {
         let mut set = Params::new();
         let e = c.assign(&mut set, "itrr", "1").unwrap_err();
         assert!(e.to_string().contains("did you mean `itr`"), "{e}");
+        let nfs = find("seed-isa-nfs").unwrap();
+        let e = nfs
+            .assign(&mut Params::new(), "nfs_sise", "4096")
+            .unwrap_err();
+        assert!(e.to_string().contains("did you mean `nfs_size`"), "{e}");
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
         c.assign(&mut set, "itr", "100").unwrap();
         let e = c.run(&set).unwrap_err().to_string();
         assert!(e.contains("itr") && e.contains("956–488281"), "{e}");
