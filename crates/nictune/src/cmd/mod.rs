@@ -12,6 +12,7 @@ pub mod meta;
 pub mod serve;
 pub mod show;
 pub mod sim;
+pub mod sim_cases;
 pub mod tune;
 
 use crate::cli::Command;
