@@ -11,10 +11,9 @@
 //! - [`view`]: the human text of `show`.
 //! - [`freebsd`]: captured FreeBSD command output and config files.
 //! - [`doctor`]: Linux and FreeBSD rules producing findings with evidence and fixes.
-//! - [`cpuset`]: CPU lists (`0-3,8`) and hex masks (`ff,00000001`) as one set type.
+//! - [`cpuset`]: core's CPU set (lists `0-3,8`, hex masks `ff,00000001`), re-exported.
 #![forbid(unsafe_code)]
 
-pub mod cpuset;
 pub mod doctor;
 pub mod error;
 pub mod freebsd;
@@ -25,3 +24,4 @@ pub mod snapshot;
 pub mod view;
 
 pub use error::ParseError;
+pub use nictune_core::cpuset;
