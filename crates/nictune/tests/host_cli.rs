@@ -184,6 +184,22 @@ fn bad_input_names_the_flag_and_gives_a_hint() {
     );
 }
 
+/// Regression: `show` used to skip the `--interval` check for a FreeBSD capture and print
+/// one sample as if nothing had been asked; `doctor` refused. Both refuse now.
+#[test]
+fn interval_with_a_capture_is_refused_by_show_and_doctor() {
+    let root = fixture("freebsd-case5-before");
+    for cmd in ["show", "doctor"] {
+        let out = nictune(&[cmd, "--os", "freebsd", "--root", &root, "--interval", "1"]);
+        assert_eq!(out.status.code(), Some(2), "{cmd}");
+        assert!(
+            stderr(&out).contains("--interval: \"with --root\" is not allowed"),
+            "{cmd}: {}",
+            stderr(&out)
+        );
+    }
+}
+
 #[test]
 fn help_of_show_capture_doctor() {
     for cmd in ["show", "capture", "doctor"] {

@@ -2,7 +2,7 @@
 //! and writes every raw input plus a manifest into DIR — a support bundle that
 //! `show --root DIR` and `doctor --root DIR` read offline.
 
-use super::show::{check_source, invalid, open_host, Os, SourceArgs};
+use super::source::{check_source, invalid, open_linux, Os, SourceArgs};
 use crate::output::{Ctx, HintExt, Outcome};
 use anyhow::{Context, Result};
 use nictune_host::read::Recorder;
@@ -39,7 +39,7 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
     };
     check_source(&source)?;
     check_target(&args.dir)?;
-    let host = open_host(&source)?;
+    let host = open_linux(&source)?;
     let recorder = Recorder::new(host.as_ref());
     let snap = snapshot::build(&recorder, &[]);
     let recording = recorder.into_recording();
