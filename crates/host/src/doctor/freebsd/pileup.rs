@@ -6,7 +6,7 @@
 
 use super::queue_vectors;
 use crate::cpuset::CpuSet;
-use crate::doctor::spread::{spread, Load};
+use crate::doctor::spread::{crowded, spread, Load};
 use crate::doctor::{Finding, Severity};
 use crate::freebsd::FreeBsdSnapshot;
 use std::collections::BTreeMap;
@@ -29,9 +29,7 @@ pub fn irq_pileup(snap: &FreeBsdSnapshot) -> Vec<Finding> {
             per_cpu.entry(*cpu).or_default().push((*irq, *rate));
         }
     }
-    let fair = vectors.len().div_ceil(ncpu as usize);
-    let worst = per_cpu.values().map(Vec::len).max().unwrap_or(0);
-    if worst <= fair || per_cpu.len() >= ncpu as usize {
+    if !crowded(&per_cpu, vectors.len(), ncpu as usize) {
         return Vec::new();
     }
     let loads: Vec<Load> = vectors
@@ -106,10 +104,7 @@ fn bindings(
         .iter()
         .map(|(_, q, irq, _)| (*irq, q % ncpu))
         .collect();
-    (
-        map,
-        "driver default: queue Q on CPU Q (no binding in dmesg)",
-    )
+    (map, DEFAULT_BINDING)
 }
 
 fn ports(vectors: &[(String, u32, u32, u64)]) -> String {
