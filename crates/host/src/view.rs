@@ -2,8 +2,9 @@
 //! channels, NAPI settings and queue → NAPI → IRQ → CPU table; then rates when sampled.
 //! Unreadable values print as `n/a (reason)` or `? (reason)`, never as 0.
 
+use crate::cpuset::CpuSet;
 use crate::rates::Rates;
-use crate::snapshot::{HostSnapshot, Nic, Readable};
+use crate::snapshot::{Channels, Coalesce, Features, HostSnapshot, Nic, Readable, Rings};
 use std::fmt::Write;
 
 /// Renders a snapshot (and optional rates) as text.
@@ -42,16 +43,37 @@ fn render_nic(out: &mut String, snap: &HostSnapshot, nic: &Nic) {
         nic.name,
         nic.driver.display()
     );
-    let coalesce = match &nic.coalesce {
+    let _ = writeln!(out, "  coalesce  {}", coalesce_text(&nic.coalesce));
+    let _ = writeln!(out, "  rings     {}  (current/max)", rings_text(&nic.rings));
+    let _ = writeln!(out, "  channels  {}", channels_text(&nic.channels));
+    let _ = writeln!(
+        out,
+        "  napi      gro {}  defer_hard_irqs {}  gro_flush_timeout_ns {}  threaded {}",
+        gro_text(&nic.features),
+        nic.napi_defer_hard_irqs.display(),
+        nic.gro_flush_timeout_ns.display(),
+        nic.threaded.display()
+    );
+    render_napis(out, nic);
+    render_queues(out, snap, nic);
+    render_other_irqs(out, snap, nic);
+}
+
+/// `rx-usecs 0  rx-frames 1 ...` in ethtool's order.
+fn coalesce_text(coalesce: &Readable<Coalesce>) -> String {
+    match coalesce {
         Readable::Value(c) => c
             .in_order()
             .map(|(k, v)| format!("{k} {v}"))
             .collect::<Vec<_>>()
             .join("  "),
         other => other.absent_text(),
-    };
-    let _ = writeln!(out, "  coalesce  {coalesce}");
-    let rings = match &nic.rings {
+    }
+}
+
+/// `rx 256/4096  tx 256/4096`: current/max.
+fn rings_text(rings: &Readable<Rings>) -> String {
+    match rings {
         Readable::Value(r) => format!(
             "rx {}/{}  tx {}/{}",
             opt(r.rx),
@@ -60,9 +82,12 @@ fn render_nic(out: &mut String, snap: &HostSnapshot, nic: &Nic) {
             opt(r.tx_max)
         ),
         other => other.absent_text(),
-    };
-    let _ = writeln!(out, "  rings     {rings}  (current/max)");
-    let channels = match &nic.channels {
+    }
+}
+
+/// The channel kinds the driver reports, current/max.
+fn channels_text(channels: &Readable<Channels>) -> String {
+    match channels {
         Readable::Value(c) => [
             ("combined", c.combined, c.combined_max),
             ("rx", c.rx, c.rx_max),
@@ -75,28 +100,19 @@ fn render_nic(out: &mut String, snap: &HostSnapshot, nic: &Nic) {
         .collect::<Vec<_>>()
         .join("  "),
         other => other.absent_text(),
-    };
-    let _ = writeln!(out, "  channels  {channels}");
-    let gro = match &nic.features {
-        Readable::Value(f) => f.gro().map_or("n/a".into(), |g| {
-            if g {
-                "on".into()
-            } else {
-                "off".to_string()
-            }
-        }),
+    }
+}
+
+/// `on`, `off`, `n/a` when the driver lists no GRO feature.
+fn gro_text(features: &Readable<Features>) -> String {
+    match features {
+        Readable::Value(f) => match f.gro() {
+            Some(true) => "on".into(),
+            Some(false) => "off".into(),
+            None => "n/a".into(),
+        },
         other => other.absent_text(),
-    };
-    let _ = writeln!(
-        out,
-        "  napi      gro {gro}  defer_hard_irqs {}  gro_flush_timeout_ns {}  threaded {}",
-        nic.napi_defer_hard_irqs.display(),
-        nic.gro_flush_timeout_ns.display(),
-        nic.threaded.display()
-    );
-    render_napis(out, nic);
-    render_queues(out, snap, nic);
-    render_other_irqs(out, snap, nic);
+    }
 }
 
 /// Device IRQs that serve no queue (config, link, misc vectors).
@@ -220,11 +236,11 @@ fn render_rates(out: &mut String, snap: &HostSnapshot, rates: &Rates) {
     }
 }
 
-/// RPS/XPS CPUs; a missing file (single-queue device, no CONFIG_XPS) is just `-`.
-fn steering(cpus: &Readable<crate::cpuset::CpuSet>) -> String {
+/// RPS/XPS CPUs (`none` when off); a missing file (single-queue device, no CONFIG_XPS) is
+/// just `-`.
+fn steering(cpus: &Readable<CpuSet>) -> String {
     match cpus {
-        Readable::Value(set) if set.is_empty() => "none".into(),
-        Readable::Value(set) => set.to_list(),
+        Readable::Value(set) => set.to_string(),
         Readable::Unsupported(_) => "-".into(),
         other => other.absent_text(),
     }
