@@ -1,9 +1,10 @@
 //! `nictune show`: every NIC, queue, NAPI instance, IRQ and CPU with the moderation settings,
 //! and with `--interval` the rates between two samples; or a FreeBSD capture.
 
-use super::source::{self, invalid, sample_rates, Host, SourceArgs};
+use super::source::{self, sample_rates, Host, SourceArgs};
 use crate::output::{Ctx, HintExt, Outcome};
 use anyhow::Result;
+use nictune_core::error::InvalidInput;
 use nictune_core::units::Nanos;
 use nictune_host::freebsd::FreeBsdSnapshot;
 use nictune_host::rates::Rates;
@@ -94,9 +95,9 @@ fn check_ifaces(ifaces: &[String], host: &dyn HostRead, snap: &HostSnapshot) -> 
         return Ok(());
     }
     let here = host.dir("/sys/class/net").unwrap_or_default().join(", ");
-    Err(invalid(
+    Err(InvalidInput::new(
         "interface",
-        &missing.join(", "),
+        missing.join(", "),
         "an existing interface",
     ))
     .hint(format!("interfaces here: {here}"))

@@ -53,8 +53,12 @@ pub fn check(
     let interval = interval.map(check_interval).transpose()?;
     check_source(source)?;
     if interval.is_some() && source.root.is_some() {
-        return Err(invalid("--interval", "with --root", "live hosts only"))
-            .hint(capture_hint.to_string());
+        return Err(InvalidInput::new(
+            "--interval",
+            "with --root",
+            "live hosts only",
+        ))
+        .hint(capture_hint.to_string());
     }
     Ok(interval)
 }
@@ -64,8 +68,12 @@ pub fn check_source(source: &SourceArgs) -> Result<()> {
     if let Some(name) = &source.netns {
         check_netns_name(name)?;
         if source.root.is_some() {
-            return Err(invalid("--netns", name, "not together with --root"))
-                .hint("a capture already belongs to one namespace; drop --netns");
+            return Err(InvalidInput::new(
+                "--netns",
+                name,
+                "not together with --root",
+            ))
+            .hint("a capture already belongs to one namespace; drop --netns");
         }
     }
     if source.os == Os::Freebsd && source.root.is_none() {
@@ -114,7 +122,7 @@ pub fn sample_rates(host: &dyn HostRead, first: &Counters, wait: Nanos, ctx: &Ct
 /// Reads the FreeBSD capture files that exist in `dir`.
 fn read_freebsd(dir: &Path) -> Result<FreeBsdSnapshot> {
     if !dir.is_dir() {
-        return Err(invalid("--root", &dir.display().to_string(), "a directory")).hint(
+        return Err(InvalidInput::new("--root", dir.display(), "a directory")).hint(
             "point --root at a directory holding vmstat-i.txt, netstat-m.txt, sysctl.txt, ...",
         );
     }
@@ -128,9 +136,9 @@ fn read_freebsd(dir: &Path) -> Result<FreeBsdSnapshot> {
         }
     }
     if inputs.is_empty() {
-        return Err(invalid(
+        return Err(InvalidInput::new(
             "--root",
-            &dir.display().to_string(),
+            dir.display(),
             "a directory with FreeBSD captures",
         ))
         .hint(format!("expected any of: {}", freebsd::FILES.join(", ")));
@@ -139,7 +147,7 @@ fn read_freebsd(dir: &Path) -> Result<FreeBsdSnapshot> {
 }
 
 fn freebsd_needs_root<T>() -> Result<T> {
-    Err(invalid("--os", "freebsd", "only with --root DIR"))
+    Err(InvalidInput::new("--os", "freebsd", "only with --root DIR"))
         .hint("FreeBSD is read from captured command output: --os freebsd --root DIR")
 }
 
@@ -154,7 +162,7 @@ fn check_netns_name(name: &str) -> Result<()> {
     if ok {
         return Ok(());
     }
-    Err(invalid(
+    Err(InvalidInput::new(
         "--netns",
         name,
         "a namespace name: letters, digits, - _ .",
@@ -167,19 +175,10 @@ fn check_interval(seconds: f64) -> Result<Nanos> {
     if seconds.is_finite() && seconds > 0.0 && seconds <= 3600.0 {
         return Ok(Nanos::from_secs_f64(seconds));
     }
-    Err(invalid(
+    Err(InvalidInput::new(
         "--interval",
-        &seconds.to_string(),
+        seconds,
         "a number of seconds above 0 and at most 3600",
     ))
     .hint("try --interval 1")
-}
-
-/// The error for a value the user typed that is not allowed.
-pub fn invalid(what: &str, value: &str, allowed: &str) -> InvalidInput {
-    InvalidInput {
-        what: what.to_string(),
-        value: value.to_string(),
-        allowed: allowed.to_string(),
-    }
 }
