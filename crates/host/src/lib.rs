@@ -4,7 +4,8 @@
 //! Flow B: host → **snapshot → doctor / plan** → apply → verify → rollback.
 //!
 //! - [`procfs`]: `/proc/stat`, `/proc/interrupts`, `/proc/softirqs`,
-//!   `/proc/net/softnet_stat`, `/proc/net/dev` — text in, typed counters out.
+//!   `/proc/net/softnet_stat`, `/proc/net/dev`, `/proc/net/netstat` — text in, typed counters
+//!   out.
 //! - [`read`]: the [`read::HostRead`] seam with [`read::FakeHost`] and [`read::Recorder`].
 //! - [`snapshot`]: the [`snapshot::HostSnapshot`] model and its builder.
 //! - [`rates`]: rates between two counter samples (`show --interval`, doctor evidence).

@@ -6,6 +6,7 @@
 
 pub mod interrupts;
 pub mod netdev;
+pub mod netstat;
 pub mod softirqs;
 pub mod softnet;
 pub mod stat;
