@@ -144,13 +144,16 @@ fn bad_input_names_the_flag_and_gives_a_hint() {
     let out = nictune(&["doctor", "--os", "freebsd"]);
     assert_exit(&out, 2);
     assert!(stderr(&out).contains("--root"), "{}", stderr(&out));
-    let out = nictune(&["show", "--root", &fixture("linux-vm-6.18"), "nosuch0"]);
-    assert_exit(&out, 2);
-    assert!(
-        stderr(&out).contains("interfaces here: eth0, ifb0, ifb1, lo"),
-        "{}",
-        stderr(&out)
-    );
+    // Regression: doctor used to examine nothing and exit 0 for an interface that is not there.
+    for cmd in ["show", "doctor"] {
+        let out = nictune(&[cmd, "--root", &fixture("linux-vm-6.18"), "nosuch0"]);
+        assert_exit(&out, 2);
+        assert!(
+            stderr(&out).contains("interfaces here: eth0, ifb0, ifb1, lo"),
+            "{cmd}: {}",
+            stderr(&out)
+        );
+    }
     let out = nictune(&["show", "--netns", "../etc"]);
     assert_exit(&out, 2);
     let out = nictune(&["show", "--root", "/nonexistent-capture"]);

@@ -42,7 +42,7 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
         Host::Freebsd(snap) => ("freebsd", doctor::freebsd::run(&snap)),
         Host::Linux(host) => (
             "linux",
-            linux_findings(&args.ifaces, host.as_ref(), interval, ctx),
+            linux_findings(&args.ifaces, host.as_ref(), interval, ctx)?,
         ),
     };
     let body = DoctorBody {
@@ -62,9 +62,10 @@ fn linux_findings(
     host: &dyn HostRead,
     interval: Option<Nanos>,
     ctx: &Ctx,
-) -> Vec<Finding> {
+) -> Result<Vec<Finding>> {
     let snap = snapshot::build(host, ifaces);
+    source::check_ifaces(ifaces, host, &snap)?;
     let rates = interval.map(|wait| sample_rates(host, &snap.counters, wait, ctx));
     let caveats = doctor::linux::caveats::from_catalog;
-    doctor::linux::run(&snap, rates.as_ref(), &caveats)
+    Ok(doctor::linux::run(&snap, rates.as_ref(), &caveats))
 }

@@ -2,9 +2,8 @@
 //! and with `--interval` the rates between two samples; or a FreeBSD capture.
 
 use super::source::{self, sample_rates, Host, SourceArgs};
-use crate::output::{Ctx, HintExt, Outcome};
+use crate::output::{Ctx, Outcome};
 use anyhow::Result;
-use nictune_core::error::InvalidInput;
 use nictune_core::units::Nanos;
 use nictune_host::freebsd::FreeBsdSnapshot;
 use nictune_host::rates::Rates;
@@ -61,7 +60,7 @@ fn show_linux(
     ctx: &Ctx,
 ) -> Result<Outcome> {
     let snap = snapshot::build(host, ifaces);
-    check_ifaces(ifaces, host, &snap)?;
+    source::check_ifaces(ifaces, host, &snap)?;
     let rates = interval.map(|wait| sample_rates(host, &snap.counters, wait, ctx));
     let body = ShowBody {
         os: "linux",
@@ -83,22 +82,4 @@ fn show_freebsd(snap: &FreeBsdSnapshot, ctx: &Ctx) -> Result<Outcome> {
         nictune_host::view::render_freebsd(b.snapshot)
     })?;
     Ok(Outcome::Success)
-}
-
-fn check_ifaces(ifaces: &[String], host: &dyn HostRead, snap: &HostSnapshot) -> Result<()> {
-    let missing: Vec<&str> = ifaces
-        .iter()
-        .filter(|i| snap.nic(i).is_none())
-        .map(String::as_str)
-        .collect();
-    if missing.is_empty() {
-        return Ok(());
-    }
-    let here = host.dir("/sys/class/net").unwrap_or_default().join(", ");
-    Err(InvalidInput::new(
-        "interface",
-        missing.join(", "),
-        "an existing interface",
-    ))
-    .hint(format!("interfaces here: {here}"))
 }

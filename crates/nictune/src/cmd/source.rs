@@ -9,7 +9,7 @@ use nictune_core::units::Nanos;
 use nictune_host::freebsd::{self, FreeBsdInputs, FreeBsdSnapshot};
 use nictune_host::rates::{self, Rates};
 use nictune_host::read::HostRead;
-use nictune_host::snapshot::{self, Counters};
+use nictune_host::snapshot::{self, Counters, HostSnapshot};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -117,6 +117,25 @@ pub fn sample_rates(host: &dyn HostRead, first: &Counters, wait: Nanos, ctx: &Ct
     progress.finish();
     let elapsed = Nanos(started.elapsed().as_nanos() as u64);
     rates::between(first, &second, elapsed)
+}
+
+/// Every interface asked for must be in the snapshot; the error lists the ones there are.
+pub fn check_ifaces(ifaces: &[String], host: &dyn HostRead, snap: &HostSnapshot) -> Result<()> {
+    let missing: Vec<&str> = ifaces
+        .iter()
+        .filter(|i| snap.nic(i).is_none())
+        .map(String::as_str)
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let here = host.dir("/sys/class/net").unwrap_or_default().join(", ");
+    Err(InvalidInput::new(
+        "interface",
+        missing.join(", "),
+        "an existing interface",
+    ))
+    .hint(format!("interfaces here: {here}"))
 }
 
 /// Reads the FreeBSD capture files that exist in `dir`.
