@@ -3,7 +3,7 @@
 //! clusters; otherwise `*_setup_receive_structures` fails at init ("could not setup receive
 //! structures") or allocations are denied under load (moderation-algorithms.md §8.1).
 
-use super::{driver_of, queue_vectors};
+use super::{driver_of, queue_vectors, QueueVector};
 use crate::doctor::{Finding, Severity};
 use crate::freebsd::FreeBsdSnapshot;
 use std::collections::BTreeMap;
@@ -77,7 +77,7 @@ pub fn clusters(snap: &FreeBsdSnapshot) -> Vec<Finding> {
 /// Per driver: `(ports, queues per port, clusters)` for the receive rings.
 fn ring_clusters(snap: &FreeBsdSnapshot) -> BTreeMap<String, (u64, u64, u64)> {
     let mut ports: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
-    for (dev, queue, _, _) in queue_vectors(snap) {
+    for QueueVector { dev, queue, .. } in queue_vectors(snap) {
         let per_port = ports.entry(driver_of(&dev).to_string()).or_default();
         let q = per_port.entry(dev).or_default();
         *q = (*q).max(u64::from(queue) + 1);
