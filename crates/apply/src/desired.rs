@@ -1,0 +1,328 @@
+//! What the user asked for, checked without touching the system: `KEY=VALUE` arguments or a
+//! TOML profile, parsed into [`Desired`] entries with typed values.
+//!
+//! Keys name a knob and optionally one object with `@N`: `napi.defer-hard-irqs@1=2` sets the
+//! second NAPI instance only, `rps.cpus@0=0-1` receive queue 0, `irq.affinity@45=2` IRQ 45.
+//! Without `@N`, per-NAPI and per-queue keys apply to every instance of the interface.
+
+use crate::setting::{Channel, Key, Napi, Ring, Steering, SysfsNapi, COALESCE_PARAMS};
+use crate::value::{parse_value, Value, ValueError};
+use serde::{Deserialize, Serialize};
+
+/// One requested setting.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Desired {
+    pub key: Key,
+    /// `Some(n)` for `@n`: one NAPI index, queue index or IRQ number.
+    pub instance: Option<u32>,
+    pub value: Value,
+}
+
+/// A request the user typed that cannot be understood.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DesiredError {
+    #[error("{arg:?} is not KEY=VALUE")]
+    NotAssignment { arg: String },
+    #[error("unknown setting {key:?}; known: {known}")]
+    UnknownKey { key: String, known: String },
+    #[error("setting {key}: {source}")]
+    BadValue { key: String, source: ValueError },
+    #[error("setting {key}: {why}")]
+    BadInstance { key: String, why: String },
+    #[error("profile: {0}")]
+    Profile(String),
+    #[error("setting {key} is given twice")]
+    Duplicate { key: String },
+}
+
+/// The key families accepted, for error messages.
+const KNOWN: &str = "channels.{rx,tx,other,combined}, ring.{rx,rx-mini,rx-jumbo,tx}, \
+feature.<ethtool feature>, coalesce.<ethtool parameter>, \
+netdev.{napi-defer-hard-irqs,gro-flush-timeout,threaded}, \
+napi.{defer-hard-irqs,gro-flush-timeout,irq-suspend-timeout,threaded}[@index], \
+sysctl.<name>, irq.affinity@<irq>, rps.cpus[@queue], rps.flow-cnt[@queue], xps.cpus[@queue]";
+
+/// Parses one `KEY=VALUE` argument.
+pub fn parse_assignment(arg: &str) -> Result<Desired, DesiredError> {
+    let (key, value) = arg
+        .split_once('=')
+        .ok_or_else(|| DesiredError::NotAssignment {
+            arg: arg.to_string(),
+        })?;
+    parse_pair(key.trim(), value)
+}
+
+/// Parses a key and its value text.
+pub fn parse_pair(key_text: &str, value: &str) -> Result<Desired, DesiredError> {
+    let (name, instance) = split_instance(key_text)?;
+    let key = parse_key(name)?;
+    check_instance(&key, instance, key_text)?;
+    let value = parse_value(key.value_kind(), value).map_err(|source| DesiredError::BadValue {
+        key: key_text.to_string(),
+        source,
+    })?;
+    Ok(Desired {
+        key,
+        instance,
+        value,
+    })
+}
+
+fn split_instance(text: &str) -> Result<(&str, Option<u32>), DesiredError> {
+    let Some((name, n)) = text.split_once('@') else {
+        return Ok((text, None));
+    };
+    let n = n.parse().map_err(|_| DesiredError::BadInstance {
+        key: text.to_string(),
+        why: format!("{n:?} after @ is not an index; allowed: a number such as @0"),
+    })?;
+    Ok((name, Some(n)))
+}
+
+fn check_instance(key: &Key, instance: Option<u32>, text: &str) -> Result<(), DesiredError> {
+    let per_instance = matches!(key, Key::Napi(_) | Key::Steering(_) | Key::IrqAffinity);
+    let why = match (per_instance, instance, key) {
+        (_, None, Key::IrqAffinity) => "needs an IRQ number, e.g. irq.affinity@45=0-3",
+        (false, Some(_), _) => "is set device-wide or namespace-wide; drop the @ suffix",
+        _ => return Ok(()),
+    };
+    Err(DesiredError::BadInstance {
+        key: text.to_string(),
+        why: why.to_string(),
+    })
+}
+
+/// Parses a canonical key name (without `@N`).
+pub fn parse_key(name: &str) -> Result<Key, DesiredError> {
+    let unknown = || DesiredError::UnknownKey {
+        key: name.to_string(),
+        known: KNOWN.to_string(),
+    };
+    let (family, rest) = name.split_once('.').ok_or_else(unknown)?;
+    let key = match family {
+        "channels" => Key::Channels(channel(rest).ok_or_else(unknown)?),
+        "ring" => Key::Ring(ring(rest).ok_or_else(unknown)?),
+        "feature" if is_name(rest) => Key::Feature(rest.to_string()),
+        "coalesce" if COALESCE_PARAMS.contains(&rest) => Key::Coalesce(rest.to_string()),
+        "netdev" => Key::SysfsNapi(sysfs_napi(rest).ok_or_else(unknown)?),
+        "napi" => Key::Napi(napi(rest).ok_or_else(unknown)?),
+        "sysctl" if is_sysctl(rest) => Key::Sysctl(rest.to_string()),
+        "irq" if rest == "affinity" => Key::IrqAffinity,
+        "rps" | "xps" => Key::Steering(steering(name).ok_or_else(unknown)?),
+        _ => return Err(unknown()),
+    };
+    Ok(key)
+}
+
+fn channel(s: &str) -> Option<Channel> {
+    Some(match s {
+        "rx" => Channel::Rx,
+        "tx" => Channel::Tx,
+        "other" => Channel::Other,
+        "combined" => Channel::Combined,
+        _ => return None,
+    })
+}
+
+fn ring(s: &str) -> Option<Ring> {
+    Some(match s {
+        "rx" => Ring::Rx,
+        "rx-mini" => Ring::RxMini,
+        "rx-jumbo" => Ring::RxJumbo,
+        "tx" => Ring::Tx,
+        _ => return None,
+    })
+}
+
+fn sysfs_napi(s: &str) -> Option<SysfsNapi> {
+    Some(match s {
+        "napi-defer-hard-irqs" => SysfsNapi::NapiDeferHardIrqs,
+        "gro-flush-timeout" => SysfsNapi::GroFlushTimeout,
+        "threaded" => SysfsNapi::Threaded,
+        _ => return None,
+    })
+}
+
+fn napi(s: &str) -> Option<Napi> {
+    Some(match s {
+        "defer-hard-irqs" => Napi::DeferHardIrqs,
+        "gro-flush-timeout" => Napi::GroFlushTimeout,
+        "irq-suspend-timeout" => Napi::IrqSuspendTimeout,
+        "threaded" => Napi::Threaded,
+        _ => return None,
+    })
+}
+
+fn steering(s: &str) -> Option<Steering> {
+    Some(match s {
+        "rps.cpus" => Steering::RpsCpus,
+        "rps.flow-cnt" => Steering::RpsFlowCnt,
+        "xps.cpus" => Steering::XpsCpus,
+        _ => return None,
+    })
+}
+
+/// Feature names as the kernel spells them: lower case, digits, dashes.
+fn is_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+/// Only `net.*` sysctls: nictune writes them inside the target network namespace, and
+/// anything else would change the whole machine.
+fn is_sysctl(s: &str) -> bool {
+    let ok = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+    s.starts_with("net.") && s.chars().all(ok) && !s.contains("..") && !s.ends_with('.')
+}
+
+/// Parses a TOML profile: a `[settings]` table of keys to values (strings or numbers), and
+/// optionally `iface` and `netns` strings.
+///
+/// ```toml
+/// iface = "eth1"
+/// [settings]
+/// "napi.gro-flush-timeout" = 20000
+/// "coalesce.rx-usecs" = 50
+/// "rps.cpus@0" = "0-1"
+/// ```
+pub fn parse_profile(text: &str) -> Result<Profile, DesiredError> {
+    let raw: RawProfile = toml::from_str(text).map_err(|e| DesiredError::Profile(e.to_string()))?;
+    let mut settings = Vec::new();
+    for (key, value) in &raw.settings {
+        let text = match value {
+            toml::Value::String(s) => s.clone(),
+            toml::Value::Integer(n) => n.to_string(),
+            toml::Value::Boolean(b) => b.to_string(),
+            other => {
+                let why = format!("{key}: {other} is not a string, integer or boolean");
+                return Err(DesiredError::Profile(why));
+            }
+        };
+        settings.push(parse_pair(key, &text)?);
+    }
+    Ok(Profile {
+        iface: raw.iface,
+        netns: raw.netns,
+        settings,
+    })
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawProfile {
+    iface: Option<String>,
+    netns: Option<String>,
+    #[serde(default)]
+    settings: toml::Table,
+}
+
+/// A parsed profile.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Profile {
+    pub iface: Option<String>,
+    pub netns: Option<String>,
+    pub settings: Vec<Desired>,
+}
+
+/// Refuses the same key (and instance) twice: which one wins would be a guess.
+pub fn check_unique(settings: &[Desired]) -> Result<(), DesiredError> {
+    let mut seen = std::collections::BTreeSet::new();
+    for d in settings {
+        if !seen.insert((&d.key, d.instance)) {
+            return Err(DesiredError::Duplicate {
+                key: d.key.to_string(),
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn assignments_parse_into_typed_values() {
+        let d = parse_assignment("napi.gro-flush-timeout=20000").unwrap();
+        assert_eq!(d.key, Key::Napi(Napi::GroFlushTimeout));
+        assert_eq!((d.instance, d.value), (None, Value::Int(20000)));
+        let d = parse_assignment("rps.cpus@1=0x3").unwrap();
+        assert_eq!(
+            (d.key.to_string(), d.instance),
+            ("rps.cpus".to_string(), Some(1))
+        );
+        assert_eq!(d.value.to_string(), "0-1");
+        let d = parse_assignment("feature.rx-gro=off").unwrap();
+        assert_eq!(d.value, Value::Bool(false));
+    }
+
+    #[test]
+    fn every_key_family_round_trips_through_its_display_name() {
+        for name in [
+            "channels.combined",
+            "ring.rx-jumbo",
+            "feature.rx-gro",
+            "coalesce.use-adaptive-rx",
+            "netdev.napi-defer-hard-irqs",
+            "napi.irq-suspend-timeout",
+            "sysctl.net.core.somaxconn",
+            "irq.affinity",
+            "rps.flow-cnt",
+            "xps.cpus",
+        ] {
+            assert_eq!(parse_key(name).unwrap().to_string(), name);
+        }
+    }
+
+    #[test]
+    fn mistakes_are_named() {
+        let err = parse_assignment("napi.gro-flush-timeout").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "\"napi.gro-flush-timeout\" is not KEY=VALUE"
+        );
+        let err = parse_assignment("napi.defer-hard-irqs=-1")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("setting napi.defer-hard-irqs: \"-1\" is not an integer"),
+            "{err}"
+        );
+        let err = parse_assignment("coalesce.rx-usec=5")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("unknown setting \"coalesce.rx-usec\"; known: channels."),
+            "{err}"
+        );
+        assert!(
+            parse_assignment("sysctl.kernel.panic=1").is_err(),
+            "only net.* sysctls"
+        );
+        assert!(parse_assignment("irq.affinity=1").is_err(), "irq needs @N");
+        assert!(
+            parse_assignment("coalesce.rx-usecs@1=5").is_err(),
+            "device-wide key"
+        );
+    }
+
+    #[test]
+    fn profiles_read_settings_and_refuse_unknown_fields() {
+        let p = parse_profile(
+            "iface = \"v0\"\n[settings]\n\"napi.defer-hard-irqs\" = 2\n\"feature.rx-gro\" = true\n",
+        )
+        .unwrap();
+        assert_eq!(p.iface.as_deref(), Some("v0"));
+        assert_eq!(p.settings.len(), 2);
+        assert!(parse_profile("ifase = \"v0\"\n").is_err());
+    }
+
+    #[test]
+    fn duplicates_are_refused() {
+        let a = parse_assignment("napi.threaded=1").unwrap();
+        let b = parse_assignment("napi.threaded@0=0").unwrap();
+        assert!(check_unique(&[a.clone(), b]).is_ok());
+        assert!(check_unique(&[a.clone(), a]).is_err());
+    }
+}
