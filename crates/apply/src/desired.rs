@@ -31,6 +31,10 @@ pub enum DesiredError {
     BadInstance { key: String, why: String },
     #[error("profile: {0}")]
     Profile(String),
+    #[error(
+        "{value:?} is not a duration; allowed: a positive number with a unit: 500ms, 3s, 2m, 1h"
+    )]
+    BadDuration { value: String },
     #[error("setting {key} is given twice")]
     Duplicate { key: String },
 }
@@ -238,6 +242,32 @@ pub fn check_unique(settings: &[Desired]) -> Result<(), DesiredError> {
     Ok(())
 }
 
+/// Parses a duration with a unit (`500ms`, `3s`, `2m`, `1h`) into milliseconds. A bare
+/// number is refused: whether it means seconds or milliseconds would be a guess.
+pub fn parse_duration_ms(text: &str) -> Result<u64, DesiredError> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (digits, unit) = t.split_at(split);
+    let scale = match unit {
+        "ms" => Some(1),
+        "s" => Some(1_000),
+        "m" | "min" => Some(60_000),
+        "h" => Some(3_600_000),
+        _ => None,
+    };
+    let value = digits.parse::<u64>().ok();
+    match (value, scale) {
+        (Some(v), Some(s)) if v > 0 => v.checked_mul(s).ok_or_else(|| bad_duration(text)),
+        _ => Err(bad_duration(text)),
+    }
+}
+
+fn bad_duration(text: &str) -> DesiredError {
+    DesiredError::BadDuration {
+        value: text.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -316,6 +346,16 @@ mod tests {
         assert_eq!(p.iface.as_deref(), Some("v0"));
         assert_eq!(p.settings.len(), 2);
         assert!(parse_profile("ifase = \"v0\"\n").is_err());
+    }
+
+    #[test]
+    fn durations_need_a_unit() {
+        assert_eq!(parse_duration_ms("3s").unwrap(), 3_000);
+        assert_eq!(parse_duration_ms("250ms").unwrap(), 250);
+        assert_eq!(parse_duration_ms("2m").unwrap(), 120_000);
+        assert!(parse_duration_ms("3").is_err());
+        assert!(parse_duration_ms("0s").is_err());
+        assert!(parse_duration_ms("s").is_err());
     }
 
     #[test]

@@ -158,6 +158,17 @@ pub enum Problem {
     Pending,
 }
 
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Problem::Interrupted => "interrupted",
+            Problem::Overdue => "overdue (not confirmed in time and no watchdog is alive)",
+            Problem::Incomplete => "incompletely restored",
+            Problem::Pending => "waiting for confirmation",
+        })
+    }
+}
+
 /// Classifies a transaction given the time and which processes are alive.
 pub fn attention(s: &Summary, now_unix_ms: u64, alive: impl Fn(u32) -> bool) -> Option<Problem> {
     match s.phase {
