@@ -2,14 +2,12 @@
 //! the files in [`files`] (sysfs NAPI files, RPS/XPS, sysctls, IRQ affinity) and generic
 //! netlink (ethtool channels, rings, features, coalescing; netdev per-NAPI settings).
 //!
-//! Also here: entering a named network namespace ([`netns`]), starting the detached
-//! auto-revert watchdog ([`detach`]) and finding interfaces a change could cut the user off
-//! through ([`guard`]).
+//! Also here: starting the detached auto-revert watchdog ([`detach`]) and finding interfaces
+//! a change could cut the user off through ([`guard`]).
 
 pub mod detach;
 pub mod files;
 pub mod guard;
-pub mod netns;
 
 use files::Roots;
 use nictune_apply::host::{HostError, HostErrorKind, HostWrite, Op};

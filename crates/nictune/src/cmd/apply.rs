@@ -15,7 +15,8 @@ use nictune_apply::plan;
 use nictune_apply::state::{self, StateDir, DEFAULT_STATE_DIR, STATE_DIR_ENV};
 use nictune_apply::txn::{self, ApplyRequest};
 use nictune_core::error::Hinted;
-use nictune_linux::write::{detach, guard, netns, LinuxHost};
+use nictune_linux::netns;
+use nictune_linux::write::{detach, guard, LinuxHost};
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -117,7 +118,7 @@ fn check_args(args: &Args) -> Result<Request> {
     desired::check_unique(&settings).hint("give each setting once")?;
     let netns = args.netns.clone().or(ns);
     if let Some(name) = &netns {
-        netns::check_name(name).hint("list namespaces with `ip netns list`")?;
+        check_netns_name(name)?;
     }
     let confirm_within_ms = args
         .confirm_within
@@ -131,6 +132,15 @@ fn check_args(args: &Args) -> Result<Request> {
         netns,
         confirm_within_ms,
     })
+}
+
+/// A namespace is a plain file name under /run/netns.
+fn check_netns_name(name: &str) -> Result<()> {
+    if name.is_empty() || name.contains('/') || name == "." || name == ".." {
+        let msg = format!("--netns {name:?} is not a namespace name; allowed: a name listed by `ip netns list`");
+        return Err(refusal(msg, "create one with `ip netns add NAME`"));
+    }
+    Ok(())
 }
 
 pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {

@@ -1,5 +1,6 @@
 //! `nictune doctor`: not built yet.
 
+use super::show::SourceArgs;
 use crate::output::{Ctx, Outcome};
 use anyhow::Result;
 
@@ -8,4 +9,9 @@ pub struct Args {}
 
 pub fn run(_args: Args, _ctx: &Ctx) -> Result<Outcome> {
     super::not_yet("doctor")
+}
+
+/// `show --os freebsd`.
+pub fn show_freebsd(_source: &SourceArgs, _ctx: &Ctx) -> Result<Outcome> {
+    super::not_yet("show --os freebsd")
 }
