@@ -52,11 +52,11 @@ fn suspend_without_fallback(desired: &[Desired]) -> Option<Note> {
 
 /// With adaptive moderation on, the driver rewrites the fixed timer itself.
 fn adaptive_overrides_usecs(desired: &[Desired], dir: &str) -> Option<Note> {
-    let adaptive = find(desired, &Key::Coalesce(format!("use-adaptive-{dir}")));
+    let adaptive = find(desired, &Key::Coalesce(format!("adaptive-{dir}")));
     let usecs = find(desired, &Key::Coalesce(format!("{dir}-usecs")));
     (adaptive == Some(&Value::Bool(true)) && usecs.is_some()).then(|| Note {
         settings: vec![
-            format!("coalesce.use-adaptive-{dir}"),
+            format!("coalesce.adaptive-{dir}"),
             format!("coalesce.{dir}-usecs"),
         ],
         message: format!(
@@ -116,12 +116,9 @@ mod tests {
 
     #[test]
     fn adaptive_with_fixed_timer_and_sysfs_with_napi_are_flagged() {
-        let n = notes(&["coalesce.use-adaptive-rx=on", "coalesce.rx-usecs=50"]);
-        assert_eq!(
-            n[0].settings,
-            ["coalesce.use-adaptive-rx", "coalesce.rx-usecs"]
-        );
-        let n = notes(&["netdev.gro-flush-timeout=1", "napi.gro-flush-timeout=2"]);
+        let n = notes(&["coalesce.adaptive-rx=on", "coalesce.rx-usecs=50"]);
+        assert_eq!(n[0].settings, ["coalesce.adaptive-rx", "coalesce.rx-usecs"]);
+        let n = notes(&["sysfs.gro_flush_timeout=1", "napi.gro-flush-timeout=2"]);
         assert!(n[0].message.contains("napi.gro-flush-timeout wins"));
         assert_eq!(notes(&["napi.threaded=2"]).len(), 1);
     }

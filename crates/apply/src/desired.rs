@@ -2,10 +2,10 @@
 //! TOML profile, parsed into [`Desired`] entries with typed values.
 //!
 //! Keys name a knob and optionally one object with `@N`: `napi.defer-hard-irqs@1=2` sets the
-//! second NAPI instance only, `rps.cpus@0=0-1` receive queue 0, `irq.affinity@45=2` IRQ 45.
+//! second NAPI instance only, `rps.cpus@0=3` receive queue 0 (a hex mask, as the file takes), `irq.affinity@45=2` IRQ 45.
 //! Without `@N`, per-NAPI and per-queue keys apply to every instance of the interface.
 
-use crate::setting::{Channel, Key, Napi, Ring, Steering, SysfsNapi, COALESCE_PARAMS};
+use crate::setting::{kernel_feature, Channel, Key, Napi, Ring, Steering, SysfsNapi};
 use crate::value::{parse_value, Value, ValueError};
 use serde::{Deserialize, Serialize};
 
@@ -16,6 +16,9 @@ pub struct Desired {
     /// `Some(n)` for `@n`: one NAPI index, queue index or IRQ number.
     pub instance: Option<u32>,
     pub value: Value,
+    /// Caveats the catalog raised for this value.
+    #[serde(default)]
+    pub warnings: Vec<String>,
 }
 
 /// A request the user typed that cannot be understood.
@@ -29,6 +32,10 @@ pub enum DesiredError {
     BadValue { key: String, source: ValueError },
     #[error("setting {key}: {why}")]
     BadInstance { key: String, why: String },
+    #[error("{0}")]
+    Catalog(String),
+    #[error("setting {key} {why}")]
+    NotAppliable { key: String, why: String },
     #[error("profile: {0}")]
     Profile(String),
     #[error(
@@ -42,7 +49,7 @@ pub enum DesiredError {
 /// The key families accepted, for error messages.
 const KNOWN: &str = "channels.{rx,tx,other,combined}, ring.{rx,rx-mini,rx-jumbo,tx}, \
 feature.<ethtool feature>, coalesce.<ethtool parameter>, \
-netdev.{napi-defer-hard-irqs,gro-flush-timeout,threaded}, \
+sysfs.{napi_defer_hard_irqs,gro_flush_timeout,threaded}, \
 napi.{defer-hard-irqs,gro-flush-timeout,irq-suspend-timeout,threaded}[@index], \
 sysctl.<name>, irq.affinity@<irq>, rps.cpus[@queue], rps.flow-cnt[@queue], xps.cpus[@queue]";
 
@@ -56,20 +63,45 @@ pub fn parse_assignment(arg: &str) -> Result<Desired, DesiredError> {
     parse_pair(key.trim(), value)
 }
 
-/// Parses a key and its value text.
+/// Parses a key and its value text. Names resolve through the catalog (aliases such as
+/// `gro` or `rx-usecs` work) and values are checked against its ranges.
 pub fn parse_pair(key_text: &str, value: &str) -> Result<Desired, DesiredError> {
     let (name, instance) = split_instance(key_text)?;
-    let key = parse_key(name)?;
+    let (canonical, entry) = crate::catalog::resolve(name)?;
+    if let Some(entry) = entry {
+        crate::catalog::check_appliable(entry)?;
+    }
+    let key = parse_key(&canonical).map_err(|e| with_suggestions(e, name))?;
     check_instance(&key, instance, key_text)?;
-    let value = parse_value(key.value_kind(), value).map_err(|source| DesiredError::BadValue {
-        key: key_text.to_string(),
-        source,
-    })?;
+    let (value, warnings) = match entry {
+        Some(entry) => crate::catalog::parse(entry, &key, value)?,
+        None => {
+            let v =
+                parse_value(key.value_kind(), value).map_err(|source| DesiredError::BadValue {
+                    key: key_text.to_string(),
+                    source,
+                })?;
+            (v, Vec::new())
+        }
+    };
     Ok(Desired {
         key,
         instance,
         value,
+        warnings,
     })
+}
+
+/// An unknown key names the catalog's nearest keys when there are any.
+fn with_suggestions(e: DesiredError, name: &str) -> DesiredError {
+    let near = crate::catalog::suggest(name);
+    match e {
+        DesiredError::UnknownKey { key, .. } if !near.is_empty() => DesiredError::UnknownKey {
+            key,
+            known: format!("did you mean {}?", near.join(", ")),
+        },
+        other => other,
+    }
 }
 
 fn split_instance(text: &str) -> Result<(&str, Option<u32>), DesiredError> {
@@ -106,9 +138,12 @@ pub fn parse_key(name: &str) -> Result<Key, DesiredError> {
     let key = match family {
         "channels" => Key::Channels(channel(rest).ok_or_else(unknown)?),
         "ring" => Key::Ring(ring(rest).ok_or_else(unknown)?),
-        "feature" if is_name(rest) => Key::Feature(rest.to_string()),
-        "coalesce" if COALESCE_PARAMS.contains(&rest) => Key::Coalesce(rest.to_string()),
-        "netdev" => Key::SysfsNapi(sysfs_napi(rest).ok_or_else(unknown)?),
+        "feature" if is_name(rest) => Key::Feature(kernel_feature(rest).to_string()),
+        // Coalescing parameters are exactly the catalog's (the netlink attribute list).
+        "coalesce" if nictune_core::catalog::catalog().get(name).is_some() => {
+            Key::Coalesce(rest.to_string())
+        }
+        "sysfs" => Key::SysfsNapi(sysfs_napi(rest).ok_or_else(unknown)?),
         "napi" => Key::Napi(napi(rest).ok_or_else(unknown)?),
         "sysctl" if is_sysctl(rest) => Key::Sysctl(rest.to_string()),
         "irq" if rest == "affinity" => Key::IrqAffinity,
@@ -140,8 +175,8 @@ fn ring(s: &str) -> Option<Ring> {
 
 fn sysfs_napi(s: &str) -> Option<SysfsNapi> {
     Some(match s {
-        "napi-defer-hard-irqs" => SysfsNapi::NapiDeferHardIrqs,
-        "gro-flush-timeout" => SysfsNapi::GroFlushTimeout,
+        "napi_defer_hard_irqs" => SysfsNapi::NapiDeferHardIrqs,
+        "gro_flush_timeout" => SysfsNapi::GroFlushTimeout,
         "threaded" => SysfsNapi::Threaded,
         _ => return None,
     })
@@ -188,7 +223,7 @@ fn is_sysctl(s: &str) -> bool {
 /// [settings]
 /// "napi.gro-flush-timeout" = 20000
 /// "coalesce.rx-usecs" = 50
-/// "rps.cpus@0" = "0-1"
+/// "rps.cpus@0" = "3"
 /// ```
 pub fn parse_profile(text: &str) -> Result<Profile, DesiredError> {
     let raw: RawProfile = toml::from_str(text).map_err(|e| DesiredError::Profile(e.to_string()))?;
@@ -283,8 +318,11 @@ mod tests {
             ("rps.cpus".to_string(), Some(1))
         );
         assert_eq!(d.value.to_string(), "0-1");
-        let d = parse_assignment("feature.rx-gro=off").unwrap();
-        assert_eq!(d.value, Value::Bool(false));
+        let d = parse_assignment("feature.gro=off").unwrap();
+        assert_eq!(
+            (d.key.clone(), d.value),
+            (Key::Feature("rx-gro".into()), Value::Bool(false))
+        );
     }
 
     #[test]
@@ -292,9 +330,10 @@ mod tests {
         for name in [
             "channels.combined",
             "ring.rx-jumbo",
-            "feature.rx-gro",
-            "coalesce.use-adaptive-rx",
-            "netdev.napi-defer-hard-irqs",
+            "feature.gro",
+            "feature.rx-gro-hw",
+            "coalesce.adaptive-rx",
+            "sysfs.napi_defer_hard_irqs",
             "napi.irq-suspend-timeout",
             "sysctl.net.core.somaxconn",
             "irq.affinity",
@@ -315,16 +354,27 @@ mod tests {
         let err = parse_assignment("napi.defer-hard-irqs=-1")
             .unwrap_err()
             .to_string();
-        assert!(
-            err.starts_with("setting napi.defer-hard-irqs: \"-1\" is not an integer"),
-            "{err}"
-        );
+        let range =
+            "setting napi.defer-hard-irqs: -1 is out of range for kernel: allowed 0–2147483647";
+        assert_eq!(err, range);
         let err = parse_assignment("coalesce.rx-usec=5")
             .unwrap_err()
             .to_string();
         assert!(
-            err.starts_with("unknown setting \"coalesce.rx-usec\"; known: channels."),
+            err.starts_with(
+                "unknown setting \"coalesce.rx-usec\"; known: did you mean coalesce.rx-usecs"
+            ),
             "{err}"
+        );
+        let err = parse_assignment("e1000e.InterruptThrottleRate=3000")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("module parameter"), "{err}");
+        let d = parse_assignment("gro=off").unwrap();
+        assert_eq!(
+            d.key,
+            Key::Feature("rx-gro".into()),
+            "catalog aliases resolve"
         );
         assert!(
             parse_assignment("sysctl.kernel.panic=1").is_err(),
@@ -340,7 +390,7 @@ mod tests {
     #[test]
     fn profiles_read_settings_and_refuse_unknown_fields() {
         let p = parse_profile(
-            "iface = \"v0\"\n[settings]\n\"napi.defer-hard-irqs\" = 2\n\"feature.rx-gro\" = true\n",
+            "iface = \"v0\"\n[settings]\n\"napi.defer-hard-irqs\" = 2\n\"feature.gro\" = true\n",
         )
         .unwrap();
         assert_eq!(p.iface.as_deref(), Some("v0"));

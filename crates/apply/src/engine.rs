@@ -47,7 +47,7 @@ pub enum ApplyError {
     #[error("nothing was changed: {0}")]
     Journal(#[from] JournalError),
     /// A step failed and every earlier step was put back.
-    #[error("step {step} failed ({cause}); all {} started steps were rolled back", restored.len())]
+    #[error("step {} failed ({cause}); it and the {step} step(s) before it were rolled back", step + 1)]
     RolledBack {
         step: usize,
         cause: String,

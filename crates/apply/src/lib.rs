@@ -13,6 +13,7 @@
 //! - [`export`]: native configuration for systemd, NetworkManager, udev, tuned, FreeBSD, ….
 #![forbid(unsafe_code)]
 
+pub mod catalog;
 pub mod checks;
 pub mod desired;
 pub mod engine;

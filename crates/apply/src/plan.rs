@@ -98,6 +98,12 @@ pub fn resolve(
     plan.changes
         .sort_by(|a, b| order(&a.setting).cmp(&order(&b.setting)));
     plan.notes = check_combinations(desired);
+    plan.notes.extend(desired.iter().flat_map(|d| {
+        d.warnings.iter().map(|w| Note {
+            settings: vec![d.key.to_string()],
+            message: w.clone(),
+        })
+    }));
     plan.preserve = collateral(&plan.changes, host)?;
     Ok(plan)
 }

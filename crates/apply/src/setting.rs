@@ -83,7 +83,7 @@ pub enum Key {
     Ring(Ring),
     /// An ethtool feature by its kernel name, e.g. `rx-gro`.
     Feature(String),
-    /// An ethtool coalescing parameter by its ethtool name, e.g. `rx-usecs`.
+    /// An ethtool coalescing parameter by its catalog name, e.g. `rx-usecs`, `adaptive-rx`.
     Coalesce(String),
     SysfsNapi(SysfsNapi),
     Napi(Napi),
@@ -93,35 +93,27 @@ pub enum Key {
     Steering(Steering),
 }
 
-/// The ethtool coalescing parameters a SET may carry, in netlink attribute order
-/// (ETHTOOL_A_COALESCE_RX_USECS = 2 … ETHTOOL_A_COALESCE_RATE_SAMPLE_INTERVAL = 23, then the
-/// CQE modes 24/25), from include/uapi/linux/ethtool_netlink.h.
-pub const COALESCE_PARAMS: [&str; 24] = [
-    "rx-usecs",
-    "rx-frames",
-    "rx-usecs-irq",
-    "rx-frames-irq",
-    "tx-usecs",
-    "tx-frames",
-    "tx-usecs-irq",
-    "tx-frames-irq",
-    "stats-block-usecs",
-    "use-adaptive-rx",
-    "use-adaptive-tx",
-    "pkt-rate-low",
-    "rx-usecs-low",
-    "rx-frames-low",
-    "tx-usecs-low",
-    "tx-frames-low",
-    "pkt-rate-high",
-    "rx-usecs-high",
-    "rx-frames-high",
-    "tx-usecs-high",
-    "tx-frames-high",
-    "rate-sample-interval",
-    "use-cqe-mode-tx",
-    "use-cqe-mode-rx",
-];
+/// Coalescing parameters that are switches; the rest are 32-bit counts or times.
+const COALESCE_SWITCHES: [&str; 4] = ["adaptive-rx", "adaptive-tx", "cqe-mode-rx", "cqe-mode-tx"];
+
+/// Feature names as the catalog spells them (`feature.gro`) and as the kernel does (`rx-gro`).
+const FEATURE_NAMES: [(&str, &str); 2] = [("gro", "rx-gro"), ("lro", "rx-lro")];
+
+/// The kernel's feature name for a catalog feature name.
+pub fn kernel_feature(name: &str) -> &str {
+    FEATURE_NAMES
+        .iter()
+        .find(|(c, _)| *c == name)
+        .map_or(name, |(_, k)| k)
+}
+
+/// The catalog's feature name for a kernel feature name.
+pub fn catalog_feature(kernel: &str) -> &str {
+    FEATURE_NAMES
+        .iter()
+        .find(|(_, k)| *k == kernel)
+        .map_or(kernel, |(c, _)| c)
+}
 
 /// What kind of value a key takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,7 +159,7 @@ impl Key {
             Key::Channels(_) => int(0, U32, "channels"),
             Key::Ring(_) => int(1, U32, "descriptors"),
             Key::Feature(_) => ValueKind::Bool,
-            Key::Coalesce(p) if p.starts_with("use-") => ValueKind::Bool,
+            Key::Coalesce(p) if COALESCE_SWITCHES.contains(&p.as_str()) => ValueKind::Bool,
             Key::Coalesce(p) if p.contains("usecs") || p == "rate-sample-interval" => {
                 int(0, U32, "µs")
             }
@@ -206,9 +198,9 @@ impl fmt::Display for Key {
         match self {
             Key::Channels(c) => write!(f, "channels.{}", channel_name(*c)),
             Key::Ring(r) => write!(f, "ring.{}", ring_name(*r)),
-            Key::Feature(n) => write!(f, "feature.{n}"),
+            Key::Feature(n) => write!(f, "feature.{}", catalog_feature(n)),
             Key::Coalesce(p) => write!(f, "coalesce.{p}"),
-            Key::SysfsNapi(s) => write!(f, "netdev.{}", sysfs_napi_name(*s)),
+            Key::SysfsNapi(s) => write!(f, "sysfs.{}", sysfs_napi_name(*s)),
             Key::Napi(n) => write!(f, "napi.{}", napi_name(*n)),
             Key::Sysctl(s) => write!(f, "sysctl.{s}"),
             Key::IrqAffinity => f.write_str("irq.affinity"),
@@ -235,11 +227,11 @@ pub(crate) fn ring_name(r: Ring) -> &'static str {
     }
 }
 
-/// The sysfs file name as well as the key suffix (`netdev.napi-defer-hard-irqs`).
-pub(crate) fn sysfs_napi_name(s: SysfsNapi) -> &'static str {
+/// The sysfs file name, which is also the key suffix (`sysfs.napi_defer_hard_irqs`).
+pub fn sysfs_napi_name(s: SysfsNapi) -> &'static str {
     match s {
-        SysfsNapi::NapiDeferHardIrqs => "napi-defer-hard-irqs",
-        SysfsNapi::GroFlushTimeout => "gro-flush-timeout",
+        SysfsNapi::NapiDeferHardIrqs => "napi_defer_hard_irqs",
+        SysfsNapi::GroFlushTimeout => "gro_flush_timeout",
         SysfsNapi::Threaded => "threaded",
     }
 }
@@ -347,7 +339,7 @@ mod tests {
     #[test]
     fn coalesce_kinds_follow_the_parameter_name() {
         let kind = |p: &str| Key::Coalesce(p.into()).value_kind();
-        assert_eq!(kind("use-adaptive-rx"), ValueKind::Bool);
+        assert_eq!(kind("adaptive-rx"), ValueKind::Bool);
         assert!(matches!(
             kind("rx-usecs"),
             ValueKind::Int { unit: "µs", .. }

@@ -32,8 +32,12 @@ pub struct Applied {
 pub enum TxnError {
     #[error(transparent)]
     State(#[from] StateError),
-    #[error("change {id}: {source}")]
-    Apply { id: String, source: ApplyError },
+    #[error("change {id} did not apply")]
+    Apply {
+        id: String,
+        #[source]
+        source: ApplyError,
+    },
 }
 
 /// The transaction id: start time and pid, sortable and unique under the lock.

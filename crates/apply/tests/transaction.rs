@@ -47,7 +47,7 @@ fn host() -> FakeHost {
         .with(s(dev(), Key::Feature("rx-gro".into())), Value::Bool(true))
         .with(s(dev(), Key::Coalesce("rx-usecs".into())), Value::Int(8))
         .with(
-            s(dev(), Key::Coalesce("use-adaptive-rx".into())),
+            s(dev(), Key::Coalesce("adaptive-rx".into())),
             Value::Bool(false),
         )
         .with(napi(0, Napi::DeferHardIrqs), Value::Int(0))
@@ -84,9 +84,9 @@ fn desired() -> impl Strategy<Value = Vec<Desired>> {
     let one = prop_oneof![
         (1u64..=8).prop_map(|n| format!("channels.combined={n}")),
         (64u64..=4096).prop_map(|n| format!("ring.rx={n}")),
-        any::<bool>().prop_map(|b| format!("feature.rx-gro={b}")),
+        any::<bool>().prop_map(|b| format!("feature.gro={b}")),
         (0u64..=200).prop_map(|n| format!("coalesce.rx-usecs={n}")),
-        any::<bool>().prop_map(|b| format!("coalesce.use-adaptive-rx={b}")),
+        any::<bool>().prop_map(|b| format!("coalesce.adaptive-rx={b}")),
         (0u64..=10).prop_map(|n| format!("napi.defer-hard-irqs={n}")),
         (0u64..=2, 0u64..=100_000)
             .prop_map(|(i, n)| format!("napi.gro-flush-timeout@{}={n}", i % 2)),
@@ -174,7 +174,7 @@ fn a_crash_mid_apply_is_recovered_from_the_journal() {
     let d: Vec<_> = [
         "channels.combined=4",
         "napi.defer-hard-irqs=2",
-        "rps.cpus@0=0-1",
+        "rps.cpus@0=3",
     ]
     .iter()
     .map(|a| parse_assignment(a).unwrap())

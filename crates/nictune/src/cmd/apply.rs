@@ -16,7 +16,7 @@ use nictune_apply::state::{self, StateDir, DEFAULT_STATE_DIR, STATE_DIR_ENV};
 use nictune_apply::txn::{self, ApplyRequest};
 use nictune_core::error::Hinted;
 use nictune_linux::netns;
-use nictune_linux::write::{detach, guard, LinuxHost};
+use nictune_linux::write::{detach, guard, LinuxWriter};
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -137,7 +137,9 @@ fn check_args(args: &Args) -> Result<Request> {
 /// A namespace is a plain file name under /run/netns.
 fn check_netns_name(name: &str) -> Result<()> {
     if name.is_empty() || name.contains('/') || name == "." || name == ".." {
-        let msg = format!("--netns {name:?} is not a namespace name; allowed: a name listed by `ip netns list`");
+        let msg = format!(
+            "--netns {name:?} is not a namespace name; allowed: a name listed by `ip netns list`"
+        );
         return Err(refusal(msg, "create one with `ip netns add NAME`"));
     }
     Ok(())
@@ -158,7 +160,7 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
     if let Some(name) = &req.netns {
         netns::enter(name).hint("create it with `ip netns add NAME`; entering needs root")?;
     }
-    let mut host = LinuxHost::live();
+    let mut host = LinuxWriter::live();
     let plan = plan::resolve(&req.settings, req.iface.as_deref(), &mut host)
         .hint("nothing was changed; `nictune show` lists what this device supports")?;
     let Some(lock) = lock else {
@@ -188,9 +190,13 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
         iface: req.iface.clone(),
         confirm_within_ms: req.confirm_within_ms,
     };
-    let applied = txn::apply_plan(&state, &lock, &plan, &request, &mut host)
-        .hint("see `nictune status`; the journal is in the state directory")?
-        .expect("a non-empty plan is applied");
+    let applied = match txn::apply_plan(&state, &lock, &plan, &request, &mut host) {
+        Ok(applied) => applied.expect("a non-empty plan is applied"),
+        Err(e) => {
+            let hint = failure_hint(&e);
+            return Err(anyhow::Error::new(Hinted::new(e, hint)));
+        }
+    };
     let watchdog = match applied.confirm_deadline_unix_ms {
         Some(_) => Some(watchdog::start(&state, &applied.id)?),
         None => None,
@@ -202,6 +208,20 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
     };
     ctx.emit("apply", &body, render::applied_text)?;
     Ok(Outcome::Success)
+}
+
+/// What to do after a failed apply: nothing when it rolled back, revert when it could not.
+fn failure_hint(e: &txn::TxnError) -> &'static str {
+    use nictune_apply::engine::ApplyError;
+    match e {
+        txn::TxnError::Apply { source: ApplyError::RolledBack { .. }, .. } => {
+            "every value is back as it was; `nictune status` shows the journal"
+        }
+        txn::TxnError::Apply { source: ApplyError::RollbackIncomplete { .. }, .. } => {
+            "some values are still changed: fix the cause, then run `nictune revert`"
+        }
+        _ => "see `nictune status`",
+    }
 }
 
 /// Refuses to start while an earlier change is unfinished or waiting for confirmation.
@@ -315,7 +335,7 @@ fn revert_txn(
         netns::enter(name)
             .hint("the namespace of the change is gone; its settings went with it")?;
     }
-    let mut host = LinuxHost::live();
+    let mut host = LinuxWriter::live();
     let pid = std::process::id();
     Ok(txn::revert(
         state,
