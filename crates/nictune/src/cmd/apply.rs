@@ -4,6 +4,7 @@
 //! namespace name); then the state directory is checked for leftovers, the lock taken, the
 //! namespace entered, the plan resolved against the host, and only then is anything written.
 
+mod paced;
 mod render;
 mod watchdog;
 
@@ -160,7 +161,7 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
     if let Some(name) = &req.netns {
         netns::enter(name).hint("create it with `ip netns add NAME`; entering needs root")?;
     }
-    let mut host = LinuxWriter::live();
+    let mut host = paced::paced(LinuxWriter::live());
     let plan = plan::resolve(&req.settings, req.iface.as_deref(), &mut host)
         .hint("nothing was changed; `nictune show` lists what this device supports")?;
     let Some(lock) = lock else {
@@ -214,12 +215,14 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
 fn failure_hint(e: &txn::TxnError) -> &'static str {
     use nictune_apply::engine::ApplyError;
     match e {
-        txn::TxnError::Apply { source: ApplyError::RolledBack { .. }, .. } => {
-            "every value is back as it was; `nictune status` shows the journal"
-        }
-        txn::TxnError::Apply { source: ApplyError::RollbackIncomplete { .. }, .. } => {
-            "some values are still changed: fix the cause, then run `nictune revert`"
-        }
+        txn::TxnError::Apply {
+            source: ApplyError::RolledBack { .. },
+            ..
+        } => "every value is back as it was; `nictune status` shows the journal",
+        txn::TxnError::Apply {
+            source: ApplyError::RollbackIncomplete { .. },
+            ..
+        } => "some values are still changed: fix the cause, then run `nictune revert`",
         _ => "see `nictune status`",
     }
 }
