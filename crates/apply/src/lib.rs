@@ -17,6 +17,7 @@ pub mod catalog;
 pub mod checks;
 pub mod desired;
 pub mod engine;
+pub mod export;
 pub mod fake;
 pub mod host;
 pub mod journal;
