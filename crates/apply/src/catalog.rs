@@ -35,6 +35,11 @@ pub fn check_appliable(entry: &Entry) -> Result<(), DesiredError> {
     })
 }
 
+/// [`check_appliable`] for an item that may have no catalog entry (then it is appliable).
+pub fn check_appliable_entry(entry: Option<&Entry>) -> Result<(), DesiredError> {
+    entry.map_or(Ok(()), check_appliable)
+}
+
 /// Parses and checks `raw` through the catalog entry; returns the value and the catalog's
 /// warnings (caveats that apply to this value).
 pub fn parse(entry: &Entry, key: &Key, raw: &str) -> Result<(Value, Vec<String>), DesiredError> {

@@ -226,25 +226,36 @@ fn is_sysctl(s: &str) -> bool {
 /// "rps.cpus@0" = "3"
 /// ```
 pub fn parse_profile(text: &str) -> Result<Profile, DesiredError> {
-    let raw: RawProfile = toml::from_str(text).map_err(|e| DesiredError::Profile(e.to_string()))?;
-    let mut settings = Vec::new();
-    for (key, value) in &raw.settings {
-        let text = match value {
-            toml::Value::String(s) => s.clone(),
-            toml::Value::Integer(n) => n.to_string(),
-            toml::Value::Boolean(b) => b.to_string(),
-            other => {
-                let why = format!("{key}: {other} is not a string, integer or boolean");
-                return Err(DesiredError::Profile(why));
-            }
-        };
-        settings.push(parse_pair(key, &text)?);
-    }
+    let (iface, netns, table) = profile_parts(text)?;
+    let settings = table
+        .iter()
+        .map(|(key, value)| parse_pair(key, &toml_text(key, value)?))
+        .collect::<Result<_, _>>()?;
     Ok(Profile {
-        iface: raw.iface,
-        netns: raw.netns,
+        iface,
+        netns,
         settings,
     })
+}
+
+/// A profile value as the text a user would type after `=`.
+pub(crate) fn toml_text(key: &str, value: &toml::Value) -> Result<String, DesiredError> {
+    match value {
+        toml::Value::String(s) => Ok(s.clone()),
+        toml::Value::Integer(n) => Ok(n.to_string()),
+        toml::Value::Boolean(b) => Ok(b.to_string()),
+        other => Err(DesiredError::Profile(format!(
+            "{key}: {other} is not a string, integer or boolean"
+        ))),
+    }
+}
+
+/// A profile's interface, namespace and raw settings table.
+pub fn profile_parts(
+    text: &str,
+) -> Result<(Option<String>, Option<String>, toml::Table), DesiredError> {
+    let raw: RawProfile = toml::from_str(text).map_err(|e| DesiredError::Profile(e.to_string()))?;
+    Ok((raw.iface, raw.netns, raw.settings))
 }
 
 #[derive(Debug, Deserialize)]

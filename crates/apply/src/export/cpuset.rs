@@ -8,7 +8,7 @@ pub fn render(items: &[Item]) -> (String, String, Vec<Omitted>) {
     let (kept, omitted) = partition(items, |i| match (i.key.as_str(), i.instance) {
         ("irq.affinity", Some(_)) => Ok(()),
         ("irq.affinity", None) => Err("needs an IRQ number (irq.affinity@N)".into()),
-        _ => Err("not an interrupt binding".into()),
+        _ => Err(super::kind_reason(i).into()),
     });
     let mut out = String::from("set -e\n");
     for item in kept {

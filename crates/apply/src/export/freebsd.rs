@@ -20,7 +20,7 @@ fn templated(items: &[Item], via: Via, path: &str, head: &str) -> (String, Strin
     let (kept, omitted) = partition(items, |i| {
         i.template(via)
             .map(|_| ())
-            .ok_or_else(|| format!("no {} form", path.rsplit('/').next().unwrap_or(path)))
+            .ok_or_else(|| super::kind_reason(i).to_string())
     });
     let mut out = head.to_string();
     for item in kept {
@@ -41,7 +41,7 @@ pub fn rc_conf(items: &[Item], iface: &str) -> (String, String, Vec<Omitted>) {
     let (kept, omitted) = partition(items, |i| {
         (i.key == "freebsd.ifconfig.polling")
             .then_some(())
-            .ok_or_else(|| "no rc.conf form".to_string())
+            .ok_or_else(|| super::kind_reason(i).to_string())
     });
     let mut out = String::from(
         "# Append to /etc/rc.conf (after the existing ifconfig line); needs a kernel built\n\

@@ -223,7 +223,7 @@ pub fn export(format: Format, items: &[Item], target: &Target) -> Result<Exporte
         Format::FreebsdSysctlConf => freebsd::sysctl_conf(items),
         Format::RcConf => freebsd::rc_conf(items, iface()?),
         Format::Cpuset => cpuset::render(items),
-        Format::SystemdUnit => systemd_unit::render(target, iface()?),
+        Format::SystemdUnit => systemd_unit::render(items, target, iface()?),
     };
     let shebang = if format == Format::Cpuset {
         "#!/bin/sh\n"
@@ -246,12 +246,29 @@ fn header(format: Format, omitted: &[Omitted]) -> String {
         format.name()
     );
     if !omitted.is_empty() {
-        out += "# Not expressible in this format (re-apply them with `--format systemd-unit`):\n";
+        out += "# Not expressible in this format (and where it can go instead):\n";
         for o in omitted {
             let _ = writeln!(out, "#   {}: {}", o.setting, o.reason);
         }
     }
     out
+}
+
+/// What kind of setting an item is and which formats hold it instead, for omission lists.
+pub(crate) fn kind_reason(item: &Item) -> &'static str {
+    let os_scope = item.entry.map(|e| (e.os, e.scope));
+    match (item.family(), os_scope) {
+        (_, Some((cat::Os::Freebsd, _))) => {
+            "FreeBSD setting: --format loader.conf, freebsd-sysctl.conf or rc.conf"
+        }
+        (_, Some((_, cat::Scope::Module))) => "module parameter: --format modprobe",
+        ("napi", _) => "per-NAPI setting (netdev netlink only): --format systemd-unit",
+        ("sysctl", _) => "sysctl: --format sysctl.d or tuned",
+        ("irq", _) => "IRQ affinity: --format systemd-unit (Linux) or cpuset (FreeBSD)",
+        ("sysfs", _) => "sysfs NAPI file: --format udev, tuned or systemd-unit",
+        ("rps" | "xps", _) => "queue steering: --format udev, tuned, systemd-link or systemd-unit",
+        _ => "device setting: --format systemd-link, networkmanager, udev, tuned or systemd-unit",
+    }
 }
 
 /// Splits items into those `keep` accepts and omissions with the reason it gives.
@@ -273,24 +290,31 @@ pub(crate) fn partition(
     (kept, omitted)
 }
 
-/// Parses a profile for export: every catalog key (Linux, FreeBSD, module parameters) plus
+/// A profile read for export.
+#[derive(Debug, Clone)]
+pub struct ExportProfile {
+    pub iface: Option<String>,
+    pub netns: Option<String>,
+    pub items: Vec<Item>,
+}
+
+/// Parses a TOML profile (the same file `apply --profile` takes) for export.
+pub fn parse_profile(text: &str) -> Result<ExportProfile, DesiredError> {
+    let (iface, netns, settings) = crate::desired::profile_parts(text)?;
+    Ok(ExportProfile {
+        iface,
+        netns,
+        items: parse_items(&settings)?,
+    })
+}
+
+/// Parses a profile's settings for export: every catalog key (Linux, FreeBSD, module parameters) plus
 /// the keys `apply` knows outside the catalog; values checked by the catalog.
 pub fn parse_items(settings: &toml::Table) -> Result<Vec<Item>, DesiredError> {
     settings
         .iter()
-        .map(|(key, value)| parse_item(key, &toml_text(key, value)?))
+        .map(|(key, value)| parse_item(key, &crate::desired::toml_text(key, value)?))
         .collect()
-}
-
-fn toml_text(key: &str, value: &toml::Value) -> Result<String, DesiredError> {
-    match value {
-        toml::Value::String(s) => Ok(s.clone()),
-        toml::Value::Integer(n) => Ok(n.to_string()),
-        toml::Value::Boolean(b) => Ok(b.to_string()),
-        other => Err(DesiredError::Profile(format!(
-            "{key}: {other} is not a string, integer or boolean"
-        ))),
-    }
 }
 
 fn parse_item(key_text: &str, raw: &str) -> Result<Item, DesiredError> {

@@ -41,7 +41,7 @@ fn property(item: &Item) -> Result<String, String> {
     }
     let alias = item
         .alias(AliasKind::Networkmanager)
-        .ok_or("no NetworkManager ethtool.* property")?;
+        .ok_or(super::kind_reason(item))?;
     Ok(alias.trim_start_matches("ethtool.").to_string())
 }
 

@@ -36,7 +36,7 @@ fn link_line(item: &Item) -> Result<String, String> {
         return Err("per-queue or per-instance values have no .link key".into());
     }
     let Some(key) = item.alias(AliasKind::SystemdLink) else {
-        return Err("no .link key for this setting".into());
+        return Err(super::kind_reason(item).into());
     };
     if key.starts_with("IRQAffinity") {
         return Err("IRQAffinity= needs systemd 260 or newer (merged January 2026)".into());

@@ -2,10 +2,20 @@
 //! device appears: the persistence path for what no native format holds (per-NAPI values,
 //! IRQ affinity, per-queue steering).
 
-use super::{Omitted, Target};
+use super::{partition, Item, Omitted, Target};
 
-/// Path, body and omissions (none: `nictune apply` expresses everything).
-pub fn render(target: &Target, iface: &str) -> (String, String, Vec<Omitted>) {
+/// Path, body and omissions: everything `nictune apply` can set at run time is covered;
+/// FreeBSD settings and module parameters are not, and `apply` refuses a profile with them.
+pub fn render(items: &[Item], target: &Target, iface: &str) -> (String, String, Vec<Omitted>) {
+    let (_, omitted) = partition(items, |i| {
+        match crate::catalog::check_appliable_entry(i.entry) {
+            Ok(()) => Ok(()),
+            Err(_) => Err(format!(
+                "{}; `nictune apply` refuses it, so keep it out of this profile",
+                super::kind_reason(i)
+            )),
+        }
+    });
     let device = format!("sys-subsystem-net-devices-{}.device", escape(iface));
     let netns = target
         .netns
@@ -19,7 +29,6 @@ pub fn render(target: &Target, iface: &str) -> (String, String, Vec<Omitted>) {
          # Install: systemctl daemon-reload && systemctl enable --now nictune-{iface}.service\n\
          [Unit]\n\
          Description=nictune: re-apply {profile} to {iface}\n\
-         Documentation=man:nictune(1)\n\
          BindsTo={device}\n\
          After={device} network-pre.target\n\
          Before=network.target\n\
@@ -37,7 +46,7 @@ pub fn render(target: &Target, iface: &str) -> (String, String, Vec<Omitted>) {
     (
         format!("/etc/systemd/system/nictune-{iface}.service"),
         out,
-        Vec::new(),
+        omitted,
     )
 }
 
@@ -56,14 +65,19 @@ fn escape(name: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::target;
+    use super::super::tests::{items, target};
     use super::super::validate::ini;
 
     #[test]
     fn unit_binds_to_the_device_and_runs_apply() {
-        let (path, text, omitted) = super::render(&target(), "eth1");
+        let (path, text, omitted) = super::render(&items(), &target(), "eth1");
         assert_eq!(path, "/etc/systemd/system/nictune-eth1.service");
-        assert!(omitted.is_empty());
+        let names: Vec<&str> = omitted.iter().map(|o| o.setting.as_str()).collect();
+        assert_eq!(
+            names.len(),
+            4,
+            "the module parameter and three FreeBSD settings: {names:?}"
+        );
         let parsed = ini(&text).unwrap();
         let get = |s: &str, k: &str| {
             parsed

@@ -113,9 +113,7 @@ fn line(item: &Item, iface: &str) -> Result<Line, String> {
             "{net}/queues/tx-{}/xps_cpus={v}",
             queue(q)
         ))),
-        ("napi", ..) => {
-            Err("per-NAPI settings are netdev netlink only; tuned has no plugin for them".into())
-        }
+        ("napi", ..) => Err(super::kind_reason(item).into()),
         ("irq", ..) => Err("the [irq] plugin is upstream-only (not in tuned 2.20)".into()),
         (_, _, Some(_)) => Err("no per-instance form".into()),
         _ => net_option(item),
@@ -128,9 +126,7 @@ fn queue(q: Option<u32>) -> String {
 }
 
 fn net_option(item: &Item) -> Result<Line, String> {
-    let (option, words) = item
-        .ethtool()
-        .ok_or("no tuned form (not ethtool, sysctl or sysfs)")?;
+    let (option, words) = item.ethtool().ok_or(super::kind_reason(item))?;
     let opt = match option {
         "-C" if CLASSIC_COALESCE
             .iter()

@@ -35,18 +35,16 @@ fn assignment(item: &Item) -> Result<String, String> {
         (_, "xps.cpus", Some(q)) => Ok(format!("ATTR{{queues/tx-{q}/xps_cpus}}=\"{v}\"")),
         (_, "rps.cpus", None) => Ok(every_queue("rx", "rps_cpus", &v)),
         (_, "xps.cpus", None) => Ok(every_queue("tx", "xps_cpus", &v)),
-        ("napi", ..) => {
-            Err("per-NAPI settings are netdev netlink only; udev has no tool for them".into())
-        }
-        ("sysctl", ..) => Err("not a device setting; use --format sysctl.d".into()),
+        ("napi", ..) => Err(super::kind_reason(item).into()),
+        ("sysctl", ..) => Err(super::kind_reason(item).into()),
         ("irq", ..) => {
-            Err("IRQ numbers change, and link up (which udev never sees) resets affinity".into())
+            Err("IRQ numbers change and link up (which udev never sees) resets affinity: --format systemd-unit".into())
         }
         (_, _, Some(_)) => Err("no per-instance form".into()),
         _ => item
             .ethtool()
             .map(|(option, args)| format!("RUN+=\"/usr/sbin/ethtool {option} $name {args}\""))
-            .ok_or_else(|| "no udev-settable form (not sysfs, not ethtool)".into()),
+            .ok_or_else(|| super::kind_reason(item).into()),
     }
 }
 
