@@ -149,7 +149,9 @@ fn check_netns_name(name: &str) -> Result<()> {
 pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
     let req = check_args(&args)?;
     let state = StateDir::new(&args.state.state_dir);
-    refuse_if_unfinished(&state)?;
+    if !args.dry_run {
+        refuse_if_unfinished(&state)?;
+    }
     let lock = match args.dry_run {
         true => None,
         false => Some(

@@ -345,6 +345,81 @@ pub fn utc(unix_ms: u64) -> String {
 mod tests {
     use super::*;
 
+    use nictune_apply::desired::parse_assignment;
+    use nictune_apply::fake::FakeHost;
+    use nictune_apply::journal::{summarize, Record};
+    use nictune_apply::setting::{Key, Napi, Setting, Target};
+    use nictune_apply::value::Value;
+
+    fn plan() -> Plan {
+        let napi = |index| {
+            Setting::new(
+                Target::Napi {
+                    iface: "v0".into(),
+                    index,
+                },
+                Key::Napi(Napi::GroFlushTimeout),
+            )
+        };
+        let dev = Setting::new(
+            Target::Device { iface: "v0".into() },
+            Key::Channels(nictune_apply::setting::Channel::Rx),
+        );
+        let mut host = FakeHost::default()
+            .with(napi(0), Value::Int(0))
+            .with(napi(1), Value::Int(20000))
+            .with(dev, Value::Int(4));
+        host.napis.insert("v0".into(), 2);
+        let desired: Vec<_> = ["napi.gro-flush-timeout=20000", "channels.rx=2"]
+            .iter()
+            .map(|a| parse_assignment(a).unwrap())
+            .collect();
+        nictune_apply::plan::resolve(&desired, Some("v0"), &mut host).unwrap()
+    }
+
+    #[test]
+    fn plan_table_snapshot() {
+        insta::assert_snapshot!(plan_text(&PlanBody::new(&plan(), true)));
+    }
+
+    #[test]
+    fn status_table_snapshot() {
+        let p = plan();
+        let begin = |id: &str, at| Record::Begin {
+            id: id.into(),
+            pid: 4_194_305,
+            started_unix_ms: at,
+            netns: Some("lab".into()),
+            iface: Some("v0".into()),
+            changes: p.changes.clone(),
+            preserve: Vec::new(),
+        };
+        let txns = [
+            vec![
+                begin("1795239660000-1", 1_795_239_660_000),
+                Record::Intent { step: 0 },
+                Record::Applied {
+                    confirm_deadline_unix_ms: None,
+                },
+                Record::Confirmed { at_unix_ms: 1 },
+            ],
+            vec![
+                begin("1795239720000-2", 1_795_239_720_000),
+                Record::Intent { step: 0 },
+                Record::Applied {
+                    confirm_deadline_unix_ms: Some(1_795_239_750_000),
+                },
+            ],
+            vec![
+                begin("1795239780000-3", 1_795_239_780_000),
+                Record::Intent { step: 0 },
+            ],
+        ];
+        let all: Vec<Summary> = txns.iter().map(|r| summarize(r).unwrap()).collect();
+        let body = StatusBody::new(&all, 1_795_239_800_000, |_| false);
+        insta::assert_snapshot!(status_text(&body));
+    }
+
     #[test]
     fn utc_matches_known_instants() {
         assert_eq!(utc(0), "1970-01-01 00:00:00Z");
