@@ -1,7 +1,8 @@
 //! Lookup, parsing and checking through the public API, on the cases issue 2 names.
 
 use nictune_core::catalog::{
-    catalog, check, lookup, select_spec, Context, ContextError, LookupError, SourceKind, Value,
+    catalog, check, check_many, default_value, lookup, select_spec, Context, ContextError,
+    LookupError, SourceKind, Value,
 };
 
 fn ctx(driver: Option<&str>, device: Option<&str>, generation: Option<&str>) -> Context {
@@ -301,5 +302,48 @@ fn freebsd_em_delay_converts_to_ticks() {
     assert!(
         report.conversions[0].text.contains("64 ticks"),
         "{report:?}"
+    );
+}
+
+#[test]
+fn settings_checked_together_do_not_warn_about_each_other() {
+    let defer = lookup("napi.defer-hard-irqs").unwrap();
+    let timeout = lookup("napi.gro-flush-timeout").unwrap();
+    let alone = check(defer, &Value::Integer(2), &Context::default()).unwrap();
+    assert!(alone
+        .warnings
+        .iter()
+        .any(|w| w.message.contains("gro-flush-timeout")));
+    let with = |ns: i64| {
+        let set = [(defer, Value::Integer(2)), (timeout, Value::Integer(ns))];
+        check_many(&set, &Context::default()).unwrap()
+    };
+    assert!(with(20_000)[0].warnings.is_empty(), "{:?}", with(20_000));
+    assert!(!with(0)[0].warnings.is_empty());
+}
+
+#[test]
+fn default_values_follow_driver_generation_and_device() {
+    let radv = catalog().get("e1000.RxAbsIntDelay").unwrap();
+    assert_eq!(
+        default_value(radv, &Context::default()).unwrap(),
+        Some(Value::Integer(8))
+    );
+    let old = ctx(None, None, Some("2.6-historical"));
+    assert_eq!(
+        default_value(radv, &old).unwrap(),
+        Some(Value::Integer(128))
+    );
+    let rx_usecs = lookup("rx-usecs").unwrap();
+    assert_eq!(default_value(rx_usecs, &Context::default()).unwrap(), None);
+    let igb = ctx(Some("igb"), None, None);
+    assert_eq!(
+        default_value(rx_usecs, &igb).unwrap(),
+        Some(Value::Integer(3))
+    );
+    let gro = lookup("gro").unwrap();
+    assert_eq!(
+        default_value(gro, &Context::default()).unwrap(),
+        Some(Value::Bool(true))
     );
 }

@@ -32,6 +32,10 @@ const REQUIRED: &[&str] = &[
     "coalesce.tx-aggr-max-bytes",
     "coalesce.tx-aggr-max-frames",
     "coalesce.tx-aggr-time-usecs",
+    "coalesce.rx-profile",
+    "coalesce.tx-profile",
+    "coalesce.rx-cqe-frames",
+    "coalesce.rx-cqe-nsecs",
     // Rings, channels, GRO.
     "ring.rx",
     "ring.tx",
@@ -219,6 +223,24 @@ fn numeric_code_defaults_are_valid_values() {
 }
 
 #[test]
+fn structured_defaults_parse_as_values() {
+    for entry in catalog().entries() {
+        if !matches!(entry.value_type, ValueType::DimProfile | ValueType::Enum) {
+            continue;
+        }
+        for claim in entry.specs.iter().flat_map(|s| &s.defaults) {
+            let parsed = entry.parse_value(&claim.value);
+            assert!(
+                parsed.is_ok(),
+                "{}: default {:?} does not parse",
+                entry.key,
+                claim.value
+            );
+        }
+    }
+}
+
+#[test]
 fn enums_have_choices_and_conversions_sit_on_integers() {
     for entry in catalog().entries() {
         if entry.value_type == ValueType::Enum {
@@ -249,4 +271,37 @@ fn doc_vs_source_conflicts_named_by_the_issue_are_recorded() {
     assert!(rdtr.iter().any(|v| v.starts_with("128")) && rdtr.contains(&"0".to_string()));
     let ixgbe = conflict_values("ixgbe.InterruptThrottleRate");
     assert!(ixgbe.contains(&"956–488281".to_string()) && ixgbe.contains(&"100–100000".to_string()));
+}
+
+#[test]
+fn every_key_and_alias_finds_its_entry() {
+    for entry in catalog().entries() {
+        let names = std::iter::once(&entry.key).chain(entry.aliases.iter().map(|a| &a.name));
+        for name in names {
+            let found = catalog().matches(name);
+            assert!(
+                found.iter().any(|e| e.key == entry.key),
+                "{name} does not find {}",
+                entry.key
+            );
+        }
+    }
+}
+
+#[test]
+fn ethtool_set_commands_take_the_value() {
+    for entry in catalog().entries() {
+        for method in entry
+            .set
+            .iter()
+            .filter(|m| m.template.starts_with("ethtool -"))
+        {
+            assert!(
+                method.template.contains("{value}") || method.template.contains('<'),
+                "{}: {}",
+                entry.key,
+                method.template
+            );
+        }
+    }
 }

@@ -2,7 +2,7 @@
 //! device), whether the value is in range, which caveats fire, and what it converts to.
 
 use super::conversion::{convert, Converted};
-use super::model::{Caveat, Condition, Entry, Severity, Spec};
+use super::model::{Caveat, Condition, Entry, Severity, SourceKind, Spec};
 use super::value::Value;
 use serde::Serialize;
 
@@ -69,8 +69,31 @@ pub enum ContextError {
     },
 }
 
-/// Checks `value` for `entry` in `context`.
+/// Checks `value` for `entry` in `context`, on its own.
 pub fn check(entry: &Entry, value: &Value, context: &Context) -> Result<CheckReport, ContextError> {
+    check_among(entry, value, context, &[])
+}
+
+/// Checks settings meant to be applied together: a caveat whose
+/// [`Guard`](super::model::Guard) another setting
+/// of the set satisfies is dropped (`napi.defer-hard-irqs=2` with
+/// `napi.gro-flush-timeout=20000` does not warn that the timeout is missing).
+pub fn check_many(
+    settings: &[(&Entry, Value)],
+    context: &Context,
+) -> Result<Vec<CheckReport>, ContextError> {
+    settings
+        .iter()
+        .map(|(entry, value)| check_among(entry, value, context, settings))
+        .collect()
+}
+
+fn check_among(
+    entry: &Entry,
+    value: &Value,
+    context: &Context,
+    together: &[(&Entry, Value)],
+) -> Result<CheckReport, ContextError> {
     let context = effective_context(entry, context);
     let spec = select_spec(entry, &context)?;
     let mut report = CheckReport {
@@ -93,7 +116,8 @@ pub fn check(entry: &Entry, value: &Value, context: &Context) -> Result<CheckRep
             source: None,
         });
     }
-    for caveat in &entry.caveats {
+    let live = entry.caveats.iter().filter(|c| !guarded(c, together));
+    for caveat in live {
         apply_caveat(caveat, value, &context, &mut report);
     }
     Ok(report)
@@ -144,6 +168,21 @@ pub fn select_spec<'e>(
         .find(device_match)
         .or_else(|| candidates.iter().find(|s| s.devices.is_empty()));
     Ok(chosen.copied())
+}
+
+/// The default the code uses in this context: the first `code` claim of the selected spec
+/// that parses as a value of the entry (`None` when it is descriptive, e.g. driver-specific).
+/// For per-port module parameters it is the value of one port.
+pub fn default_value(entry: &Entry, context: &Context) -> Result<Option<Value>, ContextError> {
+    let Some(spec) = select_spec(entry, context)? else {
+        return Ok(None);
+    };
+    let mut code = spec.defaults.iter().filter(|c| c.kind == SourceKind::Code);
+    let value = code.find_map(|claim| entry.parse_value(&claim.value).ok());
+    Ok(value.map(|v| match v {
+        Value::PerPort(mut ports) if ports.len() == 1 => ports.remove(0),
+        other => other,
+    }))
 }
 
 fn by_generation<'e>(
@@ -289,6 +328,16 @@ fn apply_caveat(caveat: &Caveat, value: &Value, context: &Context, report: &mut 
             .notes
             .push(finding(unknown_prefix(when, driver, device))),
     }
+}
+
+/// Whether another setting of the set satisfies the caveat's guard.
+fn guarded(caveat: &Caveat, together: &[(&Entry, Value)]) -> bool {
+    let Some(guard) = &caveat.unless else {
+        return false;
+    };
+    together.iter().any(|(other, value)| {
+        other.key == guard.key && value.integers().iter().any(|&n| n > guard.value_above)
+    })
 }
 
 fn unknown_prefix(when: &Condition, driver: Truth, device: Truth) -> String {

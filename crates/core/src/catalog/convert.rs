@@ -5,7 +5,7 @@
 //!   (`e1000_main.c#e1000_configure_rx`, SDM §13.4.18).
 //! - RDTR/RADV/TIDV/TADV count **1.024 µs** ticks (`e1000_param.c` comments, SDM §13.4.30).
 //! - igb `itr_val` counts **0.25 µs**: `itr_val = usecs << 2` (`igb_ethtool.c#igb_set_coalesce`).
-//! - 82599/X540/X550 EITR keeps bits [11:3] of `usecs << 2`: **2 µs** steps
+//! - 82599/X540/X550 EITR keeps bits 11..3 of `usecs << 2`: **2 µs** steps
 //!   (`ixgbe_main.c#ixgbe_write_eitr`, `IXGBE_MAX_EITR` = 0xFF8).
 //! - FreeBSD em tunables are µs, converted with `EM_USECS_TO_TICKS(u) = (1000u + 512) / 1024`
 //!   and back with `EM_TICKS_TO_USECS(t) = (1024t + 500) / 1000` (`sys/dev/e1000/if_em.h`).
@@ -82,10 +82,12 @@ pub fn ixgbe_eitr_from_usecs(us: Usecs) -> IxgbeEitr {
     IxgbeEitr((us.0 << 2) & IXGBE_EITR_MASK)
 }
 
-/// 82599-class EITR interval field for a rate, as FreeBSD ix computes it:
-/// `(4000000 / rate) & 0xFF8` (`sys/dev/ixgbe/if_ix.c`).
+/// 82599-class EITR interval field for a rate: `(4000000 / rate) & 0xFF8` as FreeBSD ix
+/// computes it (`sys/dev/ixgbe/if_ix.c`), capped at the field's maximum 0xFF8 (1022 µs) so
+/// rates below ≈978/s do not wrap.
 pub fn ixgbe_eitr_from_rate(rate: IntsPerSec) -> Option<IxgbeEitr> {
-    (rate.0 > 0).then(|| IxgbeEitr((4_000_000 / rate.0) & IXGBE_EITR_MASK))
+    let quarter_us = |r: u64| (4_000_000 / r).min(IXGBE_EITR_MASK);
+    (rate.0 > 0).then(|| IxgbeEitr(quarter_us(rate.0) & IXGBE_EITR_MASK))
 }
 
 impl IxgbeEitr {
@@ -176,6 +178,10 @@ mod tests {
         // FreeBSD ix at 8000/s: 4000000/8000 = 500 → 496 → 124 µs.
         let eitr = ixgbe_eitr_from_rate(IntsPerSec(8_000)).unwrap();
         assert_eq!(eitr.interval(), Nanos(124_000));
+        // The OOT driver's lowest rate, 956/s, asks for 1046 µs: the field tops out at 1022 µs.
+        let slowest = ixgbe_eitr_from_rate(IntsPerSec(956)).unwrap();
+        assert_eq!(slowest, IxgbeEitr(0xFF8));
+        assert_eq!(slowest.interval(), Nanos(1_022_000));
     }
 
     #[test]

@@ -71,7 +71,7 @@ impl NameIndex {
     /// Canonical keys whose names are closest to `name`, best first.
     pub(super) fn suggest(&self, name: &str, entries: &[Entry], limit: usize) -> Vec<String> {
         let lower = name.trim().to_ascii_lowercase();
-        let budget = (lower.chars().count() / 3).max(2);
+        let budget = (lower.chars().count() / 3).max(1);
         let mut scored: Vec<(usize, &str)> = Vec::new();
         for (known, positions) in &self.names {
             let distance = if lower.len() >= 4 && known.contains(&lower) {

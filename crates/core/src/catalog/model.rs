@@ -99,6 +99,8 @@ pub enum ValueType {
     CpuList,
     /// A hexadecimal CPU mask such as `f` or `ff,00000000` (32-bit groups).
     CpuMask,
+    /// A DIM moderation profile: up to 5 `usec,pkts[,comps]` entries joined by `_`.
+    DimProfile,
 }
 
 /// Unit of a value.
@@ -320,6 +322,20 @@ pub struct Caveat {
     pub text: String,
     /// Where it comes from.
     pub source: String,
+    /// Another setting that, checked together with this one, makes the caveat moot.
+    #[serde(default)]
+    pub unless: Option<Guard>,
+}
+
+/// "Unless KEY is also set above N": e.g. `napi.defer-hard-irqs` needs
+/// `napi.gro-flush-timeout` > 0 to have any effect.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Guard {
+    /// Canonical key of the other setting.
+    pub key: String,
+    /// The other setting's value must be above this.
+    pub value_above: i64,
 }
 
 /// How serious a caveat is.
@@ -338,22 +354,22 @@ pub enum Severity {
 #[serde(deny_unknown_fields)]
 pub struct Condition {
     /// Value strictly greater than this.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub value_above: Option<i64>,
     /// Value strictly less than this.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub value_below: Option<i64>,
     /// Value equal to one of these.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub value_in: Vec<i64>,
     /// Value different from this.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub value_not: Option<i64>,
     /// Only on these drivers.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub drivers: Vec<String>,
     /// Only on device models containing one of these strings.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub devices: Vec<String>,
 }
 

@@ -24,7 +24,23 @@ pub enum Value {
     Cpus(CpuSet),
     /// One value per port (module parameters).
     PerPort(Vec<Value>),
+    /// DIM profile entries, least moderation first.
+    DimProfile(Vec<ProfileSlot>),
 }
+
+/// One DIM profile entry; `None` keeps the entry's current field (`n/a`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ProfileSlot {
+    /// Timer in µs.
+    pub usec: Option<u32>,
+    /// Packet-count threshold.
+    pub pkts: Option<u32>,
+    /// Completion-count threshold.
+    pub comps: Option<u32>,
+}
+
+/// Entries in a DIM profile (`NET_DIM_PARAMS_NUM_PROFILES`, include/linux/dim.h).
+pub const DIM_PROFILE_ENTRIES: usize = 5;
 
 /// A set of CPU numbers.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
@@ -53,7 +69,7 @@ impl Value {
             Value::Integer(n) => vec![*n],
             Value::Bool(b) => vec![i64::from(*b)],
             Value::Enum { number, .. } => vec![*number],
-            Value::Cpus(_) => Vec::new(),
+            Value::Cpus(_) | Value::DimProfile(_) => Vec::new(),
             Value::PerPort(values) => values.iter().flat_map(Value::integers).collect(),
         }
     }
@@ -69,6 +85,10 @@ impl fmt::Display for Value {
             Value::PerPort(values) => {
                 let parts: Vec<String> = values.iter().map(Value::to_string).collect();
                 f.write_str(&parts.join(","))
+            }
+            Value::DimProfile(slots) => {
+                let parts: Vec<String> = slots.iter().map(ProfileSlot::to_string).collect();
+                f.write_str(&parts.join("_"))
             }
         }
     }
@@ -98,6 +118,10 @@ impl Entry {
             ValueType::Enum => format!("one of {}", self.choice_list()),
             ValueType::CpuList => "a CPU list such as 0-3,8".to_string(),
             ValueType::CpuMask => "a hexadecimal CPU mask such as f or ff,00000000".to_string(),
+            ValueType::DimProfile => format!(
+                "1 to {DIM_PROFILE_ENTRIES} profile entries usec,pkts[,comps] joined by '_' \
+                 (n/a keeps a field), such as 2,256_8,128_16,64_32,64_64,64"
+            ),
         };
         if self.per_port {
             format!("{one}, or a comma-separated list of them, one per port")
@@ -122,6 +146,7 @@ impl Entry {
             ValueType::Enum => self.parse_choice(part),
             ValueType::CpuList => parse_cpu_list(part).map(Value::Cpus),
             ValueType::CpuMask => parse_cpu_mask(part).map(Value::Cpus),
+            ValueType::DimProfile => parse_dim_profile(part).map(Value::DimProfile),
         };
         parsed.ok_or_else(|| ValueError {
             key: self.key.clone(),
@@ -166,6 +191,49 @@ fn parse_bool(text: &str) -> Option<bool> {
         "on" | "1" | "true" | "yes" | "enabled" => Some(true),
         "off" | "0" | "false" | "no" | "disabled" => Some(false),
         _ => None,
+    }
+}
+
+/// `2,256_8,128,n/a_...` (ethtool's rx-profile syntax): 1–5 entries of up to three fields.
+pub fn parse_dim_profile(text: &str) -> Option<Vec<ProfileSlot>> {
+    let slots = text
+        .split(['_', ';', ' '])
+        .filter(|s| !s.is_empty())
+        .map(parse_profile_slot)
+        .collect::<Option<Vec<_>>>()?;
+    (1..=DIM_PROFILE_ENTRIES)
+        .contains(&slots.len())
+        .then_some(slots)
+}
+
+fn parse_profile_slot(text: &str) -> Option<ProfileSlot> {
+    let fields: Vec<Option<u32>> = text
+        .split(',')
+        .map(|f| match f.trim() {
+            "n/a" => Some(None),
+            number => number.parse::<u32>().ok().map(Some),
+        })
+        .collect::<Option<Vec<_>>>()?;
+    match fields.as_slice() {
+        [usec, rest @ ..] if rest.len() <= 2 => Some(ProfileSlot {
+            usec: *usec,
+            pkts: rest.first().copied().flatten(),
+            comps: rest.get(1).copied().flatten(),
+        }),
+        _ => None,
+    }
+}
+
+impl fmt::Display for ProfileSlot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let field = |v: Option<u32>| v.map_or("n/a".to_string(), |n| n.to_string());
+        write!(
+            f,
+            "{},{},{}",
+            field(self.usec),
+            field(self.pkts),
+            field(self.comps)
+        )
     }
 }
 
@@ -292,6 +360,25 @@ mod tests {
         assert_eq!(high.to_list(), "0,32");
         assert_eq!(high.to_mask(), "1,00000001");
         assert!(parse_cpu_mask("0").unwrap().0.is_empty());
+    }
+
+    #[test]
+    fn dim_profiles_parse_in_ethtool_syntax() {
+        let slots = parse_dim_profile("2,256_8,128,n/a_16,64_32,64_64,64").unwrap();
+        assert_eq!(slots.len(), 5);
+        assert_eq!(slots[1].to_string(), "8,128,n/a");
+        assert_eq!(slots[0].usec, Some(2));
+        assert_eq!(
+            parse_dim_profile("1"),
+            Some(vec![ProfileSlot {
+                usec: Some(1),
+                pkts: None,
+                comps: None
+            }])
+        );
+        for bad in ["", "1_2_3_4_5_6", "1,2,3,4", "x,1", "-1,2"] {
+            assert_eq!(parse_dim_profile(bad), None, "{bad}");
+        }
     }
 
     #[test]
