@@ -59,6 +59,31 @@ pub fn parse(entry: &Entry, key: &Key, raw: &str) -> Result<(Value, Vec<String>)
     Ok((value, warnings))
 }
 
+/// Replaces each setting's caveats with those that hold given the whole request
+/// (`check_many`); settings outside the catalog keep theirs.
+pub fn recheck_together(settings: &mut [crate::desired::Desired]) {
+    let parsed: Vec<(usize, &'static Entry, cat::Value)> = settings
+        .iter()
+        .enumerate()
+        .filter_map(|(i, d)| {
+            let (_, entry) = resolve(&d.key.to_string()).ok()?;
+            let entry = entry?;
+            Some((i, entry, entry.parse_value(&d.raw).ok()?))
+        })
+        .collect();
+    let pairs: Vec<(&Entry, cat::Value)> = parsed.iter().map(|(_, e, v)| (*e, v.clone())).collect();
+    let Ok(reports) = cat::check_many(&pairs, &cat::Context::default()) else {
+        return;
+    };
+    for ((i, entry, _), report) in parsed.iter().zip(reports) {
+        settings[*i].warnings = report
+            .warnings
+            .iter()
+            .map(|f| format!("{}: {}", entry.key, f.message))
+            .collect();
+    }
+}
+
 /// The catalog's value as this crate's, re-checked against the kernel interface's range.
 fn convert(v: &cat::Value, key: &Key, raw: &str) -> Result<Value, DesiredError> {
     let bad_value = |source: ValueError| DesiredError::BadValue {
@@ -73,6 +98,10 @@ fn convert(v: &cat::Value, key: &Key, raw: &str) -> Result<Value, DesiredError> 
         cat::Value::Integer(n) | cat::Value::Enum { number: n, .. } => int(*n),
         cat::Value::Bool(b) => Ok(Value::Bool(*b)),
         cat::Value::Cpus(set) => Ok(Value::Cpus(CpuSet::from_cpus(set.0.iter().copied()))),
+        cat::Value::DimProfile(_) => Err(DesiredError::NotAppliable {
+            key: key.to_string(),
+            why: "is a DIM profile, which apply cannot write yet".to_string(),
+        }),
         cat::Value::PerPort(_) => Err(DesiredError::NotAppliable {
             key: key.to_string(),
             why: format!("{raw:?} is a per-port list; only module parameters take those"),

@@ -16,9 +16,12 @@ pub struct Desired {
     /// `Some(n)` for `@n`: one NAPI index, queue index or IRQ number.
     pub instance: Option<u32>,
     pub value: Value,
-    /// Caveats the catalog raised for this value.
+    /// Caveats the catalog raised for this value, given the other settings of the request.
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// The value as typed, for re-checking it with the rest of the request.
+    #[serde(skip)]
+    pub raw: String,
 }
 
 /// A request the user typed that cannot be understood.
@@ -65,7 +68,8 @@ pub fn parse_assignment(arg: &str) -> Result<Desired, DesiredError> {
 
 /// Parses a key and its value text. Names resolve through the catalog (aliases such as
 /// `gro` or `rx-usecs` work) and values are checked against its ranges.
-pub fn parse_pair(key_text: &str, value: &str) -> Result<Desired, DesiredError> {
+pub fn parse_pair(key_text: &str, value_text: &str) -> Result<Desired, DesiredError> {
+    let value = value_text;
     let (name, instance) = split_instance(key_text)?;
     let (canonical, entry) = crate::catalog::resolve(name)?;
     if let Some(entry) = entry {
@@ -89,6 +93,7 @@ pub fn parse_pair(key_text: &str, value: &str) -> Result<Desired, DesiredError> 
         instance,
         value,
         warnings,
+        raw: value_text.to_string(),
     })
 }
 
@@ -275,6 +280,18 @@ pub struct Profile {
     pub settings: Vec<Desired>,
 }
 
+/// Parses every `KEY=VALUE` argument of one request and checks the
+/// catalog's caveats against the request as a whole (a caveat another setting answers, such as
+/// defer-hard-irqs without gro-flush-timeout when both are given, is dropped).
+pub fn parse_request(args: &[String]) -> Result<Vec<Desired>, DesiredError> {
+    let mut settings: Vec<Desired> = args
+        .iter()
+        .map(|a| parse_assignment(a))
+        .collect::<Result<_, _>>()?;
+    crate::catalog::recheck_together(&mut settings);
+    Ok(settings)
+}
+
 /// Refuses the same key (and instance) twice: which one wins would be a guess.
 pub fn check_unique(settings: &[Desired]) -> Result<(), DesiredError> {
     let mut seen = std::collections::BTreeSet::new();
@@ -417,6 +434,21 @@ mod tests {
         assert!(parse_duration_ms("3").is_err());
         assert!(parse_duration_ms("0s").is_err());
         assert!(parse_duration_ms("s").is_err());
+    }
+
+    #[test]
+    fn caveats_answered_by_another_setting_of_the_request_are_dropped() {
+        let alone = parse_request(&["napi.defer-hard-irqs=2".into()]).unwrap();
+        assert!(
+            !alone[0].warnings.is_empty(),
+            "defer without a timer is flagged"
+        );
+        let both = [
+            "napi.defer-hard-irqs=2".into(),
+            "napi.gro-flush-timeout=20000".into(),
+        ];
+        let both = parse_request(&both).unwrap();
+        assert!(both.iter().all(|d| d.warnings.is_empty()), "{both:?}");
     }
 
     #[test]

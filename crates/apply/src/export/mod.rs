@@ -157,13 +157,7 @@ impl Item {
         let template = self.template(Via::Ethtool)?;
         let rest = template.strip_prefix("ethtool ")?;
         let (option, args) = rest.split_once(" {dev} ")?;
-        let value = self.value.plain();
-        // Some switch templates spell the value out (`adaptive-rx on`); put ours in its place.
-        let args = match args.rsplit_once(' ') {
-            Some((name, "on" | "off")) if !args.contains("{value}") => format!("{name} {value}"),
-            _ => args.replace("{value}", &value),
-        };
-        Some((option, args))
+        Some((option, args.replace("{value}", &self.value.plain())))
     }
 }
 
@@ -363,6 +357,7 @@ fn parse_item(key_text: &str, raw: &str) -> Result<Item, DesiredError> {
         cat::Value::PerPort(v) => {
             XValue::PerPort(v.iter().flat_map(cat::Value::integers).collect())
         }
+        profile @ cat::Value::DimProfile(_) => XValue::Text(profile.to_string()),
     };
     Ok(Item {
         key,

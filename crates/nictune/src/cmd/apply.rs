@@ -101,16 +101,9 @@ fn check_args(args: &Args) -> Result<Request> {
             (p.settings, p.iface, p.netns)
         }
         None => {
-            let parsed: Result<Vec<_>, _> = args
-                .settings
-                .iter()
-                .map(|a| desired::parse_assignment(a))
-                .collect();
-            (
-                parsed.hint("see `nictune explain KEY` for a setting's unit and range")?,
-                None,
-                None,
-            )
+            let parsed = desired::parse_request(&args.settings)
+                .hint("see `nictune explain KEY` for a setting's unit and range")?;
+            (parsed, None, None)
         }
     };
     if settings.is_empty() {
