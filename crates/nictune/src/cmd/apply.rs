@@ -25,7 +25,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 #[derive(Debug, Clone, clap::Args)]
 pub struct StateArgs {
     /// State directory for journals and the change lock.
-    #[arg(long, env = STATE_DIR_ENV, default_value = DEFAULT_STATE_DIR, value_name = "DIR")]
+    #[arg(long, env = STATE_DIR_ENV, hide_env_values = true, default_value = DEFAULT_STATE_DIR, value_name = "DIR")]
     pub state_dir: PathBuf,
 }
 
@@ -36,7 +36,7 @@ pub struct StateArgs {
       --confirm-within 30s
   nictune confirm")]
 pub struct Args {
-    /// Settings as KEY=VALUE, e.g. napi.gro-flush-timeout=20000, rps.cpus@0=0-1.
+    /// Settings as KEY=VALUE, e.g. napi.gro-flush-timeout=20000, rps.cpus@0=3.
     #[arg(value_name = "KEY=VALUE")]
     pub settings: Vec<String>,
     /// A TOML profile with a [settings] table (and optionally iface, netns).
