@@ -345,7 +345,7 @@ mod tests {
             (d.key.to_string(), d.instance),
             ("rps.cpus".to_string(), Some(1))
         );
-        assert_eq!(d.value.to_string(), "0-1");
+        assert_eq!(d.value.to_string(), "cpus 0-1");
         let d = parse_assignment("feature.gro=off").unwrap();
         assert_eq!(
             (d.key.clone(), d.value),

@@ -69,6 +69,8 @@ pub enum PlanError {
         value: u64,
         max: u64,
     },
+    #[error("{iface}: a channel change recreates queues and NAPI instances, so {key} cannot be planned in the same change")]
+    ChannelsWithPerQueue { iface: String, key: String },
     #[error(transparent)]
     Host(#[from] HostError),
 }
@@ -97,6 +99,7 @@ pub fn resolve(
     }
     plan.changes
         .sort_by(|a, b| order(&a.setting).cmp(&order(&b.setting)));
+    refuse_stale_instances(&plan.changes)?;
     plan.notes = check_combinations(desired);
     plan.notes.extend(desired.iter().flat_map(|d| {
         d.warnings.iter().map(|w| Note {
@@ -106,6 +109,30 @@ pub fn resolve(
     }));
     plan.preserve = collateral(&plan.changes, host)?;
     Ok(plan)
+}
+
+/// Per-NAPI and per-queue changes are resolved against today's queues; a channel change on
+/// the same interface would renumber or remove them before they are written.
+fn refuse_stale_instances(changes: &[Change]) -> Result<(), PlanError> {
+    for c in changes {
+        let (Key::Channels(_), Target::Device { iface }) = (&c.setting.key, &c.setting.target)
+        else {
+            continue;
+        };
+        let stale = changes.iter().find(|o| match &o.setting.target {
+            Target::Napi { iface: i, .. }
+            | Target::RxQueue { iface: i, .. }
+            | Target::TxQueue { iface: i, .. } => i == iface,
+            _ => false,
+        });
+        if let Some(o) = stale {
+            return Err(PlanError::ChannelsWithPerQueue {
+                iface: iface.clone(),
+                key: o.setting.key.to_string(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The steering masks of every queue of each interface whose channel count changes, including
@@ -278,12 +305,26 @@ mod tests {
     }
 
     #[test]
-    fn only_differences_become_changes_in_stage_order() {
-        let p = plan(&["napi.defer-hard-irqs=2", "channels.rx=3"]).unwrap();
+    fn only_differences_become_changes() {
+        let p = plan(&["napi.defer-hard-irqs=2"]).unwrap();
         let shown: Vec<String> = p.changes.iter().map(|c| c.setting.to_string()).collect();
-        assert_eq!(shown, ["v0 channels.rx", "v0 napi[0] napi.defer-hard-irqs"]);
+        assert_eq!(shown, ["v0 napi[0] napi.defer-hard-irqs"]);
         assert_eq!(p.unchanged.len(), 1, "napi[1] already has 2");
+        assert_eq!(plan(&["channels.rx=3"]).unwrap().changes.len(), 1);
         assert!(plan(&["channels.rx=2"]).unwrap().is_noop());
+    }
+
+    #[test]
+    fn channel_changes_do_not_mix_with_per_queue_settings() {
+        let err = plan(&["channels.rx=3", "napi.defer-hard-irqs=2"]).unwrap_err();
+        assert!(
+            matches!(err, PlanError::ChannelsWithPerQueue { .. }),
+            "{err}"
+        );
+        assert!(
+            plan(&["channels.rx=2", "napi.defer-hard-irqs=2"]).is_ok(),
+            "no channel change"
+        );
     }
 
     #[test]

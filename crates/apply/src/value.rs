@@ -39,7 +39,10 @@ impl fmt::Display for Value {
             Value::Int(n) => write!(f, "{n}"),
             Value::Bool(true) => f.write_str("on"),
             Value::Bool(false) => f.write_str("off"),
-            Value::Cpus(c) => write!(f, "{c}"),
+            // Spelled out: a bare "1" would read as a mask where users typed masks.
+            Value::Cpus(c) if c.is_empty() => f.write_str("no cpus"),
+            Value::Cpus(c) if c.cpus().count() == 1 => write!(f, "cpu {c}"),
+            Value::Cpus(c) => write!(f, "cpus {c}"),
             Value::Text(t) => f.write_str(t),
         }
     }
