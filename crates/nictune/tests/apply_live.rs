@@ -372,3 +372,30 @@ fn unsupported_settings_on_veth_fail_clearly_and_change_nothing() {
     let journals = std::fs::read_dir(bed.state.path().join("changes")).map_or(0, |d| d.count());
     assert_eq!(journals, 0, "no journal: nothing was attempted");
 }
+
+#[test]
+fn the_default_route_interface_needs_force() {
+    let Some(bed) = Testbed::new() else { return };
+    bed.ip(&["-n", &bed.ns, "addr", "add", "198.18.0.1/24", "dev", "v0"]);
+    bed.ip(&[
+        "-n",
+        &bed.ns,
+        "route",
+        "add",
+        "default",
+        "via",
+        "198.18.0.2",
+        "dev",
+        "v0",
+    ]);
+    let refused = bed.apply(&["napi.defer-hard-irqs=2"], &[]);
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{err}");
+    assert!(err.contains("v0 carries the default route"), "{err}");
+    assert!(
+        bed.napi_field("defer_hard_irqs").iter().all(|v| v == 0),
+        "nothing changed"
+    );
+    ok(&bed.apply(&["napi.defer-hard-irqs=2"], &["--force"]));
+    assert!(bed.napi_field("defer_hard_irqs").iter().all(|v| v == 2));
+}
