@@ -1,4 +1,4 @@
-//! The settings write path: [`LinuxHost`] implements `nictune_apply::host::HostWrite` over
+//! The settings write path: [`LinuxWriter`] implements `nictune_apply::host::HostWrite` over
 //! the files in [`files`] (sysfs NAPI files, RPS/XPS, sysctls, IRQ affinity) and generic
 //! netlink (ethtool channels, rings, features, coalescing; netdev per-NAPI settings).
 //!
