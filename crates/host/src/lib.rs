@@ -9,11 +9,15 @@
 //! - [`snapshot`]: the [`snapshot::HostSnapshot`] model and its builder.
 //! - [`rates`]: rates between two counter samples (`show --interval`, doctor evidence).
 //! - [`view`]: the human text of `show`.
+//! - [`freebsd`]: captured FreeBSD command output and config files.
+//! - [`doctor`]: Linux and FreeBSD rules producing findings with evidence and fixes.
 //! - [`cpuset`]: CPU lists (`0-3,8`) and hex masks (`ff,00000001`) as one set type.
 #![forbid(unsafe_code)]
 
 pub mod cpuset;
+pub mod doctor;
 pub mod error;
+pub mod freebsd;
 pub mod procfs;
 pub mod rates;
 pub mod read;

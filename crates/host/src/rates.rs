@@ -43,6 +43,7 @@ pub struct NicRate {
     pub name: String,
     pub rx_pps: f64,
     pub tx_pps: f64,
+    pub rx_bytes_per_s: f64,
     pub rx_drops_per_s: f64,
     pub rx_fifo_per_s: f64,
     pub rx_errors_per_s: f64,
@@ -140,6 +141,7 @@ fn nic_rates(before: &Counters, after: &Counters, per_s: &dyn Fn(u64, u64) -> f6
             Some(NicRate {
                 name: now.name.clone(),
                 rx_pps: per_s(was.rx_packets, now.rx_packets),
+                rx_bytes_per_s: per_s(was.rx_bytes, now.rx_bytes),
                 tx_pps: per_s(was.tx_packets, now.tx_packets),
                 rx_drops_per_s: per_s(was.rx_drop, now.rx_drop),
                 rx_fifo_per_s: per_s(was.rx_fifo, now.rx_fifo),

@@ -96,6 +96,23 @@ fn render_nic(out: &mut String, snap: &HostSnapshot, nic: &Nic) {
     );
     render_napis(out, nic);
     render_queues(out, snap, nic);
+    render_other_irqs(out, snap, nic);
+}
+
+/// Device IRQs that serve no queue (config, link, misc vectors).
+fn render_other_irqs(out: &mut String, snap: &HostSnapshot, nic: &Nic) {
+    let queue_irqs: Vec<u32> = nic.queues.iter().filter_map(|q| q.irq).collect();
+    for irq in nic.device_irqs.iter().filter(|i| !queue_irqs.contains(i)) {
+        let Some(i) = snap.irq(*irq) else { continue };
+        let _ = writeln!(
+            out,
+            "  irq {:<6} {:<20} affinity {}  effective {}",
+            irq,
+            i.actions.join(","),
+            i.affinity.display(),
+            i.effective.display()
+        );
+    }
 }
 
 fn render_napis(out: &mut String, nic: &Nic) {
@@ -215,4 +232,90 @@ fn steering(cpus: &Readable<crate::cpuset::CpuSet>) -> String {
 
 fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
     v.map_or("-".into(), |v| v.to_string())
+}
+
+/// The human text of `show --os freebsd`.
+pub fn render_freebsd(snap: &crate::freebsd::FreeBsdSnapshot) -> String {
+    let mut out = String::new();
+    let release = snap.setting("kern.osrelease").unwrap_or("?");
+    let ncpu = snap.ncpu().map_or("?".into(), |n| n.to_string());
+    let _ = writeln!(
+        out,
+        "FreeBSD {release}  cpus {ncpu}  hz {}",
+        snap.setting("kern.hz").unwrap_or("?")
+    );
+    if let Some(m) = &snap.mbufs {
+        let _ = writeln!(
+            out,
+            "mbuf clusters {}/{} in use/max  denied {}",
+            opt(m.clusters_current),
+            opt(m.clusters_max),
+            m.denied()
+        );
+    }
+    for key in [
+        "kern.ipc.nmbclusters",
+        "hw.igb.rxd",
+        "hw.igb.txd",
+        "hw.igb.num_queues",
+        "kern.polling.burst_max",
+    ] {
+        if let Some(v) = snap.setting(key) {
+            let _ = writeln!(out, "  {key} = {v}");
+        }
+    }
+    if let Some(ifs) = &snap.interfaces {
+        for i in ifs {
+            let polling = if i.polling() { "  polling" } else { "" };
+            let _ = writeln!(out, "{}  mtu {}{polling}", i.name, opt(i.mtu));
+        }
+    }
+    if let Some(irqs) = &snap.interrupts {
+        let _ = writeln!(out, "  {:<8} {:<16} {:>10}", "irq", "source", "rate/s");
+        for v in irqs.iter().filter(|v| v.irq.is_some()) {
+            let _ = writeln!(out, "  {:<8} {:<16} {:>10}", opt(v.irq), v.name, v.rate);
+        }
+    }
+    if let Some(cpus) = &snap.cpus {
+        for c in cpus.iter().filter(|c| c.idle < 90.0) {
+            let _ = writeln!(
+                out,
+                "cpu {:<3} interrupt {:>5.1}%  system {:>5.1}%  idle {:>5.1}%",
+                c.cpu, c.interrupt, c.system, c.idle
+            );
+        }
+    }
+    if !snap.missing.is_empty() {
+        let _ = writeln!(out, "not in the capture: {}", snap.missing.join(", "));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::read::{FakeHost, ReadError, ReadErrorKind};
+    use crate::snapshot;
+
+    #[test]
+    fn unreadable_values_show_their_reason_not_zero() {
+        let path = "/proc/irq/38/effective_affinity_list";
+        let mut host = FakeHost::new()
+            .with_file(
+                "/proc/interrupts",
+                "  CPU0\n 38: 5 PCI-MSIX-0000:00:03.0 1-edge eth9-TxRx-0\n",
+            )
+            .with_file("/proc/irq/38/smp_affinity_list", "0\n")
+            .with_file("/sys/class/net/eth9/queues/rx-0/rps_cpus", "0\n");
+        host.errors.insert(
+            path.into(),
+            ReadError::new(path, ReadErrorKind::Denied, "Permission denied"),
+        );
+        let text = render_show(&snapshot::build(&host, &[]), None);
+        assert!(
+            text.contains("? (/proc/irq/38/effective_affinity_list: Permission denied)"),
+            "{text}"
+        );
+        assert!(text.contains("coalesce  ? (not captured)"), "{text}");
+    }
 }

@@ -1,7 +1,8 @@
 //! A capture on disk — a support bundle that `show --root` and `doctor --root` read back.
 //!
 //! Layout of `DIR`:
-//! - `proc/...`, `sys/...`: every file read, at its path on the host, verbatim;
+//! - `proc/...`, `sys/...`, `etc/modprobe.d/...`: every file read, at its path on the host,
+//!   verbatim;
 //! - `index.json`: symbolic links (path → target), directory listings, and the reads that
 //!   failed with their reasons (so "permission denied" survives the trip);
 //! - `netlink.json`: the ethtool and netdev replies decoded, and the process names;
@@ -59,7 +60,7 @@ pub enum CaptureError {
     },
     #[error("{path}: not a nictune capture (no manifest.json)")]
     NotACapture { path: PathBuf },
-    #[error("refusing to store {path:?}: only absolute /proc and /sys paths are captured")]
+    #[error("refusing to store {path:?}: only /proc, /sys and /etc/modprobe.d are captured")]
     BadPath { path: String },
 }
 
@@ -116,16 +117,18 @@ pub fn load(dir: &Path) -> Result<(FakeHost, Manifest), CaptureError> {
         processes: netlink.processes,
         ..FakeHost::default()
     };
-    for top in ["proc", "sys"] {
+    for top in ["proc", "sys", "etc"] {
         collect_files(dir, &dir.join(top), &mut host.files)?;
     }
     Ok((host, manifest))
 }
 
-/// `/proc/stat` → `DIR/proc/stat`; anything outside /proc and /sys, or with `..`, refused.
+/// Where captured files may come from: kernel state, and the module options for the next load.
+const ALLOWED: [&str; 3] = ["/proc/", "/sys/", "/etc/modprobe.d/"];
+
+/// `/proc/stat` → `DIR/proc/stat`; anything outside [`ALLOWED`], or with `..`, refused.
 fn stored_path(dir: &Path, path: &str) -> Result<PathBuf, CaptureError> {
-    let ok = (path.starts_with("/proc/") || path.starts_with("/sys/"))
-        && !path.split('/').any(|p| p == "..");
+    let ok = ALLOWED.iter().any(|a| path.starts_with(a)) && !path.split('/').any(|p| p == "..");
     if !ok {
         return Err(CaptureError::BadPath { path: path.into() });
     }

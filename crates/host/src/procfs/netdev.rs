@@ -12,10 +12,12 @@ pub struct NetDevCounters {
     pub rx_bytes: u64,
     pub rx_packets: u64,
     pub rx_errs: u64,
-    /// Packets the stack or driver dropped (no buffer, backlog full, ...).
+    /// rx_dropped + rx_missed_errors: packets the stack or driver dropped, and packets the
+    /// NIC missed for lack of descriptors (net/core/net-procfs.c).
     pub rx_drop: u64,
-    /// FIFO overruns: the NIC's receive buffer overflowed.
+    /// rx_fifo_errors: the NIC's receive FIFO overflowed.
     pub rx_fifo: u64,
+    /// rx_length + rx_over + rx_crc + rx_frame errors.
     pub rx_frame: u64,
     pub rx_compressed: u64,
     pub rx_multicast: u64,

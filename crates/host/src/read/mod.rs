@@ -95,3 +95,9 @@ pub trait HostRead {
     /// Names (`comm`) of running processes, to spot irqbalance and friends.
     fn process_names(&self) -> Result<Vec<String>, ReadError>;
 }
+
+impl std::fmt::Debug for dyn HostRead + '_ {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HostRead")
+    }
+}

@@ -11,12 +11,6 @@ pub struct Recorder<'a> {
     seen: RefCell<FakeHost>,
 }
 
-impl std::fmt::Debug for dyn HostRead + '_ {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("HostRead")
-    }
-}
-
 impl<'a> Recorder<'a> {
     pub fn new(inner: &'a dyn HostRead) -> Self {
         Recorder {

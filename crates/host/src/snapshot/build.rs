@@ -27,9 +27,13 @@ pub fn build(read: &dyn HostRead, only: &[String]) -> HostSnapshot {
     let counters = build_counters(read);
     let netdev = read.netdev();
     let irqs = irqs(read, counters.interrupts.value());
-    let nics = nic_names(read, only)
+    let nics: Vec<Nic> = nic_names(read, only)
         .into_iter()
         .map(|name| nic(read, &name, &netdev, &irqs))
+        .collect();
+    let drivers: Vec<String> = nics
+        .iter()
+        .filter_map(|n| n.driver.value().cloned())
         .collect();
     HostSnapshot {
         kernel: text(read, "/proc/sys/kernel/osrelease"),
@@ -38,6 +42,7 @@ pub fn build(read: &dyn HostRead, only: &[String]) -> HostSnapshot {
         nics,
         irqs,
         sysctls: sysctls(read),
+        module_options: super::modules::module_options(read, &drivers),
         irqbalance_running: match read.process_names() {
             Ok(names) => Readable::Value(names.iter().any(|n| n.trim() == "irqbalance")),
             Err(e) => e.into_readable(),
@@ -109,7 +114,12 @@ fn nic(read: &dyn HostRead, name: &str, netdev: &NetdevInfo, irqs: &[Irq]) -> Ni
         .as_deref()
         .map(|d| device_irqs(read, d))
         .unwrap_or_default();
+    let pci_id = device.as_deref().and_then(|d| {
+        let id = |f: &str| text(read, &format!("{d}/{f}")).value().cloned();
+        Some((id("vendor")?, id("device")?))
+    });
     let mut nic = Nic {
+        pci_id,
         name: name.to_string(),
         ifindex,
         driver: driver(read, &base, device.is_some()),
@@ -256,9 +266,15 @@ fn irqs(read: &dyn HostRead, interrupts: Option<&ProcInterrupts>) -> Vec<Irq> {
             let list = |file: &str| {
                 text(read, &format!("/proc/irq/{n}/{file}")).and_then(|t| CpuSet::parse_list(&t))
             };
+            // /sys/kernel/irq/N/actions is the kernel's own list; /proc/interrupts the fallback.
+            let actions = text(read, &format!("/sys/kernel/irq/{n}/actions"))
+                .value()
+                .filter(|a| !a.is_empty())
+                .map(|a| a.split(',').map(|s| s.trim().to_string()).collect())
+                .unwrap_or_else(|| line.actions.clone());
             Some(Irq {
                 irq: n,
-                actions: line.actions.clone(),
+                actions,
                 chip: line.chip.clone(),
                 affinity: list("smp_affinity_list"),
                 effective: list("effective_affinity_list"),

@@ -9,6 +9,7 @@
 mod build;
 pub mod chain;
 mod ethtool;
+mod modules;
 mod netdev;
 mod readable;
 
@@ -36,6 +37,9 @@ pub struct HostSnapshot {
     pub sysctls: BTreeMap<String, Readable<String>>,
     /// Whether irqbalance is running.
     pub irqbalance_running: Readable<bool>,
+    /// Module parameters by driver: readable `/sys/module/DRV/parameters/*`, overlaid by
+    /// `options DRV key=value` lines of `/etc/modprobe.d/*.conf` (what the next load uses).
+    pub module_options: BTreeMap<String, BTreeMap<String, String>>,
     pub counters: Counters,
 }
 
@@ -69,6 +73,8 @@ pub struct Nic {
     pub queues: Vec<Queue>,
     /// IRQs of the device (`device/msi_irqs`, or the parent's for virtio).
     pub device_irqs: Vec<u32>,
+    /// PCI vendor and device ids (`device/vendor`, `device/device`), e.g. `0x8086`, `0x1019`.
+    pub pci_id: Option<(String, String)>,
 }
 
 /// One queue of a NIC, with the NAPI and IRQ that serve it.

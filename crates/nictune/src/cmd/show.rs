@@ -8,7 +8,7 @@ use nictune_core::error::InvalidInput;
 use nictune_core::units::Nanos;
 use nictune_host::rates::{self, Rates};
 use nictune_host::read::HostRead;
-use nictune_host::snapshot::{self, HostSnapshot};
+use nictune_host::snapshot::{self, Counters, HostSnapshot};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -51,6 +51,7 @@ pub struct Args {
 /// `nictune.show/v1`: the snapshot, plus rates with `--interval`.
 #[derive(Debug, Serialize)]
 struct ShowBody<'a> {
+    os: &'static str,
     #[serde(flatten)]
     snapshot: &'a HostSnapshot,
     rates: Option<&'a Rates>,
@@ -69,8 +70,9 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
     let host = open_host(&args.source)?;
     let snap = snapshot::build(host.as_ref(), &args.ifaces);
     check_ifaces(&args.ifaces, host.as_ref(), &snap)?;
-    let rates = interval.map(|wait| sample_rates(host.as_ref(), &snap, wait, ctx));
+    let rates = interval.map(|wait| sample_rates(host.as_ref(), &snap.counters, wait, ctx));
     let body = ShowBody {
+        os: "linux",
         snapshot: &snap,
         rates: rates.as_ref(),
     };
@@ -80,7 +82,8 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
     Ok(Outcome::Success)
 }
 
-fn sample_rates(host: &dyn HostRead, first: &HostSnapshot, wait: Nanos, ctx: &Ctx) -> Rates {
+/// Waits `wait`, reads the counters again and returns the rates since `first`.
+pub fn sample_rates(host: &dyn HostRead, first: &Counters, wait: Nanos, ctx: &Ctx) -> Rates {
     let progress = ctx.progress();
     progress.start(1, "sampling");
     let started = Instant::now();
@@ -88,7 +91,7 @@ fn sample_rates(host: &dyn HostRead, first: &HostSnapshot, wait: Nanos, ctx: &Ct
     let second = snapshot::build_counters(host);
     progress.finish();
     let elapsed = Nanos(started.elapsed().as_nanos() as u64);
-    rates::between(&first.counters, &second, elapsed)
+    rates::between(first, &second, elapsed)
 }
 
 /// The host to read: a capture with `--root`, else the live system (inside `--netns`).

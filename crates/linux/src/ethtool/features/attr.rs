@@ -2,6 +2,8 @@
 
 /// ETHTOOL_MSG_FEATURES_GET.
 pub const MSG_GET: u8 = 11;
+/// ETHTOOL_MSG_FEATURES_SET.
+pub const MSG_SET: u8 = 12;
 
 pub const HW: u16 = 2;
 pub const WANTED: u16 = 3;

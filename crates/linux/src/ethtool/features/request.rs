@@ -2,10 +2,11 @@
 //!
 //! Without ETHTOOL_FLAG_COMPACT_BITSETS the kernel sends each bit as a nest with its index
 //! and name. ACTIVE is sent without a mask (NOMASK): the bits listed are the bits set.
-//! With a mask, listed bits are those in the mask and VALUE marks the set ones.
+//! With a mask, listed bits are those in the mask and VALUE marks the set ones — which is
+//! also how a SET names the features to change: WANTED without NOMASK, one bit per feature.
 
-use super::attr::{bit, bitset, ACTIVE, BITS_BIT, MSG_GET};
-use crate::netlink::attr::{Attr, Attrs};
+use super::attr::{bit, bitset, ACTIVE, BITS_BIT, MSG_GET, WANTED};
+use crate::netlink::attr::{Attr, AttrWriter, Attrs};
 use crate::netlink::genl::{Family, GenlSocket, NlError};
 use crate::netlink::DecodeError;
 use nictune_host::snapshot::Features;
@@ -40,6 +41,25 @@ pub fn decode(attrs: &[u8]) -> Result<Features, DecodeError> {
         }
     }
     Ok(out)
+}
+
+/// The attributes of a FEATURES_SET turning the named features on or off (`rx-gro`, ...);
+/// features not listed are left alone.
+pub fn encode_set(iface: &str, changes: &[(&str, bool)]) -> Vec<u8> {
+    let mut w: AttrWriter = super::super::header_for(iface);
+    w.nest(WANTED, |set| {
+        set.nest(bitset::BITS, |bits| {
+            for (name, on) in changes {
+                bits.nest(BITS_BIT, |b| {
+                    b.string(bit::NAME, name);
+                    if *on {
+                        b.flag(bit::VALUE);
+                    }
+                });
+            }
+        });
+    });
+    w.finish()
 }
 
 fn named_bit(one: &Attr<'_>, nomask: bool) -> Result<Option<(String, bool)>, DecodeError> {
@@ -93,6 +113,21 @@ mod tests {
         });
         let f = decode(&w.finish()).unwrap();
         assert_eq!((f.gro(), f.0["rx-lro"]), (Some(false), true));
+    }
+
+    #[test]
+    fn set_lists_each_changed_feature_in_a_masked_wanted_bitset() {
+        let bytes = encode_set("v0", &[("rx-gro", true), ("rx-lro", false)]);
+        let wanted = Attrs::new(&bytes).find(WANTED).unwrap();
+        assert!(
+            wanted.nested().find(bitset::NOMASK).is_none(),
+            "a mask: only listed bits change"
+        );
+        // Read back with the reply decoder's rules by relabelling WANTED as ACTIVE.
+        let mut as_reply = AttrWriter::new();
+        as_reply.bytes(ACTIVE, wanted.payload);
+        let f = decode(&as_reply.finish()).unwrap();
+        assert_eq!((f.gro(), f.0["rx-lro"]), (Some(true), false));
     }
 
     #[test]
