@@ -353,24 +353,22 @@ mod tests {
 
     fn plan() -> Plan {
         let napi = |index| {
-            Setting::new(
-                Target::Napi {
-                    iface: "v0".into(),
-                    index,
-                },
-                Key::Napi(Napi::GroFlushTimeout),
-            )
+            let target = Target::Napi {
+                iface: "v0".into(),
+                index,
+            };
+            Setting::new(target, Key::Napi(Napi::GroFlushTimeout))
         };
-        let dev = Setting::new(
-            Target::Device { iface: "v0".into() },
-            Key::Channels(nictune_apply::setting::Channel::Rx),
-        );
+        let dev = Target::Device { iface: "v0".into() };
         let mut host = FakeHost::default()
             .with(napi(0), Value::Int(0))
             .with(napi(1), Value::Int(20000))
-            .with(dev, Value::Int(4));
+            .with(
+                Setting::new(dev, Key::Coalesce("rx-usecs".into())),
+                Value::Int(8),
+            );
         host.napis.insert("v0".into(), 2);
-        let desired: Vec<_> = ["napi.gro-flush-timeout=20000", "channels.rx=2"]
+        let desired: Vec<_> = ["napi.gro-flush-timeout=20000", "coalesce.rx-usecs=50"]
             .iter()
             .map(|a| parse_assignment(a).unwrap())
             .collect();
