@@ -115,6 +115,9 @@ pub struct Reverted {
     pub by: RevertBy,
     pub restored: Vec<Restored>,
     pub complete: bool,
+    /// Why nothing had to be written, when that is the case.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// Restores the values from before `txn` (from its journal), last change first.
@@ -142,5 +145,32 @@ pub fn revert(
         by,
         restored,
         complete,
+        note: None,
+    })
+}
+
+/// Closes a change whose objects no longer exist (its network namespace was deleted, and
+/// every setting in it with it): journals it as reverted without writing anything.
+pub fn close_vanished(
+    state: &StateDir,
+    _lock: &Lock,
+    txn: &Summary,
+    why: &str,
+    (by, pid, now_unix_ms): (RevertBy, u32, u64),
+) -> Result<Reverted, StateError> {
+    let mut journal = Journal::open(&state.journal_path(&txn.id))?;
+    journal.append(&Record::RevertBegin { pid, by })?;
+    journal.append(&Record::Reverted {
+        at_unix_ms: now_unix_ms,
+        by,
+        complete: true,
+    })?;
+    let note = Some(why.to_string());
+    Ok(Reverted {
+        id: txn.id.clone(),
+        by,
+        restored: Vec::new(),
+        complete: true,
+        note,
     })
 }

@@ -399,3 +399,17 @@ fn the_default_route_interface_needs_force() {
     ok(&bed.apply(&["napi.defer-hard-irqs=2"], &["--force"]));
     assert!(bed.napi_field("defer_hard_irqs").iter().all(|v| v == 2));
 }
+
+#[test]
+fn a_change_whose_namespace_is_gone_is_closed_without_writes() {
+    let Some(bed) = Testbed::new() else { return };
+    ok(&bed.apply(&["napi.defer-hard-irqs=2"], &["--confirm-within", "60s"]));
+    bed.ip(&["netns", "del", &bed.ns]);
+    let text = ok(&bed.nictune(&["revert"]));
+    assert!(text.contains("is gone, and its settings with it"), "{text}");
+    assert_eq!(
+        bed.nictune(&["status"]).status.code(),
+        Some(0),
+        "nothing left to recover"
+    );
+}

@@ -18,7 +18,7 @@ use nictune_apply::txn::{self, ApplyRequest};
 use nictune_core::error::Hinted;
 use nictune_linux::netns;
 use nictune_linux::write::{detach, guard, LinuxWriter};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Where journals and the lock live.
@@ -143,6 +143,13 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
     let req = check_args(&args)?;
     let state = StateDir::new(&args.state.state_dir);
     if !args.dry_run {
+        if !nictune_linux::write::is_root() {
+            let msg = "applying changes needs root (CAP_NET_ADMIN, and write access to /sys, /proc and the state directory)".to_string();
+            return Err(refusal(
+                msg,
+                "run it as root, or add --dry-run to see the plan",
+            ));
+        }
         refuse_if_unfinished(&state)?;
     }
     let lock = match args.dry_run {
@@ -176,9 +183,6 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
         return Ok(Outcome::Success);
     }
     refuse_risky(&req, args.force)?;
-    if !nictune_linux::write::is_root() {
-        bail!("applying changes needs root (CAP_NET_ADMIN and write access to /sys and /proc); nothing was changed");
-    }
     let request = ApplyRequest {
         pid: std::process::id(),
         now_unix_ms: now_unix_ms(),
@@ -329,12 +333,21 @@ fn revert_txn(
     target: &Summary,
     by: RevertBy,
 ) -> Result<txn::Reverted> {
+    let pid = std::process::id();
     if let Some(name) = &target.netns {
-        netns::enter(name)
-            .hint("the namespace of the change is gone; its settings went with it")?;
+        if !Path::new(netns::NETNS_RUN_DIR).join(name).exists() {
+            let why = format!("network namespace {name} is gone, and its settings with it");
+            return Ok(txn::close_vanished(
+                state,
+                lock,
+                target,
+                &why,
+                (by, pid, now_unix_ms()),
+            )?);
+        }
+        netns::enter(name).hint("entering a namespace needs root")?;
     }
     let mut host = LinuxWriter::live();
-    let pid = std::process::id();
     Ok(txn::revert(
         state,
         lock,

@@ -201,6 +201,10 @@ pub fn revert_text(b: &RevertBody) -> String {
             "; SOME COULD NOT BE RESTORED"
         }
     );
+    if let Some(note) = &r.note {
+        let _ = writeln!(out, "Nothing to write: {note}.");
+        return out;
+    }
     let rows: Vec<Vec<String>> = r.restored.iter().map(restored_row).collect();
     out += &table(
         &["OBJECT", "SETTING", "RESTORED TO", "READ BACK", "STATUS"],
