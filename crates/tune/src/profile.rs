@@ -26,11 +26,11 @@ pub fn recommended_toml(results: &TuneResults) -> String {
     let body = toml::to_string(&Profile { settings })
         .unwrap_or_else(|e| format!("# could not serialise the settings: {e}\n"));
     let mut out = header(results);
-    if body.trim().is_empty() || rec.verdict != Verdict::Improvement {
+    if rec.settings.is_empty() || rec.verdict != Verdict::Improvement {
         out.push_str("# Nothing to change: keep the settings as found.\n");
     }
     out.push_str(&body);
-    if !out.contains("[settings]") {
+    if !body.contains("[settings]") {
         out.push_str("[settings]\n");
     }
     out

@@ -27,6 +27,17 @@ pub enum TargetKind {
     Synthetic,
 }
 
+impl TargetKind {
+    /// How the report and the profile name it.
+    pub fn label(self) -> &'static str {
+        match self {
+            TargetKind::Testbed => "nictune's veth testbed",
+            TargetKind::Interface => "a real interface",
+            TargetKind::Synthetic => "SYNTHETIC, not measured",
+        }
+    }
+}
+
 /// Where and how the numbers were produced.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Environment {

@@ -16,12 +16,21 @@
 
 use crate::candidate::{Candidate, Placement};
 use crate::knob::{Knob, Setting, Value};
-use crate::session::{MeasureError, Measurer, Target, TargetError};
+use crate::objective::{Goal, Objective};
+use crate::observe::{CpuScope, RateUnit};
+use crate::results::{Environment, TargetKind, TuneResults};
+use crate::search::SearchPlan;
+use crate::session::{
+    run, Controls, MeasureError, Measurer, Target, TargetError, TuneConfig, TuneError,
+};
+use crate::space::{Capabilities, Space};
 use nictune_core::metrics::{CoreSplit, CpuSplit, HostMetrics, LatencySummary, Metrics};
+use nictune_core::progress::NoProgress;
 use nictune_core::units::Nanos;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
+use std::sync::atomic::AtomicBool;
 
 /// The fake host's settings: knob → value; absent means the kernel default (0 / off).
 pub type State = BTreeMap<Knob, Value>;
@@ -110,6 +119,55 @@ impl Measurer for SyntheticBench {
 /// The noiseless metrics of `state` at `placement` (what a perfect bench would report).
 pub fn expected(state: &State, placement: Placement) -> Metrics {
     surface(state, placement, 1.0)
+}
+
+/// A whole tune of the synthetic testbed: the 24 testbed candidates plus the baseline,
+/// `budget` runs, seeded. For tests and `nictune tune --synthetic`; its results say
+/// [`TargetKind::Synthetic`] wherever they go.
+pub fn demo(seed: u64, goal: Goal, budget: usize) -> Result<TuneResults, TuneError> {
+    let (mut host, mut bench) = synthetic(seed, State::new());
+    let config = demo_config(goal, budget);
+    let cancel = AtomicBool::new(false);
+    let controls = Controls {
+        progress: &NoProgress,
+        cancel: &cancel,
+    };
+    let run = run(&mut host, &mut bench, &config, None, controls)?;
+    Ok(TuneResults::build(&run, &config, demo_environment()))
+}
+
+/// The configuration [`demo`] searches with.
+pub fn demo_config(goal: Goal, budget: usize) -> TuneConfig {
+    let space = Space::from_capabilities(&Capabilities::veth_testbed(2));
+    let mut candidates = vec![Candidate::baseline(Placement::Cross)];
+    candidates.extend(space.candidates());
+    TuneConfig {
+        candidates,
+        baseline: 0,
+        objective: Objective::new(goal),
+        plan: SearchPlan::with_budget(budget),
+        unit: RateUnit::Transactions,
+        scope: CpuScope::SharedMachine,
+        warm_up: Nanos::ZERO,
+        duration: Nanos::ZERO,
+    }
+}
+
+fn demo_environment() -> Environment {
+    Environment {
+        target: TargetKind::Synthetic,
+        target_name: "synthetic veth testbed (a model, not a machine)".into(),
+        workload: "TCP request/response, 1 B / 1 B, 1 connection".into(),
+        kernel: None,
+        cpus: Some(2),
+        nictune_version: env!("CARGO_PKG_VERSION").into(),
+        started_at: None,
+        notes: vec![
+            "SYNTHETIC: every number here comes from a closed-form surface with seeded noise, \
+             not from a measurement."
+                .into(),
+        ],
+    }
 }
 
 fn micros(state: &State, knob: Knob) -> f64 {
