@@ -44,8 +44,10 @@ fn header(results: &TuneResults) -> String {
         format!("# Verdict: {}", rec.headline),
         format!("# Objective: {}", results.objective_description),
         format!(
-            "# Measured on: {} ({:?}), {}",
-            env.target_name, env.target, env.workload
+            "# Measured on: {} ({}), {}",
+            env.target_name,
+            env.target.label(),
+            env.workload
         ),
     ];
     if let Some(t) = &env.started_at {
