@@ -207,6 +207,7 @@ mod tests {
             p99_us: Some(p99),
             rate: Some(rate),
             cpu_us_per_unit: Some(cpu),
+            busy_cores: None,
             interrupts_per_sec: None,
         }
     }

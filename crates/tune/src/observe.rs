@@ -66,6 +66,9 @@ pub struct Observation {
     pub rate: Option<f64>,
     /// Busy CPU time per unit of work, µs.
     pub cpu_us_per_unit: Option<f64>,
+    /// Busy CPUs (sum of busy fractions): what busy polling costs even when the cost per
+    /// unit of work falls.
+    pub busy_cores: Option<f64>,
     /// Device interrupts per second, all hosts.
     pub interrupts_per_sec: Option<f64>,
 }
@@ -87,6 +90,7 @@ impl Observation {
             p99_us: m.latency_us.map(|l| l.p99),
             rate,
             cpu_us_per_unit,
+            busy_cores: busy,
             interrupts_per_sec: interrupts(m, scope),
         }
     }

@@ -260,13 +260,14 @@ fn changes(
     confidence: Confidence,
 ) -> Vec<Change> {
     type Pick = fn(&crate::observe::Observation) -> Option<f64>;
-    let rows: [(&str, &str, bool, Pick); 5] = [
+    let rows: [(&str, &str, bool, Pick); 6] = [
         ("p99 latency", "µs", true, |o| o.p99_us),
         ("p50 latency", "µs", true, |o| o.p50_us),
         ("rate", unit.rate_label(), false, |o| o.rate),
         ("CPU per unit of work", unit.cost_label(), true, |o| {
             o.cpu_us_per_unit
         }),
+        ("busy CPUs", "cores", true, |o| o.busy_cores),
         ("interrupts", "/s", true, |o| o.interrupts_per_sec),
     ];
     rows.iter()

@@ -12,6 +12,7 @@ pub struct Summary {
     pub p99_us: Option<Estimate>,
     pub rate: Option<Estimate>,
     pub cpu_us_per_unit: Option<Estimate>,
+    pub busy_cores: Option<Estimate>,
     pub interrupts_per_sec: Option<Estimate>,
     /// The objective's metric per run, summarised.
     pub objective: Option<Estimate>,
@@ -31,6 +32,7 @@ impl Summary {
             p99_us: est(|o| o.p99_us),
             rate: est(|o| o.rate),
             cpu_us_per_unit: est(|o| o.cpu_us_per_unit),
+            busy_cores: est(|o| o.busy_cores),
             interrupts_per_sec: est(|o| o.interrupts_per_sec),
             objective: Estimate::of(&values),
             feasible: true,
@@ -108,6 +110,7 @@ mod tests {
             p99_us: Some(p99),
             rate: Some(rate),
             cpu_us_per_unit: Some(1e6 / rate),
+            busy_cores: None,
             interrupts_per_sec: None,
         }
     }

@@ -18,6 +18,7 @@ use crate::candidate::{Candidate, Placement};
 use crate::knob::{Knob, Setting, Value};
 use crate::objective::{Goal, Objective};
 use crate::observe::{CpuScope, RateUnit};
+use crate::predict::{PredictError, Predictor};
 use crate::results::{Environment, TargetKind, TuneResults};
 use crate::search::SearchPlan;
 use crate::session::{
@@ -122,9 +123,9 @@ pub fn expected(state: &State, placement: Placement) -> Metrics {
 }
 
 /// A whole tune of the synthetic testbed: the 24 testbed candidates plus the baseline,
-/// `budget` runs, seeded. For tests and `nictune tune --synthetic`; its results say
-/// [`TargetKind::Synthetic`] wherever they go.
-pub fn demo(seed: u64, goal: Goal, budget: usize) -> Result<TuneResults, TuneError> {
+/// `budget` runs, seeded, ranked first by [`Oracle`] when `predict` is set. For tests and
+/// `nictune tune --synthetic`; its results say [`TargetKind::Synthetic`] wherever they go.
+pub fn demo(seed: u64, goal: Goal, budget: usize, predict: bool) -> Result<TuneResults, TuneError> {
     let (mut host, mut bench) = synthetic(seed, State::new());
     let config = demo_config(goal, budget);
     let cancel = AtomicBool::new(false);
@@ -132,8 +133,26 @@ pub fn demo(seed: u64, goal: Goal, budget: usize) -> Result<TuneResults, TuneErr
         progress: &NoProgress,
         cancel: &cancel,
     };
-    let run = run(&mut host, &mut bench, &config, None, controls)?;
+    let mut oracle = Oracle;
+    let predictor: Option<&mut dyn Predictor> = if predict { Some(&mut oracle) } else { None };
+    let run = run(&mut host, &mut bench, &config, predictor, controls)?;
     Ok(TuneResults::build(&run, &config, demo_environment()))
+}
+
+/// A predictor that knows the synthetic surface without its noise: what a perfectly
+/// calibrated simulator would predict for the synthetic target. Never a model of a real host.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Oracle;
+
+impl Predictor for Oracle {
+    fn calibrate(&mut self, _: &Candidate, _: &[Metrics]) -> Result<(), PredictError> {
+        Ok(())
+    }
+
+    fn predict(&self, c: &Candidate) -> Result<Metrics, PredictError> {
+        let state: State = c.settings.iter().map(|s| (s.knob, s.value)).collect();
+        Ok(expected(&state, c.placement))
+    }
 }
 
 /// The configuration [`demo`] searches with.

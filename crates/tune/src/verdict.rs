@@ -120,6 +120,7 @@ mod tests {
                 p99_us: Some(p),
                 rate: Some(10_000.0),
                 cpu_us_per_unit: None,
+                busy_cores: None,
                 interrupts_per_sec: None,
             })
             .collect()

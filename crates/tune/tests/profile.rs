@@ -8,7 +8,7 @@ use nictune_tune::verdict::Verdict;
 
 #[test]
 fn an_improvement_becomes_a_profile_of_catalog_keys() {
-    let results = demo(4, Goal::Latency, 72).unwrap();
+    let results = demo(4, Goal::Latency, 72, false).unwrap();
     assert_eq!(results.recommendation.verdict, Verdict::Improvement);
     let text = recommended_toml(&results);
     insta::assert_snapshot!(text);
@@ -23,7 +23,7 @@ fn an_improvement_becomes_a_profile_of_catalog_keys() {
 
 #[test]
 fn keeping_the_settings_as_found_writes_an_empty_profile() {
-    let mut results = demo(4, Goal::Latency, 72).unwrap();
+    let mut results = demo(4, Goal::Latency, 72, false).unwrap();
     results.recommendation.verdict = Verdict::NoSignificantDifference;
     results.recommendation.headline = Verdict::NoSignificantDifference.headline().into();
     results.recommendation.settings.clear();

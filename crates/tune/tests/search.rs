@@ -34,6 +34,7 @@ impl Evaluate for Noisy {
             p99_us: Some(p99),
             rate: Some(1e6 / p99),
             cpu_us_per_unit: Some(20.0),
+            busy_cores: None,
             interrupts_per_sec: None,
         })
     }
