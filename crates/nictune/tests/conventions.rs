@@ -1,0 +1,66 @@
+//! The conventions every command shares: exit codes, broken pipes, generated docs.
+
+use std::process::{Command, Stdio};
+
+fn nictune() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_nictune"))
+}
+
+#[test]
+fn usage_error_exits_2() {
+    let out = nictune().arg("--no-such-flag").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--no-such-flag"));
+}
+
+#[test]
+fn help_lists_exit_codes() {
+    let out = nictune().arg("--help").output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Exit codes:"), "{text}");
+    assert!(text.contains("2  usage error"), "{text}");
+}
+
+#[test]
+fn closed_stdout_is_a_normal_exit() {
+    // The reading end is closed before nictune starts, so its first write fails with EPIPE;
+    // that must end the command with exit 0 and no error message (like `nictune ... | head`).
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = nictune()
+        .arg("manpage")
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn completions_and_man_page_come_from_the_cli_definition() {
+    let out = nictune().args(["completions", "bash"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let script = String::from_utf8_lossy(&out.stdout);
+    for sub in ["explain", "sim", "doctor", "tune"] {
+        assert!(script.contains(sub), "completion script lacks {sub}");
+    }
+    let out = nictune().arg("manpage").output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let man = String::from_utf8_lossy(&out.stdout);
+    assert!(man.contains(".TH nictune 1"), "{man}");
+    assert!(
+        man.contains("Exit codes"),
+        "man page lacks the exit codes section"
+    );
+}
