@@ -118,6 +118,19 @@ impl Space {
         settings * self.placements.len()
     }
 
+    /// The settings as found (at the first placement) followed by every candidate; the
+    /// baseline is index 0. This is the list a tune searches.
+    pub fn with_baseline(&self) -> Vec<Candidate> {
+        let first = self
+            .placements
+            .first()
+            .copied()
+            .unwrap_or(Placement::Unpinned);
+        let mut all = vec![Candidate::baseline(first)];
+        all.extend(self.candidates());
+        all
+    }
+
     /// Every candidate, in a stable order (first dimension varies slowest, placement last).
     pub fn candidates(&self) -> Vec<Candidate> {
         let mut combos: Vec<Vec<Setting>> = vec![Vec::new()];
@@ -247,6 +260,9 @@ mod tests {
         assert_eq!(unique.len(), 24);
         // Every candidate sets all four knobs, so applying one overwrites the previous one.
         assert!(all.iter().all(|c| c.settings.len() == 4));
+        let searched = space.with_baseline();
+        assert_eq!(searched.len(), 25);
+        assert_eq!(searched[0], Candidate::baseline(Placement::Cross));
     }
 
     #[test]

@@ -123,11 +123,16 @@ pub fn expected(state: &State, placement: Placement) -> Metrics {
 }
 
 /// A whole tune of the synthetic testbed: the 24 testbed candidates plus the baseline,
-/// `budget` runs, seeded, ranked first by [`Oracle`] when `predict` is set. For tests and
-/// `nictune tune --synthetic`; its results say [`TargetKind::Synthetic`] wherever they go.
+/// `budget` runs, seeded, ranked first by [`Oracle`] when `predict` is set. For tests; its
+/// results say [`TargetKind::Synthetic`] wherever they go.
 pub fn demo(seed: u64, goal: Goal, budget: usize, predict: bool) -> Result<TuneResults, TuneError> {
+    demo_with(seed, &demo_config(goal, budget), predict)
+}
+
+/// A tune of the synthetic target under `config` (whose candidates must be testbed-like):
+/// what `nictune tune --synthetic` runs.
+pub fn demo_with(seed: u64, config: &TuneConfig, predict: bool) -> Result<TuneResults, TuneError> {
     let (mut host, mut bench) = synthetic(seed, State::new());
-    let config = demo_config(goal, budget);
     let cancel = AtomicBool::new(false);
     let controls = Controls {
         progress: &NoProgress,
@@ -135,8 +140,8 @@ pub fn demo(seed: u64, goal: Goal, budget: usize, predict: bool) -> Result<TuneR
     };
     let mut oracle = Oracle;
     let predictor: Option<&mut dyn Predictor> = if predict { Some(&mut oracle) } else { None };
-    let run = run(&mut host, &mut bench, &config, predictor, controls)?;
-    Ok(TuneResults::build(&run, &config, demo_environment()))
+    let run = run(&mut host, &mut bench, config, predictor, controls)?;
+    Ok(TuneResults::build(&run, config, demo_environment()))
 }
 
 /// A predictor that knows the synthetic surface without its noise: what a perfectly
@@ -158,10 +163,8 @@ impl Predictor for Oracle {
 /// The configuration [`demo`] searches with.
 pub fn demo_config(goal: Goal, budget: usize) -> TuneConfig {
     let space = Space::from_capabilities(&Capabilities::veth_testbed(2));
-    let mut candidates = vec![Candidate::baseline(Placement::Cross)];
-    candidates.extend(space.candidates());
     TuneConfig {
-        candidates,
+        candidates: space.with_baseline(),
         baseline: 0,
         objective: Objective::new(goal),
         plan: SearchPlan::with_budget(budget),

@@ -17,9 +17,13 @@ use nictune_core::error::InvalidInput;
 use nictune_core::units::Nanos;
 use nictune_report::report_html;
 use nictune_tune::objective::{Goal, Limit, Objective};
+use nictune_tune::observe::{CpuScope, RateUnit};
 use nictune_tune::profile::recommended_toml;
 use nictune_tune::results::TuneResults;
-use nictune_tune::synthetic::demo;
+use nictune_tune::search::SearchPlan;
+use nictune_tune::session::TuneConfig;
+use nictune_tune::space::{Capabilities, Space};
+use nictune_tune::synthetic::demo_with;
 use std::path::{Path, PathBuf};
 
 /// `nictune tune`'s arguments; boxed so the `Command` enum stays small.
@@ -166,11 +170,76 @@ pub struct Checked {
 pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
     let checked = check(&args.opts)?;
     match &checked.target {
-        TargetArg::Synthetic { seed } => run_synthetic(&checked, *seed, ctx),
-        _ => {
+        TargetArg::Synthetic { seed } => {
+            let config = tune_config(&checked, &Capabilities::veth_testbed(2))?;
+            run_synthetic(&checked, &config, *seed, ctx)
+        }
+        TargetArg::Testbed => {
+            // The testbed's space is known before touching anything: check the budget first.
+            tune_config(&checked, &Capabilities::veth_testbed(testbed_cpus()))?;
             require_root(effective_uid())?;
             live_tune_unavailable()
         }
+        TargetArg::Interface { .. } => {
+            require_root(effective_uid())?;
+            live_tune_unavailable()
+        }
+    }
+}
+
+/// CPUs the testbed can pin client and server to (two are enough for both placements).
+fn testbed_cpus() -> u32 {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(2) as u32)
+}
+
+/// What the search will do on a target with `caps`; refuses a budget that cannot cover the
+/// space (one run per candidate plus the finals) unless `--predict` will prune it.
+pub fn tune_config(c: &Checked, caps: &Capabilities) -> Result<TuneConfig> {
+    let per_run = c.duration + c.warm_up;
+    let plan = SearchPlan::with_budget(runs_for(c.budget, per_run));
+    let candidates = Space::from_capabilities(caps).with_baseline();
+    let needed = plan.minimum_budget(candidates.len());
+    if plan.budget < needed && !c.predict {
+        let minimum_s = per_run.as_secs_f64() * needed as f64;
+        return Err(BudgetTooSmall {
+            runs: plan.budget,
+            candidates: candidates.len(),
+            needed,
+        })
+        .hint(format!(
+            "use --budget {needed} (about {minimum_s:.0} s at {} s per run), or add --predict \
+             to measure only the candidates the simulator ranks best",
+            per_run.as_secs_f64()
+        ));
+    }
+    Ok(TuneConfig {
+        candidates,
+        baseline: 0,
+        objective: c.objective,
+        plan,
+        unit: rate_unit(&c.workload),
+        scope: match c.target {
+            TargetArg::Interface { .. } => CpuScope::PerHost,
+            _ => CpuScope::SharedMachine,
+        },
+        warm_up: c.warm_up,
+        duration: c.duration,
+    })
+}
+
+/// The budget does not cover the space.
+#[derive(Debug, thiserror::Error)]
+#[error("--budget buys {runs} runs, but {candidates} candidates need at least {needed} (one run each, the best third again, five fresh runs per finalist)")]
+pub struct BudgetTooSmall {
+    pub runs: usize,
+    pub candidates: usize,
+    pub needed: usize,
+}
+
+fn rate_unit(w: &Workload) -> RateUnit {
+    match w {
+        Workload::Stream => RateUnit::Bits,
+        Workload::Rr | Workload::Mixed | Workload::File(_) => RateUnit::Transactions,
     }
 }
 
@@ -404,14 +473,8 @@ fn runs_for(budget: Budget, per_run: Nanos) -> usize {
     }
 }
 
-fn run_synthetic(c: &Checked, seed: u64, ctx: &Ctx) -> Result<Outcome> {
-    let runs = runs_for(c.budget, c.duration + c.warm_up);
-    let goal = c.objective.goal;
-    let mut results = demo(seed, goal, runs, c.predict)
-        .hint("raise --budget: the synthetic space has 24 candidates plus the settings as found")
-        .context("the synthetic search failed")?;
-    results.objective = c.objective;
-    results.objective_description = c.objective.describe();
+fn run_synthetic(c: &Checked, config: &TuneConfig, seed: u64, ctx: &Ctx) -> Result<Outcome> {
+    let results = demo_with(seed, config, c.predict).context("the synthetic search failed")?;
     write_outputs(&c.out, &results)?;
     ctx.emit("tune", &results, |r| human(r, &c.out))?;
     Ok(Outcome::Success)
@@ -535,6 +598,19 @@ mod tests {
         let c = parse(&["--rate-floor", "80%"]).unwrap();
         assert_eq!(c.objective.rate_floor, Limit::OfBaseline(0.8));
         assert_eq!(parse_latency_us("1ms"), Some(1000.0));
+    }
+
+    #[test]
+    fn a_budget_too_small_for_the_space_is_refused_before_anything_runs() {
+        let caps = Capabilities::veth_testbed(2);
+        let c = parse(&["--budget", "30"]).unwrap();
+        let text = format!("{:#}", tune_config(&c, &caps).unwrap_err());
+        assert!(text.contains("25 candidates need at least 52"), "{text}");
+        // --predict prunes to what the budget covers instead.
+        let c = parse(&["--budget", "30", "--predict"]).unwrap();
+        assert_eq!(tune_config(&c, &caps).unwrap().plan.budget, 30);
+        let c = parse(&["--workload", "stream"]).unwrap();
+        assert_eq!(tune_config(&c, &caps).unwrap().unit, RateUnit::Bits);
     }
 
     #[test]
