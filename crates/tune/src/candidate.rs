@@ -79,6 +79,17 @@ impl Candidate {
             .map(|s| s.value)
     }
 
+    /// How many settings turn something on (a non-zero time or count, a switch on): the
+    /// measure of how big a change the candidate is, for preferring the simpler of equals.
+    pub fn active_settings(&self) -> usize {
+        let on = |v: &Value| match *v {
+            Value::Duration(d) => d.0 > 0,
+            Value::Count(n) => n > 0,
+            Value::Switch(b) => b,
+        };
+        self.settings.iter().filter(|s| on(&s.value)).count()
+    }
+
     /// A stable identifier, e.g. `gro-flush=20µs defer=2 busy_read=50µs busy_poll=50µs @cross-cpu`.
     pub fn id(&self) -> String {
         if self.is_baseline() {
@@ -109,6 +120,12 @@ mod tests {
         let y = Candidate::new(vec![b, a], Placement::Cross);
         assert_eq!(x, y);
         assert_eq!(x.id(), "defer=2 gro-flush=20µs @cross-cpu");
+        assert_eq!(x.active_settings(), 2);
+        let off = Candidate::new(
+            vec![Setting::new(Knob::DeferHardIrqs, Value::Count(0))],
+            Placement::Cross,
+        );
+        assert_eq!(off.active_settings(), 0);
     }
 
     #[test]

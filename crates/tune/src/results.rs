@@ -161,11 +161,17 @@ impl TuneResults {
         let means: Vec<_> = measured.iter().map(|&i| summaries[i].means()).collect();
         let front: Vec<usize> = pareto::front(&means).iter().map(|&k| measured[k]).collect();
         let judged = run.record.judged_runs(run.baseline);
+        let active: Vec<usize> = run
+            .candidates
+            .iter()
+            .map(Candidate::active_settings)
+            .collect();
         let decision = decide(
             &judged,
             &run.record.finalists,
             run.baseline,
             &config.objective,
+            &active,
         );
         let id = |i: usize| run.candidates[i].id();
         let points = measured

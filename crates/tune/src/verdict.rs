@@ -54,20 +54,37 @@ pub struct Decision {
 }
 
 /// Decides between the best of `finalists` (ranked best first) and `baseline`.
+///
+/// `active[i]` is how many settings candidate `i` turns on (see
+/// [`Candidate::active_settings`](crate::candidate::Candidate::active_settings)). Among the
+/// best finalist and those statistically tied with it, the one that turns on the fewest
+/// settings is recommended: what the measurements cannot tell apart, the simpler change wins.
 pub fn decide(
     runs: &[Vec<Observation>],
     finalists: &[usize],
     baseline: usize,
     objective: &Objective,
+    active: &[usize],
 ) -> Decision {
     let reference = reference_of(&runs[baseline]);
     let values = |i: usize| objective_values(&runs[i], objective, &reference);
     let summary = |i: usize| Summary::of(&runs[i], objective, &reference);
-    let best = finalists
+    let feasible: Vec<usize> = finalists
         .iter()
         .copied()
-        .find(|&i| summary(i).feasible)
-        .unwrap_or(baseline);
+        .filter(|&i| summary(i).feasible)
+        .collect();
+    let top = feasible.first().copied().unwrap_or(baseline);
+    let tied_with_top: Vec<usize> = feasible
+        .iter()
+        .copied()
+        .filter(|&i| i != top && i != baseline)
+        .filter(|&i| welch(&values(top), &values(i)).is_some_and(|d| !d.is_significant()))
+        .collect();
+    let best = std::iter::once(top)
+        .chain(tied_with_top.iter().copied())
+        .min_by_key(|&i| active.get(i).copied().unwrap_or(usize::MAX))
+        .unwrap_or(top);
     // Picking the best of several finalists and then testing it is several tests at once:
     // test at 99 % when there was a choice.
     let confidence = if finalists.len() > 1 {
@@ -92,11 +109,9 @@ pub fn decide(
     } else {
         baseline
     };
-    let ties = finalists
-        .iter()
-        .copied()
+    let ties = std::iter::once(top)
+        .chain(tied_with_top)
         .filter(|&i| i != best && i != baseline)
-        .filter(|&i| welch(&values(best), &values(i)).is_some_and(|d| !d.is_significant()))
         .collect();
     Decision {
         verdict,
@@ -129,7 +144,7 @@ mod tests {
     #[test]
     fn a_clear_gain_is_an_improvement() {
         let all = vec![runs(&[167.0, 180.0, 160.0]), runs(&[16.0, 18.0, 17.0])];
-        let d = decide(&all, &[1], 0, &Objective::new(Goal::Latency));
+        let d = decide(&all, &[1], 0, &Objective::new(Goal::Latency), &[0, 1]);
         assert_eq!(d.verdict, Verdict::Improvement);
         assert_eq!(d.recommended, 1);
         assert!(d.difference.unwrap().high < 0.0);
@@ -142,7 +157,7 @@ mod tests {
             runs(&[160.0, 190.0, 150.0, 170.0]),
             runs(&[165.0, 185.0, 155.0, 180.0]),
         ];
-        let d = decide(&all, &[1, 2], 0, &Objective::new(Goal::Latency));
+        let d = decide(&all, &[1, 2], 0, &Objective::new(Goal::Latency), &[0, 1, 1]);
         assert_eq!(d.verdict, Verdict::NoSignificantDifference);
         assert_eq!(d.recommended, 0);
         assert_eq!(d.best, 1);
@@ -150,10 +165,30 @@ mod tests {
     }
 
     #[test]
+    fn among_ties_the_simplest_change_is_recommended() {
+        let all = vec![
+            runs(&[167.0, 180.0, 160.0]),
+            runs(&[16.0, 17.0, 18.0]), // best measured, turns on three settings
+            runs(&[16.5, 17.5, 18.0]), // tied, turns on one
+            runs(&[40.0, 41.0, 42.0]), // clearly worse
+        ];
+        let d = decide(
+            &all,
+            &[1, 2, 3],
+            0,
+            &Objective::new(Goal::Latency),
+            &[0, 3, 1, 1],
+        );
+        assert_eq!(d.verdict, Verdict::Improvement);
+        assert_eq!(d.recommended, 2);
+        assert_eq!(d.ties, vec![1]);
+    }
+
+    #[test]
     fn a_significant_but_tiny_gain_is_not_an_improvement() {
         // 2 % better, very consistently: significant, but under the 5 % minimum effect.
         let all = vec![runs(&[100.0, 100.1, 99.9]), runs(&[98.0, 98.1, 97.9])];
-        let d = decide(&all, &[1], 0, &Objective::new(Goal::Latency));
+        let d = decide(&all, &[1], 0, &Objective::new(Goal::Latency), &[0, 1]);
         assert!(d.difference.unwrap().is_significant());
         assert_eq!(d.verdict, Verdict::NoSignificantDifference);
     }
@@ -161,7 +196,7 @@ mod tests {
     #[test]
     fn a_worse_best_finalist_means_the_baseline_wins() {
         let all = vec![runs(&[100.0, 101.0]), runs(&[150.0, 151.0])];
-        let d = decide(&all, &[1], 0, &Objective::new(Goal::Latency));
+        let d = decide(&all, &[1], 0, &Objective::new(Goal::Latency), &[0, 1]);
         assert_eq!(d.verdict, Verdict::AsFoundIsBest);
         assert_eq!(d.recommended, 0);
     }
