@@ -10,6 +10,7 @@
 //! [`units`] the unit newtypes, [`progress`] the progress-reporting seam the binary renders.
 #![forbid(unsafe_code)]
 
+pub mod catalog;
 pub mod envelope;
 pub mod error;
 pub mod metrics;

@@ -1,11 +1,198 @@
-//! `nictune check`: not built yet.
+//! `nictune check KEY=VALUE...`: validates values against the catalog (`nictune.check/v1`).
+//!
+//! Two stages: every argument is resolved and parsed first — an unknown key, an ambiguous
+//! alias or an unparsable value exits 2 before anything is reported — then each value is
+//! checked. Exit 0 when every value is fine, 1 when any is out of range or triggers a
+//! warning caveat.
 
-use crate::output::{Ctx, Outcome};
+use super::explain::lookup_error;
+use crate::output::{Ctx, HintExt, Outcome};
 use anyhow::Result;
+use nictune_core::catalog::{
+    catalog, check_many, select_spec, CheckReport, Context, Entry, Finding, Value,
+};
+use nictune_core::error::InvalidInput;
+use serde::Serialize;
+use std::fmt::Write as _;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+#[command(after_help = "Examples:
+  nictune check InterruptThrottleRate=8000 --driver e1000
+  nictune check rx-usecs=50 --driver igb
+  nictune check InterruptThrottleRate=80000 --driver e1000 --device 82547
+  nictune check net.core.busy_poll=50 napi.gro-flush-timeout=20000 --json")]
+pub struct Args {
+    /// Settings to check, as KEY=VALUE (any key or alias `nictune explain` accepts).
+    #[arg(value_name = "KEY=VALUE", required = true)]
+    pub settings: Vec<String>,
+    /// Kernel driver of the target NIC (e1000, e1000e, igb, ixgbe, ixgbevf, ...).
+    #[arg(long, value_name = "NAME")]
+    pub driver: Option<String>,
+    /// Device model, matched as a substring (82547, 82547GI, I350, ...).
+    #[arg(long, value_name = "MODEL")]
+    pub device: Option<String>,
+    /// Driver generation when ranges or defaults changed over time (e.g. 7.0 for e1000).
+    #[arg(long, value_name = "G")]
+    pub generation: Option<String>,
+}
 
-pub fn run(_args: Args, _ctx: &Ctx) -> Result<Outcome> {
-    super::not_yet("check")
+/// One checked setting.
+#[derive(Debug, Serialize)]
+struct Checked {
+    /// The argument as typed.
+    input: String,
+    #[serde(flatten)]
+    report: CheckReport,
+}
+
+/// The `nictune.check/v1` document.
+#[derive(Debug, Serialize)]
+struct Checks {
+    context: Context,
+    settings: Vec<Checked>,
+    errors: usize,
+    warnings: usize,
+    ok: bool,
+}
+
+pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
+    let context = Context {
+        driver: args.driver,
+        device: args.device,
+        generation: args.generation,
+    };
+    let parsed = args
+        .settings
+        .iter()
+        .map(|arg| parse_setting(arg, &context))
+        .collect::<Result<Vec<_>>>()?;
+    let settings = check_all(parsed, &context)?;
+    let body = summarise(context, settings);
+    ctx.emit("check", &body, render)?;
+    Ok(if body.ok {
+        Outcome::Success
+    } else {
+        Outcome::Problems
+    })
+}
+
+/// `KEY=VALUE` → the entry and the parsed value, or an error naming what was wrong.
+fn parse_setting<'a>(arg: &'a str, context: &Context) -> Result<(&'a str, &'static Entry, Value)> {
+    let Some((key, text)) = arg.split_once('=') else {
+        return Err(InvalidInput {
+            what: "setting".into(),
+            value: arg.into(),
+            allowed: "KEY=VALUE".into(),
+        })
+        .hint("write the setting and its value joined by '=', e.g. rx-usecs=50");
+    };
+    let driver = context.driver.as_deref();
+    let entry = catalog().lookup(key.trim(), driver).map_err(lookup_error)?;
+    let value = entry.parse_value(text).hint(value_hint(entry, context))?;
+    Ok((arg, entry, value))
+}
+
+/// What the entry accepts in this context, and where to read more.
+fn value_hint(entry: &Entry, context: &Context) -> String {
+    let explain = format!(
+        "`nictune explain {}` shows the values per driver",
+        entry.key
+    );
+    match select_spec(entry, context) {
+        Ok(Some(spec)) if spec.is_ranged() => {
+            format!("{}: {}; {explain}", spec.label, spec.allowed(entry.unit))
+        }
+        _ => format!(
+            "`nictune explain {}` shows the value's format and examples",
+            entry.key
+        ),
+    }
+}
+
+/// Checks the settings as one set, so that settings meant together do not warn about
+/// each other.
+fn check_all(parsed: Vec<(&str, &Entry, Value)>, context: &Context) -> Result<Vec<Checked>> {
+    let generations = "`nictune explain KEY` lists the generations the catalog knows";
+    let set: Vec<(&Entry, Value)> = parsed.iter().map(|(_, e, v)| (*e, v.clone())).collect();
+    let reports = check_many(&set, context).hint(generations)?;
+    let inputs = parsed.iter().map(|(input, _, _)| input.to_string());
+    Ok(inputs
+        .zip(reports)
+        .map(|(input, report)| Checked { input, report })
+        .collect())
+}
+
+fn summarise(context: Context, settings: Vec<Checked>) -> Checks {
+    let errors = settings.iter().map(|s| s.report.errors.len()).sum();
+    let warnings = settings.iter().map(|s| s.report.warnings.len()).sum();
+    Checks {
+        context,
+        settings,
+        errors,
+        warnings,
+        ok: errors == 0 && warnings == 0,
+    }
+}
+
+fn render(body: &Checks) -> String {
+    let mut out = String::new();
+    for setting in &body.settings {
+        render_one(&mut out, &setting.report);
+    }
+    let _ = writeln!(
+        out,
+        "{} checked: {} {}, {} {}",
+        plural(body.settings.len(), "setting"),
+        body.errors,
+        if body.errors == 1 { "error" } else { "errors" },
+        body.warnings,
+        if body.warnings == 1 {
+            "warning"
+        } else {
+            "warnings"
+        },
+    );
+    out
+}
+
+fn render_one(out: &mut String, report: &CheckReport) {
+    let spec = report
+        .spec
+        .as_deref()
+        .map(|s| format!("  ({s})"))
+        .unwrap_or_default();
+    let verdict = if !report.errors.is_empty() {
+        "ERROR"
+    } else if !report.warnings.is_empty() {
+        "WARN"
+    } else {
+        "ok"
+    };
+    let _ = writeln!(out, "{verdict:5} {} = {}{spec}", report.key, report.value);
+    findings(out, "error", &report.errors);
+    findings(out, "warning", &report.warnings);
+    findings(out, "note", &report.notes);
+    for conversion in &report.conversions {
+        let _ = writeln!(out, "      → {}", conversion.text);
+    }
+    out.push('\n');
+}
+
+fn findings(out: &mut String, label: &str, findings: &[Finding]) {
+    for finding in findings {
+        let source = finding
+            .source
+            .as_deref()
+            .map(|s| format!("  [{s}]"))
+            .unwrap_or_default();
+        let _ = writeln!(out, "      {label}: {}{source}", finding.message);
+    }
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
 }

@@ -1,0 +1,255 @@
+//! `nictune explain` and `nictune check` end to end: exit codes, messages, JSON and
+//! snapshots of what users see.
+
+use serde_json::Value as Json;
+use std::process::{Command, Output};
+
+fn nictune(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_nictune"))
+        .args(args)
+        .output()
+        .expect("nictune runs")
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).expect("utf-8 stdout")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8(out.stderr.clone()).expect("utf-8 stderr")
+}
+
+fn json(out: &Output) -> Json {
+    serde_json::from_slice(&out.stdout).expect("one JSON document on stdout")
+}
+
+#[test]
+fn help_top_level() {
+    let out = nictune(&["--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    insta::assert_snapshot!(stdout(&out));
+}
+
+#[test]
+fn help_explain() {
+    let out = nictune(&["explain", "--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    insta::assert_snapshot!(stdout(&out));
+}
+
+#[test]
+fn help_check() {
+    let out = nictune(&["check", "--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    insta::assert_snapshot!(stdout(&out));
+}
+
+#[test]
+fn explain_rx_abs_int_delay_json_has_unit_range_and_both_defaults_with_sources() {
+    let out = nictune(&["explain", "RxAbsIntDelay", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc = json(&out);
+    assert_eq!(doc["schema"], "nictune.explain/v1");
+    let e1000 = doc["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["key"] == "e1000.RxAbsIntDelay")
+        .expect("the e1000 entry");
+    assert_eq!(e1000["unit"], "ticks-1024ns");
+    let spec = &e1000["specs"][0];
+    assert_eq!(spec["ranges"], serde_json::json!([[0, 65535]]));
+    let defaults = spec["defaults"].as_array().unwrap();
+    let by_kind = |kind: &str| defaults.iter().find(|d| d["kind"] == kind).unwrap();
+    assert_eq!(by_kind("code")["value"], "8");
+    assert!(by_kind("code")["source"]
+        .as_str()
+        .unwrap()
+        .contains("e1000_param.c"));
+    assert_eq!(by_kind("doc")["value"], "128");
+    assert!(by_kind("doc")["source"]
+        .as_str()
+        .unwrap()
+        .contains("e1000.rst"));
+    insta::assert_snapshot!(stdout(&out));
+}
+
+#[test]
+fn explain_card_for_e1000_rx_abs_int_delay() {
+    let out = nictune(&["explain", "RxAbsIntDelay", "--driver", "e1000"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    insta::assert_snapshot!(stdout(&out));
+}
+
+#[test]
+fn explain_card_for_a_sysctl() {
+    let out = nictune(&["explain", "net.core.netdev_budget_usecs"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    insta::assert_snapshot!(stdout(&out));
+}
+
+#[test]
+fn quick_start_explains_every_interrupt_throttle_rate() {
+    let out = nictune(&["explain", "InterruptThrottleRate"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.starts_with("InterruptThrottleRate names 5 settings"),
+        "{text}"
+    );
+    for driver in ["e1000", "e1000e", "igb", "ixgbe", "ixgbevf"] {
+        assert!(
+            text.contains(&format!("\n{driver}.InterruptThrottleRate — ")),
+            "{driver}"
+        );
+    }
+}
+
+#[test]
+fn explain_unknown_key_exits_2_naming_the_nearest_keys() {
+    let out = nictune(&["explain", "rx-usec"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stdout(&out).is_empty());
+    let err = stderr(&out);
+    assert!(err.contains("unknown setting \"rx-usec\""), "{err}");
+    assert!(
+        err.contains("hint: did you mean coalesce.rx-usecs"),
+        "{err}"
+    );
+}
+
+#[test]
+fn explain_list_names_every_key() {
+    let out = nictune(&["explain", "--list"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    assert!(text
+        .lines()
+        .any(|l| l.starts_with("freebsd.kern.polling.burst_max ")));
+    assert!(text.lines().any(|l| l.starts_with("coalesce.rx-usecs ")));
+}
+
+#[test]
+fn check_itr_80000_on_82547_exits_1_with_the_hang_warning() {
+    let out = nictune(&[
+        "check",
+        "InterruptThrottleRate=80000",
+        "--driver",
+        "e1000",
+        "--device",
+        "82547",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("warning: 82547-based adapters may hang"),
+        "{text}"
+    );
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn check_abc_exits_2_naming_key_value_and_what_is_allowed() {
+    let out = nictune(&["check", "rx-usecs=abc"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stdout(&out).is_empty());
+    let err = stderr(&out);
+    assert!(err.contains("coalesce.rx-usecs"), "{err}");
+    assert!(err.contains("\"abc\""), "{err}");
+    assert!(err.contains("not an integer (µs)"), "{err}");
+    assert!(err.contains("hint: "), "{err}");
+    insta::assert_snapshot!(err);
+}
+
+#[test]
+fn check_itr_8000_on_e1000_shows_register_488() {
+    let out = nictune(&["check", "InterruptThrottleRate=8000", "--driver", "e1000"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(stdout(&out).contains("ITR register 488 (256 ns units) = 124.9 µs between interrupts"));
+}
+
+#[test]
+fn check_rx_usecs_50_on_igb_shows_200_quarter_steps() {
+    let out = nictune(&["check", "rx-usecs=50", "--driver", "igb"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(stdout(&out).contains("itr_val 200 in 0.25 µs steps (50 µs)"));
+}
+
+#[test]
+fn check_out_of_range_exits_1_with_an_error() {
+    let out = nictune(&["check", "e1000.RxAbsIntDelay=70000"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("error: 70000 is out of range"));
+}
+
+#[test]
+fn check_ambiguous_alias_exits_2_listing_candidates() {
+    let out = nictune(&["check", "RxIntDelay=0"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("e1000.RxIntDelay, e1000e.RxIntDelay"), "{err}");
+    assert!(err.contains("--driver"), "{err}");
+}
+
+#[test]
+fn check_unknown_generation_exits_2() {
+    let out = nictune(&[
+        "check",
+        "InterruptThrottleRate=1",
+        "--driver",
+        "e1000",
+        "--generation",
+        "6.0",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("known: 7.3+, 7.0"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn check_json_document() {
+    let out = nictune(&[
+        "--json",
+        "check",
+        "rx-usecs=50",
+        "net.core.busy_poll=50",
+        "--driver",
+        "igb",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc = json(&out);
+    assert_eq!(doc["schema"], "nictune.check/v1");
+    assert_eq!(doc["ok"], true);
+    assert_eq!(doc["settings"][0]["key"], "coalesce.rx-usecs");
+    assert_eq!(doc["settings"][0]["conversions"][0]["value"], 200.0);
+    assert_eq!(doc["settings"][1]["key"], "sysctl.net.core.busy_poll");
+    insta::assert_snapshot!(stdout(&out));
+}
+
+#[test]
+fn check_errors_are_json_with_json() {
+    let out = nictune(&["--json", "check", "rx-usecs=abc"]);
+    assert_eq!(out.status.code(), Some(2));
+    let doc: Json = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(doc["schema"], "nictune.error/v1");
+    assert!(doc["hint"]
+        .as_str()
+        .unwrap()
+        .contains("nictune explain coalesce.rx-usecs"));
+}
+
+#[test]
+fn check_treats_its_arguments_as_one_set() {
+    let alone = nictune(&["check", "napi.defer-hard-irqs=2"]);
+    assert_eq!(alone.status.code(), Some(1), "{}", stdout(&alone));
+    let together = nictune(&[
+        "check",
+        "napi.defer-hard-irqs=2",
+        "napi.gro-flush-timeout=20000",
+    ]);
+    assert_eq!(together.status.code(), Some(0), "{}", stdout(&together));
+    assert!(stdout(&together).contains("20000 ns = 20.000 µs"));
+}
