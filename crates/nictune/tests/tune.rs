@@ -64,3 +64,17 @@ fn synthetic_writes_three_labelled_files() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn the_terminal_summary_is_short_and_says_synthetic() {
+    let dir = std::env::temp_dir().join(format!("nictune-tune-text-{}", std::process::id()));
+    let out = nictune(&["tune", "--synthetic", "--out", dir.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout).replace(dir.to_str().unwrap(), "DIR");
+    insta::assert_snapshot!(text);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

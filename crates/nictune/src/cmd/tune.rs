@@ -15,6 +15,7 @@ use anyhow::{Context, Result};
 use nictune_core::envelope::Envelope;
 use nictune_core::error::InvalidInput;
 use nictune_core::units::Nanos;
+use nictune_report::format::{num, pct};
 use nictune_report::report_html;
 use nictune_tune::objective::{Goal, Limit, Objective};
 use nictune_tune::observe::{CpuScope, RateUnit};
@@ -513,8 +514,12 @@ fn human(r: &TuneResults, out: &Path) -> String {
     }
     for c in rec.changes.iter().filter(|c| c.significant) {
         lines.push(format!(
-            "  {:<22} {:>10.1} → {:>10.1} {} ({:+.1} %)",
-            c.metric, c.baseline, c.best, c.unit, c.change_pct
+            "  {:<22} {:>7} → {:<7} {:<14} {}",
+            c.metric,
+            num(c.baseline),
+            num(c.best),
+            c.unit,
+            pct(c.change_pct)
         ));
     }
     lines.push(format!(
