@@ -137,17 +137,35 @@ pub struct TuneRun {
     pub space_size: usize,
 }
 
-/// The progress sink and cancel flag the loop checks between runs.
+/// Whether the user asked to stop (Ctrl-C, SIGTERM): asked before every run.
+pub trait StopRequest {
+    fn requested(&self) -> bool;
+}
+
+impl StopRequest for AtomicBool {
+    fn requested(&self) -> bool {
+        self.load(Ordering::Relaxed)
+    }
+}
+
+impl<F: Fn() -> bool> StopRequest for F {
+    fn requested(&self) -> bool {
+        self()
+    }
+}
+
+/// The progress sink and the stop request the loop checks between runs. The binary passes
+/// its progress bar and the Ctrl-C / SIGTERM flag the bench engine registers.
 #[derive(Clone, Copy)]
 pub struct Controls<'a> {
     pub progress: &'a dyn Progress,
-    pub cancel: &'a AtomicBool,
+    pub cancel: &'a dyn StopRequest,
 }
 
 impl std::fmt::Debug for Controls<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Controls")
-            .field("cancel", &self.cancel.load(Ordering::Relaxed))
+            .field("stop_requested", &self.cancel.requested())
             .finish_non_exhaustive()
     }
 }
@@ -332,7 +350,7 @@ impl<T: Target, M: Measurer> Evaluate for LoopEval<'_, '_, T, M> {
     type Error = StepError;
 
     fn evaluate(&mut self, index: usize) -> Result<Observation, StepError> {
-        if self.controls.cancel.load(Ordering::Relaxed) {
+        if self.controls.cancel.requested() {
             return Err(StepError::Cancelled);
         }
         self.controls.progress.message(&self.candidates[index].id());

@@ -175,7 +175,8 @@ pub fn demo_config(goal: Goal, budget: usize) -> TuneConfig {
     }
 }
 
-fn demo_environment() -> Environment {
+/// The environment every synthetic result carries: labelled, with a note saying why.
+pub fn demo_environment() -> Environment {
     Environment {
         target: TargetKind::Synthetic,
         target_name: "synthetic veth testbed (a model, not a machine)".into(),

@@ -19,12 +19,14 @@ use nictune_report::format::{num, pct};
 use nictune_report::report_html;
 use nictune_tune::objective::{Goal, Limit, Objective};
 use nictune_tune::observe::{CpuScope, RateUnit};
+use nictune_tune::predict::Predictor;
 use nictune_tune::profile::recommended_toml;
+use nictune_tune::results::Environment;
 use nictune_tune::results::TuneResults;
 use nictune_tune::search::SearchPlan;
-use nictune_tune::session::TuneConfig;
+use nictune_tune::session::{self, Controls, Measurer, StopRequest, Target, TuneConfig, TuneError};
 use nictune_tune::space::{Capabilities, Space};
-use nictune_tune::synthetic::demo_with;
+use nictune_tune::synthetic::{demo_environment, synthetic, Oracle, State};
 use std::path::{Path, PathBuf};
 
 /// `nictune tune`'s arguments; boxed so the `Command` enum stays small.
@@ -474,11 +476,64 @@ fn runs_for(budget: Budget, per_run: Nanos) -> usize {
     }
 }
 
+/// The synthetic demonstration: the same loop, outputs and summary as a live tune, over the
+/// synthetic host and bench (and the noiseless surface as the predictor).
 fn run_synthetic(c: &Checked, config: &TuneConfig, seed: u64, ctx: &Ctx) -> Result<Outcome> {
-    let results = demo_with(seed, config, c.predict).context("the synthetic search failed")?;
+    let (mut host, mut bench) = synthetic(seed, State::new());
+    let mut oracle = Oracle;
+    let predictor: Option<&mut dyn Predictor> = if c.predict { Some(&mut oracle) } else { None };
+    let never = || false;
+    let parts = Parts {
+        config,
+        predictor,
+        environment: demo_environment(),
+        cancel: &never,
+    };
+    execute(c, &mut host, &mut bench, parts, ctx)
+}
+
+/// What a tune needs besides the target and the measurer.
+struct Parts<'a> {
+    config: &'a TuneConfig,
+    predictor: Option<&'a mut dyn Predictor>,
+    environment: Environment,
+    /// Set by Ctrl-C / SIGTERM in a live tune.
+    cancel: &'a dyn StopRequest,
+}
+
+/// Runs the tune loop on `target` and `measurer` (restoring the settings as found whatever
+/// happens), writes the three files and prints the summary. The live path calls this with
+/// the apply engine's target and the bench engine's measurer.
+fn execute<T: Target, M: Measurer>(
+    c: &Checked,
+    target: &mut T,
+    measurer: &mut M,
+    parts: Parts<'_>,
+    ctx: &Ctx,
+) -> Result<Outcome> {
+    let progress = ctx.progress();
+    let controls = Controls {
+        progress: progress.as_ref(),
+        cancel: parts.cancel,
+    };
+    let run = session::run(target, measurer, parts.config, parts.predictor, controls)
+        .map_err(with_recovery_hint)?;
+    let results = TuneResults::build(&run, parts.config, parts.environment);
     write_outputs(&c.out, &results)?;
     ctx.emit("tune", &results, |r| human(r, &c.out))?;
     Ok(Outcome::Success)
+}
+
+/// A failed tune's error with what to do next: nothing when the settings were restored,
+/// `nictune revert` when restoring failed.
+fn with_recovery_hint(e: TuneError) -> anyhow::Error {
+    let hint = match e {
+        TuneError::Restore { .. } => {
+            "restoring failed: run `nictune revert` to put back the settings from the journal"
+        }
+        _ => "the settings as found were restored; nothing was left changed",
+    };
+    anyhow::Error::new(nictune_core::error::Hinted::new(e, hint))
 }
 
 /// Writes results.json, recommended.toml and report.html into `dir`.
