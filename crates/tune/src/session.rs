@@ -1,7 +1,7 @@
 //! The tune loop: snapshot → for each run: apply → warm up → measure → record → restore.
 //!
-//! The host's settings are restored when the loop ends, when any step fails, when the user
-//! cancels (the binary turns Ctrl-C into the `cancel` flag) and when the loop panics (a drop
+//! The host's settings are restored, and read back to prove it, when the loop ends, when any
+//! step fails, when the user cancels (the binary turns Ctrl-C into the `cancel` flag) and when the loop panics (a drop
 //! guard). A crash of the whole process is the apply engine's journal's job: the real
 //! [`Target`] journals every write, so `nictune revert` restores afterwards.
 //!
@@ -21,8 +21,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Changes the settings of the host under test.
 pub trait Target {
-    /// Everything needed to put the settings back exactly as found.
-    type Snapshot;
+    /// Everything needed to put the settings back exactly as found. Compared after the final
+    /// restore: a fresh snapshot must equal the first.
+    type Snapshot: PartialEq + std::fmt::Debug;
     /// Reads the current settings.
     fn snapshot(&mut self) -> Result<Self::Snapshot, TargetError>;
     /// Applies `settings` (journaled by the real target).
@@ -209,9 +210,22 @@ struct Restoring<'a, T: Target> {
 }
 
 impl<T: Target> Restoring<'_, T> {
+    /// Restores the snapshot, then reads the settings again to prove it.
     fn restore_now(&mut self) -> Result<(), TargetError> {
         self.armed = false;
-        self.target.restore(&self.snapshot)
+        self.target.restore(&self.snapshot)?;
+        let after = self.target.snapshot()?;
+        if after != self.snapshot {
+            return Err(TargetError {
+                op: TargetOp::Restore,
+                object: "settings".into(),
+                reason: format!(
+                    "read back after restoring: {after:?}, expected {:?}",
+                    self.snapshot
+                ),
+            });
+        }
+        Ok(())
     }
 }
 

@@ -36,6 +36,8 @@ struct Faulty {
     fail_measure_at: Option<usize>,
     panic_measure_at: Option<usize>,
     fail_restore: bool,
+    /// Restore "succeeds" but leaves busy_read as it is (a write the kernel ignored).
+    restore_forgets_busy_read: bool,
     restores: usize,
     cancel_at: Option<(usize, &'static AtomicBool)>,
 }
@@ -52,6 +54,7 @@ impl Faulty {
             fail_measure_at: None,
             panic_measure_at: None,
             fail_restore: false,
+            restore_forgets_busy_read: false,
             restores: 0,
             cancel_at: None,
         }
@@ -84,6 +87,14 @@ impl Target for Faulty {
                 object: "napi.gro-flush-timeout".into(),
                 reason: "injected failure".into(),
             });
+        }
+        if self.restore_forgets_busy_read {
+            let mut partial = snapshot.clone();
+            match self.inner.state().get(&Knob::BusyRead) {
+                Some(v) => partial.insert(Knob::BusyRead, *v),
+                None => partial.remove(&Knob::BusyRead),
+            };
+            return self.inner.restore(&partial);
         }
         self.inner.restore(snapshot)
     }
@@ -246,6 +257,20 @@ fn a_failed_restore_is_reported_loudly_with_the_first_failure() {
         other => panic!("expected a restore failure, got {other:?}"),
     }
     assert!(err.to_string().contains("nictune revert"));
+}
+
+#[test]
+fn a_restore_that_does_not_read_back_is_an_error() {
+    let fake = std::cell::RefCell::new(Faulty::new());
+    fake.borrow_mut().restore_forgets_busy_read = true;
+    let err = tune(&fake, 80).unwrap_err();
+    match &err {
+        TuneError::Restore { source, after } => {
+            assert!(after.is_none(), "the search itself went fine");
+            assert!(source.reason.contains("read back"), "{source}");
+        }
+        other => panic!("expected a restore failure, got {other:?}"),
+    }
 }
 
 #[test]
