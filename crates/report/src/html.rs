@@ -33,7 +33,7 @@ pub fn render(results: &TuneResults) -> String {
     s.push_str(&figure(
         "interrupts",
         "Interrupts per second",
-        "As counted by the bench for each setting. On a veth testbed there are no device interrupts; the count is what stands in for them (cross-CPU wake-ups).",
+        "Interrupts per second as the bench counted them for each setting. A veth testbed has no device interrupts, so there the wake-ups that stand in for them (cross-CPU IPIs) are what to look at.",
         plot::interrupts::render(results),
         "No interrupt counts were recorded.",
     ));

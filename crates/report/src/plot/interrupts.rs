@@ -1,7 +1,7 @@
 //! Interrupts per second per setting, in the latency plot's row order.
 //!
-//! On veth there are no device interrupts: the bench counts what stands in for them
-//! (cross-CPU wake-up IPIs, testbed-notes §5), and the environment notes say so.
+//! Whatever the bench put in each host's `interrupts_per_sec`. On veth there are no device
+//! interrupts; cross-CPU wake-up IPIs stand in for them (testbed-notes §5).
 
 use super::axis::{x_axis, Frame, Scale};
 use super::{role_class, rows};
