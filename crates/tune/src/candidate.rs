@@ -33,6 +33,20 @@ impl Placement {
     }
 }
 
+impl Placement {
+    /// The (client, server) CPUs for this placement, chosen from `cpus` (the CPUs the
+    /// measurement may use, in order): different CPUs, one shared CPU, or no pinning. `None`
+    /// for a placement the CPUs cannot give (cross-CPU with fewer than two).
+    pub fn cpus(self, cpus: &[u32]) -> Option<(Option<u32>, Option<u32>)> {
+        match (self, cpus) {
+            (Placement::Unpinned, _) => Some((None, None)),
+            (Placement::Same, [first, ..]) => Some((Some(*first), Some(*first))),
+            (Placement::Cross, [first, second, ..]) => Some((Some(*first), Some(*second))),
+            _ => None,
+        }
+    }
+}
+
 impl fmt::Display for Placement {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.label())
@@ -126,6 +140,14 @@ mod tests {
             Placement::Cross,
         );
         assert_eq!(off.active_settings(), 0);
+    }
+
+    #[test]
+    fn placements_pick_cpus() {
+        assert_eq!(Placement::Cross.cpus(&[2, 3]), Some((Some(2), Some(3))));
+        assert_eq!(Placement::Same.cpus(&[2, 3]), Some((Some(2), Some(2))));
+        assert_eq!(Placement::Unpinned.cpus(&[]), Some((None, None)));
+        assert_eq!(Placement::Cross.cpus(&[0]), None);
     }
 
     #[test]
