@@ -288,16 +288,21 @@ struct LoopEval<'g, 'a, T: Target, M: Measurer> {
 }
 
 impl<T: Target, M: Measurer> LoopEval<'_, '_, T, M> {
+    /// Puts candidate `index`'s settings in place. A candidate that leaves a knob the
+    /// previous one set untouched starts from the settings as found, so nothing leaks from
+    /// one candidate into the next.
     fn put_in_place(&mut self, index: usize) -> Result<(), TargetError> {
         if self.applied == Some(index) {
             return Ok(());
         }
-        self.applied = None;
+        let previous = self.applied.take().map(|i| &self.candidates[i]);
         let c = &self.candidates[index];
+        let covers = |p: &Candidate| p.settings.iter().all(|s| c.value_of(s.knob).is_some());
         let g = &mut *self.guard;
-        if c.is_baseline() {
+        if c.is_baseline() || !previous.is_none_or(covers) {
             g.target.restore(&g.snapshot)?;
-        } else {
+        }
+        if !c.is_baseline() {
             g.target.apply(&c.settings)?;
         }
         self.applied = Some(index);

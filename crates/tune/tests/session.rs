@@ -284,3 +284,66 @@ fn too_small_a_budget_is_refused_before_any_change() {
     assert_eq!((f.applies, f.measures), (0, 0));
     assert_eq!(f.inner.state(), found_state());
 }
+
+/// Checks at every measurement that the host holds exactly the settings as found overlaid
+/// with the candidate's, then answers like the synthetic bench.
+struct Exact {
+    host: SyntheticHost,
+    bench: SyntheticBench,
+    found: State,
+    checked: usize,
+}
+
+impl Measurer for Exact {
+    fn warm_up(&mut self, _: &Candidate, _: Nanos) -> Result<(), MeasureError> {
+        Ok(())
+    }
+    fn measure(&mut self, c: &Candidate, d: Nanos) -> Result<Metrics, MeasureError> {
+        let mut want = self.found.clone();
+        want.extend(c.settings.iter().map(|s| (s.knob, s.value)));
+        assert_eq!(
+            self.host.state(),
+            want,
+            "leftovers while measuring {}",
+            c.id()
+        );
+        self.checked += 1;
+        self.bench.measure(c, d)
+    }
+}
+
+#[test]
+fn no_setting_leaks_from_one_candidate_into_the_next() {
+    // Adaptive on sets only adaptive-rx; the fixed-timer levels also set rx-usecs. Without
+    // care, rx-usecs from a timer level would stay in place while adaptive is measured.
+    let caps = Capabilities {
+        coalescing: vec![Knob::RxUsecs],
+        adaptive_rx: true,
+        cpus: 2,
+        ..Capabilities::default()
+    };
+    let found = State::from([(Knob::RxUsecs, Value::Duration(Nanos::from_micros(3)))]);
+    let (mut host, bench) = synthetic(3, found.clone());
+    let mut exact = Exact {
+        host: host.clone(),
+        bench,
+        found: found.clone(),
+        checked: 0,
+    };
+    // Reversed, the first round measures the fixed timers just before adaptive on.
+    let mut candidates = Space::from_capabilities(&caps).with_baseline();
+    candidates[1..].reverse();
+    assert!(candidates.last().unwrap().value_of(Knob::RxUsecs).is_none());
+    let config = TuneConfig {
+        candidates,
+        ..config(60)
+    };
+    let cancel = AtomicBool::new(false);
+    let controls = Controls {
+        progress: &NoProgress,
+        cancel: &cancel,
+    };
+    run(&mut host, &mut exact, &config, None, controls).unwrap();
+    assert!(exact.checked >= 20, "{} runs checked", exact.checked);
+    assert_eq!(host.state(), found);
+}
