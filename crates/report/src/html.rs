@@ -37,10 +37,16 @@ pub fn render(results: &TuneResults) -> String {
         plot::interrupts::render(results),
         "No interrupt counts were recorded.",
     ));
+    let caption = format!(
+        "The simulator's p99 for each point before it was measured, against the measurement. On the diagonal the prediction was exact.{}",
+        prediction_error(results)
+            .map(|e| format!(" Median error: {} %.", crate::format::num(e)))
+            .unwrap_or_default()
+    );
     s.push_str(&figure(
         "predicted",
         "Predicted against measured",
-        "The simulator's p99 for each point before it was measured, against the measurement. On the diagonal the prediction was exact.",
+        &caption,
         plot::predicted::render(results),
         "Not run with --predict: nothing was predicted, so there is nothing to compare.",
     ));
@@ -48,6 +54,24 @@ pub fn render(results: &TuneResults) -> String {
     s.push_str(&crate::table::render(results));
     s.push_str("</section></main></body></html>\n");
     s
+}
+
+/// The median of |predicted − measured| / measured p99, in percent, over predicted points.
+fn prediction_error(r: &TuneResults) -> Option<f64> {
+    let mut errors: Vec<f64> = r
+        .points
+        .iter()
+        .filter_map(|p| {
+            let predicted = p.predicted.as_ref()?.latency_us?.p99;
+            let measured = p.summary.p99_us?.mean;
+            (measured > 0.0).then(|| (predicted - measured).abs() / measured * 100.0)
+        })
+        .collect();
+    if errors.is_empty() {
+        return None;
+    }
+    errors.sort_by(f64::total_cmp);
+    Some(errors[errors.len() / 2])
 }
 
 fn title(r: &TuneResults) -> String {

@@ -27,6 +27,36 @@ pub fn render(r: &TuneResults) -> String {
     s
 }
 
+/// The search's path in one line: `24 × 1 run → 8 kept; 8 × 2 runs → 3 kept; finals …`.
+fn rounds(r: &TuneResults) -> String {
+    let runs = |n: usize| {
+        if n == 1 {
+            "1 run".to_string()
+        } else {
+            format!("{n} runs")
+        }
+    };
+    let mut parts: Vec<String> = r
+        .search
+        .rounds
+        .iter()
+        .map(|round| {
+            format!(
+                "{} × {} → {} kept",
+                round.measured.len(),
+                runs(round.reps),
+                round.kept.len()
+            )
+        })
+        .collect();
+    let finalists = r.points.iter().filter(|p| p.finalist).count();
+    parts.push(format!(
+        "finals: {finalists} × {} fresh runs, with the settings as found",
+        r.search.plan.final_reps
+    ));
+    parts.join("; ")
+}
+
 fn verdict_class(v: Verdict) -> &'static str {
     match v {
         Verdict::Improvement => "improvement",
@@ -150,6 +180,7 @@ fn context(r: &TuneResults) -> String {
             q.measured, q.space_size, q.method, q.plan.final_reps
         ),
     );
+    item("rounds", rounds(r));
     item(
         "target",
         format!("{} ({})", e.target_name, e.target.label()),
