@@ -18,6 +18,8 @@ fn raw_num(x: f64) -> String {
     let a = x.abs();
     if !x.is_finite() {
         "–".to_string()
+    } else if x == 0.0 {
+        "0".to_string()
     } else if a >= 1e9 {
         format!("{:.3}G", x / 1e9)
     } else if a >= 1e6 {
@@ -91,6 +93,7 @@ mod tests {
         assert_eq!(num(10_000.0), "10k");
         assert_eq!(num(20.0), "20");
         assert_eq!(num(0.6), "0.60");
+        assert_eq!(num(0.0), "0");
         assert_eq!(num(1.05), "1.05");
         assert_eq!(pct(-89.74), "−89.7 %");
         assert_eq!(pct(878.0), "+878 %");

@@ -45,7 +45,10 @@ pub fn render(results: &TuneResults) -> String {
         &format!("{} (log scale)", unit.cost_label()),
     ));
     s.push_str(&front_line(&pts, &x, &y));
-    for (p, r, c) in &pts {
+    // Draw the baseline and the recommendation last, on top of their neighbours.
+    let mut order: Vec<&(&Point, f64, f64)> = pts.iter().collect();
+    order.sort_by_key(|t| !role_class(results, t.0).is_empty());
+    for (p, r, c) in order {
         s.push_str(&marker(results, p, x.px(*r), y.px(*c), unit));
     }
     s.push_str("</svg>");
@@ -121,16 +124,12 @@ fn marker(
                 r#"<circle class="ring" cx="{px:.1}" cy="{py:.1}" r="10"/>"#
             );
         }
-        // Near the right edge the tag goes to the left of the point.
-        let (tx, anchor) = if px > 780.0 {
-            (px - 13.0, "end")
-        } else {
-            (px + 13.0, "start")
-        };
+        // Above the point, clear of its ring; near the right edge it ends at the point.
+        let anchor = if px > 780.0 { "end" } else { "middle" };
         let _ = write!(
             s,
-            r#"<text class="tag" x="{tx:.1}" y="{:.1}" text-anchor="{anchor}">{tag}</text>"#,
-            py - 10.0
+            r#"<text class="tag" x="{px:.1}" y="{:.1}" text-anchor="{anchor}">{tag}</text>"#,
+            py - 16.0
         );
     }
     s.push_str("</g>");
