@@ -20,6 +20,12 @@ use nictune_core::units::Nanos;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Changes the settings of the host under test.
+///
+/// A live implementation must keep the *snapshot* recoverable if the process dies mid-tune:
+/// after a crash, `nictune revert` has to put back the settings as found, not merely undo the
+/// last candidate's change (which would leave the previous candidate's values in place). With
+/// the apply engine that means one journaled restore point for the whole tune, or a revert
+/// that walks back every transaction the tune made.
 pub trait Target {
     /// Everything needed to put the settings back exactly as found. Compared after the final
     /// restore: a fresh snapshot must equal the first.
