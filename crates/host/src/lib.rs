@@ -2,4 +2,26 @@
 //! snapshot, doctor rules, plans and diffs, and the read/write traits with a fake host.
 //!
 //! Flow B: host → **snapshot → doctor / plan** → apply → verify → rollback.
+//!
+//! - [`procfs`]: `/proc/stat`, `/proc/interrupts`, `/proc/softirqs`,
+//!   `/proc/net/softnet_stat`, `/proc/net/dev` — text in, typed counters out.
+//! - [`read`]: the [`read::HostRead`] seam with [`read::FakeHost`] and [`read::Recorder`].
+//! - [`snapshot`]: the [`snapshot::HostSnapshot`] model and its builder.
+//! - [`rates`]: rates between two counter samples (`show --interval`, doctor evidence).
+//! - [`view`]: the human text of `show`.
+//! - [`freebsd`]: captured FreeBSD command output and config files.
+//! - [`doctor`]: Linux and FreeBSD rules producing findings with evidence and fixes.
+//! - [`cpuset`]: CPU lists (`0-3,8`) and hex masks (`ff,00000001`) as one set type.
 #![forbid(unsafe_code)]
+
+pub mod cpuset;
+pub mod doctor;
+pub mod error;
+pub mod freebsd;
+pub mod procfs;
+pub mod rates;
+pub mod read;
+pub mod snapshot;
+pub mod view;
+
+pub use error::ParseError;

@@ -1,4 +1,21 @@
-//! The Linux OS adapter: ethtool and netdev generic netlink, procfs/sysfs reads and writes,
-//! network namespaces. One of the two crates allowed to make system calls.
+//! The Linux OS adapter: ethtool and netdev generic netlink, procfs/sysfs reads, network
+//! namespaces, and captures on disk. One of the two crates allowed to make system calls;
+//! the `unsafe` is confined to [`netlink::socket`] and [`netns`].
 //!
 //! Flow B: **host** → snapshot → doctor / plan → apply → verify → rollback.
+//!
+//! - [`netlink`]: attributes, message framing, the socket, genl requests with extack errors.
+//! - [`ethtool`], [`netdev`]: one folder per feature (`attr.rs` numbers, `request.rs` GET
+//!   decoders and SET encoders).
+//! - [`host::LinuxHost`]: `nictune_host::read::HostRead` on the live system (or any root).
+//! - [`capture`]: writes a recording to a directory and loads it back as a `FakeHost`.
+//! - [`netns`]: entering a named network namespace (`--netns`).
+
+pub mod capture;
+pub mod ethtool;
+pub mod host;
+pub mod netdev;
+pub mod netlink;
+pub mod netns;
+
+pub use host::LinuxHost;

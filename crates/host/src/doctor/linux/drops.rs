@@ -1,0 +1,155 @@
+//! Drops and squeezes: `nic-drops` (drops, FIFO overruns, errors), `softnet-squeeze`
+//! (time_squeeze, backlog drops) and `ring-small` (rings far below the driver maximum while
+//! the NIC drops). Growing counts (sampled with `--interval`) are warnings; counts since
+//! boot without a sample are information.
+
+use crate::doctor::{Finding, Severity};
+use crate::rates::Rates;
+use crate::snapshot::{HostSnapshot, Readable};
+
+pub fn nic_drops(snap: &HostSnapshot, rates: Option<&Rates>) -> Vec<Finding> {
+    let Some(devs) = snap.counters.net_dev.value() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for nic in &snap.nics {
+        let Some(d) = devs.iter().find(|d| d.name == nic.name) else {
+            continue;
+        };
+        let since_boot = d.rx_drop + d.rx_fifo + d.rx_errs;
+        let rate = rates.and_then(|r| r.nics.iter().find(|n| n.name == nic.name));
+        let growing = rate.map(|r| r.rx_drops_per_s + r.rx_fifo_per_s + r.rx_errors_per_s);
+        let severity = match growing {
+            Some(g) if g > 0.0 => Severity::Warning,
+            Some(_) => continue,
+            None if since_boot > 0 => Severity::Info,
+            None => continue,
+        };
+        let mut f = Finding::new("nic-drops", severity, &nic.name)
+            .evidence("rx_drop since boot", d.rx_drop)
+            .evidence("rx_fifo (overruns) since boot", d.rx_fifo)
+            .evidence("rx_errs since boot", d.rx_errs);
+        if let Some(r) = rate {
+            f = f
+                .evidence("rx drops/s", format!("{:.1}", r.rx_drops_per_s))
+                .evidence("rx overruns/s", format!("{:.1}", r.rx_fifo_per_s));
+        }
+        f = f.explain(
+            "Packets are lost before or at the stack: overruns mean the NIC ring filled before \
+             the CPU emptied it (ring too small, interrupts too late, or the CPU too busy); \
+             drops counted by the stack mean the backlog or socket queues overflowed.",
+        );
+        if growing.is_none() {
+            f = f.fix(format!(
+                "nictune show {} --interval 5   # are they still growing?",
+                nic.name
+            ));
+        }
+        out.push(f);
+    }
+    out
+}
+
+pub fn softnet(snap: &HostSnapshot, rates: Option<&Rates>) -> Vec<Finding> {
+    let Some(rows) = snap.counters.softnet.value() else {
+        return Vec::new();
+    };
+    let squeeze: u64 = rows.iter().map(|r| r.time_squeeze).sum();
+    let dropped: u64 = rows.iter().map(|r| r.dropped).sum();
+    let growing = rates.map(|r| {
+        r.cpus
+            .iter()
+            .map(|c| c.time_squeeze_per_s + c.softnet_dropped_per_s)
+            .sum::<f64>()
+    });
+    let severity = match growing {
+        Some(g) if g > 0.0 => Severity::Warning,
+        Some(_) => return Vec::new(),
+        None if squeeze + dropped > 0 => Severity::Info,
+        None => return Vec::new(),
+    };
+    let budget = snap.sysctl_u64("net.core.netdev_budget").unwrap_or(300);
+    let usecs = snap
+        .sysctl_u64("net.core.netdev_budget_usecs")
+        .unwrap_or(2000);
+    let mut f = Finding::new("softnet-squeeze", severity, "host")
+        .evidence("time_squeeze since boot", squeeze)
+        .evidence("backlog drops since boot", dropped)
+        .evidence("net.core.netdev_budget", budget)
+        .evidence("net.core.netdev_budget_usecs", usecs);
+    let owners = super::pileup::queue_irqs(snap);
+    for row in rows.iter().filter(|r| r.time_squeeze + r.dropped > 0) {
+        let served: Vec<u32> = owners
+            .keys()
+            .copied()
+            .filter(|irq| {
+                snap.irq(*irq)
+                    .and_then(|i| i.cpus())
+                    .is_some_and(|c| c.iter().next() == Some(row.cpu))
+            })
+            .collect();
+        let hot = if served.len() > 1 {
+            format!(", serves queue IRQs {served:?}")
+        } else {
+            String::new()
+        };
+        f = f.evidence(
+            format!("cpu {}", row.cpu),
+            format!("squeeze {} dropped {}{hot}", row.time_squeeze, row.dropped),
+        );
+    }
+    f = f.explain(
+        "NET_RX ran out of budget (packets or time) with work left: either the budget is \
+         small for the packet rate, or one CPU carries too many queues. A squeeze defers \
+         the rest to ksoftirqd, adding latency; backlog drops lose packets.",
+    );
+    if severity == Severity::Info {
+        return vec![f.fix("nictune doctor --interval 5   # are squeezes still growing?")];
+    }
+    f = f
+        .fix(format!("sysctl -w net.core.netdev_budget={}", budget * 2))
+        .fix(format!(
+            "sysctl -w net.core.netdev_budget_usecs={}",
+            usecs * 2
+        ));
+    vec![f]
+}
+
+pub fn small_rings(snap: &HostSnapshot, rates: Option<&Rates>) -> Vec<Finding> {
+    let Some(devs) = snap.counters.net_dev.value() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for nic in &snap.nics {
+        let Readable::Value(r) = &nic.rings else {
+            continue;
+        };
+        let (Some(rx), Some(max)) = (r.rx, r.rx_max) else {
+            continue;
+        };
+        let Some(d) = devs.iter().find(|d| d.name == nic.name) else {
+            continue;
+        };
+        let losing = match rates.and_then(|r| r.nics.iter().find(|n| n.name == nic.name)) {
+            Some(n) => n.rx_fifo_per_s + n.rx_drops_per_s > 0.0,
+            None => d.rx_fifo + d.rx_drop > 0,
+        };
+        if rx * 4 > max || !losing {
+            continue;
+        }
+        out.push(
+            Finding::new("ring-small", Severity::Warning, &nic.name)
+                .evidence("rx ring", rx)
+                .evidence("rx ring maximum", max)
+                .evidence("rx_fifo since boot", d.rx_fifo)
+                .evidence("rx_drop since boot", d.rx_drop)
+                .explain(
+                    "The receive ring is a quarter of what the driver allows or less, and the \
+                     NIC is losing packets. A larger ring absorbs bursts while interrupts are \
+                     coalesced or the CPU is busy (at some cost in cache footprint).",
+                )
+                .fix(format!("ethtool -G {} rx {}", nic.name, max.min(rx * 4))),
+        );
+    }
+    out
+}

@@ -1,0 +1,103 @@
+//! The seam between the snapshot builder and a host: [`HostRead`] gives raw inputs (file
+//! text, link targets, directory listings, decoded netlink replies, process names).
+//! `nictune-linux` implements it on the live system; [`FakeHost`] holds the same inputs in
+//! memory — for tests, and as what `capture` writes and `--root` reads back. [`Recorder`]
+//! wraps any host and keeps a copy of everything read, which is how a capture is made.
+
+mod fake;
+mod recorder;
+
+pub use fake::FakeHost;
+pub use recorder::Recorder;
+
+use crate::snapshot::{Channels, Coalesce, Features, Napi, NetdevQueue, Readable, Rings};
+use serde::{Deserialize, Serialize};
+
+/// Why a path could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[error("{path}: {reason}")]
+pub struct ReadError {
+    pub path: String,
+    pub kind: ReadErrorKind,
+    pub reason: String,
+}
+
+/// The broad cause, which decides between "unsupported" and "unreadable".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReadErrorKind {
+    /// The file does not exist (older kernel, driver without the feature).
+    NotFound,
+    /// Permission denied.
+    Denied,
+    /// Anything else.
+    Other,
+}
+
+impl ReadError {
+    pub fn new(path: &str, kind: ReadErrorKind, reason: impl Into<String>) -> Self {
+        ReadError {
+            path: path.to_string(),
+            kind,
+            reason: reason.into(),
+        }
+    }
+
+    /// As a [`Readable`] without a value.
+    pub fn into_readable<T>(self) -> Readable<T> {
+        match self.kind {
+            ReadErrorKind::NotFound => Readable::Unsupported(self.to_string()),
+            _ => Readable::Unreadable(self.to_string()),
+        }
+    }
+}
+
+/// Everything the ethtool family told about one interface.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EthtoolInfo {
+    pub coalesce: Readable<Coalesce>,
+    pub rings: Readable<Rings>,
+    pub channels: Readable<Channels>,
+    pub features: Readable<Features>,
+}
+
+impl EthtoolInfo {
+    /// All four unreadable for the same reason.
+    pub fn unreadable(reason: &str) -> Self {
+        EthtoolInfo {
+            coalesce: Readable::Unreadable(reason.into()),
+            rings: Readable::Unreadable(reason.into()),
+            channels: Readable::Unreadable(reason.into()),
+            features: Readable::Unreadable(reason.into()),
+        }
+    }
+}
+
+/// Everything the netdev family told (all interfaces of the namespace).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NetdevInfo {
+    pub napis: Readable<Vec<Napi>>,
+    pub queues: Readable<Vec<NetdevQueue>>,
+}
+
+/// Raw inputs of one host. Paths are absolute as on the host (`/proc/interrupts`).
+pub trait HostRead {
+    /// The text of a file.
+    fn file(&self, path: &str) -> Result<String, ReadError>;
+    /// The target of a symbolic link, as stored in the link.
+    fn link(&self, path: &str) -> Result<String, ReadError>;
+    /// The entry names of a directory, sorted.
+    fn dir(&self, path: &str) -> Result<Vec<String>, ReadError>;
+    /// The ethtool family's view of `iface`.
+    fn ethtool(&self, iface: &str) -> EthtoolInfo;
+    /// The netdev family's NAPI and queue dumps.
+    fn netdev(&self) -> NetdevInfo;
+    /// Names (`comm`) of running processes, to spot irqbalance and friends.
+    fn process_names(&self) -> Result<Vec<String>, ReadError>;
+}
+
+impl std::fmt::Debug for dyn HostRead + '_ {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HostRead")
+    }
+}

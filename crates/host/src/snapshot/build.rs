@@ -1,0 +1,328 @@
+//! Builds a [`HostSnapshot`] from the raw inputs of a [`HostRead`]. Nothing here fails as a
+//! whole: whatever cannot be read becomes a [`Readable`] with the reason.
+
+use super::chain::{queue_of_action, QueueRef};
+use super::{Counters, Cpu, HostSnapshot, Irq, Napi, Nic, Queue, QueueKind, Readable};
+use crate::cpuset::CpuSet;
+use crate::procfs::{self, ProcInterrupts};
+use crate::read::{HostRead, NetdevInfo, ReadError};
+use std::collections::BTreeMap;
+
+/// Sysctls the doctor and `show` use.
+pub const SYSCTLS: [&str; 8] = [
+    "net.core.netdev_budget",
+    "net.core.netdev_budget_usecs",
+    "net.core.dev_weight",
+    "net.core.netdev_max_backlog",
+    "net.core.busy_poll",
+    "net.core.busy_read",
+    "net.core.rps_sock_flow_entries",
+    "net.core.flow_limit_table_len",
+];
+
+const NET: &str = "/sys/class/net";
+
+/// Reads the whole host; `only` limits the NICs (empty: all).
+pub fn build(read: &dyn HostRead, only: &[String]) -> HostSnapshot {
+    let counters = build_counters(read);
+    let netdev = read.netdev();
+    let irqs = irqs(read, counters.interrupts.value());
+    let nics: Vec<Nic> = nic_names(read, only)
+        .into_iter()
+        .map(|name| nic(read, &name, &netdev, &irqs))
+        .collect();
+    let drivers: Vec<String> = nics
+        .iter()
+        .filter_map(|n| n.driver.value().cloned())
+        .collect();
+    HostSnapshot {
+        kernel: text(read, "/proc/sys/kernel/osrelease"),
+        hostname: text(read, "/proc/sys/kernel/hostname"),
+        cpus: cpus(read),
+        nics,
+        irqs,
+        sysctls: sysctls(read),
+        module_options: super::modules::module_options(read, &drivers),
+        irqbalance_running: match read.process_names() {
+            Ok(names) => Readable::Value(names.iter().any(|n| n.trim() == "irqbalance")),
+            Err(e) => e.into_readable(),
+        },
+        counters,
+    }
+}
+
+/// Reads only the counters (for the second sample of `show --interval`).
+pub fn build_counters(read: &dyn HostRead) -> Counters {
+    Counters {
+        stat: parsed(read, "/proc/stat", procfs::parse_stat),
+        interrupts: parsed(read, "/proc/interrupts", procfs::parse_interrupts),
+        softirqs: parsed(read, "/proc/softirqs", procfs::parse_softirqs),
+        softnet: parsed(read, "/proc/net/softnet_stat", procfs::parse_softnet_stat),
+        net_dev: parsed(read, "/proc/net/dev", procfs::parse_net_dev),
+    }
+}
+
+fn parsed<T, E: std::fmt::Display>(
+    read: &dyn HostRead,
+    path: &str,
+    parse: impl FnOnce(&str) -> Result<T, E>,
+) -> Readable<T> {
+    readable(read.file(path)).and_then(|text| parse(&text))
+}
+
+fn readable<T>(r: Result<T, ReadError>) -> Readable<T> {
+    match r {
+        Ok(v) => Readable::Value(v),
+        Err(e) => e.into_readable(),
+    }
+}
+
+fn text(read: &dyn HostRead, path: &str) -> Readable<String> {
+    readable(read.file(path)).map(|t| t.trim().to_string())
+}
+
+fn number(read: &dyn HostRead, path: &str) -> Readable<u64> {
+    text(read, path).and_then(|t| {
+        t.parse::<u64>()
+            .map_err(|_| format!("{path}: {t:?} is not a number"))
+    })
+}
+
+fn nic_names(read: &dyn HostRead, only: &[String]) -> Vec<String> {
+    let all = read.dir(NET).unwrap_or_default();
+    if only.is_empty() {
+        return all.into_iter().filter(|n| n != "bonding_masters").collect();
+    }
+    only.iter().filter(|n| all.contains(n)).cloned().collect()
+}
+
+fn nic(read: &dyn HostRead, name: &str, netdev: &NetdevInfo, irqs: &[Irq]) -> Nic {
+    let base = format!("{NET}/{name}");
+    let ifindex = text(read, &format!("{base}/ifindex"))
+        .value()
+        .and_then(|t| t.parse().ok());
+    // /sys/class/net/IF is itself a link into /sys/devices; `device` is relative to that.
+    let real = resolve_link(read, &base, NET).unwrap_or_else(|| base.clone());
+    let device = resolve_link(read, &format!("{base}/device"), &real);
+    let ethtool = read.ethtool(name);
+    let napis = netdev.napis.clone().map(|all| {
+        all.into_iter()
+            .filter(|n| Some(n.ifindex) == ifindex)
+            .collect::<Vec<Napi>>()
+    });
+    let device_irqs = device
+        .as_deref()
+        .map(|d| device_irqs(read, d))
+        .unwrap_or_default();
+    let pci_id = device.as_deref().and_then(|d| {
+        let id = |f: &str| text(read, &format!("{d}/{f}")).value().cloned();
+        Some((id("vendor")?, id("device")?))
+    });
+    let mut nic = Nic {
+        pci_id,
+        name: name.to_string(),
+        ifindex,
+        driver: driver(read, &base, device.is_some()),
+        coalesce: ethtool.coalesce,
+        rings: ethtool.rings,
+        channels: ethtool.channels,
+        features: ethtool.features,
+        napi_defer_hard_irqs: number(read, &format!("{base}/napi_defer_hard_irqs")),
+        gro_flush_timeout_ns: number(read, &format!("{base}/gro_flush_timeout")),
+        threaded: text(read, &format!("{base}/threaded")),
+        napis,
+        queues: queues(read, &base),
+        device_irqs,
+    };
+    link_queues(&mut nic, netdev, irqs, device.as_deref());
+    nic
+}
+
+fn driver(read: &dyn HostRead, base: &str, has_device: bool) -> Readable<String> {
+    if !has_device {
+        return Readable::Unsupported("virtual interface (no device)".into());
+    }
+    readable(read.link(&format!("{base}/device/driver")))
+        .map(|target| target.rsplit('/').next().unwrap_or(&target).to_string())
+}
+
+/// The absolute, lexically normalised target of the link at `path`, whose directory is
+/// really `dir` (they differ when `path` is reached through another link).
+fn resolve_link(read: &dyn HostRead, path: &str, dir: &str) -> Option<String> {
+    let target = read.link(path).ok()?;
+    let joined = if target.starts_with('/') {
+        target
+    } else {
+        format!("{dir}/{target}")
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    for part in joined.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    Some(format!("/{}", parts.join("/")))
+}
+
+/// The device's MSI/MSI-X IRQs; virtio net devices hang below the PCI function that owns them.
+fn device_irqs(read: &dyn HostRead, device: &str) -> Vec<u32> {
+    let parent = device.rsplit_once('/').map(|(p, _)| p).unwrap_or("");
+    let listing = read
+        .dir(&format!("{device}/msi_irqs"))
+        .or_else(|_| read.dir(&format!("{parent}/msi_irqs")))
+        .unwrap_or_default();
+    let mut irqs: Vec<u32> = listing.iter().filter_map(|n| n.parse().ok()).collect();
+    irqs.sort_unstable();
+    irqs
+}
+
+fn queues(read: &dyn HostRead, base: &str) -> Vec<Queue> {
+    let mut out: Vec<Queue> = read
+        .dir(&format!("{base}/queues"))
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|entry| {
+            let (kind, index) = entry.split_once('-')?;
+            let (kind, file) = match kind {
+                "rx" => (QueueKind::Rx, "rps_cpus"),
+                "tx" => (QueueKind::Tx, "xps_cpus"),
+                _ => return None,
+            };
+            let path = format!("{base}/queues/{entry}/{file}");
+            Some(Queue {
+                kind,
+                index: index.parse().ok()?,
+                napi_id: None,
+                irq: None,
+                irq_from: None,
+                steering_cpus: text(read, &path).and_then(|m| CpuSet::parse_mask(&m)),
+            })
+        })
+        .collect();
+    out.sort_by_key(|q| (q.kind, q.index));
+    out
+}
+
+/// Fills each queue's NAPI and IRQ: from netdev netlink first, else from IRQ action names.
+fn link_queues(nic: &mut Nic, netdev: &NetdevInfo, irqs: &[Irq], device: Option<&str>) {
+    let napis = nic.napis.value().cloned().unwrap_or_default();
+    let nl_queues = netdev.queues.value().cloned().unwrap_or_default();
+    for q in &mut nic.queues {
+        let found = nl_queues
+            .iter()
+            .find(|n| Some(n.ifindex) == nic.ifindex && n.kind == q.kind && n.id == q.index);
+        q.napi_id = found.and_then(|n| n.napi_id);
+        let napi_irq = q
+            .napi_id
+            .and_then(|id| napis.iter().find(|n| n.id == id))
+            .and_then(|n| n.irq);
+        if let Some(irq) = napi_irq {
+            q.irq = Some(irq);
+            q.irq_from = Some("netdev");
+        }
+    }
+    let device_name = device.and_then(|d| d.rsplit('/').next()).unwrap_or("");
+    for irq in irqs {
+        let mine = nic.device_irqs.is_empty() || nic.device_irqs.contains(&irq.irq);
+        if !mine {
+            continue;
+        }
+        for action in &irq.actions {
+            match queue_of_action(action, &nic.name, device_name) {
+                Some(QueueRef::One(kind, i)) => set_irq(&mut nic.queues, kind, i, irq.irq),
+                Some(QueueRef::Both(i)) => {
+                    set_irq(&mut nic.queues, QueueKind::Rx, i, irq.irq);
+                    set_irq(&mut nic.queues, QueueKind::Tx, i, irq.irq);
+                }
+                None => {}
+            }
+        }
+    }
+}
+
+fn set_irq(queues: &mut [Queue], kind: QueueKind, index: u32, irq: u32) {
+    if let Some(q) = queues
+        .iter_mut()
+        .find(|q| q.kind == kind && q.index == index && q.irq.is_none())
+    {
+        q.irq = Some(irq);
+        q.irq_from = Some("irq-name");
+    }
+}
+
+fn irqs(read: &dyn HostRead, interrupts: Option<&ProcInterrupts>) -> Vec<Irq> {
+    let Some(interrupts) = interrupts else {
+        return Vec::new();
+    };
+    interrupts
+        .lines
+        .iter()
+        .filter_map(|line| {
+            let n = line.irq()?;
+            let list = |file: &str| {
+                text(read, &format!("/proc/irq/{n}/{file}")).and_then(|t| CpuSet::parse_list(&t))
+            };
+            // /sys/kernel/irq/N/actions is the kernel's own list; /proc/interrupts the fallback.
+            let actions = text(read, &format!("/sys/kernel/irq/{n}/actions"))
+                .value()
+                .filter(|a| !a.is_empty())
+                .map(|a| a.split(',').map(|s| s.trim().to_string()).collect())
+                .unwrap_or_else(|| line.actions.clone());
+            Some(Irq {
+                irq: n,
+                actions,
+                chip: line.chip.clone(),
+                affinity: list("smp_affinity_list"),
+                effective: list("effective_affinity_list"),
+                per_cpu: interrupts
+                    .cpus
+                    .iter()
+                    .copied()
+                    .zip(line.per_cpu.iter().copied())
+                    .collect(),
+            })
+        })
+        .collect()
+}
+
+fn cpus(read: &dyn HostRead) -> Vec<Cpu> {
+    const BASE: &str = "/sys/devices/system/cpu";
+    let mut ids: Vec<u32> = read
+        .dir(BASE)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|e| e.strip_prefix("cpu")?.parse().ok())
+        .collect();
+    ids.sort_unstable();
+    ids.into_iter()
+        .map(|id| {
+            let topo = |f: &str| format!("{BASE}/cpu{id}/topology/{f}");
+            let num = |f: &str| text(read, &topo(f)).value().and_then(|t| t.parse().ok());
+            let siblings = text(read, &topo("thread_siblings_list"))
+                .and_then(|t| CpuSet::parse_list(&t))
+                .value()
+                .cloned()
+                .unwrap_or_else(|| [id].into_iter().collect());
+            Cpu {
+                id,
+                core_id: num("core_id"),
+                package_id: num("physical_package_id"),
+                thread_siblings: siblings,
+            }
+        })
+        .collect()
+}
+
+fn sysctls(read: &dyn HostRead) -> BTreeMap<String, Readable<String>> {
+    SYSCTLS
+        .iter()
+        .map(|name| {
+            let path = format!("/proc/sys/{}", name.replace('.', "/"));
+            (name.to_string(), text(read, &path))
+        })
+        .collect()
+}

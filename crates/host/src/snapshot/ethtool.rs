@@ -1,0 +1,118 @@
+//! What the ethtool netlink family reports about one interface: coalescing, rings,
+//! channels and the receive-offload features. Attribute presence is capability: a field the
+//! driver does not support is absent, never zero.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Coalescing fields in ethtool's order, named as `ethtool -C` spells them.
+pub const COALESCE_FIELDS: [&str; 29] = [
+    "rx-usecs",
+    "rx-frames",
+    "rx-usecs-irq",
+    "rx-frames-irq",
+    "tx-usecs",
+    "tx-frames",
+    "tx-usecs-irq",
+    "tx-frames-irq",
+    "stats-block-usecs",
+    "adaptive-rx",
+    "adaptive-tx",
+    "pkt-rate-low",
+    "rx-usecs-low",
+    "rx-frames-low",
+    "tx-usecs-low",
+    "tx-frames-low",
+    "pkt-rate-high",
+    "rx-usecs-high",
+    "rx-frames-high",
+    "tx-usecs-high",
+    "tx-frames-high",
+    "sample-interval",
+    "cqe-mode-tx",
+    "cqe-mode-rx",
+    "tx-aggr-max-bytes",
+    "tx-aggr-max-frames",
+    "tx-aggr-time-usecs",
+    "rx-cqe-frames",
+    "rx-cqe-nsecs",
+];
+
+/// The coalescing fields the driver reported, by `ethtool -C` name (µs, frames, pkt/s,
+/// booleans as 0/1 — the unit is in the name, as ethtool has it).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Coalesce(pub BTreeMap<String, u64>);
+
+impl Coalesce {
+    /// A field's value; `None` when the driver does not support it.
+    pub fn get(&self, field: &str) -> Option<u64> {
+        self.0.get(field).copied()
+    }
+
+    /// The supported fields in ethtool's order.
+    pub fn in_order(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        COALESCE_FIELDS
+            .iter()
+            .filter_map(|f| self.get(f).map(|v| (*f, v)))
+    }
+}
+
+/// Ring sizes in descriptors, current and the driver's maximum.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Rings {
+    pub rx: Option<u32>,
+    pub rx_max: Option<u32>,
+    pub rx_mini: Option<u32>,
+    pub rx_mini_max: Option<u32>,
+    pub rx_jumbo: Option<u32>,
+    pub rx_jumbo_max: Option<u32>,
+    pub tx: Option<u32>,
+    pub tx_max: Option<u32>,
+    pub rx_buf_len: Option<u32>,
+    pub cqe_size: Option<u32>,
+}
+
+/// Channel (queue) counts, current and maximum.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Channels {
+    pub rx: Option<u32>,
+    pub rx_max: Option<u32>,
+    pub tx: Option<u32>,
+    pub tx_max: Option<u32>,
+    pub other: Option<u32>,
+    pub other_max: Option<u32>,
+    pub combined: Option<u32>,
+    pub combined_max: Option<u32>,
+}
+
+impl Channels {
+    /// Receive queues in use: combined plus rx-only.
+    pub fn rx_queues(&self) -> u32 {
+        self.combined.unwrap_or(0) + self.rx.unwrap_or(0)
+    }
+}
+
+/// Offload features relevant to moderation, by kernel feature name (`rx-gro`, `rx-lro`,
+/// `rx-gro-hw`, ...): `true` when active.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Features(pub BTreeMap<String, bool>);
+
+impl Features {
+    /// The names nictune reads; others are dropped when decoding.
+    pub const RELEVANT: [&'static str; 7] = [
+        "rx-gro",
+        "rx-lro",
+        "rx-gro-hw",
+        "rx-gro-list",
+        "rx-udp-gro-forwarding",
+        "rx-ntuple-filter",
+        "rx-hashing",
+    ];
+
+    /// Whether GRO is on (`None` if the reply did not list it).
+    pub fn gro(&self) -> Option<bool> {
+        self.0.get("rx-gro").copied()
+    }
+}

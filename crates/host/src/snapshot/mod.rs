@@ -1,0 +1,141 @@
+//! The host snapshot: every NIC with its moderation settings, queues, NAPIs and IRQs, every
+//! IRQ with its CPUs, CPU topology, the counters, relevant sysctls and agents — built from
+//! the raw inputs of a [`HostRead`](crate::read::HostRead).
+//!
+//! The chain NIC → queue → NAPI → IRQ → CPU comes from netdev netlink where the driver links
+//! NAPIs to IRQs, else from the device's `msi_irqs` and the IRQ action names
+//! ([`chain`]). Queues are keyed by interface and queue index.
+
+mod build;
+pub mod chain;
+mod ethtool;
+mod modules;
+mod netdev;
+mod readable;
+
+pub use build::{build, build_counters};
+pub use ethtool::{Channels, Coalesce, Features, Rings, COALESCE_FIELDS};
+pub use netdev::{Napi, NetdevQueue, QueueKind};
+pub use readable::Readable;
+
+use crate::cpuset::CpuSet;
+use crate::procfs::{NetDevCounters, ProcInterrupts, ProcSoftirqs, ProcStat, SoftnetRow};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One Linux host as read at one instant.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HostSnapshot {
+    /// `uname -r` equivalent (`/proc/sys/kernel/osrelease`).
+    pub kernel: Readable<String>,
+    pub hostname: Readable<String>,
+    pub cpus: Vec<Cpu>,
+    pub nics: Vec<Nic>,
+    /// Device IRQs (not architecture lines), with their CPUs.
+    pub irqs: Vec<Irq>,
+    /// Network-relevant sysctls by dotted name (`net.core.netdev_budget`).
+    pub sysctls: BTreeMap<String, Readable<String>>,
+    /// Whether irqbalance is running.
+    pub irqbalance_running: Readable<bool>,
+    /// Module parameters by driver: readable `/sys/module/DRV/parameters/*`, overlaid by
+    /// `options DRV key=value` lines of `/etc/modprobe.d/*.conf` (what the next load uses).
+    pub module_options: BTreeMap<String, BTreeMap<String, String>>,
+    pub counters: Counters,
+}
+
+/// One CPU and where it sits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Cpu {
+    pub id: u32,
+    pub core_id: Option<u32>,
+    pub package_id: Option<u32>,
+    /// Hardware threads sharing this CPU's core (itself included).
+    pub thread_siblings: CpuSet,
+}
+
+/// One network interface.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Nic {
+    pub name: String,
+    pub ifindex: Option<u32>,
+    pub driver: Readable<String>,
+    pub coalesce: Readable<Coalesce>,
+    pub rings: Readable<Rings>,
+    pub channels: Readable<Channels>,
+    pub features: Readable<Features>,
+    /// `/sys/class/net/IF/napi_defer_hard_irqs` (device-wide; per-NAPI values are in `napis`).
+    pub napi_defer_hard_irqs: Readable<u64>,
+    /// `/sys/class/net/IF/gro_flush_timeout`, nanoseconds.
+    pub gro_flush_timeout_ns: Readable<u64>,
+    /// `/sys/class/net/IF/threaded`.
+    pub threaded: Readable<String>,
+    pub napis: Readable<Vec<Napi>>,
+    pub queues: Vec<Queue>,
+    /// IRQs of the device (`device/msi_irqs`, or the parent's for virtio).
+    pub device_irqs: Vec<u32>,
+    /// PCI vendor and device ids (`device/vendor`, `device/device`), e.g. `0x8086`, `0x1019`.
+    pub pci_id: Option<(String, String)>,
+}
+
+/// One queue of a NIC, with the NAPI and IRQ that serve it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Queue {
+    pub kind: QueueKind,
+    pub index: u32,
+    pub napi_id: Option<u32>,
+    pub irq: Option<u32>,
+    /// How the IRQ was found: `netdev` (NAPI link) or `irq-name` (action name).
+    pub irq_from: Option<&'static str>,
+    /// `rps_cpus` (rx) or `xps_cpus` (tx).
+    pub steering_cpus: Readable<CpuSet>,
+}
+
+/// One device IRQ.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Irq {
+    pub irq: u32,
+    pub actions: Vec<String>,
+    pub chip: Option<String>,
+    /// Requested CPUs (`smp_affinity_list`).
+    pub affinity: Readable<CpuSet>,
+    /// Where it actually fires (`effective_affinity_list`).
+    pub effective: Readable<CpuSet>,
+    /// Count per CPU since boot, as `(cpu, count)`.
+    pub per_cpu: Vec<(u32, u64)>,
+}
+
+impl Irq {
+    /// The CPUs it fires on: effective affinity when readable, else the requested one.
+    pub fn cpus(&self) -> Option<&CpuSet> {
+        self.effective.value().or(self.affinity.value())
+    }
+}
+
+/// The counters, for rates between two snapshots.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Counters {
+    pub stat: Readable<ProcStat>,
+    pub interrupts: Readable<ProcInterrupts>,
+    pub softirqs: Readable<ProcSoftirqs>,
+    pub softnet: Readable<Vec<SoftnetRow>>,
+    pub net_dev: Readable<Vec<NetDevCounters>>,
+}
+
+impl HostSnapshot {
+    pub fn nic(&self, name: &str) -> Option<&Nic> {
+        self.nics.iter().find(|n| n.name == name)
+    }
+
+    pub fn irq(&self, irq: u32) -> Option<&Irq> {
+        self.irqs.iter().find(|i| i.irq == irq)
+    }
+
+    pub fn cpu(&self, id: u32) -> Option<&Cpu> {
+        self.cpus.iter().find(|c| c.id == id)
+    }
+
+    /// A sysctl's value parsed as an integer.
+    pub fn sysctl_u64(&self, name: &str) -> Option<u64> {
+        self.sysctls.get(name)?.value()?.trim().parse().ok()
+    }
+}

@@ -1,0 +1,154 @@
+//! FreeBSD doctor rules on the Case 5 fixtures (see their PROVENANCE.md): before its fixes
+//! the router shows the cluster shortage and the piled-up queue interrupts, after them
+//! nothing. Smaller hand-made inputs cover the polling rule.
+
+use nictune_host::doctor::{self, Finding, Severity};
+use nictune_host::freebsd::{self, FreeBsdInputs};
+use std::path::Path;
+
+fn inputs(name: &str) -> FreeBsdInputs {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures")
+        .join(name);
+    freebsd::FILES
+        .iter()
+        .filter_map(|f| Some((f.to_string(), std::fs::read_to_string(dir.join(f)).ok()?)))
+        .collect()
+}
+
+fn findings(inputs: &FreeBsdInputs) -> Vec<Finding> {
+    doctor::freebsd::run(&freebsd::snapshot(inputs).unwrap())
+}
+
+#[test]
+fn case5_before_reports_the_cluster_shortage_with_the_case_value() {
+    let all = findings(&inputs("freebsd-case5-before"));
+    let f = all
+        .iter()
+        .find(|f| f.id == "mbuf-clusters")
+        .expect("cluster finding");
+    assert_eq!(f.severity, Severity::Error);
+    assert_eq!(f.fix[0], "sysctl kern.ipc.nmbclusters=204800");
+    let needed = f
+        .evidence
+        .iter()
+        .find(|e| e.what.starts_with("receive clusters needed"))
+        .unwrap();
+    assert_eq!(needed.value, "163840");
+}
+
+#[test]
+fn case5_before_reports_the_pileup_with_one_cpuset_line_per_queue_vector() {
+    let all = findings(&inputs("freebsd-case5-before"));
+    let f = all
+        .iter()
+        .find(|f| f.id == "irq-pileup")
+        .expect("pile-up finding");
+    assert_eq!(f.fix.len(), 40);
+    assert!(f
+        .fix
+        .iter()
+        .all(|c| c.starts_with("cpuset -l ") && c.contains(" -x ")));
+    // igb7:que 0 is irq 291 (the case's own example) and gets a CPU of its own among 24.
+    assert!(f.fix.iter().any(|c| c.ends_with(" -x 291")));
+    let cpus: std::collections::BTreeSet<&str> =
+        f.fix.iter().filter_map(|c| c.split(' ').nth(2)).collect();
+    assert_eq!(cpus.len(), 24, "every CPU gets queue vectors");
+    // The busiest vectors (igb0's, the only port up) are spread first, one per CPU.
+    assert!(f.fix.contains(&"cpuset -l 0 -x 256".to_string()));
+}
+
+#[test]
+fn case5_before_flags_the_processing_limit_on_busy_queues_only() {
+    let all = findings(&inputs("freebsd-case5-before"));
+    let limited: Vec<&str> = all
+        .iter()
+        .filter(|f| f.id == "rx-processing-limit")
+        .map(|f| f.subject.as_str())
+        .collect();
+    assert_eq!(limited, ["igb0 queue 0", "igb0 queue 1"]);
+}
+
+#[test]
+fn case5_after_its_fixes_is_clean() {
+    let all = findings(&inputs("freebsd-case5-after"));
+    assert!(all.is_empty(), "{all:#?}");
+}
+
+#[test]
+fn clusters_near_the_limit_or_denied_without_a_ring_shortage() {
+    let mut i = FreeBsdInputs::new();
+    i.insert(
+        "sysctl.txt".into(),
+        "kern.ipc.nmbclusters: 65536\nhw.igb.rxd: 1024\n".into(),
+    );
+    i.insert(
+        "netstat-m.txt".into(),
+        "60000/1000/61000/65536 mbuf clusters in use (current/cache/total/max)\n0/0/0 requests for mbufs denied (mbufs/clusters/mbuf+clusters)\n".into(),
+    );
+    i.insert(
+        "vmstat-i.txt".into(),
+        "irq256: igb0:que 0 10 1\nirq257: igb0:que 1 10 1\n".into(),
+    );
+    let f = findings(&i)
+        .into_iter()
+        .find(|f| f.id == "mbuf-clusters")
+        .unwrap();
+    assert_eq!(f.severity, Severity::Warning);
+    assert_eq!(f.fix[0], "sysctl kern.ipc.nmbclusters=131072");
+}
+
+#[test]
+fn polling_reports_its_ceiling() {
+    let mut i = FreeBsdInputs::new();
+    i.insert(
+        "ifconfig.txt".into(),
+        "em0: flags=8843<UP> metric 0 mtu 1500\n\toptions=9b<RXCSUM,TXCSUM,POLLING>\n".into(),
+    );
+    i.insert(
+        "sysctl.txt".into(),
+        "kern.hz: 100\nkern.polling.burst_max: 150\n".into(),
+    );
+    let f = findings(&i)
+        .into_iter()
+        .find(|f| f.id == "polling-ceiling")
+        .unwrap();
+    assert_eq!(
+        f.severity,
+        Severity::Warning,
+        "100 × 150 = 15000 pkt/s is low"
+    );
+    assert!(f.evidence.iter().any(|e| e.value == "15000"));
+    i.insert(
+        "ifconfig.txt".into(),
+        "em0: flags=8843<UP> metric 0 mtu 1500\n\toptions=9b<RXCSUM,TXCSUM>\n".into(),
+    );
+    assert!(findings(&i).iter().all(|f| f.id != "polling-ceiling"));
+}
+
+#[test]
+fn polling_warns_when_the_observed_rate_nears_the_ceiling() {
+    let mut i = FreeBsdInputs::new();
+    i.insert(
+        "ifconfig.txt".into(),
+        "em0: flags=8843<UP> metric 0 mtu 1500\n\toptions=9b<RXCSUM,TXCSUM,POLLING>\n".into(),
+    );
+    // HZ 1000 × burst_max 150 = 150000 pkt/s; the timer line says 1000 s of uptime.
+    let sysctl = |packets: u64| {
+        format!("kern.hz: 1000\nkern.polling.burst_max: 150\ndev.em.0.mac_stats.good_pkts_recvd: {packets}\n")
+    };
+    i.insert("vmstat-i.txt".into(), "cpu0:timer 1000000 1000\n".into());
+    i.insert("sysctl.txt".into(), sysctl(140_000_000));
+    let f = findings(&i)
+        .into_iter()
+        .find(|f| f.id == "polling-ceiling")
+        .unwrap();
+    assert_eq!(f.severity, Severity::Warning, "{f:?}");
+    assert!(f.evidence.iter().any(|e| e.value == "140000"));
+    i.insert("sysctl.txt".into(), sysctl(20_000_000));
+    let f = findings(&i)
+        .into_iter()
+        .find(|f| f.id == "polling-ceiling")
+        .unwrap();
+    assert_eq!(f.severity, Severity::Info);
+}

@@ -1,0 +1,3 @@
+//! ETHTOOL_MSG_CHANNELS_GET / _SET.
+pub mod attr;
+pub mod request;

@@ -1,0 +1,3 @@
+//! ETHTOOL_MSG_COALESCE_GET / _SET: interrupt coalescing.
+pub mod attr;
+pub mod request;

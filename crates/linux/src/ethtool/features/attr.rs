@@ -1,0 +1,30 @@
+//! ETHTOOL_A_FEATURES_* and the bitset attributes (ETHTOOL_A_BITSET_*) they carry.
+
+/// ETHTOOL_MSG_FEATURES_GET.
+pub const MSG_GET: u8 = 11;
+/// ETHTOOL_MSG_FEATURES_SET.
+pub const MSG_SET: u8 = 12;
+
+pub const HW: u16 = 2;
+pub const WANTED: u16 = 3;
+pub const ACTIVE: u16 = 4;
+pub const NOCHANGE: u16 = 5;
+
+/// ETHTOOL_A_BITSET_*: a bitset nest.
+pub mod bitset {
+    pub const NOMASK: u16 = 1;
+    pub const SIZE: u16 = 2;
+    pub const BITS: u16 = 3;
+    pub const VALUE: u16 = 4;
+    pub const MASK: u16 = 5;
+}
+
+/// ETHTOOL_A_BITSET_BITS_BIT: one bit nest inside BITS.
+pub const BITS_BIT: u16 = 1;
+
+/// ETHTOOL_A_BITSET_BIT_*: fields of one bit.
+pub mod bit {
+    pub const INDEX: u16 = 1;
+    pub const NAME: u16 = 2;
+    pub const VALUE: u16 = 3;
+}

@@ -1,0 +1,137 @@
+//! Features GET, decoded from the verbose (named-bit) bitset form into [`Features`].
+//!
+//! Without ETHTOOL_FLAG_COMPACT_BITSETS the kernel sends each bit as a nest with its index
+//! and name. ACTIVE is sent without a mask (NOMASK): the bits listed are the bits set.
+//! With a mask, listed bits are those in the mask and VALUE marks the set ones — which is
+//! also how a SET names the features to change: WANTED without NOMASK, one bit per feature.
+
+use super::attr::{bit, bitset, ACTIVE, BITS_BIT, MSG_GET, WANTED};
+use crate::netlink::attr::{Attr, AttrWriter, Attrs};
+use crate::netlink::genl::{Family, GenlSocket, NlError};
+use crate::netlink::DecodeError;
+use nictune_host::snapshot::Features;
+
+/// Reads the active features relevant to moderation.
+pub fn get(sock: &GenlSocket, family: Family, iface: &str) -> Result<Features, NlError> {
+    super::super::get_decoded(sock, family, (MSG_GET, "features"), iface, decode)
+}
+
+/// Decodes a FEATURES_GET reply's ACTIVE bitset, keeping [`Features::RELEVANT`] names.
+pub fn decode(attrs: &[u8]) -> Result<Features, DecodeError> {
+    let mut out = Features::default();
+    for name in Features::RELEVANT {
+        out.0.insert(name.to_string(), false);
+    }
+    let Some(active) = Attrs::new(attrs).find(ACTIVE) else {
+        return Err(DecodeError::new("no ACTIVE bitset in the features reply"));
+    };
+    let nomask = active.nested().find(bitset::NOMASK).is_some();
+    let Some(bits) = active.nested().find(bitset::BITS) else {
+        return Ok(out);
+    };
+    for one in bits.nested() {
+        let one = one?;
+        if one.kind != BITS_BIT {
+            continue;
+        }
+        if let Some((name, on)) = named_bit(&one, nomask)? {
+            if let Some(slot) = out.0.get_mut(&name) {
+                *slot = on;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The attributes of a FEATURES_SET turning the named features on or off (`rx-gro`, ...);
+/// features not listed are left alone.
+pub fn encode_set(iface: &str, changes: &[(&str, bool)]) -> Vec<u8> {
+    let mut w: AttrWriter = super::super::header_for(iface);
+    w.nest(WANTED, |set| {
+        set.nest(bitset::BITS, |bits| {
+            for (name, on) in changes {
+                bits.nest(BITS_BIT, |b| {
+                    b.string(bit::NAME, name);
+                    if *on {
+                        b.flag(bit::VALUE);
+                    }
+                });
+            }
+        });
+    });
+    w.finish()
+}
+
+fn named_bit(one: &Attr<'_>, nomask: bool) -> Result<Option<(String, bool)>, DecodeError> {
+    let fields = one.nested();
+    let Some(name) = fields.find(bit::NAME) else {
+        return Ok(None);
+    };
+    let on = nomask || fields.find(bit::VALUE).is_some();
+    Ok(Some((name.string()?, on)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::netlink::attr::AttrWriter;
+
+    fn bit_nest(w: &mut AttrWriter, index: u32, name: &str, value: bool) {
+        w.nest(BITS_BIT, |b| {
+            b.u32(bit::INDEX, index).string(bit::NAME, name);
+            if value {
+                b.flag(bit::VALUE);
+            }
+        });
+    }
+
+    #[test]
+    fn nomask_lists_only_active_bits() {
+        let mut w = AttrWriter::new();
+        w.nest(ACTIVE, |set| {
+            set.flag(bitset::NOMASK)
+                .u32(bitset::SIZE, 64)
+                .nest(bitset::BITS, |bits| {
+                    bit_nest(bits, 14, "rx-gro", false);
+                    bit_nest(bits, 41, "rx-hashing", false);
+                });
+        });
+        let f = decode(&w.finish()).unwrap();
+        assert_eq!(f.gro(), Some(true));
+        assert!(f.0["rx-hashing"]);
+        assert!(!f.0["rx-lro"]);
+    }
+
+    #[test]
+    fn with_a_mask_value_marks_set_bits() {
+        let mut w = AttrWriter::new();
+        w.nest(ACTIVE, |set| {
+            set.u32(bitset::SIZE, 64).nest(bitset::BITS, |bits| {
+                bit_nest(bits, 14, "rx-gro", false);
+                bit_nest(bits, 15, "rx-lro", true);
+            });
+        });
+        let f = decode(&w.finish()).unwrap();
+        assert_eq!((f.gro(), f.0["rx-lro"]), (Some(false), true));
+    }
+
+    #[test]
+    fn set_lists_each_changed_feature_in_a_masked_wanted_bitset() {
+        let bytes = encode_set("v0", &[("rx-gro", true), ("rx-lro", false)]);
+        let wanted = Attrs::new(&bytes).find(WANTED).unwrap();
+        assert!(
+            wanted.nested().find(bitset::NOMASK).is_none(),
+            "a mask: only listed bits change"
+        );
+        // Read back with the reply decoder's rules by relabelling WANTED as ACTIVE.
+        let mut as_reply = AttrWriter::new();
+        as_reply.bytes(ACTIVE, wanted.payload);
+        let f = decode(&as_reply.finish()).unwrap();
+        assert_eq!((f.gro(), f.0["rx-lro"]), (Some(true), false));
+    }
+
+    #[test]
+    fn a_reply_without_active_is_an_error() {
+        assert!(decode(&[]).is_err());
+    }
+}

@@ -1,0 +1,83 @@
+//! The `ethtool` generic-netlink family (Documentation/networking/ethtool-netlink.rst):
+//! one folder per message group, each with `attr.rs` (the `ETHTOOL_A_*` numbers, named as
+//! in `include/uapi/linux/ethtool_netlink.h`) and `request.rs` (building requests, decoding
+//! replies into `nictune_host` types). Unknown attributes in replies are skipped, so newer
+//! kernels decode fine.
+
+pub mod channels;
+pub mod coalesce;
+pub mod features;
+pub mod rings;
+
+use crate::netlink::attr::AttrWriter;
+use crate::netlink::genl::{Family, GenlSocket, NlError};
+use crate::netlink::DecodeError;
+use nictune_host::read::EthtoolInfo;
+use nictune_host::snapshot::Readable;
+
+/// The family name to resolve.
+pub const FAMILY_NAME: &str = "ethtool";
+
+/// ETHTOOL_A_HEADER_*: the request header nest selecting the device.
+pub mod header {
+    pub const DEV_INDEX: u16 = 1;
+    pub const DEV_NAME: u16 = 2;
+    pub const FLAGS: u16 = 3;
+}
+
+/// Every ETHTOOL_A_<MSG>_HEADER attribute is number 1.
+pub const A_HEADER: u16 = 1;
+
+/// Request attributes: the header nest naming the device.
+pub fn header_for(iface: &str) -> AttrWriter {
+    let mut w = AttrWriter::new();
+    w.nest(A_HEADER, |h| {
+        h.string(header::DEV_NAME, iface);
+    });
+    w
+}
+
+/// Reads coalesce, rings, channels and features of `iface`; each part fails on its own.
+pub fn read_all(sock: &GenlSocket, family: Family, iface: &str) -> EthtoolInfo {
+    EthtoolInfo {
+        coalesce: readable(coalesce::request::get(sock, family, iface)),
+        rings: readable(rings::request::get(sock, family, iface)),
+        channels: readable(channels::request::get(sock, family, iface)),
+        features: readable(features::request::get(sock, family, iface)),
+    }
+}
+
+/// EOPNOTSUPP is "the driver does not offer this", anything else "could not read".
+pub fn readable<T>(r: Result<T, NlError>) -> Readable<T> {
+    match r {
+        Ok(v) => Readable::Value(v),
+        Err(e) if e.is_unsupported() => Readable::Unsupported(e.to_string()),
+        Err(e) => Readable::Unreadable(e.to_string()),
+    }
+}
+
+/// Sends a GET for one device and decodes the reply with `decode`.
+fn get_decoded<T>(
+    sock: &GenlSocket,
+    family: Family,
+    (cmd, what): (u8, &str),
+    iface: &str,
+    decode: fn(&[u8]) -> Result<T, DecodeError>,
+) -> Result<T, NlError> {
+    let op = format!("ethtool {what} of {iface}");
+    let attrs = header_for(iface).finish();
+    let reply = sock
+        .request_do(family, cmd, &attrs, &op)?
+        .pop()
+        .unwrap_or_default();
+    decode(&reply).map_err(|source| NlError::Decode { op, source })
+}
+
+/// Writes the `u32` attributes whose value is present.
+fn put_u32s(w: &mut AttrWriter, values: &[(u16, Option<u32>)]) {
+    for (attr, value) in values {
+        if let Some(v) = value {
+            w.u32(*attr, *v);
+        }
+    }
+}

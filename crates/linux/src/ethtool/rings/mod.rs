@@ -1,0 +1,3 @@
+//! ETHTOOL_MSG_RINGS_GET / _SET.
+pub mod attr;
+pub mod request;

@@ -1,0 +1,122 @@
+//! [`LinuxHost`]: the live system as a [`HostRead`]. Files are read below a configurable
+//! root (`/` normally); netlink goes to the kernel of the calling thread's namespace.
+
+use crate::netlink::genl::{Family, GenlSocket};
+use crate::{ethtool, netdev};
+use nictune_host::read::{EthtoolInfo, HostRead, NetdevInfo, ReadError, ReadErrorKind};
+use nictune_host::snapshot::Readable;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// The live host.
+#[derive(Debug)]
+pub struct LinuxHost {
+    root: PathBuf,
+    netlink: Result<Netlink, String>,
+}
+
+#[derive(Debug)]
+struct Netlink {
+    sock: GenlSocket,
+    ethtool: Result<Family, String>,
+    netdev: Result<Family, String>,
+}
+
+impl LinuxHost {
+    /// The running system: files under `/`, netlink in the current namespace.
+    pub fn live() -> LinuxHost {
+        LinuxHost::with_root("/")
+    }
+
+    /// Files under `root` (tests point it at a prepared tree), netlink live.
+    pub fn with_root(root: impl Into<PathBuf>) -> LinuxHost {
+        LinuxHost {
+            root: root.into(),
+            netlink: open_netlink(),
+        }
+    }
+
+    fn path(&self, path: &str) -> PathBuf {
+        self.root.join(path.trim_start_matches('/'))
+    }
+}
+
+fn open_netlink() -> Result<Netlink, String> {
+    let sock = GenlSocket::open().map_err(|e| e.to_string())?;
+    let ethtool = sock.family(ethtool::FAMILY_NAME).map_err(|e| e.to_string());
+    let netdev = sock.family(netdev::FAMILY_NAME).map_err(|e| e.to_string());
+    Ok(Netlink {
+        sock,
+        ethtool,
+        netdev,
+    })
+}
+
+fn read_error(path: &str, err: &io::Error) -> ReadError {
+    let kind = match err.kind() {
+        io::ErrorKind::NotFound => ReadErrorKind::NotFound,
+        io::ErrorKind::PermissionDenied => ReadErrorKind::Denied,
+        _ => ReadErrorKind::Other,
+    };
+    ReadError::new(path, kind, err.to_string())
+}
+
+impl HostRead for LinuxHost {
+    fn file(&self, path: &str) -> Result<String, ReadError> {
+        std::fs::read_to_string(self.path(path)).map_err(|e| read_error(path, &e))
+    }
+
+    fn link(&self, path: &str) -> Result<String, ReadError> {
+        std::fs::read_link(self.path(path))
+            .map(|t| t.to_string_lossy().into_owned())
+            .map_err(|e| read_error(path, &e))
+    }
+
+    fn dir(&self, path: &str) -> Result<Vec<String>, ReadError> {
+        list_dir(&self.path(path)).map_err(|e| read_error(path, &e))
+    }
+
+    fn ethtool(&self, iface: &str) -> EthtoolInfo {
+        match &self.netlink {
+            Err(reason) => EthtoolInfo::unreadable(reason),
+            Ok(nl) => match &nl.ethtool {
+                Err(reason) => EthtoolInfo::unreadable(reason),
+                Ok(family) => ethtool::read_all(&nl.sock, *family, iface),
+            },
+        }
+    }
+
+    fn netdev(&self) -> NetdevInfo {
+        let missing = |reason: &str| NetdevInfo {
+            napis: Readable::Unsupported(reason.into()),
+            queues: Readable::Unsupported(reason.into()),
+        };
+        match &self.netlink {
+            Err(reason) => missing(reason),
+            Ok(nl) => match &nl.netdev {
+                Err(reason) => missing(reason),
+                Ok(family) => netdev::read_all(&nl.sock, *family),
+            },
+        }
+    }
+
+    fn process_names(&self) -> Result<Vec<String>, ReadError> {
+        let pids = self.dir("/proc")?;
+        Ok(pids
+            .iter()
+            .filter(|p| p.bytes().all(|b| b.is_ascii_digit()))
+            .filter_map(|p| self.file(&format!("/proc/{p}/comm")).ok())
+            .map(|c| c.trim().to_string())
+            .collect())
+    }
+}
+
+/// Entry names of a directory, sorted.
+pub fn list_dir(path: &Path) -> io::Result<Vec<String>> {
+    let mut names: Vec<String> = std::fs::read_dir(path)?
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    Ok(names)
+}

@@ -1,0 +1,24 @@
+//! Generic netlink over a raw socket: attributes ([`attr`]), message framing ([`message`]),
+//! the socket itself ([`socket`], the only `unsafe` code) and requests with family
+//! resolution, dumps and extended-ack errors ([`genl`]).
+//!
+//! Families build on this: `crate::ethtool` and `crate::netdev` each keep one folder per
+//! feature with its attribute constants and its request/decode functions. A SET is one more
+//! request function writing attributes with [`attr::AttrWriter`] and sent with
+//! [`genl::GenlSocket::request_ack`].
+
+pub mod attr;
+pub mod genl;
+pub mod message;
+pub mod socket;
+
+/// Bytes from the kernel (or a capture) that do not decode.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("malformed netlink data: {0}")]
+pub struct DecodeError(pub String);
+
+impl DecodeError {
+    pub fn new(problem: impl Into<String>) -> Self {
+        DecodeError(problem.into())
+    }
+}

@@ -1,0 +1,194 @@
+//! `show`, `capture` and `doctor` as a user runs them: on the captured fixtures (snapshot
+//! tests of what the user sees), round trips through `capture`, exit codes and bad input.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn nictune(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_nictune"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn fixture(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn show_of_the_build_machine_capture() {
+    let out = nictune(&["show", "--root", &fixture("linux-vm-6.18"), "eth0", "lo"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    insta::assert_snapshot!("show_linux_vm", stdout(&out));
+}
+
+#[test]
+fn show_json_is_the_v1_envelope() {
+    let out = nictune(&[
+        "show",
+        "--json",
+        "--root",
+        &fixture("linux-vm-6.18"),
+        "eth0",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["schema"], "nictune.show/v1");
+    let eth0 = &doc["nics"][0];
+    assert_eq!(eth0["driver"]["value"], "virtio_net");
+    assert_eq!(eth0["coalesce"]["value"]["rx-frames"], 1);
+    assert_eq!(eth0["queues"][0]["irq"], 38);
+    assert!(doc["rates"].is_null());
+    insta::assert_json_snapshot!("show_linux_vm_json", doc);
+}
+
+#[test]
+fn doctor_on_case5_before_exits_1_with_the_fixes() {
+    let out = nictune(&[
+        "doctor",
+        "--os",
+        "freebsd",
+        "--root",
+        &fixture("freebsd-case5-before"),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    insta::assert_snapshot!("doctor_case5_before", stdout(&out));
+}
+
+#[test]
+fn doctor_json_findings_have_the_v1_fields() {
+    let root = fixture("freebsd-case5-before");
+    let out = nictune(&["doctor", "--json", "--os", "freebsd", "--root", &root]);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["schema"], "nictune.doctor/v1");
+    for f in doc["findings"].as_array().unwrap() {
+        for key in [
+            "id",
+            "severity",
+            "subject",
+            "evidence",
+            "explanation",
+            "fix",
+        ] {
+            assert!(f.get(key).is_some(), "finding lacks {key}: {f}");
+        }
+    }
+}
+
+#[test]
+fn doctor_on_case5_after_exits_0() {
+    let out = nictune(&[
+        "doctor",
+        "--os",
+        "freebsd",
+        "--root",
+        &fixture("freebsd-case5-after"),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert_eq!(stdout(&out), "no findings\n");
+}
+
+#[test]
+fn show_freebsd_lists_the_queue_vectors() {
+    let out = nictune(&[
+        "show",
+        "--os",
+        "freebsd",
+        "--root",
+        &fixture("freebsd-case5-before"),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("mbuf clusters 25598/25600 in use/max  denied 20931"),
+        "{text}"
+    );
+    assert!(text.contains("igb7:que 0"), "{text}");
+}
+
+#[test]
+fn capture_then_show_root_matches_the_live_show() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("bundle");
+    let target = target.to_str().unwrap();
+    let out = nictune(&["capture", target]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let live = nictune(&["show", "--json"]);
+    let offline = nictune(&["show", "--json", "--root", target]);
+    let pick = |o: &Output| {
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        // Settings, not counters: the same NICs, drivers, coalescing and rings.
+        doc["nics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| {
+                (
+                    n["name"].clone(),
+                    n["driver"].clone(),
+                    n["coalesce"].clone(),
+                    n["rings"].clone(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(pick(&live), pick(&offline));
+    let again = nictune(&["capture", target]);
+    assert_eq!(again.status.code(), Some(2), "a capture never overwrites");
+    assert!(
+        stderr(&again).contains("empty or new directory"),
+        "{}",
+        stderr(&again)
+    );
+}
+
+#[test]
+fn bad_input_names_the_flag_and_gives_a_hint() {
+    let out = nictune(&["show", "--interval", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--interval") && stderr(&out).contains("hint:"),
+        "{}",
+        stderr(&out)
+    );
+    let out = nictune(&["doctor", "--os", "freebsd"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--root"), "{}", stderr(&out));
+    let out = nictune(&["show", "--root", &fixture("linux-vm-6.18"), "nosuch0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("interfaces here: eth0, ifb0, ifb1, lo"),
+        "{}",
+        stderr(&out)
+    );
+    let out = nictune(&["show", "--netns", "../etc"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = nictune(&["show", "--root", "/nonexistent-capture"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("not a nictune capture"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn help_of_show_capture_doctor() {
+    for cmd in ["show", "capture", "doctor"] {
+        let out = nictune(&[cmd, "--help"]);
+        assert_eq!(out.status.code(), Some(0));
+        insta::assert_snapshot!(format!("help_{cmd}"), stdout(&out));
+    }
+}

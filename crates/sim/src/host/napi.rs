@@ -1,0 +1,217 @@
+//! Linux NAPI: the per-device poll state and the NET_RX softirq's budgets
+//! (moderation-algorithms.md §6, §6.1).
+//!
+//! - A poll gets `weight` (64) as its budget; a poll that uses it all stays scheduled.
+//! - One `net_rx_action` run polls until `netdev_budget` (300) packets are spent or the
+//!   jiffy-granular time limit (`netdev_budget_usecs`, 2 jiffies on current kernels) passes;
+//!   leaving work behind counts one `time_squeeze` and re-raises the softirq.
+//! - `__do_softirq` restarts at most 10 times within 2 ms, then hands the work to ksoftirqd,
+//!   which competes with the application (kernel/softirq.c MAX_SOFTIRQ_RESTART/TIME).
+//! - `napi_complete_done` with `napi_defer_hard_irqs` and `gro_flush_timeout` keeps the IRQ
+//!   masked for up to N empty timer-driven polls (§6.1).
+
+/// NAPI and softirq settings of one host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NapiConfig {
+    /// Per-poll budget (NAPI_POLL_WEIGHT 64).
+    pub weight: u32,
+    /// `net.core.netdev_budget` (300).
+    pub budget: u32,
+    /// `net.core.netdev_budget_usecs` (2000 at HZ=1000).
+    pub budget_usecs: u64,
+    /// Kernel tick rate (jiffies per second).
+    pub hz: u32,
+    /// `napi_defer_hard_irqs` (0).
+    pub defer_hard_irqs: u32,
+    /// `gro_flush_timeout` in ns (0).
+    pub gro_flush_timeout_ns: u64,
+    /// Whether GRO is on (it is by default; the flush timeout only applies with GRO).
+    pub gro: bool,
+}
+
+impl Default for NapiConfig {
+    fn default() -> Self {
+        NapiConfig {
+            weight: 64,
+            budget: 300,
+            budget_usecs: 2_000,
+            hz: 1_000,
+            defer_hard_irqs: 0,
+            gro_flush_timeout_ns: 0,
+            gro: true,
+        }
+    }
+}
+
+/// Softirq restart limit before ksoftirqd takes over (MAX_SOFTIRQ_RESTART).
+pub const MAX_SOFTIRQ_RESTART: u32 = 10;
+/// Softirq time limit before ksoftirqd takes over (MAX_SOFTIRQ_TIME, 2 ms).
+pub const MAX_SOFTIRQ_TIME_NS: u64 = 2_000_000;
+
+/// What `napi_complete_done` decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Completion {
+    /// The driver may unmask its interrupt (the function returned true).
+    pub unmask: bool,
+    /// Arm the NAPI hrtimer this many ns from now.
+    pub timer_ns: Option<u64>,
+    /// MISSED was set: the NAPI was rescheduled at once.
+    pub rescheduled: bool,
+}
+
+/// One NAPI instance's state bits.
+#[derive(Debug, Clone, Default)]
+pub struct Napi {
+    /// NAPI_STATE_SCHED: on a poll list or being polled.
+    pub sched: bool,
+    /// NAPI_STATE_MISSED: a schedule attempt while already scheduled.
+    pub missed: bool,
+    defer_count: u32,
+    /// Generation of the armed hrtimer (older timers are stale).
+    pub timer_gen: u32,
+}
+
+impl Napi {
+    /// `napi_schedule` from the hard interrupt; true when newly scheduled.
+    pub fn schedule(&mut self) -> bool {
+        if self.sched {
+            self.missed = true;
+            false
+        } else {
+            self.sched = true;
+            true
+        }
+    }
+
+    /// `napi_complete_done(work)` (§6.1); GRO flush timeout applies only with GRO on.
+    pub fn complete_done(&mut self, work: u32, cfg: &NapiConfig) -> Completion {
+        let gro_timeout = if cfg.gro { cfg.gro_flush_timeout_ns } else { 0 };
+        let mut timeout = 0;
+        let mut unmask = true;
+        if work > 0 {
+            timeout = gro_timeout;
+            self.defer_count = cfg.defer_hard_irqs;
+        }
+        if self.defer_count > 0 {
+            self.defer_count -= 1;
+            timeout = cfg.gro_flush_timeout_ns;
+            if timeout > 0 {
+                unmask = false;
+            }
+        }
+        self.sched = false;
+        if std::mem::take(&mut self.missed) {
+            self.sched = true;
+            return Completion {
+                unmask: false,
+                timer_ns: None,
+                rescheduled: true,
+            };
+        }
+        Completion {
+            unmask,
+            timer_ns: (timeout > 0).then_some(timeout),
+            rescheduled: false,
+        }
+    }
+}
+
+/// One NET_RX softirq run in progress on a host's interrupt core.
+#[derive(Debug, Clone, Default)]
+pub struct Softnet {
+    /// A `net_rx_action` run is in progress.
+    pub active: bool,
+    /// Packets left in this run's budget.
+    pub budget_left: i64,
+    /// The jiffy at which this run must stop.
+    pub deadline_jiffy: u64,
+    /// Restarts within the current `__do_softirq`.
+    pub restarts: u32,
+    /// When the current `__do_softirq` began.
+    pub entry: u64,
+    /// Runs that ended with work left (softnet_stat `time_squeeze`).
+    pub time_squeeze: u64,
+}
+
+impl Softnet {
+    /// Jiffy number of time `t`.
+    pub fn jiffy(t: u64, hz: u32) -> u64 {
+        t / (1_000_000_000 / hz as u64)
+    }
+
+    /// Starts one `net_rx_action` run at `now`.
+    pub fn begin_run(&mut self, now: u64, cfg: &NapiConfig) {
+        let tick_us = 1_000_000 / cfg.hz as u64;
+        self.active = true;
+        self.budget_left = cfg.budget as i64;
+        self.deadline_jiffy = Self::jiffy(now, cfg.hz) + cfg.budget_usecs.div_ceil(tick_us);
+    }
+
+    /// True when the run must stop after the poll that just returned.
+    pub fn exhausted(&self, now: u64, cfg: &NapiConfig) -> bool {
+        self.budget_left <= 0 || Self::jiffy(now, cfg.hz) >= self.deadline_jiffy
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_completion_unmasks() {
+        let mut n = Napi::default();
+        assert!(n.schedule());
+        let c = n.complete_done(3, &NapiConfig::default());
+        assert!(c.unmask && c.timer_ns.is_none() && !n.sched);
+    }
+
+    #[test]
+    fn missed_schedule_repolls() {
+        let mut n = Napi::default();
+        n.schedule();
+        assert!(!n.schedule());
+        let c = n.complete_done(1, &NapiConfig::default());
+        assert!(c.rescheduled && !c.unmask && n.sched);
+    }
+
+    #[test]
+    fn deferral_keeps_irq_masked_for_n_empty_polls() {
+        let cfg = NapiConfig {
+            defer_hard_irqs: 2,
+            gro_flush_timeout_ns: 20_000,
+            ..NapiConfig::default()
+        };
+        let mut n = Napi::default();
+        n.schedule();
+        let c = n.complete_done(5, &cfg);
+        assert_eq!((c.unmask, c.timer_ns), (false, Some(20_000)));
+        n.schedule();
+        let c = n.complete_done(0, &cfg);
+        assert_eq!((c.unmask, c.timer_ns), (false, Some(20_000)));
+        n.schedule();
+        let c = n.complete_done(0, &cfg);
+        assert_eq!((c.unmask, c.timer_ns), (true, None));
+    }
+
+    #[test]
+    fn gro_timeout_without_deferral_arms_timer_but_unmasks() {
+        let cfg = NapiConfig {
+            gro_flush_timeout_ns: 50_000,
+            ..NapiConfig::default()
+        };
+        let mut n = Napi::default();
+        n.schedule();
+        let c = n.complete_done(2, &cfg);
+        assert_eq!((c.unmask, c.timer_ns), (true, Some(50_000)));
+    }
+
+    #[test]
+    fn budget_window_is_jiffy_granular() {
+        let cfg = NapiConfig::default();
+        let mut s = Softnet::default();
+        s.begin_run(1_500_000, &cfg);
+        assert_eq!(s.deadline_jiffy, 3);
+        assert!(!s.exhausted(2_999_999, &cfg));
+        assert!(s.exhausted(3_000_000, &cfg));
+    }
+}

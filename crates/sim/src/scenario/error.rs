@@ -1,0 +1,43 @@
+//! Scenario errors: each names what was wrong, the value, and what is allowed.
+
+/// A scenario that cannot be run as written.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ScenarioError {
+    /// A key no scenario knows.
+    #[error("unknown scenario key `{key}`{}", suggestion.as_ref().map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default())]
+    UnknownKey {
+        /// The key as given.
+        key: String,
+        /// A known key that looks close.
+        suggestion: Option<String>,
+    },
+    /// A value of the wrong type or outside its range.
+    #[error("scenario key `{key}`: {value} is {problem}; allowed: {allowed}")]
+    BadValue {
+        /// The key.
+        key: String,
+        /// The value as given.
+        value: String,
+        /// `wrong type`, `out of range`, `not a choice`, ...
+        problem: &'static str,
+        /// What the key accepts.
+        allowed: String,
+    },
+    /// The TOML text does not parse.
+    #[error("scenario `{name}` is not valid TOML: {message}")]
+    Toml {
+        /// Scenario name or file.
+        name: String,
+        /// The parser's message.
+        message: String,
+    },
+    /// No such built-in scenario.
+    #[error("no built-in scenario named `{0}`")]
+    NotFound(String),
+    /// A `--set`/`--sweep` argument without `=`.
+    #[error("`{0}` is not an assignment; expected KEY=VALUE")]
+    Assignment(String),
+    /// Values that are fine alone but not together.
+    #[error("scenario keys do not fit together: {0}")]
+    Inconsistent(String),
+}

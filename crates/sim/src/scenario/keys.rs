@@ -1,0 +1,399 @@
+//! The catalog of scenario keys: name, kind, default and meaning.
+//!
+//! Host keys exist once per host (`client.` and `server.`); in files and `--set`, the prefix
+//! `hosts.` sets a key on both. Defaults describe a Case 1 era host (e1000 on PCI-X, Linux
+//! 2.6.18); each built-in scenario states the values it relies on and their sources.
+
+use super::value::{Kind, Value};
+use std::sync::OnceLock;
+
+/// One key.
+#[derive(Debug, Clone)]
+pub struct KeyDef {
+    /// Full dotted name.
+    pub name: String,
+    /// What it accepts.
+    pub kind: Kind,
+    /// Its default.
+    pub default: Value,
+    /// One line of meaning.
+    pub help: &'static str,
+}
+
+/// Host names in a two-host topology.
+pub const HOSTS: [&str; 2] = ["client", "server"];
+/// Drivers (moderation policy families) the simulator knows.
+pub const DRIVERS: &[&str] = &["e1000-7.0", "e1000-7.3"];
+/// NIC models: the 8254x with its interval-clock throttle, and the same NIC with the
+/// minimum-gap reading (a what-if, see `nic::throttle`).
+pub const NICS: &[&str] = &["8254x", "8254x-gap"];
+
+const fn int(min: i64, max: i64, unit: &'static str) -> Kind {
+    Kind::Int { min, max, unit }
+}
+
+const fn num(min: f64, max: f64, unit: &'static str) -> Kind {
+    Kind::Float { min, max, unit }
+}
+
+fn t(s: &str) -> Value {
+    Value::Text(s.to_string())
+}
+
+/// Keys that exist once per host, without the host prefix.
+fn host_keys() -> Vec<(&'static str, Kind, Value, &'static str)> {
+    use Value::{Float as F, Int as I};
+    vec![
+        (
+            "nic",
+            Kind::Choice(NICS),
+            t("8254x"),
+            "NIC model (throttle reading)",
+        ),
+        // 8000: e1000 7.0.x default; 3 on 7.3.x (resolved per driver).
+        (
+            "itr",
+            int(0, 100_000, "driver InterruptThrottleRate"),
+            I(8000),
+            "InterruptThrottleRate: 0 off, 1/3/4 modes, 100–100000 fixed; default per driver",
+        ),
+        // Delay defaults: e1000_param.c (RDTR 0, RADV 8, TIDV 8, TADV 32).
+        (
+            "rx_int_delay",
+            int(0, 65_535, "1.024 µs ticks"),
+            I(0),
+            "RxIntDelay → RDTR",
+        ),
+        (
+            "rx_abs_int_delay",
+            int(0, 65_535, "1.024 µs ticks"),
+            I(8),
+            "RxAbsIntDelay → RADV",
+        ),
+        (
+            "tx_int_delay",
+            int(0, 65_535, "1.024 µs ticks"),
+            I(8),
+            "TxIntDelay → TIDV",
+        ),
+        (
+            "tx_abs_int_delay",
+            int(0, 65_535, "1.024 µs ticks"),
+            I(32),
+            "TxAbsIntDelay → TADV",
+        ),
+        // 256: e1000 default Rx/TxDescriptors.
+        (
+            "rx_ring",
+            int(48, 4096, "descriptors"),
+            I(256),
+            "rx descriptors",
+        ),
+        (
+            "tx_ring",
+            int(48, 4096, "descriptors"),
+            I(256),
+            "tx descriptors",
+        ),
+        // 48 KB: the 8254x packet buffer share for receive at standard MTU (PBA).
+        (
+            "card_buffer_kb",
+            int(1, 4096, "KiB"),
+            I(48),
+            "on-card receive buffer",
+        ),
+        // 8.5 Gb/s: PCI-X 64-bit/133 MHz (sim-notes §4.2).
+        (
+            "bus_gbps",
+            num(0.1, 1024.0, "Gb/s"),
+            F(8.5),
+            "bus rate per direction",
+        ),
+        // DMA/NIC latencies: RAMCloud e1000 figures (sim-notes §1.8), see seed-e1000-rr.toml.
+        (
+            "rx_dma_ns",
+            int(0, 100_000, "ns"),
+            I(500),
+            "DMA time per received frame besides bytes",
+        ),
+        (
+            "tx_dma_ns",
+            int(0, 100_000, "ns"),
+            I(1000),
+            "doorbell + fetch + MAC/PHY per sent frame",
+        ),
+        (
+            "clock_ppm",
+            num(-500.0, 500.0, "ppm"),
+            F(0.0),
+            "oscillator offset the NIC timers run on",
+        ),
+        // A 2007 dual-core server, IRQ and application on CPU0 (assumed for Case 1).
+        ("cores", int(1, 256, "cores"), I(2), "CPU cores"),
+        (
+            "irq_core",
+            int(0, 255, "core"),
+            I(0),
+            "core that takes the NIC interrupt",
+        ),
+        (
+            "app_core",
+            int(0, 255, "core"),
+            I(0),
+            "core the application runs on",
+        ),
+        // Costs: the Case 1 calibration (seed-e1000-rr.toml derives app_ns from 41.71 µs) with
+        // the split of sim-notes §4.3; hrtimer ≈0.5 µs assumed (a local APIC timer interrupt).
+        (
+            "cost.irq_ns",
+            int(0, 10_000_000, "ns"),
+            I(2000),
+            "hard interrupt cost",
+        ),
+        (
+            "cost.poll_ns",
+            int(0, 10_000_000, "ns"),
+            I(1000),
+            "fixed cost per NAPI poll",
+        ),
+        (
+            "cost.rx_pkt_ns",
+            int(0, 10_000_000, "ns"),
+            I(3000),
+            "receive cost per frame",
+        ),
+        (
+            "cost.tx_pkt_ns",
+            int(0, 10_000_000, "ns"),
+            I(3000),
+            "send cost per frame",
+        ),
+        (
+            "cost.tx_clean_ns",
+            int(0, 10_000_000, "ns"),
+            I(300),
+            "tx completion cost per frame",
+        ),
+        (
+            "cost.app_ns",
+            int(0, 10_000_000, "ns"),
+            I(9483),
+            "application cost per transaction/message",
+        ),
+        (
+            "cost.hrtimer_ns",
+            int(0, 10_000_000, "ns"),
+            I(500),
+            "NAPI hrtimer interrupt cost",
+        ),
+        // NAPI and softirq: Linux defaults (moderation-algorithms.md §6, sim-notes §4.4).
+        (
+            "napi.weight",
+            int(1, 4096, "packets"),
+            I(64),
+            "NAPI poll budget",
+        ),
+        (
+            "napi.netdev_budget",
+            int(1, 1_000_000, "packets"),
+            I(300),
+            "net.core.netdev_budget",
+        ),
+        (
+            "napi.netdev_budget_usecs",
+            int(1, 10_000_000, "µs"),
+            I(2000),
+            "net.core.netdev_budget_usecs",
+        ),
+        (
+            "napi.hz",
+            int(100, 10_000, "Hz"),
+            I(1000),
+            "kernel tick rate",
+        ),
+        (
+            "napi.defer_hard_irqs",
+            int(0, 1_000_000, "polls"),
+            I(0),
+            "napi_defer_hard_irqs",
+        ),
+        (
+            "napi.gro_flush_timeout_ns",
+            int(0, 1_000_000_000, "ns"),
+            I(0),
+            "gro_flush_timeout",
+        ),
+    ]
+}
+
+/// Keys that exist once.
+fn global_keys() -> Vec<(&'static str, Kind, Value, &'static str)> {
+    use Value::{Float as F, Int as I};
+    vec![
+        (
+            "driver",
+            Kind::Choice(DRIVERS),
+            t("e1000-7.0"),
+            "driver generation on both hosts",
+        ),
+        (
+            "topology",
+            Kind::Choice(&["pair", "generator"]),
+            t("pair"),
+            "two hosts, or a generator into the server",
+        ),
+        (
+            "duration",
+            num(0.000_001, 3600.0, "s"),
+            F(10.0),
+            "simulated seconds",
+        ),
+        ("seed", int(0, i64::MAX, ""), I(1), "random seed"),
+        (
+            "link.gbps",
+            num(0.001, 1000.0, "Gb/s"),
+            F(1.0),
+            "link bit rate",
+        ),
+        // 10 ns: ~2 m of cable at ~5 ns/m (back-to-back hosts).
+        (
+            "link.propagation_ns",
+            int(0, 1_000_000_000, "ns"),
+            I(10),
+            "propagation delay",
+        ),
+        (
+            "workload.kind",
+            Kind::Choice(&["rr", "ping", "stream", "bulk"]),
+            t("rr"),
+            "what runs",
+        ),
+        (
+            "workload.request_bytes",
+            int(1, 100_000_000, "bytes"),
+            I(1),
+            "rr request size",
+        ),
+        (
+            "workload.response_bytes",
+            int(1, 100_000_000, "bytes"),
+            I(1),
+            "rr response size",
+        ),
+        (
+            "workload.outstanding",
+            int(1, 4096, "transactions"),
+            I(1),
+            "rr transactions in flight",
+        ),
+        // 1448: 1500 MTU − 20 IP − 32 TCP with timestamps.
+        (
+            "workload.mss",
+            int(88, 9000, "bytes"),
+            I(1448),
+            "TCP segment payload",
+        ),
+        (
+            "workload.interval_ms",
+            num(0.001, 100_000.0, "ms"),
+            F(1000.0),
+            "ping interval",
+        ),
+        // 56: ping's default payload.
+        (
+            "workload.payload_bytes",
+            int(0, 65_507, "bytes"),
+            I(56),
+            "ping payload",
+        ),
+        (
+            "workload.pattern",
+            Kind::Choice(&["constant", "poisson", "onoff"]),
+            t("constant"),
+            "stream release pattern",
+        ),
+        (
+            "workload.rate_pps",
+            num(0.0, 1e9, "frames/s"),
+            F(0.0),
+            "stream rate; 0 = line rate",
+        ),
+        (
+            "workload.frame_bytes",
+            int(64, 9018, "bytes"),
+            I(64),
+            "stream frame size",
+        ),
+        (
+            "workload.size_mix",
+            Kind::Text,
+            t(""),
+            "stream sizes as BYTES:WEIGHT,...; empty = frame_bytes",
+        ),
+        (
+            "workload.on_ms",
+            num(0.0, 100_000.0, "ms"),
+            F(1.0),
+            "on/off: on period",
+        ),
+        (
+            "workload.off_ms",
+            num(0.0, 100_000.0, "ms"),
+            F(1.0),
+            "on/off: off period",
+        ),
+        (
+            "workload.window_bytes",
+            int(1448, 1_000_000_000, "bytes"),
+            I(262_144),
+            "bulk receiver window",
+        ),
+    ]
+}
+
+/// Every key, globals first, then `client.*`, then `server.*`.
+pub fn catalog() -> &'static [KeyDef] {
+    static CATALOG: OnceLock<Vec<KeyDef>> = OnceLock::new();
+    CATALOG.get_or_init(|| {
+        let mut all: Vec<KeyDef> = global_keys()
+            .into_iter()
+            .map(|(n, kind, default, help)| KeyDef {
+                name: n.to_string(),
+                kind,
+                default,
+                help,
+            })
+            .collect();
+        for host in HOSTS {
+            all.extend(
+                host_keys()
+                    .into_iter()
+                    .map(|(n, kind, default, help)| KeyDef {
+                        name: format!("{host}.{n}"),
+                        kind,
+                        default,
+                        help,
+                    }),
+            );
+        }
+        all
+    })
+}
+
+/// The definition of `name`.
+pub fn find(name: &str) -> Option<&'static KeyDef> {
+    catalog().iter().find(|k| k.name == name)
+}
+
+/// A known key that shares the longest suffix or prefix with `name`, for "did you mean".
+pub fn suggest(name: &str) -> Option<String> {
+    let tail = name.rsplit('.').next().unwrap_or(name);
+    catalog()
+        .iter()
+        .find(|k| k.name.ends_with(tail))
+        .or_else(|| {
+            let head = name.split('.').next().unwrap_or(name);
+            catalog().iter().find(|k| k.name.starts_with(head))
+        })
+        .map(|k| k.name.clone())
+}

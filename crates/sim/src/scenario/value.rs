@@ -1,0 +1,158 @@
+//! Scenario values and their validation: each key has a kind (integer, number, choice,
+//! text) with the range or choices allowed, and every rejection names the key, the value and
+//! what is allowed.
+
+use super::error::ScenarioError;
+use serde::Serialize;
+use std::fmt;
+
+/// A scenario parameter value.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Value {
+    /// An integer.
+    Int(i64),
+    /// A number.
+    Float(f64),
+    /// A string (choices and text).
+    Text(String),
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Int(i) => write!(f, "{i}"),
+            Value::Float(x) => write!(f, "{x}"),
+            Value::Text(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+/// What a key accepts.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Kind {
+    /// An integer in `min..=max`, in `unit`.
+    Int {
+        min: i64,
+        max: i64,
+        unit: &'static str,
+    },
+    /// A number in `min..=max`, in `unit`.
+    Float {
+        min: f64,
+        max: f64,
+        unit: &'static str,
+    },
+    /// One of these strings.
+    Choice(&'static [&'static str]),
+    /// Free text (checked by the key's own parser later).
+    Text,
+}
+
+impl Kind {
+    /// What is allowed, for messages and `--keys`.
+    pub fn allowed(&self) -> String {
+        let unit = |u: &str| {
+            if u.is_empty() {
+                String::new()
+            } else {
+                format!(" ({u})")
+            }
+        };
+        match self {
+            Kind::Int { min, max, unit: u } => format!("an integer from {min} to {max}{}", unit(u)),
+            Kind::Float { min, max, unit: u } => format!("a number from {min} to {max}{}", unit(u)),
+            Kind::Choice(c) => format!("one of {}", c.join(", ")),
+            Kind::Text => "text".to_string(),
+        }
+    }
+
+    /// Checks a value read from TOML.
+    pub fn check(&self, key: &str, v: Value) -> Result<Value, ScenarioError> {
+        let bad = |problem: &'static str, v: &Value| ScenarioError::BadValue {
+            key: key.to_string(),
+            value: v.to_string(),
+            problem,
+            allowed: self.allowed(),
+        };
+        match (self, v) {
+            (Kind::Int { min, max, .. }, Value::Int(i)) if (*min..=*max).contains(&i) => {
+                Ok(Value::Int(i))
+            }
+            (Kind::Int { .. }, v @ Value::Int(_)) => Err(bad("out of range", &v)),
+            (Kind::Float { .. }, Value::Int(i)) => self
+                .check(key, Value::Float(i as f64))
+                .map_err(|_| bad("out of range", &Value::Int(i))),
+            (Kind::Float { min, max, .. }, Value::Float(x)) if x >= *min && x <= *max => {
+                Ok(Value::Float(x))
+            }
+            (Kind::Float { .. }, v @ Value::Float(_)) => Err(bad("out of range", &v)),
+            (Kind::Choice(c), Value::Text(s)) if c.contains(&s.as_str()) => Ok(Value::Text(s)),
+            (Kind::Choice(_), v @ Value::Text(_)) => Err(bad("not a choice", &v)),
+            (Kind::Text, v @ Value::Text(_)) => Ok(v),
+            (_, v) => Err(bad("wrong type", &v)),
+        }
+    }
+
+    /// Parses and checks a value typed on the command line.
+    pub fn parse(&self, key: &str, text: &str) -> Result<Value, ScenarioError> {
+        let t = text.trim();
+        let v = match self {
+            Kind::Int { .. } => t.replace('_', "").parse::<i64>().ok().map(Value::Int),
+            Kind::Float { .. } => t
+                .replace('_', "")
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite())
+                .map(Value::Float),
+            Kind::Choice(_) | Kind::Text => Some(Value::Text(t.to_string())),
+        };
+        match v {
+            Some(v) => self.check(key, v),
+            None => Err(ScenarioError::BadValue {
+                key: key.to_string(),
+                value: format!("{t:?}"),
+                problem: "wrong type",
+                allowed: self.allowed(),
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ITR: Kind = Kind::Int {
+        min: 0,
+        max: 100_000,
+        unit: "interrupts/s",
+    };
+
+    #[test]
+    fn integers_are_range_checked() {
+        assert_eq!(ITR.parse("k", "8000").unwrap(), Value::Int(8000));
+        let e = ITR.parse("client.itr", "200000").unwrap_err().to_string();
+        assert!(
+            e.contains("client.itr") && e.contains("200000") && e.contains("0 to 100000"),
+            "{e}"
+        );
+        let e = ITR.parse("client.itr", "fast").unwrap_err().to_string();
+        assert!(e.contains("wrong type"), "{e}");
+    }
+
+    #[test]
+    fn floats_accept_integers_and_choices_are_closed() {
+        let ppm = Kind::Float {
+            min: -500.0,
+            max: 500.0,
+            unit: "ppm",
+        };
+        assert_eq!(ppm.check("p", Value::Int(10)).unwrap(), Value::Float(10.0));
+        assert!(ppm.check("p", Value::Int(1000)).is_err());
+        assert!(ppm.check("p", Value::Text("x".into())).is_err());
+        let c = Kind::Choice(&["a", "b"]);
+        let e = c.parse("driver", "c").unwrap_err().to_string();
+        assert!(e.contains("one of a, b"), "{e}");
+    }
+}

@@ -1,0 +1,224 @@
+//! Open-loop packet streams from a traffic generator: constant rate, Poisson, on/off bursts,
+//! and frame-size mixes. The generator is a cursor, not a stream of events: the NIC pulls
+//! frames from it with `peek`/`pop` when it replays time (sim-notes §2.4, technique 1).
+
+use crate::engine::rng::Rng;
+use crate::nic::frame::{Frame, Payload, ETH_OVERHEAD};
+use crate::nic::link::Link;
+
+/// UDP/IPv4 headers in front of a stream frame's payload.
+const UDP_HEADERS: u32 = 28;
+
+/// When frames are released.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Pattern {
+    /// Evenly spaced at the rate.
+    Constant,
+    /// Exponential gaps with the rate as mean.
+    Poisson,
+    /// Constant rate during `on_ns`, silent for `off_ns`, repeating.
+    OnOff { on_ns: u64, off_ns: u64 },
+}
+
+/// Frame sizes drawn by weight.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SizeMix {
+    sizes: Vec<(u32, u64)>,
+    total: u64,
+}
+
+impl SizeMix {
+    /// One fixed size.
+    pub fn fixed(bytes: u32) -> SizeMix {
+        SizeMix {
+            sizes: vec![(bytes, 1)],
+            total: 1,
+        }
+    }
+
+    /// A mix of `(frame bytes, weight)`; weights must not all be zero.
+    pub fn weighted(entries: &[(u32, u64)]) -> SizeMix {
+        let mut acc = 0;
+        let sizes = entries
+            .iter()
+            .map(|&(b, w)| {
+                acc += w;
+                (b, acc)
+            })
+            .collect();
+        SizeMix { sizes, total: acc }
+    }
+
+    #[inline]
+    fn draw(&self, rng: &mut Rng) -> u32 {
+        if self.sizes.len() == 1 {
+            return self.sizes[0].0;
+        }
+        let x = rng.below(self.total);
+        self.sizes
+            .iter()
+            .find(|&&(_, upto)| x < upto)
+            .map_or(self.sizes[0].0, |&(b, _)| b)
+    }
+
+    /// Mean frame size.
+    pub fn mean(&self) -> f64 {
+        let mut prev = 0;
+        let mut sum = 0.0;
+        for &(b, upto) in &self.sizes {
+            sum += b as f64 * (upto - prev) as f64;
+            prev = upto;
+        }
+        sum / self.total.max(1) as f64
+    }
+}
+
+/// A traffic generator port feeding one NIC over its own link.
+#[derive(Debug)]
+pub struct Generator {
+    pattern: Pattern,
+    /// Mean gap in ps; 0 = back to back at line rate.
+    gap_ps: f64,
+    mix: SizeMix,
+    link: Link,
+    rng: Rng,
+    release_ps: u64,
+    until_ns: u64,
+    next: Option<Frame>,
+    released: u64,
+}
+
+impl Generator {
+    /// A generator sending `rate_pps` frames per second (0 = line rate) until `until_ns`.
+    pub fn new(
+        pattern: Pattern,
+        rate_pps: f64,
+        mix: SizeMix,
+        link: Link,
+        rng: Rng,
+        until_ns: u64,
+    ) -> Generator {
+        let gap_ps = if rate_pps > 0.0 { 1e12 / rate_pps } else { 0.0 };
+        let mut g = Generator {
+            pattern,
+            gap_ps,
+            mix,
+            link,
+            rng,
+            release_ps: 0,
+            until_ns,
+            next: None,
+            released: 0,
+        };
+        g.next = g.make();
+        g
+    }
+
+    /// Frames released so far (including the one waiting in `peek`).
+    pub fn released(&self) -> u64 {
+        self.released
+    }
+
+    fn make(&mut self) -> Option<Frame> {
+        if let Pattern::OnOff { on_ns, off_ns } = self.pattern {
+            let cycle = (on_ns + off_ns) * 1000;
+            if cycle > 0 && self.release_ps % cycle >= on_ns * 1000 {
+                self.release_ps += cycle - self.release_ps % cycle;
+            }
+        }
+        let bytes = self.mix.draw(&mut self.rng);
+        let end_ps = self.link.send_ps(self.release_ps, bytes);
+        let arrived = end_ps.div_ceil(1000) + self.link.propagation();
+        if arrived > self.until_ns {
+            return None;
+        }
+        let sent = self.release_ps.max(end_ps - self.link.frame_ps(bytes)) / 1000;
+        self.release_ps = match self.pattern {
+            _ if self.gap_ps == 0.0 => end_ps,
+            Pattern::Poisson => self.release_ps + self.rng.exp(self.gap_ps).round() as u64,
+            Pattern::Constant | Pattern::OnOff { .. } => {
+                self.release_ps + self.gap_ps.round() as u64
+            }
+        };
+        self.released += 1;
+        Some(Frame {
+            bytes,
+            payload: bytes.saturating_sub(ETH_OVERHEAD + UDP_HEADERS),
+            sent,
+            arrived,
+            what: Payload::Stream,
+        })
+    }
+
+    /// Arrival time of the next frame at the NIC.
+    #[inline]
+    pub fn peek(&self) -> Option<u64> {
+        self.next.map(|f| f.arrived)
+    }
+
+    /// Takes the next frame and prepares the one after.
+    #[inline]
+    pub fn pop(&mut self) -> Frame {
+        let f = self.next.expect("pop after peek returned None");
+        self.next = self.make();
+        f
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn count(mut g: Generator) -> u64 {
+        let mut n = 0;
+        while g.peek().is_some() {
+            g.pop();
+            n += 1;
+        }
+        n
+    }
+
+    #[test]
+    fn line_rate_64b_at_10g() {
+        let g = Generator::new(
+            Pattern::Constant,
+            0.0,
+            SizeMix::fixed(64),
+            Link::new(10e9, 0),
+            Rng::new(1, 0),
+            1_000_000_000,
+        );
+        assert_eq!(count(g), 14_880_952);
+    }
+
+    #[test]
+    fn poisson_rate_and_onoff_duty_cycle() {
+        let mk = |p| {
+            Generator::new(
+                p,
+                100_000.0,
+                SizeMix::fixed(64),
+                Link::new(10e9, 0),
+                Rng::new(3, 0),
+                1_000_000_000,
+            )
+        };
+        let poisson = count(mk(Pattern::Poisson)) as f64;
+        assert!((poisson - 100_000.0).abs() < 1_500.0, "{poisson}");
+        let onoff = count(mk(Pattern::OnOff {
+            on_ns: 1_000_000,
+            off_ns: 3_000_000,
+        })) as f64;
+        assert!((onoff - 25_000.0).abs() < 200.0, "{onoff}");
+    }
+
+    #[test]
+    fn size_mix_mean_and_draws() {
+        let mix = SizeMix::weighted(&[(64, 7), (594, 4), (1518, 1)]);
+        assert!((mix.mean() - (64.0 * 7.0 + 594.0 * 4.0 + 1518.0) / 12.0).abs() < 1e-9);
+        let mut rng = Rng::new(9, 0);
+        let n = 120_000;
+        let big = (0..n).filter(|_| mix.draw(&mut rng) == 1518).count() as f64;
+        assert!((big / n as f64 - 1.0 / 12.0).abs() < 0.005);
+    }
+}
