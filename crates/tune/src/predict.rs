@@ -39,6 +39,21 @@ pub struct Ranking {
     pub predicted: Vec<Option<Metrics>>,
 }
 
+impl Ranking {
+    /// The `n` candidates to measure: the best predicted, then what the model could not
+    /// predict (a model that cannot see a setting must not rule it out), then the rest by
+    /// prediction; so pruning drops the worst-predicted candidates first.
+    pub fn keep(&self, n: usize) -> Vec<usize> {
+        let known = |i: &usize| self.predicted[*i].is_some();
+        let mut predicted = self.order.iter().copied().filter(known);
+        let mut out: Vec<usize> = predicted.next().into_iter().collect();
+        out.extend(self.order.iter().copied().filter(|i| !known(i)));
+        out.extend(predicted);
+        out.truncate(n);
+        out
+    }
+}
+
 /// Predicts every candidate and orders all but `baseline` by the objective's metric.
 pub fn rank_by_prediction(
     predictor: &dyn Predictor,

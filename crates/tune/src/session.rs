@@ -347,7 +347,7 @@ impl<T: Target, M: Measurer> LoopEval<'_, '_, T, M> {
         );
         let keep = affordable(&self.config.plan, ranking.order.len());
         let mut chosen = vec![base];
-        chosen.extend(ranking.order.iter().copied().take(keep));
+        chosen.extend(ranking.keep(keep));
         self.candidates = chosen.iter().map(|&i| self.candidates[i].clone()).collect();
         self.metrics = chosen.iter().map(|&i| self.metrics[i].clone()).collect();
         self.applied = self
