@@ -1,4 +1,79 @@
 //! Live traffic engines, CPU and interrupt accounting, the namespace testbed and `serve`.
 //!
-//! Produces the same metrics types as the simulator so measured and predicted results compare
-//! field by field. One of the two crates allowed to make system calls.
+//! Place in the data flow: `nictune bench` and `nictune tune` call [`run()`] with a
+//! [`BenchSpec`] and a [`Target`]; the result carries the same
+//! [`nictune_core::metrics::Metrics`] the simulator produces, so measured and predicted
+//! results compare field by field, plus the accounting that says how far to trust them.
+//!
+//! ```text
+//! BenchSpec ─ validate ─┐
+//! Target (loopback | &Testbed | peer) ─ run() ─ server side ─ clients ─ engine loops
+//!                                              └ accounting samples at the window's edges
+//!                                              └→ BenchResult { metrics, accounting, ... }
+//! ```
+//!
+//! The testbed's lifecycle is the caller's: create one [`Testbed`], run many measurements
+//! against it (each with its own client/server CPU placement), drop it to remove it.
+//!
+//! ```no_run
+//! use nictune_bench::{run, BenchSpec, Target, TestKind, Testbed};
+//! use nictune_core::progress::NoProgress;
+//!
+//! let bed = Testbed::create()?; // root; removes stale testbeds first
+//! for server_cpu in [0, 1] {
+//!     let mut spec = BenchSpec::new(TestKind::Rr);
+//!     spec.client_cpu = Some(0);
+//!     spec.server_cpu = Some(server_cpu);
+//!     let r = run(&spec, Target::Testbed(&bed), &NoProgress)?;
+//!     println!("{:?} trans/s, p99 {:?} µs", r.metrics.transactions_per_sec,
+//!              r.metrics.latency_us.map(|l| l.p99));
+//! }
+//! bed.destroy()?; // dropping it removes it too
+//! # Ok::<(), nictune_bench::BenchError>(())
+//! ```
+//!
+//! A search loop can take a [`Measurer`] instead: [`LiveMeasurer`] over a target, or
+//! [`FakeMeasurer`] answering from a function in tests.
+//!
+//! Seams: engines see time only through [`clock::Clock`] and sockets only through
+//! [`conn::Conn`] / [`conn::StreamConn`]; [`fake`] drives them deterministically. System
+//! calls are confined to `sys` (the crate's only `unsafe`), `net`, `testbed` and
+//! `accounting::sample`.
+
+pub mod accounting;
+pub mod cancel;
+pub mod client;
+pub mod clock;
+pub mod compare;
+pub mod conn;
+pub mod engine;
+pub mod error;
+pub mod fake;
+pub mod histogram;
+pub mod measure;
+pub mod net;
+pub mod peer;
+pub mod protocol;
+pub mod result;
+pub mod run;
+pub mod serve;
+pub mod spec;
+mod sys;
+pub mod testbed;
+pub mod text;
+pub mod token;
+pub mod window;
+
+pub use error::{BenchError, Result};
+pub use measure::{FakeMeasurer, LiveMeasurer, Measurer};
+pub use peer::PeerTarget;
+pub use result::BenchResult;
+pub use run::{run, run_cancellable, Target};
+pub use spec::{BenchSpec, Limits, TestKind};
+pub use testbed::Testbed;
+pub use token::Token;
+
+/// True when this process may build a testbed (root and `ip` available); the reason if not.
+pub fn testbed_available() -> std::result::Result<(), String> {
+    testbed::check_available().map_err(|e| e.to_string())
+}

@@ -21,10 +21,17 @@
 //! - [`metrics`]: histograms, recording, and conversion to the shared metrics shape.
 #![forbid(unsafe_code)]
 
+pub mod bus;
+pub mod cases;
 pub mod driver;
 pub mod engine;
+pub mod freebsd;
 pub mod host;
 pub mod metrics;
+pub mod moderation;
+pub mod multiqueue;
+pub mod napi_extras;
 pub mod nic;
+pub mod pool;
 pub mod scenario;
 pub mod workload;

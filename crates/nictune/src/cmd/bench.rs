@@ -1,11 +1,217 @@
-//! `nictune bench`: not built yet.
+//! `nictune bench`: one live measurement — request/response, stream or ping — on the
+//! namespace testbed (default), loopback, or against a `nictune serve` peer.
 
-use crate::output::{Ctx, Outcome};
-use anyhow::Result;
+use crate::output::{Ctx, HintExt, Outcome};
+use anyhow::{Context, Result};
+use nictune_bench::cancel::Cancel;
+use nictune_bench::{
+    peer, BenchError, BenchSpec, Limits, PeerTarget, Target, TestKind, Testbed, Token,
+};
+use nictune_core::error::InvalidInput;
+use nictune_core::units::{Bytes, Nanos};
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+#[command(after_help = "\
+Examples:
+  sudo nictune bench rr --duration 5 --json
+  sudo nictune bench rr --client-cpu 0 --server-cpu 0
+  nictune bench udp-rr --loopback --connections 4
+  nictune bench rr --loopback --rate 20000        (open loop: no coordinated omission)
+  NICTUNE_TOKEN=... nictune bench stream --peer 198.18.0.2")]
+pub struct Args {
+    /// Test: rr (TCP request/response), udp-rr, stream (TCP bulk) or ping (probes).
+    #[arg(value_enum)]
+    pub test: TestArg,
+    /// Run in two fresh network namespaces joined by veth (default; needs root).
+    #[arg(long, conflicts_with_all = ["loopback", "peer"])]
+    pub testbed: bool,
+    /// Run both sides on 127.0.0.1.
+    #[arg(long, conflicts_with = "peer")]
+    pub loopback: bool,
+    /// Measure against `nictune serve` on HOST[:PORT] (port 12866 by default).
+    #[arg(long, value_name = "HOST[:PORT]")]
+    pub peer: Option<String>,
+    /// File holding the peer's token (else $NICTUNE_TOKEN).
+    #[arg(long, value_name = "PATH", requires = "peer")]
+    pub token_file: Option<PathBuf>,
+    /// Measured seconds (warm-up comes on top).
+    #[arg(long, default_value_t = 10.0, value_name = "S")]
+    pub duration: f64,
+    /// Warm-up seconds, excluded from every figure.
+    #[arg(long, default_value_t = 1.0, value_name = "S")]
+    pub warmup: f64,
+    /// Parallel connections.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub connections: u32,
+    /// Request size (rr, udp-rr), write size (stream) or probe size (ping), bytes.
+    #[arg(long, value_name = "B")]
+    pub request_size: Option<u64>,
+    /// Response size, bytes (rr, udp-rr).
+    #[arg(long, value_name = "B")]
+    pub response_size: Option<u64>,
+    /// Requests in flight per connection (netperf -b burst + 1).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub outstanding: u32,
+    /// Open loop: total requests (or probes) per second; latency from intended send times.
+    #[arg(long, value_name = "PPS")]
+    pub rate: Option<f64>,
+    /// Pin the client to this CPU.
+    #[arg(long, value_name = "N")]
+    pub client_cpu: Option<u32>,
+    /// Pin the server to this CPU.
+    #[arg(long, value_name = "N")]
+    pub server_cpu: Option<u32>,
+    /// ping: ICMP echo instead of UDP echo (needs net.ipv4.ping_group_range; the testbed
+    /// enables it inside its own namespace).
+    #[arg(long)]
+    pub icmp: bool,
+}
 
-pub fn run(_args: Args, _ctx: &Ctx) -> Result<Outcome> {
-    super::not_yet("bench")
+/// The test names on the command line.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum TestArg {
+    Rr,
+    UdpRr,
+    Stream,
+    Ping,
+}
+
+impl From<TestArg> for TestKind {
+    fn from(t: TestArg) -> TestKind {
+        match t {
+            TestArg::Rr => TestKind::Rr,
+            TestArg::UdpRr => TestKind::UdpRr,
+            TestArg::Stream => TestKind::Stream,
+            TestArg::Ping => TestKind::Ping,
+        }
+    }
+}
+
+pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
+    let spec = spec_of(&args)?;
+    spec.validate(&Limits::LOCAL)
+        .hint("see `nictune bench --help` for the allowed values")?;
+    let cancel = Cancel::new();
+    cancel
+        .on_signals()
+        .context("installing the Ctrl-C handler")?;
+    let progress = ctx.progress();
+    let result = match (&args.peer, args.loopback) {
+        (Some(peer), _) => {
+            let target = peer_target(peer, args.token_file.as_ref())?;
+            measure(&spec, Target::Peer(&target), progress.as_ref(), &cancel)?
+        }
+        (None, true) => measure(&spec, Target::Loopback, progress.as_ref(), &cancel)?,
+        (None, false) => {
+            let bed = Testbed::create().map_err(testbed_hint)?;
+            let r = measure(&spec, Target::Testbed(&bed), progress.as_ref(), &cancel);
+            bed.destroy().context("removing the testbed")?;
+            r?
+        }
+    };
+    ctx.emit("bench", &result, nictune_bench::text::render)?;
+    Ok(Outcome::Success)
+}
+
+fn measure(
+    spec: &BenchSpec,
+    target: Target<'_>,
+    progress: &dyn nictune_core::progress::Progress,
+    cancel: &Cancel,
+) -> Result<nictune_bench::BenchResult> {
+    nictune_bench::run_cancellable(spec, target, progress, cancel).context("measuring")
+}
+
+fn testbed_hint(e: BenchError) -> anyhow::Error {
+    let hint = match &e {
+        BenchError::TestbedUnavailable(_) => "run as root (sudo), or measure with --loopback",
+        _ => "stale testbeds are removed at the next start; `ip netns list | grep nictune-tb` shows any left",
+    };
+    Err::<(), _>(e).hint(hint).unwrap_err()
+}
+
+/// Turns the typed flags into a spec (the values are checked by `BenchSpec::validate`).
+fn spec_of(a: &Args) -> Result<BenchSpec> {
+    let mut s = BenchSpec::new(a.test.into());
+    s.duration = seconds("--duration", a.duration)?;
+    s.warmup = seconds("--warmup", a.warmup)?;
+    s.connections = a.connections;
+    if let Some(b) = a.request_size {
+        s.request_size = Bytes(b);
+        if s.test == TestKind::Ping {
+            s.response_size = Bytes(b);
+        }
+    }
+    if let Some(b) = a.response_size {
+        s.response_size = Bytes(b);
+    }
+    s.outstanding = a.outstanding;
+    s.rate = a.rate.or(s.rate);
+    s.client_cpu = a.client_cpu;
+    s.server_cpu = a.server_cpu;
+    s.icmp = a.icmp;
+    Ok(s)
+}
+
+fn seconds(flag: &str, v: f64) -> Result<Nanos> {
+    if v.is_finite() && v >= 0.0 {
+        return Ok(Nanos::from_secs_f64(v));
+    }
+    let bad = InvalidInput {
+        what: flag.into(),
+        value: v.to_string(),
+        allowed: "a number of seconds ≥ 0".into(),
+    };
+    Err(bad).hint(format!("for example {flag} 5"))
+}
+
+/// Resolves HOST[:PORT] and reads the token.
+fn peer_target(peer: &str, token_file: Option<&PathBuf>) -> Result<PeerTarget> {
+    let addr = resolve(peer)?;
+    let token = Token::load(token_file.map(PathBuf::as_path))
+        .hint("use the token the peer's `nictune serve` was started with")?;
+    Ok(PeerTarget { addr, token })
+}
+
+fn resolve(peer: &str) -> Result<SocketAddr> {
+    let with_port = peer.to_socket_addrs().ok().and_then(|mut it| it.next());
+    let host = peer.trim_start_matches('[').trim_end_matches(']');
+    let bare = || {
+        (host, peer::DEFAULT_PORT)
+            .to_socket_addrs()
+            .ok()
+            .and_then(|mut it| it.next())
+    };
+    with_port.or_else(bare).ok_or_else(|| {
+        let bad = InvalidInput {
+            what: "--peer".into(),
+            value: peer.into(),
+            allowed: "HOST or HOST:PORT that resolves".into(),
+        };
+        Err::<(), _>(bad)
+            .hint("for example --peer 198.18.0.2 or --peer server.example:12866")
+            .unwrap_err()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn peer_addresses_get_the_default_port() {
+        assert_eq!(resolve("127.0.0.1").unwrap().to_string(), "127.0.0.1:12866");
+        assert_eq!(resolve("127.0.0.1:99").unwrap().to_string(), "127.0.0.1:99");
+        assert_eq!(resolve("[::1]").unwrap().to_string(), "[::1]:12866");
+        assert_eq!(resolve("[::1]:7").unwrap().to_string(), "[::1]:7");
+        assert!(resolve("no such host.invalid:x").is_err());
+    }
+
+    #[test]
+    fn negative_seconds_name_the_flag() {
+        let e = seconds("--duration", -1.0).unwrap_err();
+        assert!(e.to_string().contains("--duration"), "{e}");
+    }
 }

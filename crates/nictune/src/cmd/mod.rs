@@ -12,6 +12,7 @@ pub mod meta;
 pub mod serve;
 pub mod show;
 pub mod sim;
+pub mod sim_cases;
 pub mod tune;
 
 use crate::cli::Command;
@@ -20,6 +21,14 @@ use anyhow::Result;
 
 /// Runs the chosen subcommand.
 pub fn dispatch(command: Command, ctx: &Ctx) -> Result<Outcome> {
+    // A journal left by a crash is reported by every command; the change commands check
+    // their own --state-dir and refuse or recover on their own.
+    if !matches!(
+        command,
+        Command::Apply(_) | Command::Confirm(_) | Command::Revert(_) | Command::Status(_)
+    ) {
+        apply::warn_on_leftover_journal();
+    }
     match command {
         Command::Explain(a) => explain::run(a, ctx),
         Command::Check(a) => check::run(a, ctx),
@@ -38,9 +47,4 @@ pub fn dispatch(command: Command, ctx: &Ctx) -> Result<Outcome> {
         Command::Completions(a) => meta::completions(a, ctx),
         Command::Manpage(a) => meta::manpage(a, ctx),
     }
-}
-
-/// The error a subcommand returns while it is still being built.
-pub fn not_yet(command: &str) -> Result<Outcome> {
-    anyhow::bail!("`nictune {command}` is not implemented in this build yet")
 }

@@ -7,6 +7,7 @@
 use crate::output::{Ctx, HintExt, Outcome};
 use anyhow::{Context, Result};
 use nictune_core::metrics::{HostMetrics, Metrics};
+use nictune_sim::cases::registry as cases;
 use nictune_sim::scenario::sweep::{self, Axis};
 use nictune_sim::scenario::{builtin, keys, RunResult, Scenario};
 use serde::Serialize;
@@ -40,6 +41,9 @@ pub struct Args {
     /// Worker threads for a sweep (default: all cores).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
+    /// Print the model's assumptions for the scenario and its keys, then exit.
+    #[arg(long)]
+    pub explain: bool,
 }
 
 /// `nictune.sim/v1` for one run.
@@ -84,6 +88,9 @@ struct KeyEntry {
 pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
     if args.list {
         return list(ctx);
+    }
+    if let Some(case) = args.scenario.as_deref().and_then(cases::find) {
+        return super::sim_cases::run(case, &args, ctx);
     }
     if args.keys {
         return list_keys(ctx);
@@ -173,6 +180,10 @@ fn list(ctx: &Ctx) -> Result<Outcome> {
         scenarios: builtin::list()
             .into_iter()
             .map(|(name, description)| ListEntry { name, description })
+            .chain(cases::all().iter().map(|c| ListEntry {
+                name: c.name.to_string(),
+                description: c.description.to_string(),
+            }))
             .collect(),
     };
     ctx.emit("sim", &doc, |d| {
@@ -219,7 +230,7 @@ fn fmt_opt(v: Option<f64>, digits: usize) -> String {
     v.map_or("-".into(), |x| format!("{x:.digits$}"))
 }
 
-fn human_run(name: &str, r: &RunResult) -> String {
+pub(super) fn human_run(name: &str, r: &RunResult) -> String {
     let m = &r.metrics;
     let e = &r.engine;
     let mut s = String::new();
@@ -318,7 +329,7 @@ fn host_row(name: &str, h: &HostMetrics) -> String {
     )
 }
 
-fn human_sweep(name: &str, points: &[RunResult], varying: &[&str]) -> String {
+pub(super) fn human_sweep(name: &str, points: &[RunResult], varying: &[&str]) -> String {
     let mut s = format!("scenario {name}: {} points\n", points.len());
     for p in points {
         let params: Vec<String> = varying

@@ -1,0 +1,298 @@
+//! What the measured interval cost one host: CPU time split per CPU, interrupts per second
+//! per source, NET_RX/NET_TX softirqs, softnet and busy-poll counters, interface drops, and
+//! the CPU time per transaction (service demand) derived from them.
+//!
+//! How the kernel accounts CPU time shapes what these numbers can say, and the result says
+//! it too ([`Accounting::notes`]):
+//! * without `CONFIG_IRQ_TIME_ACCOUNTING`, hard-IRQ time is never charged (irq stays 0) and
+//!   softirq time is *sampled* by the tick: a tick that lands in softirq charges the whole
+//!   tick to softirq, softirq work run at `local_bh_enable()` in a task is often charged to
+//!   system;
+//! * busy polling runs the network receive path inside the polling task's system call, so
+//!   it appears as system time and softirq falls towards 0 — the network cost has moved,
+//!   not vanished. Service demand (all busy CPU time per transaction) stays comparable.
+
+pub mod netstat;
+pub mod sample;
+mod split;
+
+pub use sample::{read_live, ProcTexts, Sample};
+
+use nictune_core::metrics::HostMetrics;
+use nictune_core::units::Nanos;
+use nictune_host::procfs::{IrqLine, IrqSource, NetDevCounters};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The cost of the measured interval on one host.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Accounting {
+    /// Length of the interval between the two samples, seconds.
+    pub interval_s: f64,
+    /// The metrics shared with the simulator (CPU split, drops, and interrupts per second of
+    /// the NIC vectors only: loopback and veth have none, so 0 there).
+    pub host: HostMetrics,
+    /// Every device interrupt per second per IRQ (`"<irq>:<action>"`, disks and other
+    /// devices too), only those that fired.
+    pub device_irqs_per_sec: BTreeMap<String, f64>,
+    /// Architecture interrupts per second (`LOC`, `CAL`, `RES`, `TLB`, ...), only those that
+    /// fired. `CAL`/`RES` are cross-CPU wake-ups.
+    pub arch_irqs_per_sec: BTreeMap<String, f64>,
+    pub net_rx_softirqs_per_sec: f64,
+    pub net_tx_softirqs_per_sec: f64,
+    /// Packets processed by NAPI/backlog per second (softnet column 1).
+    pub softnet_processed_per_sec: f64,
+    /// Packets received inside busy-poll loops (`BusyPollRxPackets`, per namespace).
+    pub busy_poll_rx_packets: Option<u64>,
+    /// Fraction of time the hypervisor ran something else (excluded from the split).
+    pub steal: f64,
+    /// All busy CPU time (every CPU, user+system+irq+softirq) per transaction, µs.
+    pub cpu_us_per_transaction: Option<f64>,
+    /// The same per KiB moved (stream).
+    pub cpu_us_per_kib: Option<f64>,
+    /// `Some(false)`: irq time stayed 0 while CPUs were busy, so the kernel does not account
+    /// hard-IRQ time (no `CONFIG_IRQ_TIME_ACCOUNTING`); `None`: could not tell.
+    pub irq_time_accounted: Option<bool>,
+    /// How to read these numbers on this host.
+    pub notes: Vec<String>,
+}
+
+/// The work the interval did, to derive service demand.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Work {
+    pub transactions: Option<u64>,
+    pub bytes: Option<u64>,
+}
+
+/// Computes what happened between `before` and `after`, `elapsed` apart. `interfaces`
+/// limits the drop counters to the measured path (`None`: every interface that moved).
+pub fn account(
+    before: &Sample,
+    after: &Sample,
+    elapsed: Nanos,
+    user_hz: u32,
+    work: Work,
+    interfaces: Option<&[String]>,
+) -> Accounting {
+    let secs = elapsed.as_secs_f64().max(1e-9);
+    let cpu = split::cpu_split(&before.stat, &after.stat);
+    let (device, arch) = irq_rates(before, after, secs);
+    let nic_irqs = nic_irq_rate(before, after, secs, &moved_names(after, interfaces));
+    let busy_ns = split::busy_nanos(&before.stat, &after.stat, user_hz);
+    let mut acc = Accounting {
+        interval_s: secs,
+        device_irqs_per_sec: device,
+        arch_irqs_per_sec: arch,
+        net_rx_softirqs_per_sec: softirq_delta(before, after, "NET_RX") as f64 / secs,
+        net_tx_softirqs_per_sec: softirq_delta(before, after, "NET_TX") as f64 / secs,
+        softnet_processed_per_sec: softnet_delta(before, after, |r| r.processed) as f64 / secs,
+        busy_poll_rx_packets: delta_opt(before.busy_poll_rx, after.busy_poll_rx),
+        steal: split::steal_fraction(&before.stat, &after.stat),
+        cpu_us_per_transaction: per(busy_ns, work.transactions, 1),
+        cpu_us_per_kib: per(busy_ns, work.bytes, 1024),
+        irq_time_accounted: split::irq_time_accounted(&before.stat, &after.stat),
+        host: HostMetrics {
+            interrupts_per_sec: Some(nic_irqs),
+            packets_per_interrupt: None,
+            cpu,
+            drops: drops(before, after, interfaces),
+            time_squeeze: Some(softnet_delta(before, after, |r| r.time_squeeze)),
+        },
+        notes: Vec::new(),
+    };
+    acc.host.packets_per_interrupt =
+        packets_per_interrupt(before, after, interfaces, nic_irqs * secs);
+    acc.notes = notes(&acc);
+    acc
+}
+
+fn per(busy_ns: u64, n: Option<u64>, unit: u64) -> Option<f64> {
+    let n = n.filter(|&n| n >= unit)?;
+    Some(busy_ns as f64 / 1e3 / (n as f64 / unit as f64))
+}
+
+fn delta_opt(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    Some(b?.saturating_sub(a?))
+}
+
+fn softirq_delta(before: &Sample, after: &Sample, name: &str) -> u64 {
+    let sum = |s: &Sample| s.softirqs.get(name).map_or(0, |v| v.iter().sum::<u64>());
+    sum(after).saturating_sub(sum(before))
+}
+
+/// Softnet counters are u32 that wrap: the delta is taken modulo 2^32 per CPU.
+fn softnet_delta(
+    before: &Sample,
+    after: &Sample,
+    f: fn(&nictune_host::procfs::SoftnetRow) -> u64,
+) -> u64 {
+    after
+        .softnet
+        .iter()
+        .map(|a| {
+            let b = before.softnet.iter().find(|b| b.cpu == a.cpu).map_or(0, f);
+            (f(a).wrapping_sub(b)) & 0xffff_ffff
+        })
+        .sum()
+}
+
+/// Per-second rates of every interrupt line that fired, split into device and architecture.
+fn irq_rates(
+    before: &Sample,
+    after: &Sample,
+    secs: f64,
+) -> (BTreeMap<String, f64>, BTreeMap<String, f64>) {
+    let (mut device, mut arch) = (BTreeMap::new(), BTreeMap::new());
+    for line in &after.interrupts.lines {
+        let d = irq_delta(before, line);
+        if d == 0 {
+            continue;
+        }
+        match &line.source {
+            IrqSource::Device(n) => {
+                let name = line
+                    .actions
+                    .first()
+                    .map_or(String::new(), |a| format!(":{a}"));
+                device.insert(format!("{n}{name}"), d as f64 / secs);
+            }
+            IrqSource::Arch(name) => {
+                arch.insert(name.clone(), d as f64 / secs);
+            }
+        }
+    }
+    (device, arch)
+}
+
+/// Names of the measured interfaces (or of every interface whose packet counters moved).
+fn moved_names(after: &Sample, interfaces: Option<&[String]>) -> Vec<String> {
+    match interfaces {
+        Some(list) => list.to_vec(),
+        None => after
+            .net_dev
+            .iter()
+            .filter(|d| d.rx_packets + d.tx_packets > 0 && d.name != "lo")
+            .map(|d| d.name.clone())
+            .collect(),
+    }
+}
+
+/// True for a device IRQ of a network interface: an action naming one of `ifaces`
+/// (`eth0-TxRx-3`, `ice-eth0-TxRx-0`) or a virtio-net queue (`virtio2-input.0`), which
+/// carries no interface name.
+pub fn is_nic_irq(actions: &[String], ifaces: &[String]) -> bool {
+    let virtio_net =
+        |a: &str| a.starts_with("virtio") && (a.contains("-input.") || a.contains("-output."));
+    actions
+        .iter()
+        .any(|a| virtio_net(a) || ifaces.iter().any(|i| a.contains(i.as_str())))
+}
+
+/// Interrupts per second of the NIC vectors (the simulator's `interrupts_per_sec`).
+fn nic_irq_rate(before: &Sample, after: &Sample, secs: f64, ifaces: &[String]) -> f64 {
+    let nic = after
+        .interrupts
+        .lines
+        .iter()
+        .filter(|l| l.irq().is_some() && is_nic_irq(&l.actions, ifaces));
+    nic.map(|l| irq_delta(before, l)).sum::<u64>() as f64 / secs
+}
+
+/// How often `line` fired since `before` (a line new since then counts from 0).
+fn irq_delta(before: &Sample, line: &IrqLine) -> u64 {
+    let was = before
+        .interrupts
+        .lines
+        .iter()
+        .find(|b| b.source == line.source);
+    line.total.saturating_sub(was.map_or(0, |b| b.total))
+}
+
+fn moved<'a>(
+    s: &'a Sample,
+    interfaces: Option<&'a [String]>,
+) -> impl Iterator<Item = &'a NetDevCounters> + 'a {
+    s.net_dev
+        .iter()
+        .filter(move |d| interfaces.is_none_or(|l| l.contains(&d.name)))
+}
+
+/// Interface drops (rx and tx) of the measured interfaces, and softnet backlog drops.
+fn drops(before: &Sample, after: &Sample, interfaces: Option<&[String]>) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for a in moved(after, interfaces) {
+        if interfaces.is_some() || dev_delta(before, a, |d| d.rx_packets) > 0 {
+            out.insert(
+                format!("{}:rx", a.name),
+                dev_delta(before, a, |d| d.rx_drop),
+            );
+            out.insert(
+                format!("{}:tx", a.name),
+                dev_delta(before, a, |d| d.tx_drop),
+            );
+        }
+    }
+    out.insert(
+        "backlog".into(),
+        softnet_delta(before, after, |r| r.dropped),
+    );
+    out
+}
+
+fn packets_per_interrupt(
+    before: &Sample,
+    after: &Sample,
+    interfaces: Option<&[String]>,
+    irqs: f64,
+) -> Option<f64> {
+    if irqs < 1.0 {
+        return None;
+    }
+    let rx: u64 = moved(after, interfaces)
+        .map(|a| dev_delta(before, a, |d| d.rx_packets))
+        .sum();
+    Some(rx as f64 / irqs)
+}
+
+/// Counter `f` of interface `a` since `before` (an interface new since then counts from 0).
+fn dev_delta(before: &Sample, a: &NetDevCounters, f: fn(&NetDevCounters) -> u64) -> u64 {
+    let was = before.net_dev.iter().find(|b| b.name == a.name);
+    f(a).saturating_sub(was.map_or(0, f))
+}
+
+fn notes(acc: &Accounting) -> Vec<String> {
+    let mut n = Vec::new();
+    if acc.irq_time_accounted == Some(false) {
+        n.push(
+            "irq time is not accounted by this kernel (irq stayed 0 while CPUs were busy: no \
+             CONFIG_IRQ_TIME_ACCOUNTING); softirq time is sampled by the tick, so treat ±1–2 % \
+             as noise and use cpu_us_per_transaction to compare runs"
+                .into(),
+        );
+    }
+    if acc.busy_poll_rx_packets.is_some_and(|p| p > 0) {
+        n.push(
+            "busy polling received packets: that network work is charged to system time, so a \
+             low softirq share does not mean the network cost vanished"
+                .into(),
+        );
+    }
+    if acc.host.interrupts_per_sec.unwrap_or(0.0) < 1.0 {
+        n.push(
+            "no NIC interrupts on this path (loopback and veth have none); the interrupts that \
+             matter are the cross-CPU wake-ups CAL/RES"
+                .into(),
+        );
+    }
+    n.push("CPU figures are host-wide (/proc/stat): other work on the machine is included".into());
+    if acc.steal > 0.01 {
+        n.push(format!(
+            "the hypervisor stole {:.1} % of CPU time",
+            acc.steal * 100.0
+        ));
+    }
+    n
+}
+
+#[cfg(test)]
+mod tests;

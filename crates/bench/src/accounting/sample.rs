@@ -1,0 +1,91 @@
+//! One moment's counters: host-wide files (/proc/stat, interrupts, softirqs, softnet) and
+//! the files that belong to a network namespace (/proc/net/dev, /proc/net/netstat).
+//!
+//! Reading is split from parsing: [`ProcTexts`] is what a reader returned, [`Sample`] is it
+//! parsed, so tests feed captured files and the live path reads `/proc`.
+
+use crate::error::{BenchError, Result};
+use nictune_host::procfs::{
+    parse_interrupts, parse_net_dev, parse_softirqs, parse_softnet_stat, parse_stat,
+    NetDevCounters, ProcInterrupts, ProcSoftirqs, ProcStat, SoftnetRow,
+};
+use std::path::{Path, PathBuf};
+
+/// The raw text of every file one sample needs.
+#[derive(Debug, Clone, Default)]
+pub struct ProcTexts {
+    pub stat: String,
+    pub interrupts: String,
+    pub softirqs: String,
+    pub softnet: String,
+    /// `/proc/net/dev` of the side's namespace.
+    pub net_dev: String,
+    /// `/proc/net/netstat` of the side's namespace (may be empty: not every kernel has it).
+    pub netstat: String,
+}
+
+/// The parsed counters.
+#[derive(Debug, Clone)]
+pub struct Sample {
+    pub stat: ProcStat,
+    pub interrupts: ProcInterrupts,
+    pub softirqs: ProcSoftirqs,
+    pub softnet: Vec<SoftnetRow>,
+    pub net_dev: Vec<NetDevCounters>,
+    pub busy_poll_rx: Option<u64>,
+}
+
+impl Sample {
+    /// Parses `texts`; a file that does not parse names itself in the error.
+    pub fn parse(t: &ProcTexts) -> Result<Sample> {
+        let bad = |e: nictune_host::ParseError| {
+            BenchError::system(
+                "parsing",
+                e.input,
+                std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()),
+            )
+        };
+        Ok(Sample {
+            stat: parse_stat(&t.stat).map_err(bad)?,
+            interrupts: parse_interrupts(&t.interrupts).map_err(bad)?,
+            softirqs: parse_softirqs(&t.softirqs).map_err(bad)?,
+            softnet: parse_softnet_stat(&t.softnet).map_err(bad)?,
+            net_dev: parse_net_dev(&t.net_dev).map_err(bad)?,
+            busy_poll_rx: super::netstat::busy_poll_rx_packets(&t.netstat),
+        })
+    }
+}
+
+fn read(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path)
+        .map_err(|e| BenchError::system("reading", path.display().to_string(), e))
+}
+
+/// Reads the host-wide files from `/proc`, and the namespace files of `netns` (the calling
+/// thread's own namespace when `None`, through `/proc/thread-self/net`).
+pub fn read_live(netns: Option<&PathBuf>) -> Result<ProcTexts> {
+    let (net_dev, netstat) = read_netns_files(netns)?;
+    Ok(ProcTexts {
+        stat: read(Path::new("/proc/stat"))?,
+        interrupts: read(Path::new("/proc/interrupts"))?,
+        softirqs: read(Path::new("/proc/softirqs"))?,
+        softnet: read(Path::new("/proc/net/softnet_stat"))?,
+        net_dev,
+        netstat,
+    })
+}
+
+/// `/proc/net/{dev,netstat}` as seen from inside `netns` (read by a short-lived thread that
+/// enters it, so the caller stays where it is).
+fn read_netns_files(netns: Option<&PathBuf>) -> Result<(String, String)> {
+    let netns = netns.cloned();
+    let reader = move || -> Result<(String, String)> {
+        crate::net::server::enter(&netns, None)?;
+        let dev = read(Path::new("/proc/thread-self/net/dev"))?;
+        let netstat = std::fs::read_to_string("/proc/thread-self/net/netstat").unwrap_or_default();
+        Ok((dev, netstat))
+    };
+    std::thread::spawn(reader)
+        .join()
+        .map_err(|_| BenchError::Worker("procfs reader".into()))?
+}

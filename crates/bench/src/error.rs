@@ -1,0 +1,73 @@
+//! The crate's error type: every variant records the operation and the object it concerned.
+
+use std::io;
+
+/// What went wrong while preparing, running or cleaning up a measurement.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// A spec value outside what the engine accepts.
+    #[error(transparent)]
+    Invalid(#[from] nictune_core::error::InvalidInput),
+    /// A socket operation failed.
+    #[error("{op} {object}: {source}")]
+    Socket {
+        op: &'static str,
+        object: String,
+        #[source]
+        source: io::Error,
+    },
+    /// An external command (`ip`, `ethtool`) failed or could not be started.
+    #[error("running `{command}` failed: {detail}")]
+    Command { command: String, detail: String },
+    /// A system call outside sockets (setns, affinity, procfs read) failed.
+    #[error("{op} {object}: {source}")]
+    System {
+        op: &'static str,
+        object: String,
+        #[source]
+        source: io::Error,
+    },
+    /// The testbed needs privileges or tools this process does not have.
+    #[error("the namespace testbed is not available: {0}")]
+    TestbedUnavailable(String),
+    /// The peer broke the control protocol or refused the test.
+    #[error("control protocol with {peer}: {detail}")]
+    Protocol { peer: String, detail: String },
+    /// The run was stopped (Ctrl-C, SIGTERM) before it finished.
+    #[error("the measurement was interrupted")]
+    Interrupted,
+    /// A worker thread panicked or could not be started.
+    #[error("worker thread {0} failed")]
+    Worker(String),
+}
+
+/// Result alias for this crate.
+pub type Result<T> = std::result::Result<T, BenchError>;
+
+impl BenchError {
+    /// A socket error about `object` during `op`.
+    pub fn socket(op: &'static str, object: impl Into<String>, source: io::Error) -> BenchError {
+        BenchError::Socket {
+            op,
+            object: object.into(),
+            source,
+        }
+    }
+
+    /// A system-call error about `object` during `op`.
+    pub fn system(op: &'static str, object: impl Into<String>, source: io::Error) -> BenchError {
+        BenchError::System {
+            op,
+            object: object.into(),
+            source,
+        }
+    }
+
+    /// A control-protocol error with `peer`.
+    pub fn protocol(peer: impl Into<String>, detail: impl Into<String>) -> BenchError {
+        BenchError::Protocol {
+            peer: peer.into(),
+            detail: detail.into(),
+        }
+    }
+}

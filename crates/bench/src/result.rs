@@ -1,0 +1,141 @@
+//! What a run returns: the metrics shared with the simulator plus everything needed to
+//! judge them (placement, NAPI verification, per-host accounting, warnings). Serialised as
+//! the body of `nictune.bench/v1`.
+
+use crate::accounting::Accounting;
+use crate::spec::BenchSpec;
+use nictune_core::metrics::Metrics;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The result of one measurement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchResult {
+    /// `loopback`, `testbed` or `peer <addr>`.
+    pub target: String,
+    pub spec: BenchSpec,
+    /// Same fields as the simulator's metrics; hosts are `client` and `server`.
+    pub metrics: Metrics,
+    /// Closed loop (as netperf/sockperf) or open loop (latency from intended send times).
+    pub mode: LoopMode,
+    /// Length of the measured interval, seconds (the rate's denominator).
+    pub measured_s: f64,
+    /// Transactions or probe replies completed inside the window.
+    pub completed: u64,
+    /// UDP requests or probes whose reply never came.
+    pub lost: u64,
+    /// Stream: bytes acknowledged inside the window, retransmitted segments, per-second rate.
+    pub stream: Option<StreamFigures>,
+    pub placement: Placement,
+    pub napi: NapiCheck,
+    /// Per-host accounting (`client`, `server`) in full.
+    pub accounting: BTreeMap<String, Accounting>,
+    /// Client and server share one machine (loopback, testbed): their host-wide figures are
+    /// the same numbers, like netperf's local and remote CPU on one host.
+    pub shared_host: bool,
+    /// Anything that limits how far the figures can be trusted.
+    pub warnings: Vec<String>,
+}
+
+/// How requests were paced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LoopMode {
+    Closed,
+    Open,
+}
+
+/// Bulk-transfer figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StreamFigures {
+    pub bytes: u64,
+    pub retransmits: u64,
+    pub interim_throughput_bps: Vec<f64>,
+    /// Size of each write (the figure that most changes bulk results on veth).
+    pub write_size: u64,
+    /// Path MTU, MSS and congestion control of the first connection.
+    pub path: Option<crate::conn::TcpPath>,
+}
+
+/// Where each side asked to run and where it was seen running.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Placement {
+    pub client: SidePlacement,
+    pub server: SidePlacement,
+    /// Cross-CPU wake-up interrupts per second during the window: `CAL` (function-call
+    /// IPIs, the remote wake-ups) and `RES` (rescheduling IPIs).
+    pub cal_per_sec: Option<f64>,
+    pub res_per_sec: Option<f64>,
+}
+
+/// One side's CPU placement.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SidePlacement {
+    pub requested_cpu: Option<u32>,
+    /// CPUs the side's threads were seen on (sampled when each thread started and ended).
+    pub cpus_seen: Vec<u32>,
+}
+
+/// The sockets' `SO_INCOMING_NAPI_ID`s: non-zero means packets came through a NAPI instance.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NapiCheck {
+    pub client_ids: Vec<u32>,
+    pub server_ids: Vec<u32>,
+    /// Testbed: every id non-zero. `None` where NAPI does not apply (loopback) or is unknown.
+    pub verified: Option<bool>,
+}
+
+impl BenchResult {
+    /// A result carrying `metrics` for `spec` with no live detail (target `synthetic`), for
+    /// fakes and tests of code that consumes results.
+    pub fn synthetic(spec: &BenchSpec, metrics: Metrics) -> BenchResult {
+        BenchResult {
+            target: "synthetic".into(),
+            spec: spec.clone(),
+            mode: if spec.rate.is_some() {
+                LoopMode::Open
+            } else {
+                LoopMode::Closed
+            },
+            measured_s: spec.duration.as_secs_f64(),
+            completed: 0,
+            lost: 0,
+            stream: None,
+            placement: Placement::default(),
+            napi: NapiCheck::default(),
+            accounting: BTreeMap::new(),
+            shared_host: false,
+            warnings: vec!["synthetic result: nothing was measured".into()],
+            metrics,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::TestKind;
+    use nictune_core::metrics::LatencySummary;
+
+    #[test]
+    fn json_field_names_are_stable() {
+        let metrics = Metrics {
+            transactions_per_sec: Some(9_500.0),
+            interim_transactions_per_sec: vec![9_400.0, 9_600.0],
+            latency_us: Some(LatencySummary {
+                min: 80.0,
+                mean: 104.7,
+                p50: 99.0,
+                p90: 120.0,
+                p99: 167.0,
+                p999: 210.0,
+                max: 400.0,
+                stddev: 12.0,
+            }),
+            throughput_bps: Some(152_000.0),
+            hosts: BTreeMap::new(),
+        };
+        let r = BenchResult::synthetic(&BenchSpec::new(TestKind::Rr), metrics);
+        insta::assert_json_snapshot!(r);
+    }
+}

@@ -1,0 +1,136 @@
+//! The server side of a run: threads in this process (loopback, testbed) or a `nictune
+//! serve` peer behind the control protocol. Either way it is started before the clients,
+//! marked when the window opens, and stopped and asked for its report at the end.
+
+use super::route::Route;
+use super::{Target, CONNECT_TIMEOUT};
+use crate::accounting::{self, Accounting, Sample, Work};
+use crate::cancel::{Cancel, POLL_SLICE};
+use crate::engine::GRACE;
+use crate::error::Result;
+use crate::net::server::{self, RunningServer, ServerPlan, ServerReport};
+use crate::peer::PeerSession;
+use crate::spec::BenchSpec;
+use nictune_core::units::Nanos;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// The server side: threads in this process, or a peer behind the control protocol.
+pub(super) enum Far {
+    Local {
+        server: Option<RunningServer>,
+        stop: Cancel,
+        before: Option<Box<Sample>>,
+        netns: Option<PathBuf>,
+        ifs: Vec<String>,
+        t0: Instant,
+    },
+    Peer(Box<PeerSession>),
+}
+
+/// What the server side reports at the end.
+pub(crate) struct FarReport {
+    pub(crate) accounting: Option<Accounting>,
+    pub(crate) server: ServerReport,
+}
+
+impl Far {
+    pub(super) fn start(spec: &BenchSpec, target: Target<'_>, route: &Route) -> Result<Far> {
+        if let Target::Peer(p) = target {
+            return PeerSession::open(p, spec).map(|s| Far::Peer(Box::new(s)));
+        }
+        let stop = Cancel::new();
+        let server = if spec.icmp {
+            None // the peer's kernel answers ICMP echo
+        } else {
+            Some(server::start(ServerPlan {
+                test: spec.test,
+                request: spec.request_size.0 as usize,
+                response: spec.response_size.0 as usize,
+                connections: spec.connections,
+                cpu: spec.server_cpu,
+                netns: route.server_netns.clone(),
+                bind: SocketAddr::new(route.server_ip, 0),
+                allowed_peer: None,
+                deadline: Instant::now()
+                    + CONNECT_TIMEOUT
+                    + Duration::from_nanos((spec.total() + GRACE).0)
+                    + POLL_SLICE * 5,
+                cancel: stop.clone(),
+            })?)
+        };
+        Ok(Far::Local {
+            server,
+            stop,
+            before: None,
+            netns: route.server_netns.clone(),
+            ifs: route.server_ifs.clone(),
+            t0: Instant::now(),
+        })
+    }
+
+    pub(super) fn data_addr(&self, route: &Route) -> SocketAddr {
+        match self {
+            Far::Local {
+                server: Some(s), ..
+            } => s.addr,
+            Far::Local { server: None, .. } => SocketAddr::new(route.server_ip, 0),
+            Far::Peer(p) => p.data_addr(),
+        }
+    }
+
+    /// The window starts: take the server side's "before" sample.
+    pub(super) fn mark(&mut self) -> Result<()> {
+        match self {
+            Far::Local {
+                before, netns, t0, ..
+            } => {
+                *t0 = Instant::now();
+                *before = Some(Box::new(Sample::parse(&accounting::read_live(
+                    netns.as_ref(),
+                )?)?));
+                Ok(())
+            }
+            Far::Peer(p) => p.measure(),
+        }
+    }
+
+    /// The window is over (or the run failed, `work` = None): stop the server side and
+    /// collect its report.
+    pub(super) fn finish(self, work: Option<Work>) -> Result<FarReport> {
+        match self {
+            Far::Local {
+                server,
+                stop,
+                before,
+                netns,
+                ifs,
+                t0,
+            } => {
+                stop.cancel();
+                let accounting = match (before, work) {
+                    (Some(b), Some(w)) => {
+                        let after = Sample::parse(&accounting::read_live(netns.as_ref())?)?;
+                        let elapsed = Nanos(t0.elapsed().as_nanos() as u64);
+                        Some(accounting::account(
+                            &b,
+                            &after,
+                            elapsed,
+                            crate::sys::user_hz(),
+                            w,
+                            Some(&ifs),
+                        ))
+                    }
+                    _ => None,
+                };
+                let server = server
+                    .map(RunningServer::join)
+                    .transpose()?
+                    .unwrap_or_default();
+                Ok(FarReport { accounting, server })
+            }
+            Far::Peer(p) => p.finish(work),
+        }
+    }
+}

@@ -1,0 +1,289 @@
+//! `nictune serve`: answers bounded tests for a `nictune bench --peer` client on another
+//! machine and returns its own accounting.
+//!
+//! It must not become an open traffic reflector, so it:
+//! * listens only on the address it is given;
+//! * runs nothing before the client proves it knows the shared [`Token`];
+//! * runs one test at a time (others are told `busy`) and keeps at most
+//!   [`MAX_PENDING`] unauthenticated connections, each cut off after [`HELLO_TIMEOUT`]
+//!   in total (a client dripping bytes cannot hold a slot);
+//! * accepts only specs within [`Limits::SERVE`] (duration, connections, sizes, rate);
+//! * answers data traffic only from the control connection's address, and stops every
+//!   test at its deadline even if the client vanishes.
+
+use crate::accounting::{self, Sample, Work};
+use crate::cancel::{Cancel, POLL_SLICE};
+use crate::engine::GRACE;
+use crate::error::{BenchError, Result};
+use crate::net::server::{self, ServerPlan};
+use crate::protocol::{self, PeerReport, Reply, Request, WireError, VERSION};
+use crate::spec::{BenchSpec, Limits};
+use crate::token::Token;
+use nictune_core::units::Nanos;
+use std::io::BufReader;
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+/// Connections allowed to be open but not yet authenticated.
+pub const MAX_PENDING: usize = 8;
+/// Time a new connection has to send a valid hello.
+pub const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
+/// Time between welcome and start.
+const START_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How `serve` runs.
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    pub bind: SocketAddr,
+    pub token: Token,
+    pub limits: Limits,
+    pub cancel: Cancel,
+    /// Stop after this many sessions (tests); `None` = until cancelled.
+    pub max_sessions: Option<u64>,
+    /// Time a new connection has to authenticate ([`HELLO_TIMEOUT`] unless testing).
+    pub hello_timeout: Duration,
+}
+
+/// Binds the control address (so the caller learns a port-0 choice before serving).
+pub fn bind(addr: SocketAddr) -> Result<TcpListener> {
+    TcpListener::bind(addr).map_err(|e| BenchError::socket("binding", addr.to_string(), e))
+}
+
+/// Serves on `listener` until cancelled; `log` receives one line per event.
+pub fn serve(listener: TcpListener, cfg: &ServeConfig, log: &(dyn Fn(&str) + Sync)) -> Result<()> {
+    let addr = listener
+        .local_addr()
+        .map_err(|e| BenchError::socket("reading address of", "control listener", e))?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| BenchError::socket("configuring", addr.to_string(), e))?;
+    log(&format!("serving on {addr}"));
+    let state = Arc::new(State::default());
+    let mut sessions = 0u64;
+    std::thread::scope(|scope| {
+        while !cfg.cancel.is_cancelled() && cfg.max_sessions.is_none_or(|m| sessions < m) {
+            let (stream, from) = match listener.accept() {
+                Ok(x) => x,
+                Err(_) => {
+                    let _ = crate::sys::poll(listener.as_raw_fd(), false, POLL_SLICE);
+                    continue;
+                }
+            };
+            if state.pending.fetch_add(1, Ordering::SeqCst) >= MAX_PENDING {
+                state.pending.fetch_sub(1, Ordering::SeqCst);
+                log(&format!("{from}: refused, too many pending connections"));
+                continue;
+            }
+            sessions += 1;
+            let state = Arc::clone(&state);
+            scope.spawn(move || {
+                let outcome = session(stream, from, cfg, &state);
+                match outcome {
+                    Ok(()) => log(&format!("{from}: test done")),
+                    Err(e) => log(&format!("{from}: {e}")),
+                }
+            });
+        }
+    });
+    Ok(())
+}
+
+#[derive(Debug, Default)]
+struct State {
+    pending: AtomicUsize,
+    busy: AtomicBool,
+}
+
+/// Holds the one-test-at-a-time flag; releases it when dropped.
+struct BusyGuard<'a>(&'a AtomicBool);
+
+impl Drop for BusyGuard<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::SeqCst);
+    }
+}
+
+struct Control {
+    peer: SocketAddr,
+    writer: TcpStream,
+    reader: BufReader<TcpStream>,
+}
+
+impl Control {
+    fn recv(&mut self) -> Result<Request> {
+        protocol::recv(&mut self.reader)
+            .map_err(|e: WireError| BenchError::protocol(self.peer.to_string(), e.to_string()))
+    }
+
+    fn send(&mut self, reply: &Reply) -> Result<()> {
+        protocol::send(&mut self.writer, reply)
+            .map_err(|e| BenchError::socket("replying to", self.peer.to_string(), e))
+    }
+
+    /// Tells the client why, then fails the session with the same reason.
+    fn refuse(&mut self, message: impl Into<String>) -> BenchError {
+        let message = message.into();
+        let _ = self.send(&Reply::Error {
+            message: message.clone(),
+        });
+        BenchError::protocol(self.peer.to_string(), format!("refused: {message}"))
+    }
+
+    fn timeout(&self, t: Duration) -> Result<()> {
+        self.writer
+            .set_read_timeout(Some(t))
+            .map_err(|e| BenchError::socket("configuring", self.peer.to_string(), e))
+    }
+}
+
+fn session(stream: TcpStream, peer: SocketAddr, cfg: &ServeConfig, state: &State) -> Result<()> {
+    let io = |e| BenchError::socket("configuring", peer.to_string(), e);
+    stream.set_nonblocking(false).map_err(io)?;
+    stream
+        .set_read_timeout(Some(cfg.hello_timeout))
+        .map_err(io)?;
+    stream
+        .set_write_timeout(Some(cfg.hello_timeout))
+        .map_err(io)?;
+    let reader = BufReader::new(stream.try_clone().map_err(io)?);
+    let watchdog = hello_watchdog(stream.try_clone().map_err(io)?, cfg.hello_timeout);
+    let mut c = Control {
+        peer,
+        writer: stream,
+        reader,
+    };
+    let authed = authenticate(&mut c, cfg);
+    drop(watchdog);
+    state.pending.fetch_sub(1, Ordering::SeqCst);
+    authed?;
+    if state.busy.swap(true, Ordering::SeqCst) {
+        return Err(c.refuse("busy: another test is running; one test at a time"));
+    }
+    let _busy = BusyGuard(&state.busy);
+    c.send(&Reply::Welcome { version: VERSION })?;
+    c.timeout(START_TIMEOUT)?;
+    let spec = match c.recv()? {
+        Request::Start { spec } => spec,
+        other => return Err(c.refuse(format!("expected start, got {other:?}"))),
+    };
+    if let Err(e) = spec.validate(&cfg.limits) {
+        return Err(c.refuse(e.to_string()));
+    }
+    run_test(&mut c, &spec, cfg)
+}
+
+/// Shuts `stream` down unless the returned sender is dropped within `timeout`.
+fn hello_watchdog(stream: TcpStream, timeout: Duration) -> mpsc::Sender<()> {
+    let (tx, rx) = mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        if rx.recv_timeout(timeout) == Err(mpsc::RecvTimeoutError::Timeout) {
+            let _ = stream.shutdown(Shutdown::Both);
+        }
+    });
+    tx
+}
+
+fn authenticate(c: &mut Control, cfg: &ServeConfig) -> Result<()> {
+    match c.recv() {
+        Ok(Request::Hello { version, token }) if cfg.token.matches(&token) => {
+            if version == VERSION {
+                Ok(())
+            } else {
+                Err(c.refuse(format!(
+                    "protocol version {version} not supported; this server speaks {VERSION}"
+                )))
+            }
+        }
+        Ok(Request::Hello { .. }) => Err(c.refuse("authentication failed")),
+        Ok(_) => Err(c.refuse("authentication required first")),
+        Err(e) => Err(c.refuse(e.to_string())),
+    }
+}
+
+fn run_test(c: &mut Control, spec: &BenchSpec, cfg: &ServeConfig) -> Result<()> {
+    let stop = Cancel::new();
+    let budget = Duration::from_nanos((spec.total() + GRACE).0) + Duration::from_secs(10);
+    let deadline = Instant::now() + budget;
+    let server = server::start(ServerPlan {
+        test: spec.test,
+        request: spec.request_size.0 as usize,
+        response: spec.response_size.0 as usize,
+        connections: spec.connections,
+        cpu: spec.server_cpu,
+        netns: None,
+        bind: SocketAddr::new(cfg.bind.ip(), 0),
+        allowed_peer: Some(c.peer.ip()),
+        deadline,
+        cancel: stop.clone(),
+    });
+    let server = match server {
+        Ok(s) => s,
+        Err(e) => return Err(c.refuse(e.to_string())),
+    };
+    c.send(&Reply::Ready {
+        port: server.addr.port(),
+    })?;
+    c.timeout(budget)?;
+    let result = control_loop(c, cfg);
+    stop.cancel();
+    let served = server.join()?;
+    let (accounting, _) = result?;
+    let report = PeerReport {
+        accounting,
+        napi_ids: served.napi_ids,
+        cpus: served.cpus.into_iter().collect(),
+        served: served.served,
+        refused: served.refused,
+    };
+    c.send(&Reply::Report(Box::new(report)))
+}
+
+/// Handles measure and stop; returns the server-side accounting.
+fn control_loop(
+    c: &mut Control,
+    cfg: &ServeConfig,
+) -> Result<(Option<accounting::Accounting>, ())> {
+    let mut before: Option<(Sample, Instant)> = None;
+    loop {
+        if cfg.cancel.is_cancelled() {
+            return Err(c.refuse("server is shutting down"));
+        }
+        match c.recv()? {
+            Request::Measure if before.is_none() => {
+                before = Some((
+                    Sample::parse(&accounting::read_live(None)?)?,
+                    Instant::now(),
+                ));
+            }
+            Request::Stop {
+                transactions,
+                bytes,
+            } => {
+                let Some((b, t0)) = before else {
+                    return Ok((None, ()));
+                };
+                let after = Sample::parse(&accounting::read_live(None)?)?;
+                let elapsed = Nanos(t0.elapsed().as_nanos() as u64);
+                let work = Work {
+                    transactions,
+                    bytes,
+                };
+                return Ok((
+                    Some(accounting::account(
+                        &b,
+                        &after,
+                        elapsed,
+                        crate::sys::user_hz(),
+                        work,
+                        None,
+                    )),
+                    (),
+                ));
+            }
+            other => return Err(c.refuse(format!("unexpected {other:?}"))),
+        }
+    }
+}

@@ -1,0 +1,281 @@
+//! What to measure: the test, its sizes and duration, pacing and CPU placement.
+//!
+//! A [`BenchSpec`] is plain data, checked once by [`BenchSpec::validate`] before anything
+//! touches the system; the same checks bound what `serve` accepts from a peer (with the
+//! tighter [`Limits::SERVE`]).
+
+use nictune_core::error::InvalidInput;
+use nictune_core::units::{Bytes, Nanos};
+use serde::{Deserialize, Serialize};
+
+/// The kind of test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TestKind {
+    /// TCP request/response, netperf TCP_RR semantics.
+    Rr,
+    /// UDP request/response, netperf UDP_RR semantics.
+    UdpRr,
+    /// TCP bulk transfer, client to server.
+    Stream,
+    /// UDP echo probes at a fixed interval, like `ping` (open loop).
+    Ping,
+}
+
+impl TestKind {
+    /// The name used on the command line and in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            TestKind::Rr => "rr",
+            TestKind::UdpRr => "udp-rr",
+            TestKind::Stream => "stream",
+            TestKind::Ping => "ping",
+        }
+    }
+}
+
+/// One measurement, as the user asked for it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BenchSpec {
+    pub test: TestKind,
+    /// Measured interval (warm-up comes on top).
+    #[serde(rename = "duration_ns")]
+    pub duration: Nanos,
+    /// Run before the measured interval and excluded from every figure.
+    #[serde(rename = "warmup_ns")]
+    pub warmup: Nanos,
+    /// Parallel connections (flows), one client thread each.
+    pub connections: u32,
+    /// Request size (RR) or write size (stream) or probe size (ping).
+    #[serde(rename = "request_bytes")]
+    pub request_size: Bytes,
+    /// Response size (RR); ignored by stream; ping echoes the probe.
+    #[serde(rename = "response_bytes")]
+    pub response_size: Bytes,
+    /// Transactions in flight per connection (netperf `-b` burst + 1).
+    pub outstanding: u32,
+    /// Open loop: total transactions (or probes) per second, latency taken from each
+    /// request's intended send time. `None` = closed loop as fast as responses come back.
+    #[serde(rename = "rate_per_sec")]
+    pub rate: Option<f64>,
+    /// Pin the client threads to this CPU.
+    pub client_cpu: Option<u32>,
+    /// Pin the server threads to this CPU.
+    pub server_cpu: Option<u32>,
+    /// Ping only: ICMP echo through an unprivileged ping socket instead of UDP echo.
+    #[serde(default)]
+    pub icmp: bool,
+}
+
+impl BenchSpec {
+    /// The defaults for `test`: 10 s measured after 1 s warm-up, one connection, 1-byte
+    /// messages (16 KiB writes for stream, 64-byte probes at 5/s for ping), unpinned.
+    pub fn new(test: TestKind) -> BenchSpec {
+        let (request, rate) = match test {
+            TestKind::Stream => (16 * 1024, None),
+            TestKind::Ping => (64, Some(5.0)),
+            _ => (1, None),
+        };
+        BenchSpec {
+            test,
+            duration: Nanos::from_secs(10),
+            warmup: Nanos::from_secs(1),
+            connections: 1,
+            request_size: Bytes(request),
+            response_size: Bytes(if test == TestKind::Ping { request } else { 1 }),
+            outstanding: 1,
+            rate,
+            client_cpu: None,
+            server_cpu: None,
+            icmp: false,
+        }
+    }
+
+    /// Checks every field against `limits`; the first bad one is reported.
+    pub fn validate(&self, limits: &Limits) -> Result<(), InvalidInput> {
+        check_duration(self.duration, limits)?;
+        check_range(
+            "warm-up",
+            self.warmup.0,
+            0,
+            Nanos::from_secs(10).0,
+            "0 to 10 s",
+        )?;
+        check_range(
+            "--connections",
+            self.connections.into(),
+            1,
+            limits.max_connections.into(),
+            &format!("1 to {}", limits.max_connections),
+        )?;
+        check_size(
+            "--request-size",
+            self.request_size,
+            self.min_request(),
+            limits,
+        )?;
+        check_size("--response-size", self.response_size, 1, limits)?;
+        check_range("outstanding", self.outstanding.into(), 1, 64, "1 to 64")?;
+        if self.icmp && self.test != TestKind::Ping {
+            return Err(invalid(
+                "--icmp",
+                self.test.name(),
+                "only with the ping test",
+            ));
+        }
+        check_rate(self.rate, self.test, limits)
+    }
+
+    /// Ping probes carry a sequence number and a timestamp.
+    fn min_request(&self) -> u64 {
+        if self.test == TestKind::Ping {
+            crate::engine::ping::PROBE_HEADER as u64
+        } else {
+            1
+        }
+    }
+
+    /// Warm-up plus the measured interval.
+    pub fn total(&self) -> Nanos {
+        self.warmup + self.duration
+    }
+}
+
+/// Bounds a spec must stay within.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Limits {
+    pub max_duration: Nanos,
+    pub max_connections: u32,
+    pub max_message: Bytes,
+    pub max_rate: f64,
+}
+
+impl Limits {
+    /// What the local command accepts.
+    pub const LOCAL: Limits = Limits {
+        max_duration: Nanos::from_secs(3600),
+        max_connections: 256,
+        max_message: Bytes(16 * 1024 * 1024),
+        max_rate: 10_000_000.0,
+    };
+    /// What `serve` accepts from a peer: short, small and bounded, so it cannot be turned
+    /// into a long-running traffic source.
+    pub const SERVE: Limits = Limits {
+        max_duration: Nanos::from_secs(120),
+        max_connections: 16,
+        max_message: Bytes(1024 * 1024),
+        max_rate: 1_000_000.0,
+    };
+}
+
+fn invalid(what: &str, value: impl ToString, allowed: &str) -> InvalidInput {
+    InvalidInput {
+        what: what.into(),
+        value: value.to_string(),
+        allowed: allowed.into(),
+    }
+}
+
+fn check_range(what: &str, v: u64, lo: u64, hi: u64, allowed: &str) -> Result<(), InvalidInput> {
+    if (lo..=hi).contains(&v) {
+        Ok(())
+    } else {
+        Err(invalid(what, v, allowed))
+    }
+}
+
+fn check_duration(d: Nanos, limits: &Limits) -> Result<(), InvalidInput> {
+    if d >= Nanos::from_millis(100) && d <= limits.max_duration {
+        return Ok(());
+    }
+    let allowed = format!("0.1 to {} seconds", limits.max_duration.as_secs_f64());
+    Err(invalid(
+        "--duration",
+        format!("{} s", d.as_secs_f64()),
+        &allowed,
+    ))
+}
+
+fn check_size(what: &str, b: Bytes, min: u64, limits: &Limits) -> Result<(), InvalidInput> {
+    let allowed = format!("{min} to {} bytes", limits.max_message.0);
+    check_range(what, b.0, min, limits.max_message.0, &allowed)
+}
+
+fn check_rate(rate: Option<f64>, test: TestKind, limits: &Limits) -> Result<(), InvalidInput> {
+    let Some(r) = rate else {
+        return match test {
+            TestKind::Ping => Err(invalid("--rate", "none", "a probe rate for ping")),
+            _ => Ok(()),
+        };
+    };
+    if test == TestKind::Stream {
+        return Err(invalid(
+            "--rate",
+            r,
+            "no rate for stream (it is a bulk test)",
+        ));
+    }
+    if r.is_finite() && r >= 0.1 && r <= limits.max_rate {
+        Ok(())
+    } else {
+        Err(invalid(
+            "--rate",
+            r,
+            &format!("0.1 to {} per second", limits.max_rate),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_for_every_test() {
+        for t in [
+            TestKind::Rr,
+            TestKind::UdpRr,
+            TestKind::Stream,
+            TestKind::Ping,
+        ] {
+            BenchSpec::new(t).validate(&Limits::LOCAL).unwrap();
+        }
+    }
+
+    #[test]
+    fn bad_values_name_the_flag_and_the_range() {
+        let mut s = BenchSpec::new(TestKind::Rr);
+        s.connections = 0;
+        let e = s.validate(&Limits::LOCAL).unwrap_err();
+        assert_eq!(e.what, "--connections");
+        assert_eq!(e.allowed, "1 to 256");
+        s.connections = 1;
+        s.duration = Nanos::from_secs(500);
+        let e = s.validate(&Limits::SERVE).unwrap_err();
+        assert_eq!(e.what, "--duration");
+        assert!(e.allowed.contains("120"), "{}", e.allowed);
+    }
+
+    #[test]
+    fn stream_takes_no_rate_and_ping_needs_one() {
+        let mut s = BenchSpec::new(TestKind::Stream);
+        s.rate = Some(10.0);
+        assert_eq!(s.validate(&Limits::LOCAL).unwrap_err().what, "--rate");
+        let mut p = BenchSpec::new(TestKind::Ping);
+        p.rate = None;
+        assert_eq!(p.validate(&Limits::LOCAL).unwrap_err().what, "--rate");
+        p.rate = Some(f64::NAN);
+        assert_eq!(p.validate(&Limits::LOCAL).unwrap_err().what, "--rate");
+    }
+
+    #[test]
+    fn ping_probes_must_hold_their_header() {
+        let mut p = BenchSpec::new(TestKind::Ping);
+        p.request_size = Bytes(4);
+        assert_eq!(
+            p.validate(&Limits::LOCAL).unwrap_err().what,
+            "--request-size"
+        );
+    }
+}

@@ -1,0 +1,88 @@
+//! Real short runs on 127.0.0.1: every engine end to end, with sanity checks.
+
+mod common;
+
+use common::{assert_sane, short};
+use nictune_bench::{run, Target, TestKind};
+use nictune_core::progress::NoProgress;
+
+#[test]
+fn tcp_rr_on_loopback_is_sane_and_pinned_sides_stay_put() {
+    let mut spec = short(TestKind::Rr, 1_000);
+    spec.client_cpu = Some(0);
+    spec.server_cpu = Some(0);
+    let r = run(&spec, Target::Loopback, &NoProgress).unwrap();
+    assert_sane(&r);
+    assert_eq!(r.placement.client.cpus_seen, [0]);
+    assert_eq!(r.placement.server.cpus_seen, [0]);
+    assert!(r.metrics.hosts.contains_key("server"));
+    assert!(r.completed > 100, "{}", r.completed);
+}
+
+#[test]
+fn udp_rr_with_two_connections_and_outstanding_requests() {
+    let mut spec = short(TestKind::UdpRr, 700);
+    spec.connections = 2;
+    spec.outstanding = 2;
+    let r = run(&spec, Target::Loopback, &NoProgress).unwrap();
+    assert_sane(&r);
+}
+
+#[test]
+fn open_loop_rr_holds_its_target_rate() {
+    let mut spec = short(TestKind::Rr, 1_000);
+    spec.rate = Some(2_000.0);
+    let r = run(&spec, Target::Loopback, &NoProgress).unwrap();
+    assert_sane(&r);
+    let tps = r.metrics.transactions_per_sec.unwrap();
+    assert!((1_800.0..=2_050.0).contains(&tps), "{tps}");
+}
+
+#[test]
+fn stream_reports_throughput_and_retransmits() {
+    let spec = short(TestKind::Stream, 700);
+    let r = run(&spec, Target::Loopback, &NoProgress).unwrap();
+    assert_sane(&r);
+    let s = r.stream.as_ref().unwrap();
+    assert!(s.bytes > 1_000_000, "{}", s.bytes);
+    assert!(r.accounting["client"].cpu_us_per_kib.is_some());
+}
+
+#[test]
+fn udp_ping_probes_all_come_back() {
+    let spec = short(TestKind::Ping, 700);
+    let r = run(&spec, Target::Loopback, &NoProgress).unwrap();
+    assert_sane(&r);
+    assert_eq!(r.lost, 0);
+    assert!((135..=141).contains(&r.completed), "{}", r.completed);
+}
+
+#[test]
+fn icmp_ping_when_the_kernel_permits_it() {
+    let mut spec = short(TestKind::Ping, 500);
+    spec.icmp = true;
+    match run(&spec, Target::Loopback, &NoProgress) {
+        Ok(r) => {
+            assert_sane(&r);
+            assert!(r.completed > 50, "{}", r.completed);
+        }
+        Err(e) => eprintln!("skipped: ICMP ping sockets not permitted here: {e}"),
+    }
+}
+
+#[test]
+fn json_metrics_have_the_simulator_fields() {
+    let r = run(&short(TestKind::Rr, 300), Target::Loopback, &NoProgress).unwrap();
+    let v = serde_json::to_value(&r).unwrap();
+    for k in [
+        "transactions_per_sec",
+        "interim_transactions_per_sec",
+        "latency_us",
+        "throughput_bps",
+        "hosts",
+    ] {
+        assert!(v["metrics"].get(k).is_some(), "{k}");
+    }
+    assert!(v["metrics"]["hosts"]["client"]["cpu"]["per_core"].is_array());
+    assert!(v["metrics"]["latency_us"]["p999"].is_number());
+}

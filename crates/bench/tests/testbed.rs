@@ -1,0 +1,184 @@
+//! Live runs in the namespace testbed (root only; elsewhere each test prints `skipped:`),
+//! and proof that no namespace outlives its run — including a client killed mid-run.
+
+mod common;
+
+use common::{assert_sane, short, skip_testbed};
+use nictune_bench::cancel::Cancel;
+use nictune_bench::testbed::{self, Testbed};
+use nictune_bench::{run, run_cancellable, BenchError, Target, TestKind};
+use nictune_core::progress::NoProgress;
+use nictune_core::units::Nanos;
+use std::process::{Child, Command};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// Testbed tests run one at a time: a testbed's creation sweeps stale namespaces, which
+/// would race with the killed-client test's own check.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Namespaces created by process `pid`.
+fn namespaces_of(pid: u32) -> Vec<String> {
+    testbed::list()
+        .into_iter()
+        .filter(|n| testbed::owner_of(n) == Some(pid))
+        .collect()
+}
+
+#[test]
+fn one_testbed_serves_many_runs_and_is_gone_afterwards() {
+    if skip_testbed("one_testbed_serves_many_runs") {
+        return;
+    }
+    let _serial = serial();
+    let bed = Testbed::create().unwrap();
+    let names = bed.names().clone();
+    let mut rr = short(TestKind::Rr, 1_000);
+    rr.client_cpu = Some(0);
+    rr.server_cpu =
+        Some(1.min(std::thread::available_parallelism().map_or(1, |n| n.get()) as u32 - 1));
+    let r = run(&rr, Target::Testbed(&bed), &NoProgress).unwrap();
+    assert_sane(&r);
+    assert_eq!(r.target, "testbed");
+    assert_eq!(r.placement.client.cpus_seen, [0]);
+    if bed.napi_mode() {
+        assert_eq!(r.napi.verified, Some(true), "{:?}", r.napi);
+    } else {
+        eprintln!(
+            "note: ethtool missing, NAPI mode not checked: {:?}",
+            bed.warnings()
+        );
+    }
+    for test in [TestKind::UdpRr, TestKind::Stream, TestKind::Ping] {
+        let r = run(&short(test, 500), Target::Testbed(&bed), &NoProgress).unwrap();
+        assert_sane(&r);
+        assert!(r.accounting["client"]
+            .host
+            .drops
+            .contains_key(&format!("{}:rx", names.client_if)));
+    }
+    // The veth ends are in NAPI mode as configured (what `tune` will change through exec).
+    let features = bed.exec(testbed::Side::Server, "ethtool", &["-k", &names.server_if]);
+    if let Ok(text) = features {
+        assert!(text.contains("generic-receive-offload: on"), "{text}");
+        assert!(text.contains("tcp-segmentation-offload: off"), "{text}");
+    }
+    let mut icmp = short(TestKind::Ping, 500);
+    icmp.icmp = true;
+    let r = run(&icmp, Target::Testbed(&bed), &NoProgress).unwrap();
+    assert!(r.completed > 50, "{}", r.completed);
+    bed.destroy().unwrap();
+    let left: Vec<_> = testbed::list()
+        .into_iter()
+        .filter(|n| *n == names.client_ns || *n == names.server_ns)
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn cancelling_a_run_returns_quickly_and_the_guard_cleans_up() {
+    if skip_testbed("cancelling_a_run") {
+        return;
+    }
+    let _serial = serial();
+    let names;
+    {
+        let bed = Testbed::create().unwrap();
+        names = bed.names().clone();
+        let cancel = Cancel::new();
+        let c = cancel.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(700));
+            c.cancel();
+        });
+        let mut spec = short(TestKind::Rr, 1_000);
+        spec.duration = Nanos::from_secs(30);
+        let t = Instant::now();
+        let err = run_cancellable(&spec, Target::Testbed(&bed), &NoProgress, &cancel).unwrap_err();
+        assert!(matches!(err, BenchError::Interrupted), "{err}");
+        assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    }
+    assert!(!testbed::list().contains(&names.client_ns));
+}
+
+/// Runs in a child process: builds a testbed and measures for 20 s unless stopped.
+#[test]
+fn child_holds_a_testbed() {
+    if std::env::var_os("NICTUNE_BENCH_CHILD").is_none() {
+        return; // only meaningful as the child of the two tests below
+    }
+    let cancel = Cancel::new();
+    cancel.on_signals().unwrap();
+    let bed = Testbed::create().unwrap();
+    let mut spec = short(TestKind::Rr, 1_000);
+    spec.duration = Nanos::from_secs(20);
+    let _ = run_cancellable(&spec, Target::Testbed(&bed), &NoProgress, &cancel);
+}
+
+fn spawn_child() -> Child {
+    Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "child_holds_a_testbed", "--test-threads=1"])
+        .env("NICTUNE_BENCH_CHILD", "1")
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits (at most 10 s) until the child's testbed exists and it is measuring.
+fn wait_for_testbed(child: &Child) -> Vec<String> {
+    let until = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < until {
+        let ns = namespaces_of(child.id());
+        if ns.len() == 2 {
+            std::thread::sleep(Duration::from_millis(800)); // into the run
+            return ns;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("child {} built no testbed", child.id());
+}
+
+#[test]
+fn a_killed_client_leaves_a_stale_testbed_that_the_next_start_removes() {
+    if skip_testbed("a_killed_client") {
+        return;
+    }
+    let _serial = serial();
+    let mut child = spawn_child();
+    let ns = wait_for_testbed(&child);
+    child.kill().unwrap(); // SIGKILL: no destructor runs
+    child.wait().unwrap();
+    assert_eq!(namespaces_of(child.id()), ns, "SIGKILL cannot clean up");
+    let removed = testbed::remove_stale().unwrap();
+    assert!(ns.iter().all(|n| removed.contains(n)), "{removed:?}");
+    assert!(namespaces_of(child.id()).is_empty());
+}
+
+#[test]
+fn ctrl_c_stops_the_client_and_removes_its_testbed() {
+    if skip_testbed("ctrl_c") {
+        return;
+    }
+    let _serial = serial();
+    let mut child = spawn_child();
+    wait_for_testbed(&child);
+    let t = Instant::now();
+    let rc = unsafe_free_kill(child.id(), "INT");
+    assert!(rc, "kill -INT failed");
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    assert!(t.elapsed() < Duration::from_secs(5));
+    assert!(namespaces_of(child.id()).is_empty());
+}
+
+/// Sends a signal to a process this test started, by pid, with kill(1).
+fn unsafe_free_kill(pid: u32, signal: &str) -> bool {
+    Command::new("kill")
+        .args([&format!("-{signal}"), &pid.to_string()])
+        .status()
+        .is_ok_and(|s| s.success())
+}

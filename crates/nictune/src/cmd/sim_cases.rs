@@ -1,0 +1,219 @@
+//! `nictune sim` for the Simulator II case scenarios (`seed-freebsd-polling`,
+//! `seed-ixgbevf-sriov`, `seed-isa-ttcp`, `seed-isa-nfs`, `seed-igb-router`, `dim-bulk`): the
+//! same flags and the same `nictune.sim/v1` document as the engine's scenarios, plus
+//! `--explain` (the model's assumptions) and `notes` (what the metrics do not say, such as
+//! interfaces that failed to start).
+
+use super::sim::{human_run, human_sweep, Args};
+use crate::output::{Ctx, HintExt, Outcome};
+use anyhow::{Context, Result};
+use nictune_sim::cases::registry::{CaseRun, CaseScenario};
+use nictune_sim::scenario::error::ScenarioError;
+use nictune_sim::scenario::sweep::{run_parallel, Axis};
+use nictune_sim::scenario::value::Value;
+use nictune_sim::scenario::RunResult;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::time::Instant;
+
+#[derive(Debug, Serialize)]
+struct CaseDoc<'a> {
+    scenario: &'a str,
+    #[serde(flatten)]
+    result: &'a RunResult,
+    notes: &'a [String],
+}
+
+#[derive(Debug, Serialize)]
+struct CaseSweepDoc<'a> {
+    scenario: &'a str,
+    points: Vec<CaseDoc<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+struct ExplainDoc<'a> {
+    scenario: &'a str,
+    explain: &'a str,
+    keys: Vec<KeyDoc>,
+}
+
+#[derive(Debug, Serialize)]
+struct KeyDoc {
+    key: &'static str,
+    default: Value,
+    allowed: String,
+    help: &'static str,
+}
+
+const HINT: &str = "`nictune sim NAME --explain` lists the scenario's keys with what they accept";
+
+/// Runs (or explains) a case scenario.
+pub fn run(case: &'static CaseScenario, args: &Args, ctx: &Ctx) -> Result<Outcome> {
+    if args.explain || args.keys {
+        return explain(case, ctx);
+    }
+    let base = settings(case, args)?;
+    let axes = args
+        .sweep
+        .iter()
+        .map(|a| Axis::parse(a))
+        .collect::<Result<Vec<_>, _>>()
+        .hint("write --sweep KEY=V1,V2,...")?;
+    let points = expand(case, base, &axes)?;
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let progress = ctx.progress();
+    let runs = run_parallel(&points, threads, progress.as_ref(), |set| timed(case, set));
+    let runs = runs.into_iter().collect::<Result<Vec<_>>>()?;
+    if axes.is_empty() {
+        let r = &runs[0];
+        let doc = CaseDoc {
+            scenario: case.name,
+            result: &r.result,
+            notes: &r.notes,
+        };
+        ctx.emit("sim", &doc, |d| {
+            with_notes(human_run(d.scenario, d.result), d.notes)
+        })?;
+    } else {
+        let doc = CaseSweepDoc {
+            scenario: case.name,
+            points: runs
+                .iter()
+                .map(|r| CaseDoc {
+                    scenario: case.name,
+                    result: &r.result,
+                    notes: &r.notes,
+                })
+                .collect(),
+        };
+        let varying: Vec<&str> = axes.iter().map(|a| a.key.as_str()).collect();
+        let results: Vec<RunResult> = runs.iter().map(|r| r.result.clone()).collect();
+        ctx.emit("sim", &doc, |_| human_sweep(case.name, &results, &varying))?;
+    }
+    Ok(Outcome::Success)
+}
+
+/// --set, --duration and --seed, checked before anything runs.
+fn settings(case: &CaseScenario, args: &Args) -> Result<BTreeMap<String, Value>> {
+    let mut set = BTreeMap::new();
+    for a in &args.set {
+        let (k, v) = a
+            .split_once('=')
+            .ok_or_else(|| ScenarioError::Assignment(a.clone()))
+            .hint(HINT)?;
+        let v = binding_file(k.trim(), v.trim())?;
+        case.assign(&mut set, k.trim(), &v).hint(HINT)?;
+    }
+    if let Some(d) = &args.duration {
+        case.assign(&mut set, "duration", d)
+            .hint("give simulated seconds, e.g. --duration 10")?;
+    }
+    if let Some(s) = &args.seed {
+        case.assign(&mut set, "seed", s)
+            .hint("give a non-negative integer")?;
+    }
+    Ok(set)
+}
+
+/// `binding=FILE` reads the map from the file (the simulator itself never touches files).
+fn binding_file(key: &str, value: &str) -> Result<String> {
+    if key != "binding" || matches!(value, "default" | "spread") {
+        return Ok(value.to_string());
+    }
+    std::fs::read_to_string(value)
+        .hint("binding is default, spread, or a file with lines like `igb7:que 0 12`")
+        .with_context(|| format!("reading binding map {value}"))
+}
+
+fn expand(
+    case: &CaseScenario,
+    base: BTreeMap<String, Value>,
+    axes: &[Axis],
+) -> Result<Vec<BTreeMap<String, Value>>> {
+    let mut out = vec![base];
+    for axis in axes {
+        let mut next = Vec::new();
+        for set in &out {
+            for v in &axis.values {
+                let mut p = set.clone();
+                case.assign(&mut p, &axis.key, v).hint(HINT)?;
+                next.push(p);
+            }
+        }
+        out = next;
+    }
+    Ok(out)
+}
+
+fn timed(case: &CaseScenario, set: &BTreeMap<String, Value>) -> Result<CaseRun> {
+    let start = Instant::now();
+    let mut run = case.run(set).hint(HINT)?;
+    run.result.engine.wall_seconds = Some(start.elapsed().as_secs_f64());
+    Ok(run)
+}
+
+fn with_notes(mut s: String, notes: &[String]) -> String {
+    for n in notes {
+        let _ = writeln!(s, "note: {n}");
+    }
+    s
+}
+
+fn explain_doc(case: &'static CaseScenario) -> ExplainDoc<'static> {
+    let keys = case
+        .keys()
+        .into_iter()
+        .map(|k| KeyDoc {
+            key: k.name,
+            allowed: k.kind.allowed(),
+            default: k.default,
+            help: k.help,
+        })
+        .collect();
+    ExplainDoc {
+        scenario: case.name,
+        explain: case.explain,
+        keys,
+    }
+}
+
+fn explain(case: &'static CaseScenario, ctx: &Ctx) -> Result<Outcome> {
+    ctx.emit("sim", &explain_doc(case), explain_text)?;
+    Ok(Outcome::Success)
+}
+
+fn explain_text(d: &ExplainDoc) -> String {
+    let mut s = format!("{}\nKeys (--set KEY=VALUE):\n", d.explain);
+    for k in &d.keys {
+        let _ = writeln!(
+            s,
+            "  {:20} {:>10}  {} — {}",
+            k.key,
+            k.default.to_string(),
+            k.help,
+            k.allowed
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nictune_sim::cases::registry;
+
+    #[test]
+    fn explain_router_text() {
+        insta::assert_snapshot!(explain_text(&explain_doc(
+            registry::find("seed-igb-router").unwrap()
+        )));
+    }
+
+    #[test]
+    fn explain_isa_nfs_json() {
+        insta::assert_json_snapshot!(explain_doc(registry::find("seed-isa-nfs").unwrap()));
+    }
+}

@@ -1,0 +1,231 @@
+//! Slow buses and small card buffers: the ISA bus and the on-card receive ring of 8390-class
+//! cards (seed-cases.md Case 4).
+//!
+//! A shared-memory ISA card (WD8003, 3c503) holds received frames in its own RAM; the host
+//! copies each one across the ISA bus before the slot is free again. The copy rate is set by
+//! the bus clock and width. The card's RAM is split into 256-byte pages; the driver reserves
+//! some for transmit buffers and the rest is a receive ring. A frame that does not fit in the
+//! free receive pages is dropped by the card (an overrun).
+
+use nictune_core::units::{Bytes, Nanos};
+use std::collections::VecDeque;
+
+/// Data width of an ISA card.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IsaWidth {
+    /// 8-bit card (XT slot).
+    Bits8,
+    /// 16-bit card (AT slot).
+    Bits16,
+}
+
+impl IsaWidth {
+    /// Bytes per bus cycle.
+    pub fn bytes(self) -> u64 {
+        match self {
+            IsaWidth::Bits8 => 1,
+            IsaWidth::Bits16 => 2,
+        }
+    }
+
+    /// Bus clocks per memory cycle. Standard ISA timing: an 8-bit cycle is 2 clocks plus 4
+    /// default wait states (6), a 16-bit cycle 2 clocks plus 1 wait state (3). Source: IBM PC
+    /// AT Technical Reference bus timing, as summarised in Shanley & Anderson, "ISA System
+    /// Architecture" (not checked here against the primary text).
+    pub fn clocks_per_cycle(self) -> u64 {
+        match self {
+            IsaWidth::Bits8 => 6,
+            IsaWidth::Bits16 => 3,
+        }
+    }
+
+    /// On-card RAM of typical cards of this width (Ethernet HOWTO: 8 kB and 16 kB).
+    pub fn card_ram(self) -> Bytes {
+        match self {
+            IsaWidth::Bits8 => Bytes(8 * 1024),
+            IsaWidth::Bits16 => Bytes(16 * 1024),
+        }
+    }
+}
+
+/// An ISA bus at a given clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IsaBus {
+    width: IsaWidth,
+    clock_hz: u64,
+    extra_wait_states: u64,
+}
+
+impl IsaBus {
+    /// A bus of `width` clocked at `clock_hz`.
+    pub fn new(width: IsaWidth, clock_hz: u64) -> IsaBus {
+        IsaBus {
+            width,
+            clock_hz: clock_hz.max(1),
+            extra_wait_states: 0,
+        }
+    }
+
+    /// The same bus with a card that stretches every cycle by `n` wait states (IOCHRDY).
+    pub fn with_extra_wait_states(self, n: u64) -> IsaBus {
+        IsaBus {
+            extra_wait_states: n,
+            ..self
+        }
+    }
+
+    fn clocks_per_cycle(&self) -> u64 {
+        self.width.clocks_per_cycle() + self.extra_wait_states
+    }
+
+    /// Time to copy `bytes` from card memory to the host.
+    pub fn transfer_time(&self, bytes: Bytes) -> Nanos {
+        let cycles = bytes.0.div_ceil(self.width.bytes());
+        Nanos((cycles * self.clocks_per_cycle() * 1_000_000_000).div_ceil(self.clock_hz))
+    }
+
+    /// Sustained copy rate in bytes per second.
+    pub fn bytes_per_sec(&self) -> u64 {
+        self.clock_hz * self.width.bytes() / self.clocks_per_cycle()
+    }
+
+    /// The card width.
+    pub fn width(&self) -> IsaWidth {
+        self.width
+    }
+}
+
+/// 8390 buffer page size.
+pub const PAGE: u64 = 256;
+/// Per-frame receive header the 8390 writes before each frame.
+pub const RX_HEADER: u64 = 4;
+/// Transmit reservation of most Linux 8390 drivers: two 1536-byte transmit buffers (3 kB).
+pub const TX_RESERVED: Bytes = Bytes(2 * 1536);
+
+/// Pages a received frame occupies.
+pub fn pages_for(frame: Bytes) -> u64 {
+    (frame.0 + RX_HEADER).div_ceil(PAGE)
+}
+
+/// The card's receive ring.
+#[derive(Debug, Clone)]
+pub struct CardBuffer {
+    pages: u64,
+    used: u64,
+    frames: VecDeque<Bytes>,
+    overruns: u64,
+}
+
+impl CardBuffer {
+    /// The receive ring left of `ram` after `tx_reserved` for transmit buffers.
+    pub fn new(ram: Bytes, tx_reserved: Bytes) -> CardBuffer {
+        let pages = ram.0.saturating_sub(tx_reserved.0) / PAGE;
+        CardBuffer {
+            pages,
+            used: 0,
+            frames: VecDeque::new(),
+            overruns: 0,
+        }
+    }
+
+    /// A frame arrives from the wire; false (an overrun drop) when it does not fit.
+    pub fn accept(&mut self, frame: Bytes) -> bool {
+        let need = pages_for(frame);
+        if self.used + need > self.pages {
+            self.overruns += 1;
+            return false;
+        }
+        self.used += need;
+        self.frames.push_back(frame);
+        true
+    }
+
+    /// The oldest frame, to be copied to the host.
+    pub fn front(&self) -> Option<Bytes> {
+        self.frames.front().copied()
+    }
+
+    /// The host finished copying the oldest frame: its pages are free.
+    pub fn release_front(&mut self) -> Option<Bytes> {
+        let f = self.frames.pop_front()?;
+        self.used -= pages_for(f);
+        Some(f)
+    }
+
+    /// Frames waiting on the card.
+    pub fn queued(&self) -> usize {
+        self.frames.len()
+    }
+
+    /// Frames dropped because the ring was full.
+    pub fn overruns(&self) -> u64 {
+        self.overruns
+    }
+
+    /// Receive ring size in bytes.
+    pub fn capacity(&self) -> Bytes {
+        Bytes(self.pages * PAGE)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn eight_bit_bus_at_8_mhz_moves_a_full_frame_in_about_1_1_ms() {
+        let bus = IsaBus::new(IsaWidth::Bits8, 8_000_000);
+        // 1514 bytes × 6 clocks / 8 MHz = 1.1355 ms.
+        assert_eq!(bus.transfer_time(Bytes(1514)), Nanos(1_135_500));
+        assert_eq!(bus.bytes_per_sec(), 1_333_333);
+    }
+
+    #[test]
+    fn sixteen_bit_bus_is_four_times_faster_per_byte() {
+        let b8 = IsaBus::new(IsaWidth::Bits8, 8_000_000);
+        let b16 = IsaBus::new(IsaWidth::Bits16, 8_000_000);
+        assert_eq!(b16.bytes_per_sec() * 1000 / b8.bytes_per_sec(), 4000);
+        assert_eq!(
+            b16.transfer_time(Bytes(3)),
+            Nanos(750),
+            "odd byte costs a whole cycle"
+        );
+    }
+
+    #[test]
+    fn extra_wait_states_stretch_every_cycle() {
+        let bus = IsaBus::new(IsaWidth::Bits8, 8_000_000).with_extra_wait_states(2);
+        assert_eq!(bus.transfer_time(Bytes(1000)), Nanos(1_000_000));
+    }
+
+    #[test]
+    fn eight_kb_card_keeps_room_for_three_full_frames() {
+        let mut card = CardBuffer::new(IsaWidth::Bits8.card_ram(), TX_RESERVED);
+        assert_eq!(card.capacity(), Bytes(5120));
+        assert_eq!(pages_for(Bytes(1514)), 6);
+        assert!((0..3).all(|_| card.accept(Bytes(1514))));
+        assert!(!card.accept(Bytes(1514)), "the fourth full frame overruns");
+        assert!(
+            card.accept(Bytes(60)),
+            "a small frame still fits in the last 2 pages"
+        );
+        assert_eq!(card.overruns(), 1);
+        assert_eq!(card.release_front(), Some(Bytes(1514)));
+        assert!(card.accept(Bytes(1514)));
+        assert_eq!(card.queued(), 4);
+    }
+
+    #[test]
+    fn sixteen_kb_card_absorbs_a_4k_nfs_reply() {
+        // A 4 kB NFS read reply is three back-to-back frames (2 full + 1 partial).
+        let burst = [Bytes(1514), Bytes(1514), Bytes(1182)];
+        let mut small = CardBuffer::new(IsaWidth::Bits8.card_ram(), TX_RESERVED);
+        let mut big = CardBuffer::new(IsaWidth::Bits16.card_ram(), TX_RESERVED);
+        assert!(burst.iter().all(|&f| big.accept(f)));
+        assert!(
+            burst.iter().all(|&f| small.accept(f)),
+            "fits only with an empty ring"
+        );
+        assert!(!small.accept(Bytes(1514)));
+    }
+}

@@ -1,0 +1,692 @@
+//! The case models as named built-in scenarios: their keys (with defaults, ranges and help),
+//! their `--explain` text, and one `run` returning the same [`RunResult`] as the engine's
+//! scenarios, so `nictune sim` lists, runs and prints both alike.
+//!
+//! Keys reuse the engine's value kinds and errors ([`crate::scenario::value`]): an unknown
+//! key or a bad value names the key, the value and what is allowed.
+
+use super::{dim_bulk, isa, ixgbevf, polling, router};
+use crate::bus::IsaWidth;
+use crate::freebsd::polling::PollingConfig;
+use crate::freebsd::rx_limit::RxProcessLimit;
+use crate::multiqueue::binding::{parse_map, Binding};
+use crate::multiqueue::smt::Topology;
+use crate::scenario::error::ScenarioError;
+use crate::scenario::value::{Kind, Value};
+use crate::scenario::{EngineInfo, RunResult};
+use nictune_core::metrics::Metrics;
+use nictune_core::units::{Bytes, Nanos};
+use std::collections::BTreeMap;
+
+/// One key of a case scenario.
+#[derive(Debug, Clone)]
+pub struct CaseKey {
+    /// Key name.
+    pub name: &'static str,
+    /// What it accepts.
+    pub kind: Kind,
+    /// Default.
+    pub default: Value,
+    /// One line of help.
+    pub help: &'static str,
+}
+
+type Params = BTreeMap<String, Value>;
+
+/// A built-in case scenario.
+#[derive(Debug)]
+pub struct CaseScenario {
+    /// Name (`nictune sim NAME`).
+    pub name: &'static str,
+    /// One line for `--list`.
+    pub description: &'static str,
+    /// The model's assumptions (`--explain`).
+    pub explain: &'static str,
+    keys: fn() -> Vec<CaseKey>,
+    run: fn(&Params) -> Result<Raw, ScenarioError>,
+}
+
+/// What a case model returns: metrics, events, packets and notes for the reader.
+type Raw = (Metrics, u64, u64, Vec<String>);
+
+/// One run of a case scenario.
+#[derive(Debug, Clone)]
+pub struct CaseRun {
+    /// Params, metrics and engine figures, as for the engine's scenarios.
+    pub result: RunResult,
+    /// What the reader should know beyond the metrics (e.g. interfaces that did not start).
+    pub notes: Vec<String>,
+}
+
+/// Every case scenario, in listing order.
+pub fn all() -> &'static [CaseScenario] {
+    &CASES
+}
+
+/// The case scenario `name`.
+pub fn find(name: &str) -> Option<&'static CaseScenario> {
+    CASES.iter().find(|c| c.name == name)
+}
+
+static CASES: [CaseScenario; 6] = [
+    CaseScenario {
+        name: "seed-freebsd-polling",
+        description: "Case 2: FreeBSD 7.2 em, DEVICE_POLLING vs interrupts, iperf -d on 10 Mbit/s (2009)",
+        explain: polling::EXPLAIN,
+        keys: polling_keys,
+        run: run_polling,
+    },
+    CaseScenario {
+        name: "seed-ixgbevf-sriov",
+        description: "Case 3: ixgbevf InterruptThrottleRate, 150 × 40-byte iperf streams into an EC2 VF (2014)",
+        explain: ixgbevf::EXPLAIN,
+        keys: ixgbevf_keys,
+        run: run_ixgbevf,
+    },
+    CaseScenario {
+        name: "seed-isa-ttcp",
+        description: "Case 4: TTCP into an ISA card on a 40 MHz 486 at a given ISA bus clock (1990s)",
+        explain: isa::EXPLAIN,
+        keys: ttcp_keys,
+        run: run_ttcp,
+    },
+    CaseScenario {
+        name: "seed-isa-nfs",
+        description: "Case 4: NFS reads of 1–8 kB through an ISA card at 8 MHz (1990s)",
+        explain: isa::EXPLAIN,
+        keys: nfs_keys,
+        run: run_nfs,
+    },
+    CaseScenario {
+        name: "seed-igb-router",
+        description: "Case 5: FreeBSD 8.2 router, 10 igb ports × 4 queues, 24 CPUs, ipfw NAT (2011)",
+        explain: router::EXPLAIN,
+        keys: router_keys,
+        run: run_router,
+    },
+    CaseScenario {
+        name: "dim-bulk",
+        description: "Linux DIM vs a fixed 8 µs coalescing on a 10 Gbit/s bulk stream",
+        explain: DIM_EXPLAIN,
+        keys: dim_keys,
+        run: run_dim,
+    },
+];
+
+const DIM_EXPLAIN: &str = "\
+dim-bulk — Linux DIM (EQE rx profiles, 64-event windows, >10 % significance, parking and
+tired states) against a fixed 8 µs / 256-frame timer, 812 kpps of 1514-byte frames into one
+queue; 1.5 µs per interrupt, 0.5 µs per poll, 0.3 µs per frame (sim-notes §4.3 orders).
+";
+
+fn int(
+    name: &'static str,
+    min: i64,
+    max: i64,
+    unit: &'static str,
+    default: i64,
+    help: &'static str,
+) -> CaseKey {
+    CaseKey {
+        name,
+        kind: Kind::Int { min, max, unit },
+        default: Value::Int(default),
+        help,
+    }
+}
+
+fn float(
+    name: &'static str,
+    min: f64,
+    max: f64,
+    unit: &'static str,
+    default: f64,
+    help: &'static str,
+) -> CaseKey {
+    CaseKey {
+        name,
+        kind: Kind::Float { min, max, unit },
+        default: Value::Float(default),
+        help,
+    }
+}
+
+fn choice(
+    name: &'static str,
+    c: &'static [&'static str],
+    default: &str,
+    help: &'static str,
+) -> CaseKey {
+    CaseKey {
+        name,
+        kind: Kind::Choice(c),
+        default: Value::Text(default.to_string()),
+        help,
+    }
+}
+
+fn common(duration: f64, mut keys: Vec<CaseKey>) -> Vec<CaseKey> {
+    keys.push(float(
+        "duration",
+        0.001,
+        3600.0,
+        "simulated seconds",
+        duration,
+        "simulated time",
+    ));
+    keys.push(int("seed", 0, i64::MAX, "", 1, "random seed"));
+    keys
+}
+
+impl CaseScenario {
+    /// The keys with their defaults.
+    pub fn keys(&self) -> Vec<CaseKey> {
+        (self.keys)()
+    }
+
+    /// Checks `key=text` against the keys and records it in `set`.
+    pub fn assign(&self, set: &mut Params, key: &str, text: &str) -> Result<(), ScenarioError> {
+        let keys = self.keys();
+        let def = keys
+            .iter()
+            .find(|k| k.name == key)
+            .ok_or_else(|| ScenarioError::UnknownKey {
+                key: key.to_string(),
+                suggestion: closest(key, keys.iter().map(|k| k.name)),
+            })?;
+        set.insert(key.to_string(), def.kind.parse(key, text)?);
+        Ok(())
+    }
+
+    /// Defaults overridden by `set`.
+    pub fn resolved(&self, set: &Params) -> Params {
+        let mut out: Params = self
+            .keys()
+            .into_iter()
+            .map(|k| (k.name.to_string(), k.default))
+            .collect();
+        out.extend(set.clone());
+        out
+    }
+
+    /// Runs the case with `set` applied.
+    pub fn run(&self, set: &Params) -> Result<CaseRun, ScenarioError> {
+        let params = self.resolved(set);
+        let (metrics, events, packets, notes) = (self.run)(&params)?;
+        let engine = EngineInfo {
+            seed: get_int(&params, "seed") as u64,
+            events,
+            packets,
+            sim_seconds: get_float(&params, "duration"),
+            wall_seconds: None,
+        };
+        Ok(CaseRun {
+            result: RunResult {
+                engine,
+                metrics,
+                params,
+            },
+            notes,
+        })
+    }
+}
+
+/// The known key closest to `key` by edit distance, if it is close (at most a third of its
+/// letters differ).
+fn closest<'a>(key: &str, known: impl Iterator<Item = &'a str>) -> Option<String> {
+    known
+        .map(|k| (edit_distance(key, k), k))
+        .filter(|&(d, k)| d * 3 <= k.len().max(3))
+        .min()
+        .map(|(_, k)| k.to_string())
+}
+
+/// Levenshtein distance over characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+fn get_int(p: &Params, k: &str) -> i64 {
+    match p.get(k) {
+        Some(Value::Int(i)) => *i,
+        Some(Value::Float(f)) => *f as i64,
+        _ => 0,
+    }
+}
+
+fn get_float(p: &Params, k: &str) -> f64 {
+    match p.get(k) {
+        Some(Value::Int(i)) => *i as f64,
+        Some(Value::Float(f)) => *f,
+        _ => 0.0,
+    }
+}
+
+fn get_text<'a>(p: &'a Params, k: &str) -> &'a str {
+    match p.get(k) {
+        Some(Value::Text(t)) => t,
+        _ => "",
+    }
+}
+
+fn duration(p: &Params) -> Nanos {
+    Nanos::from_secs_f64(get_float(p, "duration"))
+}
+
+fn bad(key: &str, value: String, problem: &'static str, allowed: &str) -> ScenarioError {
+    ScenarioError::BadValue {
+        key: key.to_string(),
+        value,
+        problem,
+        allowed: allowed.to_string(),
+    }
+}
+
+// --- Case 2 ---------------------------------------------------------------------------
+
+fn polling_keys() -> Vec<CaseKey> {
+    common(
+        10.0,
+        vec![
+            choice(
+                "mode",
+                &["polling", "interrupts"],
+                "polling",
+                "ifconfig em0 polling, or interrupts",
+            ),
+            float(
+                "offered_pps",
+                1.0,
+                1e7,
+                "frames/s",
+                polling::IPERF_D_PPS,
+                "frames/s the host receives (iperf -d on 10 Mbit/s: 1218)",
+            ),
+            int(
+                "frame_bytes",
+                60,
+                9018,
+                "bytes",
+                1000,
+                "mean received frame",
+            ),
+            int(
+                "hz",
+                100,
+                10_000,
+                "ticks/s",
+                1000,
+                "kern.hz (options HZ=1000)",
+            ),
+            int(
+                "burst_max",
+                10,
+                1000,
+                "frames",
+                150,
+                "kern.polling.burst_max",
+            ),
+            int(
+                "each_burst",
+                1,
+                1000,
+                "frames",
+                5,
+                "kern.polling.each_burst",
+            ),
+            int("user_frac", 0, 99, "%", 50, "kern.polling.user_frac"),
+            int("reg_frac", 1, 10_000, "ticks", 20, "kern.polling.reg_frac"),
+            int("idle_poll", 0, 1, "", 0, "kern.polling.idle_poll"),
+            int(
+                "max_interrupt_rate",
+                100,
+                100_000,
+                "interrupts/s",
+                8000,
+                "hw.em.max_interrupt_rate (interrupts mode)",
+            ),
+        ],
+    )
+}
+
+fn run_polling(p: &Params) -> Result<Raw, ScenarioError> {
+    let mut cfg = PollingConfig::new(
+        get_int(p, "hz") as u32,
+        get_int(p, "burst_max"),
+        get_int(p, "each_burst"),
+        get_int(p, "user_frac"),
+        get_int(p, "reg_frac"),
+    )
+    .map_err(|e| bad(e.name, e.value.to_string(), "out of range", e.allowed))?;
+    cfg.idle_poll = get_int(p, "idle_poll") == 1;
+    let mode = match get_text(p, "mode") {
+        "interrupts" => polling::Mode::Interrupts {
+            max_interrupt_rate: get_int(p, "max_interrupt_rate") as u32,
+        },
+        _ => polling::Mode::Polling(cfg),
+    };
+    let o = polling::run(
+        mode,
+        get_float(p, "offered_pps"),
+        Bytes(get_int(p, "frame_bytes") as u64),
+        duration(p),
+    );
+    Ok((o.metrics, o.events, o.received + o.ring_drops, vec![]))
+}
+
+// --- Case 3 ---------------------------------------------------------------------------
+
+fn ixgbevf_keys() -> Vec<CaseKey> {
+    common(
+        10.0,
+        vec![int(
+            "itr",
+            0,
+            488_281,
+            "",
+            1,
+            "InterruptThrottleRate: 0 off, 1 dynamic, 3 conservative, 956–488281 interrupts/s",
+        )],
+    )
+}
+
+fn run_ixgbevf(p: &Params) -> Result<Raw, ScenarioError> {
+    let itr = get_int(p, "itr");
+    let setting = ixgbevf::setting(itr).map_err(|_| {
+        bad(
+            "itr",
+            itr.to_string(),
+            "not accepted by ixgbevf",
+            "0, 1, 3 or 956–488281",
+        )
+    })?;
+    let o = ixgbevf::run(setting, duration(p), get_int(p, "seed") as u64);
+    Ok((o.metrics, o.events, o.received + o.ring_drops, vec![]))
+}
+
+// --- Case 4 ---------------------------------------------------------------------------
+
+fn isa_card(p: &Params) -> IsaWidth {
+    if get_text(p, "card") == "16bit" {
+        IsaWidth::Bits16
+    } else {
+        IsaWidth::Bits8
+    }
+}
+
+fn ttcp_keys() -> Vec<CaseKey> {
+    common(
+        10.0,
+        vec![
+            float("isa_mhz", 4.0, 40.0, "MHz", 6.7, "ISA bus clock"),
+            choice(
+                "card",
+                &["8bit", "16bit"],
+                "8bit",
+                "card width (8 kB or 16 kB on board)",
+            ),
+            int(
+                "tcp_window",
+                536,
+                65_535,
+                "bytes",
+                16_384,
+                "TCP window (route add … window W)",
+            ),
+            int(
+                "extra_wait_states",
+                0,
+                16,
+                "bus clocks",
+                0,
+                "wait states the card adds per bus cycle",
+            ),
+        ],
+    )
+}
+
+fn run_ttcp(p: &Params) -> Result<Raw, ScenarioError> {
+    let mut params = isa::IsaParams::ttcp(
+        isa_card(p),
+        (get_float(p, "isa_mhz") * 1e6) as u64,
+        Bytes(get_int(p, "tcp_window") as u64),
+    );
+    params.extra_wait_states = get_int(p, "extra_wait_states") as u64;
+    params.duration = duration(p);
+    let o = isa::run(&params);
+    let note = format!(
+        "{:.0} KB/s of TTCP payload, {} card overflows, {} retransmission timeouts",
+        o.kbytes_per_sec, o.card_overflows, o.retransmissions
+    );
+    Ok((o.metrics, o.events, 0, vec![note]))
+}
+
+fn nfs_keys() -> Vec<CaseKey> {
+    common(
+        10.0,
+        vec![
+            int(
+                "nfs_size",
+                512,
+                8192,
+                "bytes",
+                8192,
+                "NFS rsize: 1024, 2048, 4096 or 8192",
+            ),
+            float("isa_mhz", 4.0, 40.0, "MHz", 8.0, "ISA bus clock"),
+            choice("card", &["8bit", "16bit"], "8bit", "card width"),
+            int(
+                "outstanding",
+                1,
+                16,
+                "requests",
+                4,
+                "reads in flight (block I/O daemons)",
+            ),
+            int(
+                "extra_wait_states",
+                -1,
+                16,
+                "bus clocks",
+                -1,
+                "wait states the card adds; -1: the old WD8003E's assumed 2 on 8-bit, 0 on 16-bit",
+            ),
+        ],
+    )
+}
+
+fn run_nfs(p: &Params) -> Result<Raw, ScenarioError> {
+    let size = get_int(p, "nfs_size") as u64;
+    let mut params = isa::IsaParams::seed_nfs(isa_card(p), Bytes(size));
+    params.clock_hz = (get_float(p, "isa_mhz") * 1e6) as u64;
+    params.workload = isa::IsaWorkload::Nfs {
+        size: Bytes(size),
+        outstanding: get_int(p, "outstanding") as u32,
+    };
+    if let ws @ 0.. = get_int(p, "extra_wait_states") {
+        params.extra_wait_states = ws as u64;
+    }
+    params.duration = duration(p);
+    let o = isa::run(&params);
+    let note = format!(
+        "{:.0} KB/s of NFS data, {} card overflows, {} re-requests",
+        o.kbytes_per_sec, o.card_overflows, o.retransmissions
+    );
+    Ok((o.metrics, o.events, 0, vec![note]))
+}
+
+// --- Case 5 ---------------------------------------------------------------------------
+
+fn router_keys() -> Vec<CaseKey> {
+    let d = router::RouterParams::default();
+    common(1.0, vec![
+        int("ports", 1, 64, "", d.ports as i64, "igb ports"),
+        int("num_queues", 1, 16, "", d.queues as i64, "hw.igb.num_queues"),
+        int("rxd", 8, 4096, "descriptors", d.rxd as i64, "hw.igb.rxd"),
+        int("nmbclusters", 0, 1 << 32, "clusters", 25_600, "kern.ipc.nmbclusters (25600 default on that host; 204800 fixed it)"),
+        CaseKey { name: "binding", kind: Kind::Text, default: Value::Text("default".into()), help: "default (queue N on CPU N), spread, or a map `igbP:que Q CPU` per line (the CLI reads FILE)" },
+        int("nat_instances", 1, 64, "", d.nat_instances as i64, "ipfw NAT instances"),
+        float("offered_pps", 1.0, 1e8, "packets/s", d.offered_pps as f64, "forwarded packets/s over all ports (206 kpps in + out)"),
+        int("frame_bytes", 60, 9018, "bytes", d.frame.0 as i64, "mean frame"),
+        int("rx_process_limit", -1, 1 << 20, "packets", -1, "dev.igb.N.rx_processing_limit (-1 unlimited)"),
+        choice("smt", &["on", "off"], "on", "hyper-threading: 24 logical CPUs on 12 cores, or 12 CPUs"),
+        int("max_interrupt_rate", 100, 100_000, "interrupts/s", 8000, "hw.igb.max_interrupt_rate"),
+    ])
+}
+
+fn run_router(p: &Params) -> Result<Raw, ScenarioError> {
+    let mut r = router::RouterParams::default();
+    r.topology = if get_text(p, "smt") == "off" {
+        Topology {
+            threads_per_core: 1,
+            ..r.topology
+        }
+    } else {
+        r.topology
+    };
+    r.ports = get_int(p, "ports") as u32;
+    r.queues = get_int(p, "num_queues") as u32;
+    r.rxd = get_int(p, "rxd") as u32;
+    r.nmbclusters = get_int(p, "nmbclusters") as u64;
+    r.binding = match get_text(p, "binding") {
+        "default" => Binding::Default,
+        "spread" => Binding::Spread,
+        text => parse_map(text, "igb", r.topology.cpus()).map_err(|e| {
+            bad(
+                "binding",
+                format!("{:?}", e.text),
+                e.problem,
+                "default, spread, or lines `igbP:que Q CPU`",
+            )
+        })?,
+    };
+    r.nat_instances = get_int(p, "nat_instances") as usize;
+    r.offered_pps = get_float(p, "offered_pps") as u64;
+    r.frame = Bytes(get_int(p, "frame_bytes") as u64);
+    let limit = get_int(p, "rx_process_limit");
+    r.rx_process_limit = RxProcessLimit::from_tunable(limit).map_err(|e| {
+        bad(
+            "rx_process_limit",
+            limit.to_string(),
+            "out of range",
+            e.allowed,
+        )
+    })?;
+    r.max_interrupt_rate = get_int(p, "max_interrupt_rate") as u32;
+    r.duration = duration(p);
+    r.seed = get_int(p, "seed") as u64;
+    if r.ports * r.queues >= 1 << 15 {
+        return Err(bad(
+            "ports",
+            r.ports.to_string(),
+            "too many vectors",
+            "ports × num_queues below 32768",
+        ));
+    }
+    let o = router::run(&r);
+    let metrics = o.metrics;
+    let mut notes: Vec<String> = o.setup_errors.iter().map(ToString::to_string).collect();
+    notes.push(format!(
+        "{:.2} CPUs busy in all; {:.3} CPU-seconds spinning on NAT locks",
+        o.cpu_total,
+        o.nat_spin.as_secs_f64()
+    ));
+    Ok((metrics, o.events, o.forwarded + o.dropped, notes))
+}
+
+// --- DIM ------------------------------------------------------------------------------
+
+fn dim_keys() -> Vec<CaseKey> {
+    common(
+        1.0,
+        vec![choice(
+            "policy",
+            &["dim", "fixed8"],
+            "dim",
+            "DIM, or a fixed 8 µs / 256-frame timer",
+        )],
+    )
+}
+
+fn run_dim(p: &Params) -> Result<Raw, ScenarioError> {
+    let policy = if get_text(p, "policy") == "fixed8" {
+        dim_bulk::fixed_8us()
+    } else {
+        dim_bulk::dim()
+    };
+    let o = dim_bulk::run(policy, duration(p));
+    Ok((o.metrics, o.events, o.received + o.ring_drops, vec![]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_case_runs_briefly_with_its_defaults() {
+        for c in all() {
+            let mut set = Params::new();
+            c.assign(&mut set, "duration", "0.05").unwrap();
+            let r = c
+                .run(&set)
+                .unwrap_or_else(|e| panic!("{}: {e}", c.name))
+                .result;
+            assert!(!r.metrics.hosts.is_empty(), "{}", c.name);
+            assert!(r.engine.events > 0, "{}", c.name);
+            assert!(!c.explain.is_empty());
+        }
+    }
+
+    #[test]
+    fn bad_keys_and_values_name_what_is_allowed() {
+        let c = find("seed-ixgbevf-sriov").unwrap();
+        let mut set = Params::new();
+        let e = c.assign(&mut set, "itrr", "1").unwrap_err();
+        assert!(e.to_string().contains("did you mean `itr`"), "{e}");
+        let nfs = find("seed-isa-nfs").unwrap();
+        let e = nfs
+            .assign(&mut Params::new(), "nfs_sise", "4096")
+            .unwrap_err();
+        assert!(e.to_string().contains("did you mean `nfs_size`"), "{e}");
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        c.assign(&mut set, "itr", "100").unwrap();
+        let e = c.run(&set).unwrap_err().to_string();
+        assert!(e.contains("itr") && e.contains("956–488281"), "{e}");
+        let r = find("seed-igb-router").unwrap();
+        let mut set = Params::new();
+        r.assign(&mut set, "binding", "igb7:que 0 99").unwrap();
+        let e = r.run(&set).unwrap_err().to_string();
+        assert!(e.contains("CPU beyond"), "{e}");
+    }
+
+    #[test]
+    fn the_router_default_reproduces_the_start_failure() {
+        let r = find("seed-igb-router").unwrap();
+        let mut set = Params::new();
+        r.assign(&mut set, "duration", "0.01").unwrap();
+        let out = r.run(&set).unwrap();
+        assert!(out.result.metrics.hosts["router"].drops["interface_down"] > 0);
+        assert!(
+            out.notes[0].starts_with("igb1: could not setup receive structures"),
+            "{:?}",
+            out.notes
+        );
+        r.assign(&mut set, "nmbclusters", "204800").unwrap();
+        let out = r.run(&set).unwrap();
+        assert_eq!(
+            out.result.metrics.hosts["router"].drops["interface_down"],
+            0
+        );
+    }
+}
