@@ -49,8 +49,3 @@ pub fn dispatch(command: Command, ctx: &Ctx) -> Result<Outcome> {
         Command::Manpage(a) => meta::manpage(a, ctx),
     }
 }
-
-/// The error a subcommand returns while it is still being built.
-pub fn not_yet(command: &str) -> Result<Outcome> {
-    anyhow::bail!("`nictune {command}` is not implemented in this build yet")
-}
