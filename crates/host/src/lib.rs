@@ -12,6 +12,8 @@
 //! - [`view`]: the human text of `show`.
 //! - [`freebsd`]: captured FreeBSD command output and config files.
 //! - [`doctor`]: Linux and FreeBSD rules producing findings with evidence and fixes.
+//! - [`write`]: the [`write::HostWrite`] seam apply works over, with the setting keys and
+//!   values it reads and writes.
 //! - [`cpuset`]: core's CPU set (lists `0-3,8`, hex masks `ff,00000001`), re-exported.
 #![forbid(unsafe_code)]
 
@@ -23,6 +25,7 @@ pub mod rates;
 pub mod read;
 pub mod snapshot;
 pub mod view;
+pub mod write;
 
 pub use error::ParseError;
 pub use nictune_core::cpuset;

@@ -10,7 +10,7 @@
 //! - [`host::LinuxHost`]: `nictune_host::read::HostRead` on the live system (or any root).
 //! - [`capture`]: writes a recording to a directory and loads it back as a `FakeHost`.
 //! - [`netns`]: entering a named network namespace (`--netns`).
-//! - [`mod@write`]: the apply side, `nictune_apply::host::HostWrite` over netlink SETs and
+//! - [`mod@write`]: the apply side, `nictune_host::write::HostWrite` over netlink SETs and
 //!   sysfs/procfs writes, plus the watchdog's detach and the SSH/default-route guard.
 
 pub mod capture;

@@ -3,9 +3,9 @@
 //!
 //! Paths are built from [`Roots`], so tests run against a directory tree in a temp dir.
 
-use nictune_apply::host::{HostError, HostErrorKind, Op};
-use nictune_apply::setting::{Key, Setting, Steering, SysfsNapi, Target};
-use nictune_apply::value::{CpuSet, Value};
+use nictune_host::write::setting::{Key, Setting, Steering, SysfsNapi, Target};
+use nictune_host::write::value::{CpuSet, Value};
+use nictune_host::write::{HostError, HostErrorKind, Op};
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};

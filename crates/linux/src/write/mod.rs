@@ -1,4 +1,4 @@
-//! The settings write path: [`LinuxWriter`] implements `nictune_apply::host::HostWrite` over
+//! The settings write path: [`LinuxWriter`] implements `nictune_host::write::HostWrite` over
 //! the files in [`files`] (sysfs NAPI files, RPS/XPS, sysctls, IRQ affinity) and generic
 //! netlink (ethtool channels, rings, features, coalescing; netdev per-NAPI settings).
 //!
@@ -12,9 +12,9 @@ pub mod netlink;
 
 use files::Roots;
 use netlink::Netlink;
-use nictune_apply::host::{HostError, HostErrorKind, HostWrite, Op};
-use nictune_apply::setting::{Key, Setting, Steering, Target};
-use nictune_apply::value::Value;
+use nictune_host::write::setting::{Key, Setting, Steering, Target};
+use nictune_host::write::value::Value;
+use nictune_host::write::{HostError, HostErrorKind, HostWrite, Op};
 
 /// Whether the process runs as root. Writes need root (or CAP_NET_ADMIN plus file access);
 /// `apply` checks this before the first write instead of failing half-way.
@@ -84,7 +84,7 @@ impl HostWrite for LinuxWriter {
             Target::Device {
                 iface: iface.into(),
             },
-            Key::Napi(nictune_apply::setting::Napi::DeferHardIrqs),
+            Key::Napi(nictune_host::write::setting::Napi::DeferHardIrqs),
         );
         let all = self
             .netlink(Op::List, &s)?

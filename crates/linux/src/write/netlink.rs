@@ -10,10 +10,10 @@ use crate::ethtool::{channels, coalesce, rings};
 use crate::netdev::napi;
 use crate::netlink::attr::AttrWriter;
 use crate::netlink::genl::{Family, GenlSocket, NlError};
-use nictune_apply::host::{HostError, HostErrorKind, Op};
-use nictune_apply::setting::{self, Channel, Key, Napi, Ring, Setting};
-use nictune_apply::value::Value;
 use nictune_host::snapshot::{Channels, Coalesce, Napi as NapiState, Rings};
+use nictune_host::write::setting::{self, Channel, Key, Napi, Ring, Setting};
+use nictune_host::write::value::Value;
+use nictune_host::write::{HostError, HostErrorKind, Op};
 
 /// The netlink side of the write path: one socket, both families.
 #[derive(Debug)]
