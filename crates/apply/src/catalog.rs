@@ -5,7 +5,7 @@
 
 use crate::desired::DesiredError;
 use crate::setting::Key;
-use crate::value::{CpuSet, Value, ValueError};
+use crate::value::{Value, ValueError};
 use nictune_core::catalog::{self as cat, Entry, LookupError, Os};
 
 /// A name resolved through the catalog: the key and, when the catalog lists it, its entry.
@@ -97,7 +97,7 @@ fn convert(v: &cat::Value, key: &Key, raw: &str) -> Result<Value, DesiredError> 
     match v {
         cat::Value::Integer(n) | cat::Value::Enum { number: n, .. } => int(*n),
         cat::Value::Bool(b) => Ok(Value::Bool(*b)),
-        cat::Value::Cpus(set) => Ok(Value::Cpus(CpuSet::from_cpus(set.0.iter().copied()))),
+        cat::Value::Cpus(set) => Ok(Value::Cpus(set.clone())),
         cat::Value::DimProfile(_) => Err(DesiredError::NotAppliable {
             key: key.to_string(),
             why: "is a DIM profile, which apply cannot write yet".to_string(),

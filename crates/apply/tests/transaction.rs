@@ -58,7 +58,7 @@ fn host() -> FakeHost {
             s(Target::Netns, Key::Sysctl("net.core.somaxconn".into())),
             Value::text("4096"),
         )
-        .with(rps(0), Value::Cpus(CpuSet::from_cpus([1])))
+        .with(rps(0), Value::Cpus(CpuSet::from_iter([1])))
         .with(rps(1), Value::Cpus(CpuSet::default()));
     h.granularity
         .insert(s(dev(), Key::Coalesce("rx-usecs".into())), 2);

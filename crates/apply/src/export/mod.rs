@@ -329,7 +329,7 @@ fn parse_item(key_text: &str, raw: &str) -> Result<Item, DesiredError> {
         let value = match d.value {
             crate::value::Value::Int(n) => XValue::Int(i64::try_from(n).unwrap_or(i64::MAX)),
             crate::value::Value::Bool(b) => XValue::Bool(b),
-            crate::value::Value::Cpus(c) => XValue::Cpus(cat::CpuSet(c.cpus().collect())),
+            crate::value::Value::Cpus(c) => XValue::Cpus(c.clone()),
             crate::value::Value::Text(t) => XValue::Text(t),
         };
         return Ok(Item {

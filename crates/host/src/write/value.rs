@@ -2,8 +2,8 @@
 //! and the comparison the plan uses to decide whether anything changes.
 
 use super::setting::ValueKind;
+pub use nictune_core::cpuset::CpuSet;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
 use std::fmt;
 
 /// A value as read from or written to the host.
@@ -12,7 +12,7 @@ use std::fmt;
 pub enum Value {
     Int(u64),
     Bool(bool),
-    Cpus(CpuSet),
+    Cpus(#[serde(with = "cpus_text")] CpuSet),
     /// Sysctl text with runs of whitespace collapsed to one space.
     Text(String),
 }
@@ -41,7 +41,7 @@ impl fmt::Display for Value {
             Value::Bool(false) => f.write_str("off"),
             // Spelled out: a bare "1" would read as a mask where users typed masks.
             Value::Cpus(c) if c.is_empty() => f.write_str("no cpus"),
-            Value::Cpus(c) if c.cpus().count() == 1 => write!(f, "cpu {c}"),
+            Value::Cpus(c) if c.len() == 1 => write!(f, "cpu {c}"),
             Value::Cpus(c) => write!(f, "cpus {c}"),
             Value::Text(t) => f.write_str(t),
         }
@@ -79,7 +79,7 @@ pub fn parse_value(kind: ValueKind, raw: &str) -> Result<Value, ValueError> {
     match kind {
         ValueKind::Int { min, max, unit } => parse_int(raw, min, max, unit).map(Value::Int),
         ValueKind::Bool => parse_bool(raw).map(Value::Bool),
-        ValueKind::Cpus => CpuSet::parse_user(raw).map(Value::Cpus),
+        ValueKind::Cpus => parse_cpus(raw).map(Value::Cpus),
         ValueKind::Text if raw.is_empty() || raw.contains('\n') => Err(ValueError::BadText),
         ValueKind::Text => Ok(Value::text(raw)),
     }
@@ -112,129 +112,47 @@ fn parse_bool(raw: &str) -> Result<bool, ValueError> {
     }
 }
 
-/// A set of CPU numbers; shown as a cpulist (`0-3,8`), the form `smp_affinity_list` uses.
-#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(into = "String", try_from = "String")]
-pub struct CpuSet(BTreeSet<u32>);
-
-/// CPU numbers above this are refused: far beyond any machine and keeps masks bounded.
-const MAX_CPU: u32 = 8191;
-
-impl CpuSet {
-    pub fn from_cpus(cpus: impl IntoIterator<Item = u32>) -> CpuSet {
-        CpuSet(cpus.into_iter().collect())
+/// A user's CPU set: a cpulist (`0-3,8`), a hex mask (`0xf`, `0xff,00000001`, or one long
+/// run of hex digits such as `0x1ffffffff`), or `none`/`0x0`.
+pub fn parse_cpus(raw: &str) -> Result<CpuSet, ValueError> {
+    let bad = |_| ValueError::NotCpus(raw.to_string());
+    if raw == "none" {
+        return Ok(CpuSet::default());
     }
-
-    pub fn cpus(&self) -> impl Iterator<Item = u32> + '_ {
-        self.0.iter().copied()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    /// A user's CPU set: a cpulist (`0-3,8`), a hex mask (`0xf`), or `none`/`0x0`.
-    pub fn parse_user(raw: &str) -> Result<CpuSet, ValueError> {
-        let bad = || ValueError::NotCpus(raw.to_string());
-        if raw == "none" {
-            return Ok(CpuSet::default());
-        }
-        match raw.strip_prefix("0x").or_else(|| raw.strip_prefix("0X")) {
-            Some(hex) => CpuSet::parse_mask(hex).map_err(|_| bad()),
-            None => CpuSet::parse_list(raw).map_err(|_| bad()),
-        }
-    }
-
-    /// A cpulist as the kernel prints it (`0-3,8`; empty for none).
-    pub fn parse_list(text: &str) -> Result<CpuSet, ValueError> {
-        let bad = || ValueError::NotCpus(text.to_string());
-        let mut set = BTreeSet::new();
-        for part in text.trim().split(',').filter(|p| !p.is_empty()) {
-            let (lo, hi) = part.split_once('-').unwrap_or((part, part));
-            let lo: u32 = lo.trim().parse().map_err(|_| bad())?;
-            let hi: u32 = hi.trim().parse().map_err(|_| bad())?;
-            if lo > hi || hi > MAX_CPU {
-                return Err(bad());
-            }
-            set.extend(lo..=hi);
-        }
-        Ok(CpuSet(set))
-    }
-
-    /// A hex mask as sysfs prints it: 32-bit groups separated by commas, most significant
-    /// first (`00000000,0000000f`), or one run of hex digits.
-    pub fn parse_mask(text: &str) -> Result<CpuSet, ValueError> {
-        let bad = || ValueError::NotCpus(text.to_string());
-        let digits: String = text.trim().chars().filter(|c| *c != ',').collect();
-        let mut set = BTreeSet::new();
-        for (pos, c) in digits.chars().rev().enumerate() {
-            let nibble = c.to_digit(16).ok_or_else(bad)?;
-            for bit in 0..4 {
-                if nibble & (1 << bit) != 0 {
-                    let cpu = u32::try_from(pos * 4 + bit).map_err(|_| bad())?;
-                    if cpu > MAX_CPU {
-                        return Err(bad());
-                    }
-                    set.insert(cpu);
-                }
-            }
-        }
-        Ok(CpuSet(set))
-    }
-
-    /// The hex mask sysfs accepts (`rps_cpus`, `xps_cpus`): comma-separated 32-bit groups.
-    pub fn to_mask(&self) -> String {
-        let groups = self.0.last().map_or(1, |max| max / 32 + 1);
-        (0..groups)
-            .rev()
-            .map(|g| {
-                let word = self
-                    .cpus()
-                    .filter(|c| c / 32 == g)
-                    .fold(0u32, |w, c| w | (1 << (c % 32)));
-                format!("{word:08x}")
-            })
-            .collect::<Vec<_>>()
-            .join(",")
+    match raw.strip_prefix("0x").or_else(|| raw.strip_prefix("0X")) {
+        Some(hex) => CpuSet::parse_mask(&mask_groups(hex)).map_err(bad),
+        None => CpuSet::parse_list(raw).map_err(bad),
     }
 }
 
-impl fmt::Display for CpuSet {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.0.is_empty() {
-            return f.write_str("none");
-        }
-        let mut ranges: Vec<(u32, u32)> = Vec::new();
-        for cpu in self.cpus() {
-            match ranges.last_mut() {
-                Some((_, hi)) if *hi + 1 == cpu => *hi = cpu,
-                _ => ranges.push((cpu, cpu)),
-            }
-        }
-        let parts: Vec<String> = ranges
-            .iter()
-            .map(|(lo, hi)| {
-                if lo == hi {
-                    format!("{lo}")
-                } else {
-                    format!("{lo}-{hi}")
-                }
-            })
-            .collect();
-        f.write_str(&parts.join(","))
+/// A run of hex digits cut into the kernel's 32-bit groups (`1ffffffff` → `1,ffffffff`), so
+/// users need not type the commas; text that already has commas is left as typed.
+fn mask_groups(hex: &str) -> String {
+    if hex.contains(',') {
+        return hex.to_string();
     }
+    let digits: Vec<char> = hex.chars().collect();
+    let groups: Vec<String> = digits
+        .rchunks(8)
+        .rev()
+        .map(|group| group.iter().collect())
+        .collect();
+    groups.join(",")
 }
 
-impl From<CpuSet> for String {
-    fn from(c: CpuSet) -> String {
-        c.to_string()
-    }
-}
+/// A CPU set in journal and JSON text: the cpulist, `none` for the empty set, so a journal
+/// entry reads back as the user would type it.
+mod cpus_text {
+    use super::{parse_cpus, CpuSet};
+    use serde::{Deserialize, Deserializer, Serializer};
 
-impl TryFrom<String> for CpuSet {
-    type Error = ValueError;
-    fn try_from(s: String) -> Result<CpuSet, ValueError> {
-        CpuSet::parse_user(&s)
+    pub fn serialize<S: Serializer>(cpus: &CpuSet, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(cpus)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<CpuSet, D::Error> {
+        let text = String::deserialize(d)?;
+        parse_cpus(&text).map_err(serde::de::Error::custom)
     }
 }
 
@@ -243,25 +161,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn cpulist_and_mask_agree() {
-        let list = CpuSet::parse_list("0-3,8,40").unwrap();
-        assert_eq!(list.to_string(), "0-3,8,40");
-        assert_eq!(list.to_mask(), "00000100,0000010f");
-        assert_eq!(CpuSet::parse_mask(&list.to_mask()).unwrap(), list);
-        // A 2-CPU machine prints rps_cpus as a single short group.
-        assert_eq!(CpuSet::parse_mask("3").unwrap().to_string(), "0-1");
-        assert_eq!(CpuSet::parse_mask("0").unwrap().to_string(), "none");
-    }
-
-    #[test]
     fn user_forms_are_accepted_and_nonsense_named() {
-        assert_eq!(CpuSet::parse_user("0xf").unwrap().to_string(), "0-3");
-        assert_eq!(CpuSet::parse_user("none").unwrap(), CpuSet::default());
-        let err = CpuSet::parse_user("3-1").unwrap_err();
+        assert_eq!(parse_cpus("0xf").unwrap().to_string(), "0-3");
+        assert_eq!(parse_cpus("0x1ffffffff").unwrap().to_string(), "0-32");
+        assert_eq!(parse_cpus("0x1,00000000").unwrap().to_string(), "32");
+        assert_eq!(parse_cpus("none").unwrap(), CpuSet::default());
+        let err = parse_cpus("3-1").unwrap_err();
         assert_eq!(
             err.to_string(),
             "\"3-1\" is not a CPU list; allowed: a list like 0-3,8 or a hex mask like 0xf"
         );
+    }
+
+    #[test]
+    fn cpu_sets_keep_their_journal_text() {
+        let cpus = Value::Cpus([0, 1, 2, 3, 8].into_iter().collect());
+        let json = serde_json::to_string(&cpus).unwrap();
+        assert_eq!(json, r#"{"cpus":"0-3,8"}"#);
+        assert_eq!(serde_json::from_str::<Value>(&json).unwrap(), cpus);
+        let none = serde_json::to_string(&Value::Cpus(CpuSet::default())).unwrap();
+        assert_eq!(none, r#"{"cpus":"none"}"#);
     }
 
     #[test]

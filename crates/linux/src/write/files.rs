@@ -115,10 +115,13 @@ pub fn read(setting: &Setting, path: &Path, form: Form) -> Result<Value, HostErr
 }
 
 /// Writes a setting's file in one `write(2)`, as sysfs and procfs expect; never creates it.
+/// Truncating, as a shell's `>` does, is a no-op on sysfs and procfs and keeps a shorter value
+/// from leaving the tail of a longer one in an ordinary file (test trees).
 pub fn write(setting: &Setting, path: &Path, form: Form, value: &Value) -> Result<(), HostError> {
     let text = render(value, form);
     fs::OpenOptions::new()
         .write(true)
+        .truncate(true)
         .open(path)
         .and_then(|mut f| f.write_all(text.as_bytes()))
         .map_err(|e| io_error(Op::Write, setting, path, &e))
@@ -192,8 +195,13 @@ mod tests {
             read(&rps, &path, form).unwrap(),
             Value::Cpus(CpuSet::default())
         );
-        write(&rps, &path, form, &Value::Cpus(CpuSet::from_cpus([0, 1]))).unwrap();
-        assert_eq!(fs::read_to_string(&path).unwrap(), "00000003");
+        write(&rps, &path, form, &Value::Cpus(CpuSet::from_iter([0, 1]))).unwrap();
+        // The spelling a 2-CPU kernel prints back; longer masks keep 8-digit groups.
+        assert_eq!(fs::read_to_string(&path).unwrap(), "3");
+        assert_eq!(
+            read(&rps, &path, form).unwrap(),
+            Value::Cpus(CpuSet::from_iter([0, 1]))
+        );
         let sysctl = Setting::new(Target::Netns, Key::Sysctl("net.core.somaxconn".into()));
         let (path, form) = file_for(&sysctl, &roots).unwrap();
         assert_eq!(read(&sysctl, &path, form).unwrap(), Value::text("4096"));
