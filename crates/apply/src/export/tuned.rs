@@ -3,32 +3,15 @@
 //! plugin skips virtual devices and its `coalesce=` knows only the 22 classic keys.
 
 use super::{partition, Item, Omitted};
+use nictune_core::catalog::AliasKind;
 
-/// The `ethtool -C` keys tuned 2.20 parses (plugin_net.py); newer ones are refused by it.
-const CLASSIC_COALESCE: [&str; 22] = [
-    "adaptive-rx",
-    "adaptive-tx",
-    "rx-usecs",
-    "rx-frames",
-    "rx-usecs-irq",
-    "rx-frames-irq",
-    "tx-usecs",
-    "tx-frames",
-    "tx-usecs-irq",
-    "tx-frames-irq",
-    "stats-block-usecs",
-    "pkt-rate-low",
-    "rx-usecs-low",
-    "rx-frames-low",
-    "tx-usecs-low",
-    "tx-frames-low",
-    "pkt-rate-high",
-    "rx-usecs-high",
-    "rx-frames-high",
-    "tx-usecs-high",
-    "tx-frames-high",
-    "sample-interval",
-];
+/// Whether tuned 2.20's `coalesce=` takes this item. It parses only the fields of the classic
+/// `struct ethtool_coalesce` (plugin_net.py), which are the catalog entries with a legacy
+/// ioctl name; the netlink-only keys (CQE mode, Tx aggregation) are refused by it.
+fn classic_coalesce(item: &Item) -> bool {
+    item.entry
+        .is_some_and(|e| e.aliases.iter().any(|a| a.kind == AliasKind::Ioctl))
+}
 
 /// Where one item goes: a `[net]` option with its words, or a `[sysctl]`/`[sysfs]` line.
 enum Line {
@@ -128,12 +111,7 @@ fn queue(q: Option<u32>) -> String {
 fn net_option(item: &Item) -> Result<Line, String> {
     let (option, words) = item.ethtool().ok_or(super::kind_reason(item))?;
     let opt = match option {
-        "-C" if CLASSIC_COALESCE
-            .iter()
-            .any(|k| words.split(' ').next() == Some(*k)) =>
-        {
-            "coalesce"
-        }
+        "-C" if classic_coalesce(item) => "coalesce",
         "-C" => {
             return Err("tuned 2.20 coalesce= knows only the 22 classic ethtool -C keys".into())
         }
@@ -172,5 +150,25 @@ mod tests {
             Some("f")
         );
         assert!(omitted.iter().any(|o| o.setting == "irq.affinity@45=2-3"));
+    }
+
+    #[test]
+    fn netlink_only_coalesce_keys_are_left_out() {
+        let table: toml::Table = toml::from_str(
+            "[settings]\n\"coalesce.rx-usecs\" = 50\n\"coalesce.tx-aggr-max-frames\" = 8\n",
+        )
+        .unwrap();
+        let items = super::super::parse_items(table["settings"].as_table().unwrap()).unwrap();
+        let (_, text, omitted) = super::render(&items, "eth1");
+        assert!(text.contains("coalesce=rx-usecs 50\n"), "{text}");
+        let [left_out] = omitted.as_slice() else {
+            panic!("{omitted:?}")
+        };
+        assert!(left_out.setting.starts_with("coalesce.tx-aggr-max-frames"));
+        assert!(
+            left_out.reason.contains("22 classic"),
+            "{}",
+            left_out.reason
+        );
     }
 }
