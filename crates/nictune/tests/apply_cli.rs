@@ -2,18 +2,19 @@
 //! it, and bad input refused before anything is read or written (exit 2, message naming the
 //! value and what is allowed, a hint). Runs unprivileged.
 
-use std::process::{Command, Output};
+mod common;
 
-fn nictune(args: &[&str], state: &std::path::Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nictune"))
+use common::{assert_exit, command, json, stderr, stdout};
+use std::path::Path;
+use std::process::Output;
+
+/// Runs `nictune args...` with its journal in `state`, never the machine's.
+fn nictune(args: &[&str], state: &Path) -> Output {
+    command()
         .args(args)
         .env("NICTUNE_STATE_DIR", state)
         .output()
         .expect("nictune runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8(bytes.to_vec()).expect("utf-8")
 }
 
 #[test]
@@ -21,8 +22,8 @@ fn help_apply_and_export() {
     let dir = tempfile::tempdir().unwrap();
     for cmd in ["apply", "export"] {
         let out = nictune(&[cmd, "--help"], dir.path());
-        assert_eq!(out.status.code(), Some(0));
-        insta::assert_snapshot!(format!("help_{cmd}"), text(&out.stdout));
+        assert_exit(&out, 0);
+        insta::assert_snapshot!(format!("help_{cmd}"), stdout(&out));
     }
 }
 
@@ -60,7 +61,7 @@ fn bad_input_is_refused_before_touching_anything() {
     ];
     for (args, expected) in cases {
         let out = nictune(args, dir.path());
-        let err = text(&out.stderr);
+        let err = stderr(&out);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(expected), "{args:?}: {err}");
         assert!(err.contains("hint:"), "{args:?}: {err}");
@@ -76,17 +77,17 @@ fn status_and_revert_with_no_history() {
     let dir = tempfile::tempdir().unwrap();
     let out = nictune(&["status"], dir.path());
     assert_eq!(
-        (out.status.code(), text(&out.stdout)),
+        (out.status.code(), stdout(&out)),
         (Some(0), "No changes recorded.\n".into())
     );
     let out = nictune(&["revert"], dir.path());
-    assert_eq!(out.status.code(), Some(0));
+    assert_exit(&out, 0);
     assert_eq!(
-        text(&out.stdout),
+        stdout(&out),
         "Nothing to revert: no change of nictune is in place.\n"
     );
     let out = nictune(&["--json", "status"], dir.path());
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc = json(&out);
     assert_eq!(doc["schema"], "nictune.status/v1");
     assert_eq!(doc["changes"], serde_json::json!([]));
 }

@@ -7,14 +7,14 @@
 //! namespaces is touched: the only sysctl written, net.core.somaxconn, is per-namespace, and
 //! the state directory is a temp dir.
 
+mod common;
+
 use serde_json::Value as Json;
 use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
-
-const BIN: &str = env!("CARGO_BIN_EXE_nictune");
 
 /// A namespace with a veth pair v0/v1 (4 queues each, up, GRO on v0 so NAPIs exist).
 struct Testbed {
@@ -75,7 +75,7 @@ impl Testbed {
     }
 
     fn nictune(&self, args: &[&str]) -> Output {
-        Command::new(BIN)
+        common::command()
             .args(args)
             .env("NICTUNE_STATE_DIR", self.state.path())
             .env_remove("SSH_CONNECTION")
@@ -299,7 +299,7 @@ fn kill_9_mid_apply_then_revert_restores_every_value() {
     let mut args = vec!["apply", "--netns", &bed.ns, "--iface", "v0"];
     args.extend(PER_QUEUE);
     args.push("sysctl.net.core.somaxconn=1024");
-    let mut child = Command::new(BIN)
+    let mut child = common::command()
         .args(&args)
         .env("NICTUNE_STATE_DIR", bed.state.path())
         .env("NICTUNE_TEST_WRITE_DELAY_MS", "150")
