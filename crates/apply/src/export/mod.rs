@@ -395,8 +395,24 @@ iface = "eth1"
 "#;
 
     pub fn items() -> Vec<Item> {
-        let table: toml::Table = toml::from_str(PROFILE).unwrap();
+        items_of(PROFILE)
+    }
+
+    /// The items of a profile's `[settings]` table.
+    pub fn items_of(profile: &str) -> Vec<Item> {
+        let table: toml::Table = toml::from_str(profile).unwrap();
         parse_items(table["settings"].as_table().unwrap()).unwrap()
+    }
+
+    /// Looks up `[section] key` in an INI text, which must parse as the format's reader does.
+    pub fn ini_lookup(text: &str) -> impl Fn(&str, &str) -> Option<String> {
+        let parsed = super::validate::ini(text).unwrap();
+        move |section, key| {
+            parsed
+                .iter()
+                .find(|(s, k, _)| s == section && k == key)
+                .map(|(_, _, v)| v.clone())
+        }
     }
 
     pub fn target() -> Target<'static> {

@@ -47,19 +47,13 @@ fn property(item: &Item) -> Result<String, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::items;
-    use super::super::validate::ini;
+    use super::super::tests::{ini_lookup, items};
 
     #[test]
     fn ethtool_section_holds_raw_units() {
         let (_, text, omitted) = super::render(&items(), "eth1");
-        let parsed = ini(&text).unwrap();
-        let get = |k: &str| {
-            parsed
-                .iter()
-                .find(|(s, key, _)| s == "ethtool" && key == k)
-                .map(|(_, _, v)| v.clone())
-        };
+        let ini = ini_lookup(&text);
+        let get = |k: &str| ini("ethtool", k);
         assert_eq!(get("coalesce-rx-usecs").as_deref(), Some("50"));
         assert_eq!(get("coalesce-adaptive-rx").as_deref(), Some("false"));
         assert_eq!(get("ring-rx").as_deref(), Some("1024"));

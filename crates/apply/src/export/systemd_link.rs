@@ -59,27 +59,21 @@ fn span_unit(item: &Item) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::items;
-    use super::super::validate::ini;
+    use super::super::tests::{ini_lookup, items};
 
     #[test]
     fn coalesce_times_carry_units_and_switches_are_words() {
         let (path, text, omitted) = super::render(&items(), "eth1");
         assert_eq!(path, "/etc/systemd/network/10-nictune-eth1.link");
-        let parsed = ini(&text).unwrap();
-        let get = |k: &str| {
-            parsed
-                .iter()
-                .find(|(s, key, _)| s == "Link" && key == k)
-                .map(|(_, _, v)| v.as_str())
-        };
-        assert_eq!(get("RxCoalesceSec"), Some("50us"));
-        assert_eq!(get("UseAdaptiveRxCoalesce"), Some("no"));
-        assert_eq!(get("RxMaxCoalescedFrames"), Some("32"));
-        assert_eq!(get("CombinedChannels"), Some("4"));
-        assert_eq!(get("RxBufferSize"), Some("1024"));
-        assert_eq!(get("GenericReceiveOffload"), Some("yes"));
-        assert_eq!(get("ReceivePacketSteeringCPUMask"), Some("0-3"));
+        let ini = ini_lookup(&text);
+        let get = |k: &str| ini("Link", k);
+        assert_eq!(get("RxCoalesceSec").as_deref(), Some("50us"));
+        assert_eq!(get("UseAdaptiveRxCoalesce").as_deref(), Some("no"));
+        assert_eq!(get("RxMaxCoalescedFrames").as_deref(), Some("32"));
+        assert_eq!(get("CombinedChannels").as_deref(), Some("4"));
+        assert_eq!(get("RxBufferSize").as_deref(), Some("1024"));
+        assert_eq!(get("GenericReceiveOffload").as_deref(), Some("yes"));
+        assert_eq!(get("ReceivePacketSteeringCPUMask").as_deref(), Some("0-3"));
         let names: Vec<&str> = omitted.iter().map(|o| o.setting.as_str()).collect();
         assert!(names.contains(&"napi.defer-hard-irqs=2"));
         assert!(names.contains(&"rps.cpus@1=0-1"), "{names:?}");

@@ -65,8 +65,7 @@ fn escape(name: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{items, target};
-    use super::super::validate::ini;
+    use super::super::tests::{ini_lookup, items, target};
 
     #[test]
     fn unit_binds_to_the_device_and_runs_apply() {
@@ -78,13 +77,7 @@ mod tests {
             4,
             "the module parameter and three FreeBSD settings: {names:?}"
         );
-        let parsed = ini(&text).unwrap();
-        let get = |s: &str, k: &str| {
-            parsed
-                .iter()
-                .find(|(sec, key, _)| sec == s && key == k)
-                .map(|(_, _, v)| v.clone())
-        };
+        let get = ini_lookup(&text);
         assert_eq!(
             get("Service", "ExecStart").as_deref(),
             Some("/usr/bin/nictune apply --profile /etc/nictune/eth1.toml --iface eth1")

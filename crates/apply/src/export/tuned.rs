@@ -125,19 +125,12 @@ fn net_option(item: &Item) -> Result<Line, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::items;
-    use super::super::validate::ini;
+    use super::super::tests::{ini_lookup, items, items_of};
 
     #[test]
     fn net_sysctl_and_sysfs_sections_parse() {
         let (_, text, omitted) = super::render(&items(), "eth1");
-        let parsed = ini(&text).unwrap();
-        let get = |s: &str, k: &str| {
-            parsed
-                .iter()
-                .find(|(sec, key, _)| sec == s && key == k)
-                .map(|(_, _, v)| v.clone())
-        };
+        let get = ini_lookup(&text);
         assert_eq!(
             get("net", "coalesce").as_deref(),
             Some("adaptive-rx off rx-frames 32 rx-usecs 50")
@@ -154,11 +147,9 @@ mod tests {
 
     #[test]
     fn netlink_only_coalesce_keys_are_left_out() {
-        let table: toml::Table = toml::from_str(
+        let items = items_of(
             "[settings]\n\"coalesce.rx-usecs\" = 50\n\"coalesce.tx-aggr-max-frames\" = 8\n",
-        )
-        .unwrap();
-        let items = super::super::parse_items(table["settings"].as_table().unwrap()).unwrap();
+        );
         let (_, text, omitted) = super::render(&items, "eth1");
         assert!(text.contains("coalesce=rx-usecs 50\n"), "{text}");
         let [left_out] = omitted.as_slice() else {
