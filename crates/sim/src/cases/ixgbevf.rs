@@ -64,6 +64,7 @@ pub fn run(itr: LegacySetting, duration: Nanos, seed: u64) -> RxHostOutcome {
         probe_every: Some(Nanos::from_millis(200)),
         probe_base: Nanos::from_micros(80),
         busy_poll: None,
+        tx: None,
         duration,
         seed,
     })

@@ -13,6 +13,11 @@
 //!   interrupts; each clock tick hands the driver chunks of `each_burst` frames until `burst`
 //!   were offered, each chunk followed by its protocol work; `burst` adapts to `user_frac`.
 //!
+//! Optional transmit completions ([`TxCompletions`]): frames the host sends raise a
+//! transmit-done cause a fixed delay later (e1000-class TIDV). In interrupt mode the cause
+//! asserts the interrupt like a received frame (through the same throttle) and the next poll
+//! cleans it; in polling mode the poll handler cleans transmit descriptors with no interrupt.
+//!
 //! Kernel work runs before the application; the application (one thread) consumes delivered
 //! frames from a bounded socket buffer in the CPU time left, one frame at a time. With
 //! `busy_poll` (busy_read) an application that finds its socket empty spins on the NAPI
@@ -44,6 +49,18 @@ pub struct HostCosts {
     pub per_frame: Nanos,
     /// The application's work per frame it consumes (user time).
     pub app_per_frame: Nanos,
+}
+
+/// Frames the host transmits, as interrupt causes: each raises a transmit-done cause
+/// `delay` after it is sent (e1000-class descriptors with RS and IDE set: TXDW when the TIDV
+/// packet timer expires). Sends are a Poisson stream of `pps`. Their CPU work is part of
+/// [`HostCosts::per_frame`]; this only adds the interrupts they cause.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TxCompletions {
+    /// Frames sent per second.
+    pub pps: f64,
+    /// From send to the transmit-done cause (TIDV).
+    pub delay: Nanos,
 }
 
 /// How the host receives.
@@ -82,6 +99,8 @@ pub struct RxHostParams {
     /// Busy polling by the application when its socket is empty (`busy_read`), interrupt
     /// mode only.
     pub busy_poll: Option<BusyPollConfig>,
+    /// Transmit completions that raise interrupt causes (interrupt mode), if any.
+    pub tx: Option<TxCompletions>,
     /// Simulated time.
     pub duration: Nanos,
     /// Seed.
@@ -139,6 +158,9 @@ struct Sim<'a> {
     arrived: u64,
     ring: u32,
     ring_drops: u64,
+    tx_rng: Rng,
+    tx_next: u64,
+    tx_pending: u32,
     next_probe: u64,
     probes: VecDeque<(u64, u64)>,
     taken: u64,
@@ -173,8 +195,14 @@ impl Sim<'_> {
         self.future[k]
     }
 
-    /// Arrivals (and probes) up to `t` into the ring.
+    /// Arrivals (and probes) up to `t` into the ring, transmit-done causes into `tx_pending`.
     fn fill(&mut self, t: u64) {
+        while self.tx_next <= t {
+            self.tx_pending += 1;
+            self.tx_next += self.p.tx.map_or(u64::MAX, |tx| {
+                super::exp_ns(&mut self.tx_rng, 1e9 / tx.pps.max(1e-9))
+            });
+        }
         loop {
             let data = self.future_arrival(0);
             let probe = self.next_probe;
@@ -253,10 +281,12 @@ impl Sim<'_> {
             return;
         }
         self.fill(self.now);
-        let first = if self.ring > 0 {
+        let first = if self.ring > 0 || self.tx_pending > 0 {
             self.now
         } else {
-            self.future_arrival(0).min(self.next_probe)
+            self.future_arrival(0)
+                .min(self.next_probe)
+                .min(self.tx_next)
         };
         let at = match self.setting {
             Coalescing::Off => first,
@@ -325,6 +355,7 @@ impl Sim<'_> {
 
     fn poll(&mut self) {
         self.fill(self.now);
+        self.tx_pending = 0; // the poll cleans the transmit ring too
         let n = self.ring.min(self.weight);
         let d = self.p.costs.poll.0 + n as u64 * self.p.costs.per_frame.0;
         self.run_kernel(Kernel::Poll(n), d, false);
@@ -504,6 +535,11 @@ pub fn run(mut p: RxHostParams) -> RxHostOutcome {
         RxMode::Polling(cfg) => (None, 1, Some(Polling::new(cfg))),
     };
     let setting = policy.as_ref().map_or(Coalescing::Off, |p| p.current());
+    // Polling cleans transmit descriptors in the poll handler: no causes to track.
+    let tx_next = match (&p.tx, &polling) {
+        (Some(tx), None) => tx.delay.0,
+        _ => u64::MAX,
+    };
     let mut sim = Sim {
         p: &p,
         policy,
@@ -518,6 +554,9 @@ pub fn run(mut p: RxHostParams) -> RxHostOutcome {
         arrived: 0,
         ring: 0,
         ring_drops: 0,
+        tx_rng: Rng::new(p.seed, 1),
+        tx_next,
+        tx_pending: 0,
         next_probe: p.probe_every.map_or(u64::MAX, |e| e.0 / 2),
         probes: VecDeque::new(),
         taken: 0,
@@ -614,6 +653,7 @@ mod tests {
             probe_every: Some(Nanos::from_millis(10)),
             probe_base: Nanos::ZERO,
             busy_poll: None,
+            tx: None,
             duration: Nanos::from_millis(200),
             seed: 9,
         })
@@ -676,6 +716,7 @@ mod tests {
             probe_every: Some(Nanos::from_millis(1)),
             probe_base: Nanos::ZERO,
             busy_poll,
+            tx: None,
             duration: Nanos::from_millis(500),
             seed: 4,
         })
