@@ -138,10 +138,19 @@ impl IsaParams {
         }
     }
 
-    /// `seed-isa-nfs`: the HOWTO's old WD8003E at 8 MHz. Assumption (not verified): its shared
-    /// memory adds 2 wait states to every 8-bit cycle (8 bus clocks instead of 6); with the
-    /// standard timing of the WD8003EP the model drains the card faster than the wire fills it
-    /// and no NFS size overflows.
+    /// `seed-isa-nfs`: the HOWTO's old WD8003E at 8 MHz.
+    ///
+    /// Standard ISA timing (an 8-bit memory cycle is 2 bus clocks plus 4 default wait states;
+    /// a card may shorten it to 1 wait state with NOWS# or lengthen it with IOCHRDY) copies a
+    /// full frame (1518 bytes with the 8390 header) in 1.14 ms at 8 MHz; with the 60 µs
+    /// handler that is 1.20 ms, less than the 1.32 ms between back-to-back full frames (1.23 ms
+    /// of wire plus the peer's 94 µs gap). The card then never holds more than two frames and
+    /// no NFS size overflows. The HOWTO's observation (2 kB runs, 4 kB does not) needs the
+    /// drain slower than the wire: 1 extra wait state (7 clocks, 1.39 ms per frame) is not
+    /// enough in this model, 2 are (8 clocks, 1.58 ms). Assumption, not a documented figure:
+    /// the old WD8003E's shared RAM holds every 8-bit cycle for 2 extra wait states through
+    /// IOCHRDY. The equivalent alternative would be ≥ 190 µs of handler work per frame instead
+    /// of 60 µs, which 1990s interrupt costs (tens of µs) do not support.
     pub fn seed_nfs(width: IsaWidth, size: Bytes) -> IsaParams {
         let ws = if width == IsaWidth::Bits8 { 2 } else { 0 };
         IsaParams {
@@ -610,8 +619,20 @@ intermediate clocks, the ceiling, overflows — follows from the mechanism.
 TCP: the peer keeps `tcp_window` in flight; ACK every second segment; out-of-order segments
 are discarded; go-back-N after a 300 ms timeout. NFS: UDP reads, four in flight, each reply
 one datagram of back-to-back fragments, lost whole if a fragment is lost, re-requested after
-0.7 s. seed-isa-nfs assumes the HOWTO's older WD8003E adds 2 wait states per 8-bit cycle (not
-verified; with standard timing no NFS size overflows at 8 MHz).
+0.7 s.
+
+seed-isa-nfs (8 MHz, old WD8003E): with standard 8-bit timing (2 clocks + 4 default wait
+states) the handler empties a full frame in 1.20 ms, faster than full frames arrive (1.32 ms
+apart), so no NFS size would overflow. The HOWTO's 2 kB-yes/4 kB-no needs a slower drain: the
+model assumes the old card stretches each 8-bit cycle by 2 wait states through IOCHRDY (8
+clocks; 1 extra is not enough). That is an assumption, not a documented figure. A 16-bit card
+(3 clocks per word, 16 kB) drains a frame in 0.34 ms and handles 4 kB and 8 kB.
+
+TTCP across clocks (8-bit card, 16 kB window): 740 / 838 / 970 / 1076 / 1076 / 1076 KB/s at
+6.7 / 8 / 10 / 13.4 / 20 / 26.7 MHz. The knee at ≈12 MHz is where the CPU time per segment (bus
+copy + handler + protocol + half an ACK) falls below the 1.32 ms frame spacing; per-frame costs
+are deterministic here, so the knee is sharp — real cost jitter would round it and leave
+13.4 MHz somewhat below the ceiling.
 ";
 
 #[cfg(test)]

@@ -150,7 +150,11 @@ mod validation {
         let base = costs_probe_base_us();
         assert!((l.mean - base - 500.0).abs() < 60.0, "mean {}", l.mean);
         assert!((l.max - 1043.0).abs() < 60.0, "max {}", l.max);
-        assert!((l.mean - 469.0).abs() < 3.0 * 41.0, "mean {} vs 469", l.mean);
+        assert!(
+            (l.mean - 469.0).abs() < 3.0 * 41.0,
+            "mean {} vs 469",
+            l.mean
+        );
     }
 
     fn costs_probe_base_us() -> f64 {
