@@ -1,6 +1,28 @@
 //! Applying a plan as a transaction: journal, write, verify, commit or roll back, and the
-//! auto-revert watchdog.
+//! state behind the auto-revert watchdog, `confirm`, `revert` and `status`; plus the
+//! renderers that export a profile to native configuration formats.
 //!
-//! Flow B: host → snapshot → plan → **apply → verify → rollback**. Works over the host traits;
-//! the binary injects the Linux adapter, tests inject the fake host.
+//! Flow B: host → snapshot → plan → **apply → verify → rollback**. Works over the
+//! [`host::HostWrite`] trait; the binary injects the Linux adapter, tests and `--dry-run`
+//! inject [`fake::FakeHost`].
+//!
+//! - [`desired`]: `KEY=VALUE` and TOML profiles, checked without touching the system.
+//! - [`plan`]: desired settings resolved against current values into ordered changes.
+//! - [`engine`]: the transaction (journal → write → read back; reverse-order undo).
+//! - [`journal`], [`state`], [`txn`]: the durable record, the lock, confirm and revert.
+//! - [`export`]: native configuration for systemd, NetworkManager, udev, tuned, FreeBSD, ….
 #![forbid(unsafe_code)]
+
+pub mod catalog;
+pub mod checks;
+pub mod desired;
+pub mod engine;
+pub mod export;
+pub mod fake;
+pub mod host;
+pub mod journal;
+pub mod plan;
+pub mod setting;
+pub mod state;
+pub mod txn;
+pub mod value;

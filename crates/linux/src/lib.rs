@@ -10,6 +10,8 @@
 //! - [`host::LinuxHost`]: `nictune_host::read::HostRead` on the live system (or any root).
 //! - [`capture`]: writes a recording to a directory and loads it back as a `FakeHost`.
 //! - [`netns`]: entering a named network namespace (`--netns`).
+//! - [`mod@write`]: the apply side, `nictune_apply::host::HostWrite` over netlink SETs and
+//!   sysfs/procfs writes, plus the watchdog's detach and the SSH/default-route guard.
 
 pub mod capture;
 pub mod ethtool;
@@ -17,5 +19,6 @@ pub mod host;
 pub mod netdev;
 pub mod netlink;
 pub mod netns;
+pub mod write;
 
 pub use host::LinuxHost;

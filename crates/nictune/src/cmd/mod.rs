@@ -21,6 +21,14 @@ use anyhow::Result;
 
 /// Runs the chosen subcommand.
 pub fn dispatch(command: Command, ctx: &Ctx) -> Result<Outcome> {
+    // A journal left by a crash is reported by every command; the change commands check
+    // their own --state-dir and refuse or recover on their own.
+    if !matches!(
+        command,
+        Command::Apply(_) | Command::Confirm(_) | Command::Revert(_) | Command::Status(_)
+    ) {
+        apply::warn_on_leftover_journal();
+    }
     match command {
         Command::Explain(a) => explain::run(a, ctx),
         Command::Check(a) => check::run(a, ctx),

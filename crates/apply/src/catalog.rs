@@ -1,0 +1,110 @@
+//! The bridge to the shared settings catalog (`nictune_core::catalog`): names and aliases
+//! resolve to canonical keys there, and values are parsed and range-checked by the catalog's
+//! entry before they become [`Value`]s here. Keys the catalog does not list (any `net.*`
+//! sysctl, other ethtool features, `rps.flow-cnt`) fall back to this crate's own checks.
+
+use crate::desired::DesiredError;
+use crate::setting::Key;
+use crate::value::{CpuSet, Value, ValueError};
+use nictune_core::catalog::{self as cat, Entry, LookupError, Os};
+
+/// A name resolved through the catalog: the key and, when the catalog lists it, its entry.
+pub fn resolve(name: &str) -> Result<(String, Option<&'static Entry>), DesiredError> {
+    match cat::lookup(name) {
+        Ok(entry) => Ok((entry.key.clone(), Some(entry))),
+        Err(LookupError::Unknown { .. }) => Ok((name.to_string(), None)),
+        Err(e) => Err(DesiredError::Catalog(e.to_string())),
+    }
+}
+
+/// The catalog's nearest keys to a name nobody knows, for the error message.
+pub fn suggest(name: &str) -> Vec<String> {
+    cat::catalog().suggest(name)
+}
+
+/// Refuses catalog entries `apply` cannot change at run time on Linux.
+pub fn check_appliable(entry: &Entry) -> Result<(), DesiredError> {
+    let why = match (entry.os, entry.driver.is_some()) {
+        (Os::Freebsd, _) => "is a FreeBSD setting; use `nictune export --format loader.conf` (or sysctl.conf, rc.conf)",
+        (_, true) => "is a driver module parameter, applied only by reloading the driver; use `nictune export --format modprobe`",
+        _ => return Ok(()),
+    };
+    Err(DesiredError::NotAppliable {
+        key: entry.key.clone(),
+        why: why.to_string(),
+    })
+}
+
+/// [`check_appliable`] for an item that may have no catalog entry (then it is appliable).
+pub fn check_appliable_entry(entry: Option<&Entry>) -> Result<(), DesiredError> {
+    entry.map_or(Ok(()), check_appliable)
+}
+
+/// Parses and checks `raw` through the catalog entry; returns the value and the catalog's
+/// warnings (caveats that apply to this value).
+pub fn parse(entry: &Entry, key: &Key, raw: &str) -> Result<(Value, Vec<String>), DesiredError> {
+    let bad = |source: String| DesiredError::Catalog(source);
+    let parsed = entry.parse_value(raw).map_err(|e| bad(e.to_string()))?;
+    let report =
+        cat::check(entry, &parsed, &cat::Context::default()).map_err(|e| bad(e.to_string()))?;
+    if let Some(err) = report.errors.first() {
+        return Err(bad(format!("setting {}: {}", entry.key, err.message)));
+    }
+    let value = convert(&parsed, key, raw)?;
+    let warnings = report
+        .warnings
+        .iter()
+        .map(|f| format!("{}: {}", entry.key, f.message))
+        .collect();
+    Ok((value, warnings))
+}
+
+/// Replaces each setting's caveats with those that hold given the whole request
+/// (`check_many`); settings outside the catalog keep theirs.
+pub fn recheck_together(settings: &mut [crate::desired::Desired]) {
+    let parsed: Vec<(usize, &'static Entry, cat::Value)> = settings
+        .iter()
+        .enumerate()
+        .filter_map(|(i, d)| {
+            let (_, entry) = resolve(&d.key.to_string()).ok()?;
+            let entry = entry?;
+            Some((i, entry, entry.parse_value(&d.raw).ok()?))
+        })
+        .collect();
+    let pairs: Vec<(&Entry, cat::Value)> = parsed.iter().map(|(_, e, v)| (*e, v.clone())).collect();
+    let Ok(reports) = cat::check_many(&pairs, &cat::Context::default()) else {
+        return;
+    };
+    for ((i, entry, _), report) in parsed.iter().zip(reports) {
+        settings[*i].warnings = report
+            .warnings
+            .iter()
+            .map(|f| format!("{}: {}", entry.key, f.message))
+            .collect();
+    }
+}
+
+/// The catalog's value as this crate's, re-checked against the kernel interface's range.
+fn convert(v: &cat::Value, key: &Key, raw: &str) -> Result<Value, DesiredError> {
+    let bad_value = |source: ValueError| DesiredError::BadValue {
+        key: key.to_string(),
+        source,
+    };
+    let int = |n: i64| {
+        let text = n.to_string();
+        crate::value::parse_value(key.value_kind(), &text).map_err(bad_value)
+    };
+    match v {
+        cat::Value::Integer(n) | cat::Value::Enum { number: n, .. } => int(*n),
+        cat::Value::Bool(b) => Ok(Value::Bool(*b)),
+        cat::Value::Cpus(set) => Ok(Value::Cpus(CpuSet::from_cpus(set.0.iter().copied()))),
+        cat::Value::DimProfile(_) => Err(DesiredError::NotAppliable {
+            key: key.to_string(),
+            why: "is a DIM profile, which apply cannot write yet".to_string(),
+        }),
+        cat::Value::PerPort(_) => Err(DesiredError::NotAppliable {
+            key: key.to_string(),
+            why: format!("{raw:?} is a per-port list; only module parameters take those"),
+        }),
+    }
+}

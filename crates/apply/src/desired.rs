@@ -1,0 +1,461 @@
+//! What the user asked for, checked without touching the system: `KEY=VALUE` arguments or a
+//! TOML profile, parsed into [`Desired`] entries with typed values.
+//!
+//! Keys name a knob and optionally one object with `@N`: `napi.defer-hard-irqs@1=2` sets the
+//! second NAPI instance only, `rps.cpus@0=3` receive queue 0 (a hex mask, as the file takes), `irq.affinity@45=2` IRQ 45.
+//! Without `@N`, per-NAPI and per-queue keys apply to every instance of the interface.
+
+use crate::setting::{kernel_feature, Channel, Key, Napi, Ring, Steering, SysfsNapi};
+use crate::value::{parse_value, Value, ValueError};
+use serde::{Deserialize, Serialize};
+
+/// One requested setting.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Desired {
+    pub key: Key,
+    /// `Some(n)` for `@n`: one NAPI index, queue index or IRQ number.
+    pub instance: Option<u32>,
+    pub value: Value,
+    /// Caveats the catalog raised for this value, given the other settings of the request.
+    #[serde(default)]
+    pub warnings: Vec<String>,
+    /// The value as typed, for re-checking it with the rest of the request.
+    #[serde(skip)]
+    pub raw: String,
+}
+
+/// A request the user typed that cannot be understood.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DesiredError {
+    #[error("{arg:?} is not KEY=VALUE")]
+    NotAssignment { arg: String },
+    #[error("unknown setting {key:?}; known: {known}")]
+    UnknownKey { key: String, known: String },
+    #[error("setting {key}: {source}")]
+    BadValue { key: String, source: ValueError },
+    #[error("setting {key}: {why}")]
+    BadInstance { key: String, why: String },
+    #[error("{0}")]
+    Catalog(String),
+    #[error("setting {key} {why}")]
+    NotAppliable { key: String, why: String },
+    #[error("profile: {0}")]
+    Profile(String),
+    #[error(
+        "{value:?} is not a duration; allowed: a positive number with a unit: 500ms, 3s, 2m, 1h"
+    )]
+    BadDuration { value: String },
+    #[error("setting {key} is given twice")]
+    Duplicate { key: String },
+}
+
+/// The key families accepted, for error messages.
+const KNOWN: &str = "channels.{rx,tx,other,combined}, ring.{rx,rx-mini,rx-jumbo,tx}, \
+feature.<ethtool feature>, coalesce.<ethtool parameter>, \
+sysfs.{napi_defer_hard_irqs,gro_flush_timeout,threaded}, \
+napi.{defer-hard-irqs,gro-flush-timeout,irq-suspend-timeout,threaded}[@index], \
+sysctl.<name>, irq.affinity@<irq>, rps.cpus[@queue], rps.flow-cnt[@queue], xps.cpus[@queue]";
+
+/// Parses one `KEY=VALUE` argument.
+pub fn parse_assignment(arg: &str) -> Result<Desired, DesiredError> {
+    let (key, value) = arg
+        .split_once('=')
+        .ok_or_else(|| DesiredError::NotAssignment {
+            arg: arg.to_string(),
+        })?;
+    parse_pair(key.trim(), value)
+}
+
+/// Parses a key and its value text. Names resolve through the catalog (aliases such as
+/// `gro` or `rx-usecs` work) and values are checked against its ranges.
+pub fn parse_pair(key_text: &str, value_text: &str) -> Result<Desired, DesiredError> {
+    let value = value_text;
+    let (name, instance) = split_instance(key_text)?;
+    let (canonical, entry) = crate::catalog::resolve(name)?;
+    if let Some(entry) = entry {
+        crate::catalog::check_appliable(entry)?;
+    }
+    let key = parse_key(&canonical).map_err(|e| with_suggestions(e, name))?;
+    check_instance(&key, instance, key_text)?;
+    let (value, warnings) = match entry {
+        Some(entry) => crate::catalog::parse(entry, &key, value)?,
+        None => {
+            let v =
+                parse_value(key.value_kind(), value).map_err(|source| DesiredError::BadValue {
+                    key: key_text.to_string(),
+                    source,
+                })?;
+            (v, Vec::new())
+        }
+    };
+    Ok(Desired {
+        key,
+        instance,
+        value,
+        warnings,
+        raw: value_text.to_string(),
+    })
+}
+
+/// An unknown key names the catalog's nearest keys when there are any.
+fn with_suggestions(e: DesiredError, name: &str) -> DesiredError {
+    let near = crate::catalog::suggest(name);
+    match e {
+        DesiredError::UnknownKey { key, .. } if !near.is_empty() => DesiredError::UnknownKey {
+            key,
+            known: format!("did you mean {}?", near.join(", ")),
+        },
+        other => other,
+    }
+}
+
+fn split_instance(text: &str) -> Result<(&str, Option<u32>), DesiredError> {
+    let Some((name, n)) = text.split_once('@') else {
+        return Ok((text, None));
+    };
+    let n = n.parse().map_err(|_| DesiredError::BadInstance {
+        key: text.to_string(),
+        why: format!("{n:?} after @ is not an index; allowed: a number such as @0"),
+    })?;
+    Ok((name, Some(n)))
+}
+
+fn check_instance(key: &Key, instance: Option<u32>, text: &str) -> Result<(), DesiredError> {
+    let per_instance = matches!(key, Key::Napi(_) | Key::Steering(_) | Key::IrqAffinity);
+    let why = match (per_instance, instance, key) {
+        (_, None, Key::IrqAffinity) => "needs an IRQ number, e.g. irq.affinity@45=0-3",
+        (false, Some(_), _) => "is set device-wide or namespace-wide; drop the @ suffix",
+        _ => return Ok(()),
+    };
+    Err(DesiredError::BadInstance {
+        key: text.to_string(),
+        why: why.to_string(),
+    })
+}
+
+/// Parses a canonical key name (without `@N`).
+pub fn parse_key(name: &str) -> Result<Key, DesiredError> {
+    let unknown = || DesiredError::UnknownKey {
+        key: name.to_string(),
+        known: KNOWN.to_string(),
+    };
+    let (family, rest) = name.split_once('.').ok_or_else(unknown)?;
+    let key = match family {
+        "channels" => Key::Channels(channel(rest).ok_or_else(unknown)?),
+        "ring" => Key::Ring(ring(rest).ok_or_else(unknown)?),
+        "feature" if is_name(rest) => Key::Feature(kernel_feature(rest).to_string()),
+        // Coalescing parameters are exactly the catalog's (the netlink attribute list).
+        "coalesce" if nictune_core::catalog::catalog().get(name).is_some() => {
+            Key::Coalesce(rest.to_string())
+        }
+        "sysfs" => Key::SysfsNapi(sysfs_napi(rest).ok_or_else(unknown)?),
+        "napi" => Key::Napi(napi(rest).ok_or_else(unknown)?),
+        "sysctl" if is_sysctl(rest) => Key::Sysctl(rest.to_string()),
+        "irq" if rest == "affinity" => Key::IrqAffinity,
+        "rps" | "xps" => Key::Steering(steering(name).ok_or_else(unknown)?),
+        _ => return Err(unknown()),
+    };
+    Ok(key)
+}
+
+fn channel(s: &str) -> Option<Channel> {
+    Some(match s {
+        "rx" => Channel::Rx,
+        "tx" => Channel::Tx,
+        "other" => Channel::Other,
+        "combined" => Channel::Combined,
+        _ => return None,
+    })
+}
+
+fn ring(s: &str) -> Option<Ring> {
+    Some(match s {
+        "rx" => Ring::Rx,
+        "rx-mini" => Ring::RxMini,
+        "rx-jumbo" => Ring::RxJumbo,
+        "tx" => Ring::Tx,
+        _ => return None,
+    })
+}
+
+fn sysfs_napi(s: &str) -> Option<SysfsNapi> {
+    Some(match s {
+        "napi_defer_hard_irqs" => SysfsNapi::NapiDeferHardIrqs,
+        "gro_flush_timeout" => SysfsNapi::GroFlushTimeout,
+        "threaded" => SysfsNapi::Threaded,
+        _ => return None,
+    })
+}
+
+fn napi(s: &str) -> Option<Napi> {
+    Some(match s {
+        "defer-hard-irqs" => Napi::DeferHardIrqs,
+        "gro-flush-timeout" => Napi::GroFlushTimeout,
+        "irq-suspend-timeout" => Napi::IrqSuspendTimeout,
+        "threaded" => Napi::Threaded,
+        _ => return None,
+    })
+}
+
+fn steering(s: &str) -> Option<Steering> {
+    Some(match s {
+        "rps.cpus" => Steering::RpsCpus,
+        "rps.flow-cnt" => Steering::RpsFlowCnt,
+        "xps.cpus" => Steering::XpsCpus,
+        _ => return None,
+    })
+}
+
+/// Feature names as the kernel spells them: lower case, digits, dashes.
+fn is_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+/// Only `net.*` sysctls: nictune writes them inside the target network namespace, and
+/// anything else would change the whole machine.
+fn is_sysctl(s: &str) -> bool {
+    let ok = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+    s.starts_with("net.") && s.chars().all(ok) && !s.contains("..") && !s.ends_with('.')
+}
+
+/// Parses a TOML profile: a `[settings]` table of keys to values (strings or numbers), and
+/// optionally `iface` and `netns` strings.
+///
+/// ```toml
+/// iface = "eth1"
+/// [settings]
+/// "napi.gro-flush-timeout" = 20000
+/// "coalesce.rx-usecs" = 50
+/// "rps.cpus@0" = "3"
+/// ```
+pub fn parse_profile(text: &str) -> Result<Profile, DesiredError> {
+    let (iface, netns, table) = profile_parts(text)?;
+    let settings = table
+        .iter()
+        .map(|(key, value)| parse_pair(key, &toml_text(key, value)?))
+        .collect::<Result<_, _>>()?;
+    Ok(Profile {
+        iface,
+        netns,
+        settings,
+    })
+}
+
+/// A profile value as the text a user would type after `=`.
+pub(crate) fn toml_text(key: &str, value: &toml::Value) -> Result<String, DesiredError> {
+    match value {
+        toml::Value::String(s) => Ok(s.clone()),
+        toml::Value::Integer(n) => Ok(n.to_string()),
+        toml::Value::Boolean(b) => Ok(b.to_string()),
+        other => Err(DesiredError::Profile(format!(
+            "{key}: {other} is not a string, integer or boolean"
+        ))),
+    }
+}
+
+/// A profile's interface, namespace and raw settings table.
+pub fn profile_parts(
+    text: &str,
+) -> Result<(Option<String>, Option<String>, toml::Table), DesiredError> {
+    let raw: RawProfile = toml::from_str(text).map_err(|e| DesiredError::Profile(e.to_string()))?;
+    Ok((raw.iface, raw.netns, raw.settings))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawProfile {
+    iface: Option<String>,
+    netns: Option<String>,
+    #[serde(default)]
+    settings: toml::Table,
+}
+
+/// A parsed profile.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Profile {
+    pub iface: Option<String>,
+    pub netns: Option<String>,
+    pub settings: Vec<Desired>,
+}
+
+/// Parses every `KEY=VALUE` argument of one request and checks the
+/// catalog's caveats against the request as a whole (a caveat another setting answers, such as
+/// defer-hard-irqs without gro-flush-timeout when both are given, is dropped).
+pub fn parse_request(args: &[String]) -> Result<Vec<Desired>, DesiredError> {
+    let mut settings: Vec<Desired> = args
+        .iter()
+        .map(|a| parse_assignment(a))
+        .collect::<Result<_, _>>()?;
+    crate::catalog::recheck_together(&mut settings);
+    Ok(settings)
+}
+
+/// Refuses the same key (and instance) twice: which one wins would be a guess.
+pub fn check_unique(settings: &[Desired]) -> Result<(), DesiredError> {
+    let mut seen = std::collections::BTreeSet::new();
+    for d in settings {
+        if !seen.insert((&d.key, d.instance)) {
+            return Err(DesiredError::Duplicate {
+                key: d.key.to_string(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Parses a duration with a unit (`500ms`, `3s`, `2m`, `1h`) into milliseconds. A bare
+/// number is refused: whether it means seconds or milliseconds would be a guess.
+pub fn parse_duration_ms(text: &str) -> Result<u64, DesiredError> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (digits, unit) = t.split_at(split);
+    let scale = match unit {
+        "ms" => Some(1),
+        "s" => Some(1_000),
+        "m" | "min" => Some(60_000),
+        "h" => Some(3_600_000),
+        _ => None,
+    };
+    let value = digits.parse::<u64>().ok();
+    match (value, scale) {
+        (Some(v), Some(s)) if v > 0 => v.checked_mul(s).ok_or_else(|| bad_duration(text)),
+        _ => Err(bad_duration(text)),
+    }
+}
+
+fn bad_duration(text: &str) -> DesiredError {
+    DesiredError::BadDuration {
+        value: text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn assignments_parse_into_typed_values() {
+        let d = parse_assignment("napi.gro-flush-timeout=20000").unwrap();
+        assert_eq!(d.key, Key::Napi(Napi::GroFlushTimeout));
+        assert_eq!((d.instance, d.value), (None, Value::Int(20000)));
+        let d = parse_assignment("rps.cpus@1=0x3").unwrap();
+        assert_eq!(
+            (d.key.to_string(), d.instance),
+            ("rps.cpus".to_string(), Some(1))
+        );
+        assert_eq!(d.value.to_string(), "cpus 0-1");
+        let d = parse_assignment("feature.gro=off").unwrap();
+        assert_eq!(
+            (d.key.clone(), d.value),
+            (Key::Feature("rx-gro".into()), Value::Bool(false))
+        );
+    }
+
+    #[test]
+    fn every_key_family_round_trips_through_its_display_name() {
+        for name in [
+            "channels.combined",
+            "ring.rx-jumbo",
+            "feature.gro",
+            "feature.rx-gro-hw",
+            "coalesce.adaptive-rx",
+            "sysfs.napi_defer_hard_irqs",
+            "napi.irq-suspend-timeout",
+            "sysctl.net.core.somaxconn",
+            "irq.affinity",
+            "rps.flow-cnt",
+            "xps.cpus",
+        ] {
+            assert_eq!(parse_key(name).unwrap().to_string(), name);
+        }
+    }
+
+    #[test]
+    fn mistakes_are_named() {
+        let err = parse_assignment("napi.gro-flush-timeout").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "\"napi.gro-flush-timeout\" is not KEY=VALUE"
+        );
+        let err = parse_assignment("napi.defer-hard-irqs=-1")
+            .unwrap_err()
+            .to_string();
+        let range =
+            "setting napi.defer-hard-irqs: -1 is out of range for kernel: allowed 0–2147483647";
+        assert_eq!(err, range);
+        let err = parse_assignment("coalesce.rx-usec=5")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with(
+                "unknown setting \"coalesce.rx-usec\"; known: did you mean coalesce.rx-usecs"
+            ),
+            "{err}"
+        );
+        let err = parse_assignment("e1000e.InterruptThrottleRate=3000")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("module parameter"), "{err}");
+        let d = parse_assignment("gro=off").unwrap();
+        assert_eq!(
+            d.key,
+            Key::Feature("rx-gro".into()),
+            "catalog aliases resolve"
+        );
+        assert!(
+            parse_assignment("sysctl.kernel.panic=1").is_err(),
+            "only net.* sysctls"
+        );
+        assert!(parse_assignment("irq.affinity=1").is_err(), "irq needs @N");
+        assert!(
+            parse_assignment("coalesce.rx-usecs@1=5").is_err(),
+            "device-wide key"
+        );
+    }
+
+    #[test]
+    fn profiles_read_settings_and_refuse_unknown_fields() {
+        let p = parse_profile(
+            "iface = \"v0\"\n[settings]\n\"napi.defer-hard-irqs\" = 2\n\"feature.gro\" = true\n",
+        )
+        .unwrap();
+        assert_eq!(p.iface.as_deref(), Some("v0"));
+        assert_eq!(p.settings.len(), 2);
+        assert!(parse_profile("ifase = \"v0\"\n").is_err());
+    }
+
+    #[test]
+    fn durations_need_a_unit() {
+        assert_eq!(parse_duration_ms("3s").unwrap(), 3_000);
+        assert_eq!(parse_duration_ms("250ms").unwrap(), 250);
+        assert_eq!(parse_duration_ms("2m").unwrap(), 120_000);
+        assert!(parse_duration_ms("3").is_err());
+        assert!(parse_duration_ms("0s").is_err());
+        assert!(parse_duration_ms("s").is_err());
+    }
+
+    #[test]
+    fn caveats_answered_by_another_setting_of_the_request_are_dropped() {
+        let alone = parse_request(&["napi.defer-hard-irqs=2".into()]).unwrap();
+        assert!(
+            !alone[0].warnings.is_empty(),
+            "defer without a timer is flagged"
+        );
+        let both = [
+            "napi.defer-hard-irqs=2".into(),
+            "napi.gro-flush-timeout=20000".into(),
+        ];
+        let both = parse_request(&both).unwrap();
+        assert!(both.iter().all(|d| d.warnings.is_empty()), "{both:?}");
+    }
+
+    #[test]
+    fn duplicates_are_refused() {
+        let a = parse_assignment("napi.threaded=1").unwrap();
+        let b = parse_assignment("napi.threaded@0=0").unwrap();
+        assert!(check_unique(&[a.clone(), b]).is_ok());
+        assert!(check_unique(&[a.clone(), a]).is_err());
+    }
+}

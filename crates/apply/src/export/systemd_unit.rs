@@ -1,0 +1,103 @@
+//! A oneshot systemd service that re-applies the profile with `nictune apply` whenever the
+//! device appears: the persistence path for what no native format holds (per-NAPI values,
+//! IRQ affinity, per-queue steering).
+
+use super::{partition, Item, Omitted, Target};
+
+/// Path, body and omissions: everything `nictune apply` can set at run time is covered;
+/// FreeBSD settings and module parameters are not, and `apply` refuses a profile with them.
+pub fn render(items: &[Item], target: &Target, iface: &str) -> (String, String, Vec<Omitted>) {
+    let (_, omitted) = partition(items, |i| {
+        match crate::catalog::check_appliable_entry(i.entry) {
+            Ok(()) => Ok(()),
+            Err(_) => Err(format!(
+                "{}; `nictune apply` refuses it, so keep it out of this profile",
+                super::kind_reason(i)
+            )),
+        }
+    });
+    let device = format!("sys-subsystem-net-devices-{}.device", escape(iface));
+    let netns = target
+        .netns
+        .map(|n| format!(" --netns {n}"))
+        .unwrap_or_default();
+    let out = format!(
+        "# Re-applies the profile when {iface} appears (boot, driver reload, hotplug).\n\
+         # Link up/down is not a device event: re-run `systemctl restart nictune-{iface}` from\n\
+         # a NetworkManager dispatcher or networkd-dispatcher hook if the driver resets\n\
+         # settings on link up.\n\
+         # Install: systemctl daemon-reload && systemctl enable --now nictune-{iface}.service\n\
+         [Unit]\n\
+         Description=nictune: re-apply {profile} to {iface}\n\
+         BindsTo={device}\n\
+         After={device} network-pre.target\n\
+         Before=network.target\n\
+         \n\
+         [Service]\n\
+         Type=oneshot\n\
+         RemainAfterExit=yes\n\
+         ExecStart={exe} apply --profile {profile} --iface {iface}{netns}\n\
+         \n\
+         [Install]\n\
+         WantedBy={device}\n",
+        profile = target.profile_path,
+        exe = target.nictune,
+    );
+    (
+        format!("/etc/systemd/system/nictune-{iface}.service"),
+        out,
+        omitted,
+    )
+}
+
+/// systemd's unit-name escaping of one path component (systemd.unit(5), "String Escaping"):
+/// ASCII letters, digits, `_` and (not leading) `.` stay; everything else becomes `\xNN`.
+fn escape(name: &str) -> String {
+    name.bytes()
+        .enumerate()
+        .map(|(i, b)| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_' => (b as char).to_string(),
+            b'.' if i > 0 => ".".into(),
+            _ => format!("\\x{b:02x}"),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{items, target};
+    use super::super::validate::ini;
+
+    #[test]
+    fn unit_binds_to_the_device_and_runs_apply() {
+        let (path, text, omitted) = super::render(&items(), &target(), "eth1");
+        assert_eq!(path, "/etc/systemd/system/nictune-eth1.service");
+        let names: Vec<&str> = omitted.iter().map(|o| o.setting.as_str()).collect();
+        assert_eq!(
+            names.len(),
+            4,
+            "the module parameter and three FreeBSD settings: {names:?}"
+        );
+        let parsed = ini(&text).unwrap();
+        let get = |s: &str, k: &str| {
+            parsed
+                .iter()
+                .find(|(sec, key, _)| sec == s && key == k)
+                .map(|(_, _, v)| v.clone())
+        };
+        assert_eq!(
+            get("Service", "ExecStart").as_deref(),
+            Some("/usr/bin/nictune apply --profile /etc/nictune/eth1.toml --iface eth1")
+        );
+        assert_eq!(
+            get("Install", "WantedBy").as_deref(),
+            Some("sys-subsystem-net-devices-eth1.device")
+        );
+    }
+
+    #[test]
+    fn device_names_are_escaped_like_systemd_escape() {
+        assert_eq!(super::escape("enp3s0-1"), "enp3s0\\x2d1");
+        assert_eq!(super::escape("eth0.100"), "eth0.100");
+    }
+}

@@ -1,0 +1,176 @@
+//! A tuned profile (tuned.conf(5), tuned 2.20 as in Debian 12): `[net]` for ethtool
+//! settings, `[sysctl]`, and `[sysfs]` for the NAPI and steering files. tuned's `[net]`
+//! plugin skips virtual devices and its `coalesce=` knows only the 22 classic keys.
+
+use super::{partition, Item, Omitted};
+
+/// The `ethtool -C` keys tuned 2.20 parses (plugin_net.py); newer ones are refused by it.
+const CLASSIC_COALESCE: [&str; 22] = [
+    "adaptive-rx",
+    "adaptive-tx",
+    "rx-usecs",
+    "rx-frames",
+    "rx-usecs-irq",
+    "rx-frames-irq",
+    "tx-usecs",
+    "tx-frames",
+    "tx-usecs-irq",
+    "tx-frames-irq",
+    "stats-block-usecs",
+    "pkt-rate-low",
+    "rx-usecs-low",
+    "rx-frames-low",
+    "tx-usecs-low",
+    "tx-frames-low",
+    "pkt-rate-high",
+    "rx-usecs-high",
+    "rx-frames-high",
+    "tx-usecs-high",
+    "tx-frames-high",
+    "sample-interval",
+];
+
+/// Where one item goes: a `[net]` option with its words, or a `[sysctl]`/`[sysfs]` line.
+enum Line {
+    Net(&'static str, String),
+    Sysctl(String),
+    Sysfs(String),
+}
+
+/// Path, body and omissions.
+pub fn render(items: &[Item], iface: &str) -> (String, String, Vec<Omitted>) {
+    let (kept, omitted) = partition(items, |i| line(i, iface).map(|_| ()));
+    let lines: Vec<Line> = kept.iter().map(|i| line(i, iface).expect("kept")).collect();
+    let mut out = format!(
+        "# Activate with `tuned-adm profile nictune-{iface}`; to keep your current profile's\n\
+         # settings add include=<it> under [main].\n[main]\nsummary=nictune settings for {iface}\n"
+    );
+    let net: Vec<String> = ["coalesce", "ring", "channels", "features"]
+        .iter()
+        .filter_map(|opt| {
+            let words: Vec<&str> = lines
+                .iter()
+                .filter_map(|l| match l {
+                    Line::Net(o, w) if o == opt => Some(w.as_str()),
+                    _ => None,
+                })
+                .collect();
+            (!words.is_empty()).then(|| format!("{opt}={}", words.join(" ")))
+        })
+        .collect();
+    if !net.is_empty() {
+        out += &format!("\n[net]\ndevices={iface}\n{}\n", net.join("\n"));
+    }
+    section(
+        &mut out,
+        "sysctl",
+        lines.iter().filter_map(|l| match l {
+            Line::Sysctl(s) => Some(s),
+            _ => None,
+        }),
+    );
+    section(
+        &mut out,
+        "sysfs",
+        lines.iter().filter_map(|l| match l {
+            Line::Sysfs(s) => Some(s),
+            _ => None,
+        }),
+    );
+    (
+        format!("/etc/tuned/nictune-{iface}/tuned.conf"),
+        out,
+        omitted,
+    )
+}
+
+fn section<'a>(out: &mut String, name: &str, lines: impl Iterator<Item = &'a String>) {
+    let lines: Vec<&String> = lines.collect();
+    if !lines.is_empty() {
+        *out += &format!("\n[{name}]\n");
+        lines.iter().for_each(|l| *out += &format!("{l}\n"));
+    }
+}
+
+fn line(item: &Item, iface: &str) -> Result<Line, String> {
+    let net = format!("/sys/class/net/{iface}");
+    let v = item.value.sysfs();
+    match (item.family(), item.key.as_str(), item.instance) {
+        ("sysctl", key, None) => Ok(Line::Sysctl(format!(
+            "{}={}",
+            key.trim_start_matches("sysctl."),
+            item.value.plain()
+        ))),
+        ("sysfs", key, None) => Ok(Line::Sysfs(format!(
+            "{net}/{}={v}",
+            key.trim_start_matches("sysfs.")
+        ))),
+        (_, "rps.cpus", q) => Ok(Line::Sysfs(format!(
+            "{net}/queues/rx-{}/rps_cpus={v}",
+            queue(q)
+        ))),
+        (_, "xps.cpus", q) => Ok(Line::Sysfs(format!(
+            "{net}/queues/tx-{}/xps_cpus={v}",
+            queue(q)
+        ))),
+        ("napi", ..) => Err(super::kind_reason(item).into()),
+        ("irq", ..) => Err("the [irq] plugin is upstream-only (not in tuned 2.20)".into()),
+        (_, _, Some(_)) => Err("no per-instance form".into()),
+        _ => net_option(item),
+    }
+}
+
+/// tuned's [sysfs] plugin expands globs, so "every queue" is `rx-*`.
+fn queue(q: Option<u32>) -> String {
+    q.map_or_else(|| "*".into(), |q| q.to_string())
+}
+
+fn net_option(item: &Item) -> Result<Line, String> {
+    let (option, words) = item.ethtool().ok_or(super::kind_reason(item))?;
+    let opt = match option {
+        "-C" if CLASSIC_COALESCE
+            .iter()
+            .any(|k| words.split(' ').next() == Some(*k)) =>
+        {
+            "coalesce"
+        }
+        "-C" => {
+            return Err("tuned 2.20 coalesce= knows only the 22 classic ethtool -C keys".into())
+        }
+        "-G" => "ring",
+        "-L" => "channels",
+        "-K" => "features",
+        _ => return Err(format!("tuned has no option for ethtool {option}")),
+    };
+    Ok(Line::Net(opt, words))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::items;
+    use super::super::validate::ini;
+
+    #[test]
+    fn net_sysctl_and_sysfs_sections_parse() {
+        let (_, text, omitted) = super::render(&items(), "eth1");
+        let parsed = ini(&text).unwrap();
+        let get = |s: &str, k: &str| {
+            parsed
+                .iter()
+                .find(|(sec, key, _)| sec == s && key == k)
+                .map(|(_, _, v)| v.clone())
+        };
+        assert_eq!(
+            get("net", "coalesce").as_deref(),
+            Some("adaptive-rx off rx-frames 32 rx-usecs 50")
+        );
+        assert_eq!(get("net", "channels").as_deref(), Some("combined 4"));
+        assert_eq!(get("net", "features").as_deref(), Some("gro on"));
+        assert_eq!(get("sysctl", "net.core.busy_poll").as_deref(), Some("50"));
+        assert_eq!(
+            get("sysfs", "/sys/class/net/eth1/queues/rx-*/rps_cpus").as_deref(),
+            Some("f")
+        );
+        assert!(omitted.iter().any(|o| o.setting == "irq.affinity@45=2-3"));
+    }
+}

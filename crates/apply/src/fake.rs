@@ -1,0 +1,130 @@
+//! An in-memory host: the backend of the unit tests and of `apply --dry-run`.
+//!
+//! It models the behaviours the engine must survive: unsupported settings (absent keys),
+//! driver maxima, values the driver rounds, a channel change wiping the RPS masks of the
+//! device (as recreating queues does on Linux), and a write that fails once at a chosen
+//! point, either before or after it took effect.
+
+use crate::host::{HostError, HostErrorKind, HostWrite, Op};
+use crate::setting::{Key, Setting, Steering, Target};
+use crate::value::{CpuSet, Value};
+use std::collections::BTreeMap;
+
+/// How an injected failure behaves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailMode {
+    /// The write is refused and nothing changes.
+    Refused,
+    /// The value changes and then the call reports an error (a half-done write).
+    AfterChange,
+}
+
+/// A fake host. Settings absent from `values` are unsupported.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FakeHost {
+    pub values: BTreeMap<Setting, Value>,
+    pub limits: BTreeMap<Setting, u64>,
+    /// The driver rounds writes of this setting down to a multiple of the given step.
+    pub granularity: BTreeMap<Setting, u64>,
+    pub napis: BTreeMap<String, u32>,
+    pub queues: BTreeMap<String, (u32, u32)>,
+    /// Fail the write with this index (counting from 0 over all writes), once.
+    pub fail_at: Option<(usize, FailMode)>,
+    /// Writes performed so far, including failed ones.
+    pub writes: usize,
+}
+
+impl FakeHost {
+    /// Adds a supported setting with its current value.
+    pub fn with(mut self, setting: Setting, value: Value) -> FakeHost {
+        self.values.insert(setting, value);
+        self
+    }
+
+    /// The settings only, for comparing hosts before and after.
+    pub fn state(&self) -> &BTreeMap<Setting, Value> {
+        &self.values
+    }
+
+    fn unsupported(op: Op, setting: &Setting) -> HostError {
+        HostError::new(op, setting, HostErrorKind::Unsupported("fake host".into()))
+    }
+
+    fn take_failure(&mut self) -> Option<FailMode> {
+        let index = self.writes;
+        self.writes += 1;
+        match self.fail_at {
+            Some((at, mode)) if at == index => {
+                self.fail_at = None;
+                Some(mode)
+            }
+            _ => None,
+        }
+    }
+
+    fn effective(&self, setting: &Setting, value: &Value) -> Value {
+        match (self.granularity.get(setting), value) {
+            (Some(step), Value::Int(n)) if *step > 0 => Value::Int(n - n % step),
+            _ => value.clone(),
+        }
+    }
+
+    /// Recreating queues drops their steering masks, as a channel change does on Linux.
+    fn reset_queues(&mut self, iface: &str) {
+        for (setting, value) in self.values.iter_mut() {
+            let on_iface = matches!(&setting.target,
+                Target::RxQueue { iface: i, .. } | Target::TxQueue { iface: i, .. } if i == iface);
+            if on_iface && setting.key == Key::Steering(Steering::RpsCpus) {
+                *value = Value::Cpus(CpuSet::default());
+            }
+        }
+    }
+}
+
+impl HostWrite for FakeHost {
+    fn napi_count(&mut self, iface: &str) -> Result<u32, HostError> {
+        Ok(self.napis.get(iface).copied().unwrap_or(0))
+    }
+
+    fn queue_counts(&mut self, iface: &str) -> Result<(u32, u32), HostError> {
+        Ok(self.queues.get(iface).copied().unwrap_or((0, 0)))
+    }
+
+    fn read(&mut self, setting: &Setting) -> Result<Value, HostError> {
+        self.values
+            .get(setting)
+            .cloned()
+            .ok_or_else(|| FakeHost::unsupported(Op::Read, setting))
+    }
+
+    fn limit(&mut self, setting: &Setting) -> Result<Option<u64>, HostError> {
+        Ok(self.limits.get(setting).copied())
+    }
+
+    fn write(&mut self, setting: &Setting, value: &Value) -> Result<(), HostError> {
+        if !self.values.contains_key(setting) {
+            return Err(FakeHost::unsupported(Op::Write, setting));
+        }
+        let failure = self.take_failure();
+        if failure == Some(FailMode::Refused) {
+            return Err(injected(setting));
+        }
+        let effective = self.effective(setting, value);
+        self.values.insert(setting.clone(), effective);
+        if let (Key::Channels(_), Target::Device { iface }) = (&setting.key, &setting.target) {
+            self.reset_queues(&iface.clone());
+        }
+        match failure {
+            Some(_) => Err(injected(setting)),
+            None => Ok(()),
+        }
+    }
+}
+
+fn injected(setting: &Setting) -> HostError {
+    HostError::new(
+        Op::Write,
+        setting,
+        HostErrorKind::Rejected("injected failure".into()),
+    )
+}

@@ -1,0 +1,85 @@
+//! The seam between the engine and a machine: read one setting, write one setting, and the
+//! few facts a plan needs to expand `napi.*` and `rps.*` keys over a device's objects.
+//!
+//! The Linux adapter implements it over netlink, sysfs and procfs inside the target network
+//! namespace; [`crate::fake::FakeHost`] implements it in memory for tests and `--dry-run`.
+
+use crate::setting::Setting;
+use crate::value::Value;
+use serde::Serialize;
+
+/// Why a read or a write of one setting failed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
+#[error("{op} {setting}: {kind}")]
+pub struct HostError {
+    pub op: Op,
+    /// The setting, as `<object> <key>`.
+    pub setting: String,
+    pub kind: HostErrorKind,
+}
+
+/// Read or write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Op {
+    Read,
+    Write,
+    /// Listing a device's NAPI instances or queues.
+    List,
+}
+
+impl std::fmt::Display for Op {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Op::Read => "reading",
+            Op::Write => "writing",
+            Op::List => "listing",
+        })
+    }
+}
+
+/// What went wrong, in the terms that decide what the user can do about it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
+#[serde(tag = "kind", content = "detail", rename_all = "kebab-case")]
+pub enum HostErrorKind {
+    /// The device, driver or kernel does not offer this setting (absent from the netlink
+    /// reply, EOPNOTSUPP, or no such file).
+    #[error("not supported here ({0})")]
+    Unsupported(String),
+    /// The object does not exist (no such interface, queue, NAPI, IRQ or sysctl).
+    #[error("not found ({0})")]
+    NotFound(String),
+    /// Needs root or CAP_NET_ADMIN in the target namespace.
+    #[error("permission denied ({0})")]
+    Permission(String),
+    /// The kernel refused the value (EINVAL, EIO, ENOSPC, an extack message).
+    #[error("refused by the kernel ({0})")]
+    Rejected(String),
+    /// The value read back could not be understood.
+    #[error("unreadable value ({0})")]
+    Garbled(String),
+}
+
+impl HostError {
+    pub fn new(op: Op, setting: &Setting, kind: HostErrorKind) -> HostError {
+        HostError {
+            op,
+            setting: setting.to_string(),
+            kind,
+        }
+    }
+}
+
+/// Reads and writes single settings on one host (one network namespace).
+pub trait HostWrite {
+    /// How many NAPI instances `iface` has (per-NAPI keys expand over them).
+    fn napi_count(&mut self, iface: &str) -> Result<u32, HostError>;
+    /// How many receive and transmit queues `iface` has (`rps.*`/`xps.*` expand over them).
+    fn queue_counts(&mut self, iface: &str) -> Result<(u32, u32), HostError>;
+    /// The current value. `Unsupported` when the device does not offer the setting.
+    fn read(&mut self, setting: &Setting) -> Result<Value, HostError>;
+    /// The driver's maximum for this setting when it reports one (channel and ring maxima).
+    fn limit(&mut self, setting: &Setting) -> Result<Option<u64>, HostError>;
+    /// Writes one value. The engine reads it back afterwards.
+    fn write(&mut self, setting: &Setting, value: &Value) -> Result<(), HostError>;
+}

@@ -1,0 +1,353 @@
+//! A plan: the requested settings resolved against the host's current values into the list of
+//! changes that actually differ, in apply order, validated before anything is written.
+//!
+//! Resolving reads the host (current values, driver maxima, how many NAPIs and queues) but
+//! never writes; the plan itself is data, printed by `--dry-run` and journaled by `apply`.
+
+use crate::checks::{check_combinations, Note};
+use crate::desired::Desired;
+use crate::host::{HostError, HostWrite};
+use crate::setting::{Key, Setting, Steering, Target};
+use crate::value::Value;
+use serde::{Deserialize, Serialize};
+
+/// One write: a setting from its current value to the requested one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Change {
+    pub setting: Setting,
+    pub old: Value,
+    pub new: Value,
+}
+
+/// A setting captured before the apply so that undo can put it back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Preserved {
+    pub setting: Setting,
+    pub value: Value,
+}
+
+/// The changes to make, in apply order, and what the plan noticed on the way.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Plan {
+    pub changes: Vec<Change>,
+    /// Settings already at the requested value.
+    pub unchanged: Vec<Setting>,
+    /// Settings the changes may disturb as a side effect (a channel change drops the RPS/XPS
+    /// masks of the recreated queues), with their values now; rollback and revert restore them.
+    pub preserve: Vec<Preserved>,
+    pub notes: Vec<Note>,
+}
+
+impl Plan {
+    pub fn is_noop(&self) -> bool {
+        self.changes.is_empty()
+    }
+}
+
+/// Why a request cannot become a plan. Nothing has been written when this is returned.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    #[error("setting {key} needs an interface")]
+    NeedsIface { key: String },
+    #[error("{iface} has no {what}, so {key} has nothing to set")]
+    NoInstances {
+        iface: String,
+        what: &'static str,
+        key: String,
+    },
+    #[error("{key}@{index}: {iface} has {count} {what} (indexes 0..{count})")]
+    NoSuchInstance {
+        key: String,
+        index: u32,
+        iface: String,
+        count: u32,
+        what: &'static str,
+    },
+    #[error("{setting}: {value} is above the driver's maximum {max}")]
+    AboveLimit {
+        setting: String,
+        value: u64,
+        max: u64,
+    },
+    #[error("{iface}: a channel change recreates queues and NAPI instances, so {key} cannot be planned in the same change")]
+    ChannelsWithPerQueue { iface: String, key: String },
+    #[error(transparent)]
+    Host(#[from] HostError),
+}
+
+/// Resolves `desired` on `iface` against the host's current state.
+pub fn resolve(
+    desired: &[Desired],
+    iface: Option<&str>,
+    host: &mut impl HostWrite,
+) -> Result<Plan, PlanError> {
+    let mut plan = Plan::default();
+    for d in desired {
+        for setting in targets(d, iface, host)? {
+            let old = host.read(&setting)?;
+            check_limit(&setting, &d.value, host)?;
+            if old == d.value {
+                plan.unchanged.push(setting);
+            } else {
+                plan.changes.push(Change {
+                    setting,
+                    old,
+                    new: d.value.clone(),
+                });
+            }
+        }
+    }
+    plan.changes
+        .sort_by(|a, b| order(&a.setting).cmp(&order(&b.setting)));
+    refuse_stale_instances(&plan.changes)?;
+    plan.notes = check_combinations(desired);
+    plan.notes.extend(desired.iter().flat_map(|d| {
+        d.warnings.iter().map(|w| Note {
+            settings: vec![d.key.to_string()],
+            message: w.clone(),
+        })
+    }));
+    plan.preserve = collateral(&plan.changes, host)?;
+    Ok(plan)
+}
+
+/// Per-NAPI and per-queue changes are resolved against today's queues; a channel change on
+/// the same interface would renumber or remove them before they are written.
+fn refuse_stale_instances(changes: &[Change]) -> Result<(), PlanError> {
+    for c in changes {
+        let (Key::Channels(_), Target::Device { iface }) = (&c.setting.key, &c.setting.target)
+        else {
+            continue;
+        };
+        let stale = changes.iter().find(|o| match &o.setting.target {
+            Target::Napi { iface: i, .. }
+            | Target::RxQueue { iface: i, .. }
+            | Target::TxQueue { iface: i, .. } => i == iface,
+            _ => false,
+        });
+        if let Some(o) = stale {
+            return Err(PlanError::ChannelsWithPerQueue {
+                iface: iface.clone(),
+                key: o.setting.key.to_string(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The steering masks of every queue of each interface whose channel count changes, including
+/// those the plan changes itself (a rollback that stops at the channel step must still put
+/// back masks the channel change wiped).
+fn collateral(changes: &[Change], host: &mut impl HostWrite) -> Result<Vec<Preserved>, PlanError> {
+    let mut ifaces: Vec<&str> = changes
+        .iter()
+        .filter_map(|c| match (&c.setting.key, &c.setting.target) {
+            (Key::Channels(_), Target::Device { iface }) => Some(iface.as_str()),
+            _ => None,
+        })
+        .collect();
+    ifaces.dedup();
+    let mut out = Vec::new();
+    for iface in ifaces {
+        for setting in queue_settings(iface, host)? {
+            if let Ok(value) = host.read(&setting) {
+                out.push(Preserved { setting, value });
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn queue_settings(iface: &str, host: &mut impl HostWrite) -> Result<Vec<Setting>, PlanError> {
+    let (rx, tx) = host.queue_counts(iface)?;
+    let i = || iface.to_string();
+    let rx_keys = [Steering::RpsCpus, Steering::RpsFlowCnt];
+    let rx_settings = (0..rx).flat_map(|queue| {
+        rx_keys.map(|k| Setting::new(Target::RxQueue { iface: i(), queue }, Key::Steering(k)))
+    });
+    let tx_settings = (0..tx).map(|queue| {
+        Setting::new(
+            Target::TxQueue { iface: i(), queue },
+            Key::Steering(Steering::XpsCpus),
+        )
+    });
+    Ok(rx_settings.chain(tx_settings).collect())
+}
+
+fn order(s: &Setting) -> (crate::setting::Stage, &Target, &Key) {
+    (s.key.stage(), &s.target, &s.key)
+}
+
+/// The objects one request expands to.
+fn targets(
+    d: &Desired,
+    iface: Option<&str>,
+    host: &mut impl HostWrite,
+) -> Result<Vec<Setting>, PlanError> {
+    let key = d.key.clone();
+    let one = |target| Ok(vec![Setting::new(target, key.clone())]);
+    match (&d.key, d.instance) {
+        (Key::Sysctl(_), _) => return one(Target::Netns),
+        (Key::IrqAffinity, Some(irq)) => return one(Target::Irq { irq }),
+        _ => {}
+    }
+    let iface = iface
+        .ok_or_else(|| PlanError::NeedsIface {
+            key: d.key.to_string(),
+        })?
+        .to_string();
+    let (count, what) = match &d.key {
+        Key::Napi(_) => (host.napi_count(&iface)?, "NAPI instances"),
+        Key::Steering(Steering::XpsCpus) => (host.queue_counts(&iface)?.1, "transmit queues"),
+        Key::Steering(_) => (host.queue_counts(&iface)?.0, "receive queues"),
+        _ => return one(Target::Device { iface }),
+    };
+    let indexes = instances(d, &iface, count, what)?;
+    Ok(indexes
+        .into_iter()
+        .map(|i| Setting::new(instance_target(&d.key, &iface, i), key.clone()))
+        .collect())
+}
+
+fn instances(
+    d: &Desired,
+    iface: &str,
+    count: u32,
+    what: &'static str,
+) -> Result<Vec<u32>, PlanError> {
+    let key = d.key.to_string();
+    match d.instance {
+        Some(index) if index >= count => Err(PlanError::NoSuchInstance {
+            key,
+            index,
+            iface: iface.to_string(),
+            count,
+            what,
+        }),
+        Some(index) => Ok(vec![index]),
+        None if count == 0 => Err(PlanError::NoInstances {
+            iface: iface.to_string(),
+            what,
+            key,
+        }),
+        None => Ok((0..count).collect()),
+    }
+}
+
+fn instance_target(key: &Key, iface: &str, index: u32) -> Target {
+    let iface = iface.to_string();
+    match key {
+        Key::Napi(_) => Target::Napi { iface, index },
+        Key::Steering(Steering::XpsCpus) => Target::TxQueue {
+            iface,
+            queue: index,
+        },
+        _ => Target::RxQueue {
+            iface,
+            queue: index,
+        },
+    }
+}
+
+fn check_limit(
+    setting: &Setting,
+    value: &Value,
+    host: &mut impl HostWrite,
+) -> Result<(), PlanError> {
+    let (Some(max), Some(value)) = (host.limit(setting)?, value.as_int()) else {
+        return Ok(());
+    };
+    if value > max {
+        return Err(PlanError::AboveLimit {
+            setting: setting.to_string(),
+            value,
+            max,
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::desired::parse_assignment;
+    use crate::fake::FakeHost;
+    use crate::setting::{Channel, Napi};
+
+    fn host() -> FakeHost {
+        let dev = || Target::Device { iface: "v0".into() };
+        let napi = |index| Target::Napi {
+            iface: "v0".into(),
+            index,
+        };
+        let mut h = FakeHost::default()
+            .with(
+                Setting::new(dev(), Key::Channels(Channel::Rx)),
+                Value::Int(2),
+            )
+            .with(
+                Setting::new(napi(0), Key::Napi(Napi::DeferHardIrqs)),
+                Value::Int(0),
+            )
+            .with(
+                Setting::new(napi(1), Key::Napi(Napi::DeferHardIrqs)),
+                Value::Int(2),
+            );
+        h.napis.insert("v0".into(), 2);
+        h.limits
+            .insert(Setting::new(dev(), Key::Channels(Channel::Rx)), 4);
+        h
+    }
+
+    fn plan(args: &[&str]) -> Result<Plan, PlanError> {
+        let desired: Vec<_> = args.iter().map(|a| parse_assignment(a).unwrap()).collect();
+        resolve(&desired, Some("v0"), &mut host())
+    }
+
+    #[test]
+    fn only_differences_become_changes() {
+        let p = plan(&["napi.defer-hard-irqs=2"]).unwrap();
+        let shown: Vec<String> = p.changes.iter().map(|c| c.setting.to_string()).collect();
+        assert_eq!(shown, ["v0 napi[0] napi.defer-hard-irqs"]);
+        assert_eq!(p.unchanged.len(), 1, "napi[1] already has 2");
+        assert_eq!(plan(&["channels.rx=3"]).unwrap().changes.len(), 1);
+        assert!(plan(&["channels.rx=2"]).unwrap().is_noop());
+    }
+
+    #[test]
+    fn channel_changes_do_not_mix_with_per_queue_settings() {
+        let err = plan(&["channels.rx=3", "napi.defer-hard-irqs=2"]).unwrap_err();
+        assert!(
+            matches!(err, PlanError::ChannelsWithPerQueue { .. }),
+            "{err}"
+        );
+        assert!(
+            plan(&["channels.rx=2", "napi.defer-hard-irqs=2"]).is_ok(),
+            "no channel change"
+        );
+    }
+
+    #[test]
+    fn limits_unsupported_settings_and_instances_are_refused() {
+        let err = plan(&["channels.rx=5"]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "v0 channels.rx: 5 is above the driver's maximum 4"
+        );
+        let err = plan(&["coalesce.rx-usecs=5"]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "reading v0 coalesce.rx-usecs: not supported here (fake host)"
+        );
+        let err = plan(&["napi.defer-hard-irqs@2=1"]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "napi.defer-hard-irqs@2: v0 has 2 NAPI instances (indexes 0..2)"
+        );
+        let err = plan(&["rps.cpus=0"]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "v0 has no receive queues, so rps.cpus has nothing to set"
+        );
+    }
+}

@@ -1,0 +1,359 @@
+//! What a change touches: a [`Key`] (which knob) on a [`Target`] (which object), together a
+//! [`Setting`]. Keys carry their [`Stage`], which fixes the order of writes in a transaction.
+//!
+//! Key names are the canonical ones users type (`coalesce.rx-usecs`, `napi.gro-flush-timeout`,
+//! `sysctl.net.core.somaxconn`, `irq.affinity@45`). When the shared settings catalog lands, its
+//! keys map one to one onto these variants; the engine only needs the stage and the value kind.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The fixed order of a transaction. Channel and ring changes recreate queues (and on many
+/// drivers reset the link and IRQ affinity), so they go first; everything that lives on a
+/// queue, a NAPI instance or an IRQ goes after them (ecosystem.md §5.6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Stage {
+    Channels,
+    Rings,
+    Features,
+    Coalesce,
+    /// The device-wide sysfs NAPI files: they overwrite every per-NAPI value, so they go
+    /// before the per-NAPI netlink settings.
+    SysfsNapi,
+    Napi,
+    Sysctl,
+    IrqAffinity,
+    Steering,
+}
+
+/// ethtool channel counts (`ethtool -L`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Channel {
+    Rx,
+    Tx,
+    Other,
+    Combined,
+}
+
+/// ethtool ring sizes (`ethtool -G`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Ring {
+    Rx,
+    RxMini,
+    RxJumbo,
+    Tx,
+}
+
+/// Device-wide NAPI files under `/sys/class/net/<if>/`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SysfsNapi {
+    NapiDeferHardIrqs,
+    GroFlushTimeout,
+    Threaded,
+}
+
+/// Per-NAPI settings of the netdev netlink family (`napi-set`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Napi {
+    DeferHardIrqs,
+    GroFlushTimeout,
+    IrqSuspendTimeout,
+    Threaded,
+}
+
+/// Receive/transmit steering files under `queues/{rx,tx}-<n>/`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Steering {
+    RpsCpus,
+    RpsFlowCnt,
+    XpsCpus,
+}
+
+/// Which knob.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "name", rename_all = "kebab-case")]
+pub enum Key {
+    Channels(Channel),
+    Ring(Ring),
+    /// An ethtool feature by its kernel name, e.g. `rx-gro`.
+    Feature(String),
+    /// An ethtool coalescing parameter by its catalog name, e.g. `rx-usecs`, `adaptive-rx`.
+    Coalesce(String),
+    SysfsNapi(SysfsNapi),
+    Napi(Napi),
+    /// A sysctl in the target network namespace, dotted, e.g. `net.core.somaxconn`.
+    Sysctl(String),
+    IrqAffinity,
+    Steering(Steering),
+}
+
+/// Coalescing parameters that are switches; the rest are 32-bit counts or times.
+const COALESCE_SWITCHES: [&str; 4] = ["adaptive-rx", "adaptive-tx", "cqe-mode-rx", "cqe-mode-tx"];
+
+/// Feature names as the catalog spells them (`feature.gro`) and as the kernel does (`rx-gro`).
+const FEATURE_NAMES: [(&str, &str); 2] = [("gro", "rx-gro"), ("lro", "rx-lro")];
+
+/// The kernel's feature name for a catalog feature name.
+pub fn kernel_feature(name: &str) -> &str {
+    FEATURE_NAMES
+        .iter()
+        .find(|(c, _)| *c == name)
+        .map_or(name, |(_, k)| k)
+}
+
+/// The catalog's feature name for a kernel feature name.
+pub fn catalog_feature(kernel: &str) -> &str {
+    FEATURE_NAMES
+        .iter()
+        .find(|(_, k)| *k == kernel)
+        .map_or(kernel, |(c, _)| c)
+}
+
+/// What kind of value a key takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueKind {
+    /// An integer from `min` to `max`, in `unit`.
+    Int {
+        min: u64,
+        max: u64,
+        unit: &'static str,
+    },
+    /// On or off.
+    Bool,
+    /// A set of CPUs.
+    Cpus,
+    /// Free text compared after collapsing whitespace (sysctls).
+    Text,
+}
+
+impl Key {
+    /// Where this key sits in the write order.
+    pub fn stage(&self) -> Stage {
+        match self {
+            Key::Channels(_) => Stage::Channels,
+            Key::Ring(_) => Stage::Rings,
+            Key::Feature(_) => Stage::Features,
+            Key::Coalesce(_) => Stage::Coalesce,
+            Key::SysfsNapi(_) => Stage::SysfsNapi,
+            Key::Napi(_) => Stage::Napi,
+            Key::Sysctl(_) => Stage::Sysctl,
+            Key::IrqAffinity => Stage::IrqAffinity,
+            Key::Steering(_) => Stage::Steering,
+        }
+    }
+
+    /// The value this key takes and its range as the kernel interface defines it. Driver
+    /// limits (e.g. the channel maximum) come from the host and are checked in the plan.
+    pub fn value_kind(&self) -> ValueKind {
+        const U32: u64 = u32::MAX as u64;
+        // napi_defer_hard_irqs is capped at S32_MAX by the kernel (netdev.yaml, sysfs store).
+        const S32: u64 = i32::MAX as u64;
+        let int = |min, max, unit| ValueKind::Int { min, max, unit };
+        match self {
+            Key::Channels(_) => int(0, U32, "channels"),
+            Key::Ring(_) => int(1, U32, "descriptors"),
+            Key::Feature(_) => ValueKind::Bool,
+            Key::Coalesce(p) if COALESCE_SWITCHES.contains(&p.as_str()) => ValueKind::Bool,
+            Key::Coalesce(p) if p.contains("usecs") || p == "rate-sample-interval" => {
+                int(0, U32, "µs")
+            }
+            Key::Coalesce(p) if p.starts_with("pkt-rate") => int(0, U32, "packets/s"),
+            Key::Coalesce(_) => int(0, U32, "frames"),
+            Key::SysfsNapi(SysfsNapi::NapiDeferHardIrqs) | Key::Napi(Napi::DeferHardIrqs) => {
+                int(0, S32, "polls")
+            }
+            Key::SysfsNapi(SysfsNapi::GroFlushTimeout)
+            | Key::Napi(Napi::GroFlushTimeout | Napi::IrqSuspendTimeout) => int(0, u64::MAX, "ns"),
+            // 0 = softirq, 1 = kthread; 2 (busy-poll kthread) is newer than 6.18 (EIO there).
+            Key::SysfsNapi(SysfsNapi::Threaded) | Key::Napi(Napi::Threaded) => int(0, 2, "mode"),
+            Key::Sysctl(_) => ValueKind::Text,
+            Key::IrqAffinity | Key::Steering(Steering::RpsCpus | Steering::XpsCpus) => {
+                ValueKind::Cpus
+            }
+            Key::Steering(Steering::RpsFlowCnt) => int(0, U32, "entries"),
+        }
+    }
+
+    /// What the write does to the device beyond setting the value, shown in plans.
+    pub fn side_effect(&self) -> Option<&'static str> {
+        match self {
+            Key::Channels(_) => Some("recreates queues; resets IRQ affinity, RPS/XPS and NAPI ids"),
+            Key::Ring(_) => Some("reallocates rings; many drivers reset the link"),
+            Key::SysfsNapi(SysfsNapi::NapiDeferHardIrqs | SysfsNapi::GroFlushTimeout) => {
+                Some("overwrites the per-NAPI value of every NAPI instance")
+            }
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Key::Channels(c) => write!(f, "channels.{}", channel_name(*c)),
+            Key::Ring(r) => write!(f, "ring.{}", ring_name(*r)),
+            Key::Feature(n) => write!(f, "feature.{}", catalog_feature(n)),
+            Key::Coalesce(p) => write!(f, "coalesce.{p}"),
+            Key::SysfsNapi(s) => write!(f, "sysfs.{}", sysfs_napi_name(*s)),
+            Key::Napi(n) => write!(f, "napi.{}", napi_name(*n)),
+            Key::Sysctl(s) => write!(f, "sysctl.{s}"),
+            Key::IrqAffinity => f.write_str("irq.affinity"),
+            Key::Steering(s) => f.write_str(steering_name(*s)),
+        }
+    }
+}
+
+pub(crate) fn channel_name(c: Channel) -> &'static str {
+    match c {
+        Channel::Rx => "rx",
+        Channel::Tx => "tx",
+        Channel::Other => "other",
+        Channel::Combined => "combined",
+    }
+}
+
+pub(crate) fn ring_name(r: Ring) -> &'static str {
+    match r {
+        Ring::Rx => "rx",
+        Ring::RxMini => "rx-mini",
+        Ring::RxJumbo => "rx-jumbo",
+        Ring::Tx => "tx",
+    }
+}
+
+/// The sysfs file name, which is also the key suffix (`sysfs.napi_defer_hard_irqs`).
+pub fn sysfs_napi_name(s: SysfsNapi) -> &'static str {
+    match s {
+        SysfsNapi::NapiDeferHardIrqs => "napi_defer_hard_irqs",
+        SysfsNapi::GroFlushTimeout => "gro_flush_timeout",
+        SysfsNapi::Threaded => "threaded",
+    }
+}
+
+pub(crate) fn napi_name(n: Napi) -> &'static str {
+    match n {
+        Napi::DeferHardIrqs => "defer-hard-irqs",
+        Napi::GroFlushTimeout => "gro-flush-timeout",
+        Napi::IrqSuspendTimeout => "irq-suspend-timeout",
+        Napi::Threaded => "threaded",
+    }
+}
+
+pub(crate) fn steering_name(s: Steering) -> &'static str {
+    match s {
+        Steering::RpsCpus => "rps.cpus",
+        Steering::RpsFlowCnt => "rps.flow-cnt",
+        Steering::XpsCpus => "xps.cpus",
+    }
+}
+
+/// Which object a key is set on. NAPI instances are named by their position among the
+/// device's NAPIs sorted by id, not by id: ids change when queues are recreated while the
+/// settings stay with the queue (ecosystem.md §1.4).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(tag = "object", rename_all = "kebab-case")]
+pub enum Target {
+    Device {
+        iface: String,
+    },
+    Napi {
+        iface: String,
+        index: u32,
+    },
+    RxQueue {
+        iface: String,
+        queue: u32,
+    },
+    TxQueue {
+        iface: String,
+        queue: u32,
+    },
+    Irq {
+        irq: u32,
+    },
+    /// The network namespace the command runs in (sysctls).
+    Netns,
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Target::Device { iface } => f.write_str(iface),
+            Target::Napi { iface, index } => write!(f, "{iface} napi[{index}]"),
+            Target::RxQueue { iface, queue } => write!(f, "{iface} rx-{queue}"),
+            Target::TxQueue { iface, queue } => write!(f, "{iface} tx-{queue}"),
+            Target::Irq { irq } => write!(f, "irq {irq}"),
+            Target::Netns => f.write_str("netns"),
+        }
+    }
+}
+
+/// One knob on one object.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Setting {
+    pub target: Target,
+    pub key: Key,
+}
+
+impl Setting {
+    pub fn new(target: Target, key: Key) -> Setting {
+        Setting { target, key }
+    }
+}
+
+impl fmt::Display for Setting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.target, self.key)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stages_follow_the_documented_apply_order() {
+        let order = [
+            Key::Channels(Channel::Combined),
+            Key::Ring(Ring::Rx),
+            Key::Feature("rx-gro".into()),
+            Key::Coalesce("rx-usecs".into()),
+            Key::SysfsNapi(SysfsNapi::GroFlushTimeout),
+            Key::Napi(Napi::DeferHardIrqs),
+            Key::Sysctl("net.core.somaxconn".into()),
+            Key::IrqAffinity,
+            Key::Steering(Steering::RpsCpus),
+        ];
+        let stages: Vec<Stage> = order.iter().map(Key::stage).collect();
+        let mut sorted = stages.clone();
+        sorted.sort();
+        assert_eq!(stages, sorted);
+    }
+
+    #[test]
+    fn coalesce_kinds_follow_the_parameter_name() {
+        let kind = |p: &str| Key::Coalesce(p.into()).value_kind();
+        assert_eq!(kind("adaptive-rx"), ValueKind::Bool);
+        assert!(matches!(
+            kind("rx-usecs"),
+            ValueKind::Int { unit: "µs", .. }
+        ));
+        assert!(matches!(
+            kind("tx-frames-irq"),
+            ValueKind::Int { unit: "frames", .. }
+        ));
+        assert!(matches!(
+            kind("pkt-rate-low"),
+            ValueKind::Int {
+                unit: "packets/s",
+                ..
+            }
+        ));
+    }
+}

@@ -1,0 +1,106 @@
+//! Every export format from one profile: the file as users see it (snapshots), checked by a
+//! parser of that format (ours, strict) and, where the machine has them, by the format's own
+//! tools: `systemd-analyze verify` for the unit, `sh -n` for shell fragments. A missing tool
+//! prints `skipped: <reason>`.
+
+use nictune_apply::export::{export, parse_profile, validate, Format, Target};
+use std::process::Command;
+
+/// The README's example profile.
+const PROFILE: &str = r#"
+iface = "eth1"
+
+[settings]
+"channels.combined" = 4
+"ring.rx" = 1024
+"coalesce.rx-usecs" = 50
+"coalesce.adaptive-rx" = "off"
+"feature.gro" = "on"
+"rps.cpus" = "f"
+"napi.defer-hard-irqs" = 2
+"napi.gro-flush-timeout" = 20000
+"sysctl.net.core.busy_poll" = 50
+"irq.affinity@45" = "2-3"
+"e1000e.InterruptThrottleRate" = "3000,3000"
+"freebsd.hw.igb.rxd" = 2048
+"freebsd.kern.polling.burst_max" = 150
+"freebsd.ifconfig.polling" = "on"
+"#;
+
+fn render(format: Format, nictune: &str) -> String {
+    let profile = parse_profile(PROFILE).unwrap();
+    let target = Target {
+        iface: Some("eth1"),
+        profile_path: "/etc/nictune/eth1.toml",
+        nictune,
+        netns: None,
+    };
+    export(format, &profile.items, &target).unwrap().text
+}
+
+#[test]
+fn every_format_matches_its_snapshot_and_parses() {
+    for (format, name) in Format::ALL {
+        let text = render(format, "/usr/bin/nictune");
+        insta::assert_snapshot!(name, text);
+        let checked = match format {
+            Format::SystemdLink | Format::Networkmanager | Format::Tuned | Format::SystemdUnit => {
+                validate::ini(&text).map(|v| v.len())
+            }
+            Format::Udev => validate::udev_rules(&text).map(|v| v.len()),
+            Format::Modprobe => validate::modprobe(&text).map(|v| v.len()),
+            Format::SysctlD | Format::FreebsdSysctlConf | Format::LoaderConf => {
+                validate::sysctl_lines(&text).map(|v| v.len())
+            }
+            Format::RcConf | Format::Cpuset => Ok(shell_check(&text)),
+        };
+        let n = checked.unwrap_or_else(|e| panic!("{name}: {e}\n{text}"));
+        assert!(n > 0, "{name}: nothing rendered");
+    }
+}
+
+/// Runs `sh -n` on a script; returns its line count when it parses.
+fn shell_check(text: &str) -> usize {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("script.sh");
+    std::fs::write(&path, text).unwrap();
+    match Command::new("sh").arg("-n").arg(&path).output() {
+        Ok(out) => assert!(
+            out.status.success(),
+            "sh -n: {}\n{text}",
+            String::from_utf8_lossy(&out.stderr)
+        ),
+        Err(e) => eprintln!("skipped: sh -n ({e})"),
+    }
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .count()
+}
+
+#[test]
+fn the_reapply_unit_passes_systemd_analyze_verify() {
+    if Command::new("systemd-analyze")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: systemd-analyze is not installed");
+        return;
+    }
+    // ExecStart must name an existing executable for verify; the test binary is one.
+    let exe = std::env::current_exe().unwrap();
+    let text = render(Format::SystemdUnit, &exe.to_string_lossy());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nictune-eth1.service");
+    std::fs::write(&path, &text).unwrap();
+    let out = Command::new("systemd-analyze")
+        .arg("verify")
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stderr.trim().is_empty(),
+        "systemd-analyze verify: {stderr}\n{text}"
+    );
+}

@@ -1,0 +1,110 @@
+//! Which interfaces carry the default route or this SSH session: changing them can cut the
+//! user off, so `apply` refuses without `--force`.
+//!
+//! The parsers take the text of `/proc/net/route` and `/proc/net/ipv6_route`; the SSH
+//! interface is found by matching the server address of `$SSH_CONNECTION` to an interface.
+
+use std::collections::BTreeSet;
+use std::net::IpAddr;
+
+/// Interfaces with an IPv4 default route, from `/proc/net/route` text.
+pub fn default_route_v4(text: &str) -> BTreeSet<String> {
+    text.lines()
+        .skip(1)
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            // Iface Destination Gateway Flags RefCnt Use Metric Mask ...
+            (f.len() > 7 && f[1] == "00000000" && f[7] == "00000000").then(|| f[0].to_string())
+        })
+        .collect()
+}
+
+/// Interfaces with an IPv6 default route, from `/proc/net/ipv6_route` text.
+pub fn default_route_v6(text: &str) -> BTreeSet<String> {
+    let zero = "0".repeat(32);
+    text.lines()
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            // dest prefixlen src srcprefixlen nexthop metric refcnt use flags iface
+            let default = f.len() == 10 && f[0] == zero && f[1] == "00" && f[9] != "lo";
+            default.then(|| f[9].to_string())
+        })
+        .collect()
+}
+
+/// The server address of an `$SSH_CONNECTION` value (`client port server port`).
+pub fn ssh_server_addr(ssh_connection: &str) -> Option<IpAddr> {
+    ssh_connection.split_whitespace().nth(2)?.parse().ok()
+}
+
+/// The interface holding `addr` in the current network namespace.
+pub fn iface_with_addr(addr: IpAddr) -> Option<String> {
+    let addrs = nix::ifaddrs::getifaddrs().ok()?;
+    addrs.into_iter().find_map(|a| {
+        let sa = a.address?;
+        let ip: Option<IpAddr> = match (sa.as_sockaddr_in(), sa.as_sockaddr_in6()) {
+            (Some(v4), _) => Some(IpAddr::V4(v4.ip())),
+            (_, Some(v6)) => Some(IpAddr::V6(v6.ip())),
+            _ => None,
+        };
+        (ip == Some(addr)).then_some(a.interface_name)
+    })
+}
+
+/// Interfaces a change could cut the user off through: default routes and the SSH one.
+pub fn risky_ifaces(
+    route_v4: &str,
+    route_v6: &str,
+    ssh_connection: Option<&str>,
+) -> BTreeSet<String> {
+    let mut out = default_route_v4(route_v4);
+    out.extend(default_route_v6(route_v6));
+    out.extend(
+        ssh_connection
+            .and_then(ssh_server_addr)
+            .and_then(iface_with_addr),
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// /proc/net/route of a Debian 12 container (kernel 6.18.44), trimmed to two routes.
+    const ROUTE: &str = "\
+Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT
+eth0\t00000000\t010011AC\t0003\t0\t0\t0\t00000000\t0\t0\t0
+eth0\t000011AC\t00000000\t0001\t0\t0\t0\t0000FFFF\t0\t0\t0
+";
+
+    /// /proc/net/ipv6_route lines in the kernel's layout: a default via eth1 and lo's
+    /// catch-all unreachable route, which is not a way out.
+    const ROUTE6: &str = "\
+00000000000000000000000000000000 00 00000000000000000000000000000000 00 fe800000000000000000000000000001 00000400 00000001 00000000 00000003 eth1
+00000000000000000000000000000000 00 00000000000000000000000000000000 00 00000000000000000000000000000000 ffffffff 00000001 00000000 00200200       lo
+";
+
+    #[test]
+    fn default_routes_are_found_per_family() {
+        assert_eq!(
+            default_route_v4(ROUTE).into_iter().collect::<Vec<_>>(),
+            ["eth0"]
+        );
+        assert_eq!(
+            default_route_v6(ROUTE6).into_iter().collect::<Vec<_>>(),
+            ["eth1"]
+        );
+    }
+
+    #[test]
+    fn ssh_connection_names_the_server_address() {
+        let addr = ssh_server_addr("198.18.0.9 51514 198.18.0.1 22").unwrap();
+        assert_eq!(addr, "198.18.0.1".parse::<IpAddr>().unwrap());
+        assert_eq!(ssh_server_addr("garbage"), None);
+        assert_eq!(
+            iface_with_addr("127.0.0.1".parse().unwrap()).as_deref(),
+            Some("lo")
+        );
+    }
+}

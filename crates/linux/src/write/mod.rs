@@ -1,0 +1,150 @@
+//! The settings write path: [`LinuxWriter`] implements `nictune_apply::host::HostWrite` over
+//! the files in [`files`] (sysfs NAPI files, RPS/XPS, sysctls, IRQ affinity) and generic
+//! netlink (ethtool channels, rings, features, coalescing; netdev per-NAPI settings).
+//!
+//! Also here: starting the detached auto-revert watchdog ([`detach`]) and finding interfaces
+//! a change could cut the user off through ([`guard`]).
+
+pub mod detach;
+pub mod files;
+pub mod guard;
+pub mod netlink;
+
+use files::Roots;
+use netlink::Netlink;
+use nictune_apply::host::{HostError, HostErrorKind, HostWrite, Op};
+use nictune_apply::setting::{Key, Setting, Steering, Target};
+use nictune_apply::value::Value;
+
+/// Whether the process runs as root. Writes need root (or CAP_NET_ADMIN plus file access);
+/// `apply` checks this before the first write instead of failing half-way.
+pub fn is_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}
+
+/// The live host as the apply engine sees it, in the network namespace the process is in.
+#[derive(Debug)]
+pub struct LinuxWriter {
+    roots: Roots,
+    netlink: Result<Netlink, String>,
+}
+
+impl LinuxWriter {
+    /// The host behind `/sys`, `/proc` and netlink of the current namespace.
+    pub fn live() -> LinuxWriter {
+        LinuxWriter::with_roots(Roots::live())
+    }
+
+    /// Files under other roots (tests); netlink stays live.
+    pub fn with_roots(roots: Roots) -> LinuxWriter {
+        LinuxWriter {
+            roots,
+            netlink: Netlink::open().map_err(|e| e.to_string()),
+        }
+    }
+
+    fn netlink(&self, op: Op, s: &Setting) -> Result<&Netlink, HostError> {
+        self.netlink.as_ref().map_err(|e| unsupported(op, s, e))
+    }
+
+    fn ifindex(&self, iface: &str, s: &Setting) -> Result<u32, HostError> {
+        let path = self.roots.sys.join("class/net").join(iface).join("ifindex");
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| files::io_error(Op::Read, s, &path, &e))?;
+        text.trim()
+            .parse()
+            .map_err(|_| HostError::new(Op::Read, s, HostErrorKind::Garbled(text)))
+    }
+
+    /// The NAPI instance at `index` among the device's, by id.
+    fn napi(
+        &self,
+        iface: &str,
+        index: u32,
+        s: &Setting,
+    ) -> Result<nictune_host::snapshot::Napi, HostError> {
+        let all = self
+            .netlink(Op::Read, s)?
+            .napis(self.ifindex(iface, s)?, s)?;
+        let count = all.len();
+        all.into_iter().nth(index as usize).ok_or_else(|| {
+            let why = format!("{iface} has {count} NAPI instances now");
+            HostError::new(Op::Read, s, HostErrorKind::NotFound(why))
+        })
+    }
+}
+
+fn unsupported(op: Op, s: &Setting, why: &str) -> HostError {
+    HostError::new(op, s, HostErrorKind::Unsupported(why.to_string()))
+}
+
+impl HostWrite for LinuxWriter {
+    fn napi_count(&mut self, iface: &str) -> Result<u32, HostError> {
+        let s = Setting::new(
+            Target::Device {
+                iface: iface.into(),
+            },
+            Key::Napi(nictune_apply::setting::Napi::DeferHardIrqs),
+        );
+        let all = self
+            .netlink(Op::List, &s)?
+            .napis(self.ifindex(iface, &s)?, &s)?;
+        Ok(u32::try_from(all.len()).unwrap_or(u32::MAX))
+    }
+
+    fn queue_counts(&mut self, iface: &str) -> Result<(u32, u32), HostError> {
+        files::queue_counts(iface, &self.roots).map_err(|e| {
+            let s = Setting::new(
+                Target::Device {
+                    iface: iface.into(),
+                },
+                Key::Steering(Steering::RpsCpus),
+            );
+            files::io_error(
+                Op::List,
+                &s,
+                &self.roots.sys.join("class/net").join(iface),
+                &e,
+            )
+        })
+    }
+
+    fn read(&mut self, s: &Setting) -> Result<Value, HostError> {
+        if let Some((path, form)) = files::file_for(s, &self.roots) {
+            return files::read(s, &path, form);
+        }
+        let value = match (&s.target, &s.key) {
+            (Target::Napi { iface, index }, Key::Napi(k)) => {
+                netlink::napi_value(&self.napi(iface, *index, s)?, *k)
+            }
+            (Target::Device { iface }, _) => self.netlink(Op::Read, s)?.read_device(iface, s)?,
+            _ => None,
+        };
+        value.ok_or_else(|| unsupported(Op::Read, s, "the driver does not report it"))
+    }
+
+    fn limit(&mut self, s: &Setting) -> Result<Option<u64>, HostError> {
+        match (&s.target, &s.key) {
+            (Target::Device { iface }, Key::Channels(_) | Key::Ring(_)) => {
+                self.netlink(Op::Read, s)?.limit(iface, s)
+            }
+            _ => Ok(None),
+        }
+    }
+
+    fn write(&mut self, s: &Setting, value: &Value) -> Result<(), HostError> {
+        if let Some((path, form)) = files::file_for(s, &self.roots) {
+            return files::write(s, &path, form, value);
+        }
+        match (&s.target, &s.key) {
+            (Target::Napi { iface, index }, Key::Napi(k)) => {
+                let id = self.napi(iface, *index, s)?.id;
+                self.netlink(Op::Write, s)?.write_napi(id, *k, s, value)
+            }
+            (Target::Device { iface }, _) => {
+                self.netlink(Op::Write, s)?.write_device(iface, s, value)
+            }
+            _ => Err(unsupported(Op::Write, s, "no way to write this setting")),
+        }
+    }
+}

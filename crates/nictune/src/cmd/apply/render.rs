@@ -1,0 +1,431 @@
+//! What `apply`, `confirm`, `revert` and `status` show: JSON bodies (serde) and the human
+//! tables rendered from them.
+
+use nictune_apply::engine::Restored;
+use nictune_apply::journal::{Phase, RevertBy, Summary};
+use nictune_apply::plan::Plan;
+use nictune_apply::state::{attention, Problem};
+use nictune_apply::txn::{Applied, Reverted};
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// A left-aligned text table.
+fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: Vec<String>| {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        format!("  {}\n", padded.join("  ").trim_end())
+    };
+    let mut out = line(header.iter().map(|h| h.to_string()).collect());
+    rows.iter().for_each(|r| out += &line(r.clone()));
+    out
+}
+
+#[derive(Debug, Serialize)]
+pub struct PlanBody<'a> {
+    pub dry_run: bool,
+    #[serde(flatten)]
+    pub plan: &'a Plan,
+}
+
+impl<'a> PlanBody<'a> {
+    pub fn new(plan: &'a Plan, dry_run: bool) -> PlanBody<'a> {
+        PlanBody { dry_run, plan }
+    }
+}
+
+pub fn plan_text(b: &PlanBody) -> String {
+    let p = b.plan;
+    if p.is_noop() {
+        return format!(
+            "Already in place: all {} settings have the requested values; nothing to do.",
+            p.unchanged.len()
+        );
+    }
+    let mut out = format!(
+        "Plan{}: {} change(s), {} already in place, in apply order:\n",
+        if b.dry_run {
+            " (dry run, nothing written)"
+        } else {
+            ""
+        },
+        p.changes.len(),
+        p.unchanged.len()
+    );
+    let rows: Vec<Vec<String>> = p
+        .changes
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let t = c.setting.target.to_string();
+            vec![
+                (i + 1).to_string(),
+                t,
+                c.setting.key.to_string(),
+                c.old.to_string(),
+                c.new.to_string(),
+            ]
+        })
+        .collect();
+    out += &table(&["#", "OBJECT", "SETTING", "NOW", "NEW"], &rows);
+    out += &notes_text(p);
+    out
+}
+
+fn notes_text(p: &Plan) -> String {
+    let mut out = String::new();
+    let mut effects: Vec<String> = p
+        .changes
+        .iter()
+        .filter_map(|c| {
+            c.setting
+                .key
+                .side_effect()
+                .map(|e| format!("{}: {e}", c.setting.key))
+        })
+        .collect();
+    effects.dedup();
+    for e in effects {
+        let _ = writeln!(out, "note: {e}");
+    }
+    for n in &p.notes {
+        let _ = writeln!(out, "note: {}", n.message);
+    }
+    out
+}
+
+#[derive(Debug, Serialize)]
+pub struct AppliedBody<'a> {
+    #[serde(skip)]
+    pub plan: &'a Plan,
+    #[serde(flatten)]
+    pub applied: &'a Applied,
+    pub watchdog_pid: Option<u32>,
+}
+
+pub fn applied_text(b: &AppliedBody) -> String {
+    let a = b.applied;
+    let mut out = format!(
+        "Applied change {}: {} setting(s) written and read back.\n",
+        a.id,
+        a.steps.len()
+    );
+    let rows: Vec<Vec<String>> = a
+        .steps
+        .iter()
+        .map(|s| {
+            let t = s.setting.target.to_string();
+            let effective = if s.effective == s.new {
+                s.effective.to_string()
+            } else {
+                format!("{} (driver adjusted)", s.effective)
+            };
+            vec![
+                t,
+                s.setting.key.to_string(),
+                s.old.to_string(),
+                s.new.to_string(),
+                effective,
+            ]
+        })
+        .collect();
+    out += &table(&["OBJECT", "SETTING", "WAS", "SET", "READ BACK"], &rows);
+    out += &notes_text(b.plan);
+    if let (Some(deadline), Some(pid)) = (a.confirm_deadline_unix_ms, b.watchdog_pid) {
+        let _ = writeln!(
+            out,
+            "Run `nictune confirm` before {} or the watchdog (pid {pid}) restores the previous values.",
+            utc(deadline)
+        );
+    } else {
+        out += "Undo with `nictune revert`.\n";
+    }
+    out
+}
+
+#[derive(Debug, Serialize)]
+pub struct ConfirmBody<'a> {
+    pub confirmed: Option<String>,
+    #[serde(skip)]
+    pub last: Option<&'a Summary>,
+}
+
+pub fn confirm_text(b: &ConfirmBody) -> String {
+    match (&b.confirmed, b.last) {
+        (Some(id), _) => format!("Confirmed change {id}: it stays."),
+        (None, Some(last)) => format!(
+            "No change is waiting for confirmation; the last change {} is {}.",
+            last.id,
+            phase_text(&last.phase)
+        ),
+        (None, None) => {
+            "No change is waiting for confirmation; nictune has changed nothing.".into()
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct RevertBody {
+    pub reverted: Option<Reverted>,
+}
+
+impl RevertBody {
+    pub fn nothing() -> RevertBody {
+        RevertBody { reverted: None }
+    }
+    pub fn done(r: Reverted) -> RevertBody {
+        RevertBody { reverted: Some(r) }
+    }
+}
+
+pub fn revert_text(b: &RevertBody) -> String {
+    let Some(r) = &b.reverted else {
+        return "Nothing to revert: no change of nictune is in place.".into();
+    };
+    let mut out = format!(
+        "Reverted change {}: {} setting(s) restored{}.\n",
+        r.id,
+        r.restored.iter().filter(|x| x.ok()).count(),
+        if r.complete {
+            ""
+        } else {
+            "; SOME COULD NOT BE RESTORED"
+        }
+    );
+    if let Some(note) = &r.note {
+        let _ = writeln!(out, "Nothing to write: {note}.");
+        return out;
+    }
+    let rows: Vec<Vec<String>> = r.restored.iter().map(restored_row).collect();
+    out += &table(
+        &["OBJECT", "SETTING", "RESTORED TO", "READ BACK", "STATUS"],
+        &rows,
+    );
+    out
+}
+
+fn restored_row(x: &Restored) -> Vec<String> {
+    let back = x
+        .effective
+        .as_ref()
+        .map_or_else(|| "-".into(), ToString::to_string);
+    let status = match (&x.error, x.ok()) {
+        (_, true) => "ok".to_string(),
+        (Some(e), false) => format!("FAILED: {e}"),
+        (None, false) => "FAILED: differs".to_string(),
+    };
+    let t = x.setting.target.to_string();
+    vec![
+        t,
+        x.setting.key.to_string(),
+        x.wanted.to_string(),
+        back,
+        status,
+    ]
+}
+
+#[derive(Debug, Serialize)]
+pub struct StatusBody {
+    pub changes: Vec<StatusRow>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct StatusRow {
+    pub id: String,
+    pub started_unix_ms: u64,
+    pub netns: Option<String>,
+    pub iface: Option<String>,
+    pub settings: usize,
+    #[serde(flatten)]
+    pub phase: Phase,
+    pub attention: Option<Problem>,
+}
+
+impl StatusBody {
+    pub fn new(all: &[Summary], now: u64, alive: impl Fn(u32) -> bool) -> StatusBody {
+        let changes = all
+            .iter()
+            .map(|s| StatusRow {
+                id: s.id.clone(),
+                started_unix_ms: s.started_unix_ms,
+                netns: s.netns.clone(),
+                iface: s.iface.clone(),
+                settings: s.changes.len(),
+                phase: s.phase,
+                attention: attention(s, now, &alive),
+            })
+            .collect();
+        StatusBody { changes }
+    }
+}
+
+pub fn status_text(b: &StatusBody) -> String {
+    if b.changes.is_empty() {
+        return "No changes recorded.".into();
+    }
+    let rows: Vec<Vec<String>> = b
+        .changes
+        .iter()
+        .map(|r| {
+            let state = match r.attention {
+                Some(Problem::Pending) | None => phase_text(&r.phase),
+                Some(p) => format!("{} — run `nictune revert`", problem_text(p)),
+            };
+            vec![
+                r.id.clone(),
+                utc(r.started_unix_ms),
+                r.netns.clone().unwrap_or_else(|| "-".into()),
+                r.iface.clone().unwrap_or_else(|| "-".into()),
+                r.settings.to_string(),
+                state,
+            ]
+        })
+        .collect();
+    table(
+        &["CHANGE", "STARTED", "NETNS", "IFACE", "SETTINGS", "STATE"],
+        &rows,
+    )
+}
+
+fn problem_text(p: Problem) -> &'static str {
+    match p {
+        Problem::Interrupted => "INTERRUPTED (nictune stopped mid-change)",
+        Problem::Overdue => "OVERDUE (not confirmed and no watchdog alive)",
+        Problem::Incomplete => "INCOMPLETE (some values could not be restored)",
+        Problem::Pending => "pending",
+    }
+}
+
+fn phase_text(p: &Phase) -> String {
+    match p {
+        Phase::Applying => "applying".into(),
+        Phase::Applied => "applied".into(),
+        Phase::Pending { deadline_unix_ms } => {
+            format!("pending: confirm before {}", utc(*deadline_unix_ms))
+        }
+        Phase::Confirmed => "confirmed".into(),
+        Phase::RolledBack { complete: true } => "failed and rolled back".into(),
+        Phase::RolledBack { complete: false } => "failed, rollback incomplete".into(),
+        Phase::Reverting => "reverting".into(),
+        Phase::Reverted { by, complete } => format!(
+            "reverted by {}{}",
+            if *by == RevertBy::Watchdog {
+                "the watchdog"
+            } else {
+                "the user"
+            },
+            if *complete { "" } else { " (incomplete)" }
+        ),
+    }
+}
+
+/// Unix milliseconds as `YYYY-MM-DD HH:MM:SSZ` (civil-from-days, proleptic Gregorian).
+pub fn utc(unix_ms: u64) -> String {
+    let secs = unix_ms / 1000;
+    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (h, m, s) = (rem / 3600, rem % 3600 / 60, rem % 60);
+    format!("{year:04}-{month:02}-{day:02} {h:02}:{m:02}:{s:02}Z")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use nictune_apply::desired::parse_assignment;
+    use nictune_apply::fake::FakeHost;
+    use nictune_apply::journal::{summarize, Record};
+    use nictune_apply::setting::{Key, Napi, Setting, Target};
+    use nictune_apply::value::Value;
+
+    fn plan() -> Plan {
+        let napi = |index| {
+            let target = Target::Napi {
+                iface: "v0".into(),
+                index,
+            };
+            Setting::new(target, Key::Napi(Napi::GroFlushTimeout))
+        };
+        let dev = Target::Device { iface: "v0".into() };
+        let mut host = FakeHost::default()
+            .with(napi(0), Value::Int(0))
+            .with(napi(1), Value::Int(20000))
+            .with(
+                Setting::new(dev, Key::Coalesce("rx-usecs".into())),
+                Value::Int(8),
+            );
+        host.napis.insert("v0".into(), 2);
+        let desired: Vec<_> = ["napi.gro-flush-timeout=20000", "coalesce.rx-usecs=50"]
+            .iter()
+            .map(|a| parse_assignment(a).unwrap())
+            .collect();
+        nictune_apply::plan::resolve(&desired, Some("v0"), &mut host).unwrap()
+    }
+
+    #[test]
+    fn plan_table_snapshot() {
+        insta::assert_snapshot!(plan_text(&PlanBody::new(&plan(), true)));
+    }
+
+    #[test]
+    fn status_table_snapshot() {
+        let p = plan();
+        let begin = |id: &str, at| Record::Begin {
+            id: id.into(),
+            pid: 4_194_305,
+            started_unix_ms: at,
+            netns: Some("lab".into()),
+            iface: Some("v0".into()),
+            changes: p.changes.clone(),
+            preserve: Vec::new(),
+        };
+        let txns = [
+            vec![
+                begin("1795239660000-1", 1_795_239_660_000),
+                Record::Intent { step: 0 },
+                Record::Applied {
+                    confirm_deadline_unix_ms: None,
+                },
+                Record::Confirmed { at_unix_ms: 1 },
+            ],
+            vec![
+                begin("1795239720000-2", 1_795_239_720_000),
+                Record::Intent { step: 0 },
+                Record::Applied {
+                    confirm_deadline_unix_ms: Some(1_795_239_750_000),
+                },
+            ],
+            vec![
+                begin("1795239780000-3", 1_795_239_780_000),
+                Record::Intent { step: 0 },
+            ],
+        ];
+        let all: Vec<Summary> = txns.iter().map(|r| summarize(r).unwrap()).collect();
+        let body = StatusBody::new(&all, 1_795_239_800_000, |_| false);
+        insta::assert_snapshot!(status_text(&body));
+    }
+
+    #[test]
+    fn utc_matches_known_instants() {
+        assert_eq!(utc(0), "1970-01-01 00:00:00Z");
+        assert_eq!(utc(951_782_400_000), "2000-02-29 00:00:00Z");
+        assert_eq!(utc(1_795_239_660_000), "2026-11-21 05:41:00Z");
+    }
+}

@@ -1,0 +1,80 @@
+//! The auto-revert watchdog: a detached `nictune revert --watchdog ID` that sleeps until the
+//! change's deadline and reverts it unless it was confirmed (or reverted) by then.
+
+use super::{now_unix_ms, revert_txn};
+use crate::output::Outcome;
+use anyhow::{Context, Result};
+use nictune_apply::journal::{Phase, RevertBy, Summary};
+use nictune_apply::state::StateDir;
+use nictune_apply::txn;
+use nictune_linux::write::detach;
+use std::time::Duration;
+
+/// How often the watchdog looks at the journal: a confirm is noticed within this time.
+const POLL: Duration = Duration::from_millis(200);
+
+/// Starts the watchdog for change `id` and records its pid in the journal.
+pub fn start(state: &StateDir, id: &str) -> Result<u32> {
+    let exe = std::env::current_exe().context("finding the nictune executable for the watchdog")?;
+    let root = state.root().to_string_lossy().into_owned();
+    let args = ["revert", "--watchdog", id, "--state-dir", &root].map(String::from);
+    let log = state.root().join("watchdog.log");
+    let pid = detach::spawn_detached(&exe, &args, &log)
+        .with_context(|| format!("starting the auto-revert watchdog (log {})", log.display()))?;
+    txn::record_watchdog(state, id, pid)?;
+    Ok(pid)
+}
+
+/// The watchdog's life: wait for the deadline, then revert if still pending.
+pub fn run(state: &StateDir, id: &str) -> Result<Outcome> {
+    // Without a session of its own a closing terminal could take the watchdog with it.
+    detach::become_session_leader().context("watchdog: leaving the terminal's session")?;
+    loop {
+        let Some(deadline) = pending_deadline(state, id)? else {
+            return Ok(Outcome::Success);
+        };
+        let now = now_unix_ms();
+        if now >= deadline {
+            return revert_now(state, id);
+        }
+        std::thread::sleep(POLL.min(Duration::from_millis(deadline - now)));
+    }
+}
+
+fn find(state: &StateDir, id: &str) -> Result<Summary> {
+    let all = state.transactions()?;
+    all.into_iter()
+        .find(|s| s.id == id)
+        .with_context(|| format!("watchdog: change {id} has no journal"))
+}
+
+fn pending_deadline(state: &StateDir, id: &str) -> Result<Option<u64>> {
+    Ok(match find(state, id)?.phase {
+        Phase::Pending { deadline_unix_ms } => Some(deadline_unix_ms),
+        _ => None,
+    })
+}
+
+fn revert_now(state: &StateDir, id: &str) -> Result<Outcome> {
+    // Wait up to 10 s for a `confirm` or `revert` holding the lock, then look again.
+    let lock = state.lock_waiting(200)?;
+    let txn = find(state, id)?;
+    if !matches!(txn.phase, Phase::Pending { .. }) {
+        return Ok(Outcome::Success);
+    }
+    let reverted = revert_txn(state, &lock, &txn, RevertBy::Watchdog)?;
+    eprintln!(
+        "nictune watchdog: change {id} not confirmed in time; reverted {} settings ({})",
+        reverted.restored.len(),
+        if reverted.complete {
+            "complete"
+        } else {
+            "INCOMPLETE, see `nictune status`"
+        }
+    );
+    Ok(if reverted.complete {
+        Outcome::Success
+    } else {
+        Outcome::Problems
+    })
+}

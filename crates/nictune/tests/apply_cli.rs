@@ -1,0 +1,92 @@
+//! `apply`, `revert`, `status` and `export` without touching the host: `--help` as users see
+//! it, and bad input refused before anything is read or written (exit 2, message naming the
+//! value and what is allowed, a hint). Runs unprivileged.
+
+use std::process::{Command, Output};
+
+fn nictune(args: &[&str], state: &std::path::Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_nictune"))
+        .args(args)
+        .env("NICTUNE_STATE_DIR", state)
+        .output()
+        .expect("nictune runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8(bytes.to_vec()).expect("utf-8")
+}
+
+#[test]
+fn help_apply_and_export() {
+    let dir = tempfile::tempdir().unwrap();
+    for cmd in ["apply", "export"] {
+        let out = nictune(&[cmd, "--help"], dir.path());
+        assert_eq!(out.status.code(), Some(0));
+        insta::assert_snapshot!(format!("help_{cmd}"), text(&out.stdout));
+    }
+}
+
+#[test]
+fn bad_input_is_refused_before_touching_anything() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["apply", "--iface", "v0", "coalesce.rx-usec=5"],
+            "did you mean coalesce.rx-usecs",
+        ),
+        (
+            &["apply", "--iface", "v0", "napi.defer-hard-irqs=-1"],
+            "allowed 0–2147483647",
+        ),
+        (
+            &[
+                "apply",
+                "--iface",
+                "v0",
+                "napi.threaded=1",
+                "--confirm-within",
+                "3",
+            ],
+            "with a unit",
+        ),
+        (
+            &["apply", "--netns", "../x", "napi.threaded=1"],
+            "not a namespace name",
+        ),
+        (
+            &["export", "nope.toml", "--format", "ini"],
+            "is not a format; allowed: systemd-link",
+        ),
+    ];
+    for (args, expected) in cases {
+        let out = nictune(args, dir.path());
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(expected), "{args:?}: {err}");
+        assert!(err.contains("hint:"), "{args:?}: {err}");
+    }
+    assert!(
+        !dir.path().join("changes").exists(),
+        "nothing was journaled"
+    );
+}
+
+#[test]
+fn status_and_revert_with_no_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = nictune(&["status"], dir.path());
+    assert_eq!(
+        (out.status.code(), text(&out.stdout)),
+        (Some(0), "No changes recorded.\n".into())
+    );
+    let out = nictune(&["revert"], dir.path());
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        text(&out.stdout),
+        "Nothing to revert: no change of nictune is in place.\n"
+    );
+    let out = nictune(&["--json", "status"], dir.path());
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["schema"], "nictune.status/v1");
+    assert_eq!(doc["changes"], serde_json::json!([]));
+}

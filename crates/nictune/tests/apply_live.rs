@@ -1,0 +1,415 @@
+//! Live tests of `apply`/`confirm`/`revert`/`status` on a veth pair inside network namespaces
+//! this test creates (`nictune-apply-<pid>-<n>`, removed on drop, also on failure). Needs
+//! root, `ip` and namespace support; elsewhere each test prints `skipped: <reason>`.
+//!
+//! Values are read back independently of the apply path with `nictune show --json` (the
+//! inspection code) and `cat` of sysfs/procfs inside the namespace. Nothing outside the
+//! namespaces is touched: the only sysctl written, net.core.somaxconn, is per-namespace, and
+//! the state directory is a temp dir.
+
+use serde_json::Value as Json;
+use std::path::Path;
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_nictune");
+
+/// A namespace with a veth pair v0/v1 (4 queues each, up, GRO on v0 so NAPIs exist).
+struct Testbed {
+    ns: String,
+    state: tempfile::TempDir,
+}
+
+impl Testbed {
+    fn new() -> Option<Testbed> {
+        if let Some(why) = skip_reason() {
+            eprintln!("skipped: {why}");
+            return None;
+        }
+        static N: AtomicU32 = AtomicU32::new(0);
+        let ns = format!(
+            "nictune-apply-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        );
+        let bed = Testbed {
+            ns,
+            state: tempfile::tempdir().unwrap(),
+        };
+        bed.ip(&["netns", "add", &bed.ns]);
+        let q = ["numrxqueues", "4", "numtxqueues", "4"];
+        let mut add = vec!["-n", &bed.ns, "link", "add", "v0"];
+        add.extend(q);
+        add.extend(["type", "veth", "peer", "name", "v1"]);
+        add.extend(q);
+        bed.ip(&add);
+        bed.ip(&["-n", &bed.ns, "link", "set", "v0", "up"]);
+        bed.ip(&["-n", &bed.ns, "link", "set", "v1", "up"]);
+        bed.ns_exec(&["ethtool", "-K", "v0", "gro", "on"]);
+        Some(bed)
+    }
+
+    fn ip(&self, args: &[&str]) {
+        let out = Command::new("ip").args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "ip {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    fn ns_exec(&self, args: &[&str]) -> String {
+        let out = Command::new("ip")
+            .args(["netns", "exec", &self.ns])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    }
+
+    fn nictune(&self, args: &[&str]) -> Output {
+        Command::new(BIN)
+            .args(args)
+            .env("NICTUNE_STATE_DIR", self.state.path())
+            .env_remove("SSH_CONNECTION")
+            .output()
+            .unwrap()
+    }
+
+    fn apply(&self, settings: &[&str], extra: &[&str]) -> Output {
+        let mut args = vec!["apply", "--netns", &self.ns, "--iface", "v0"];
+        args.extend(settings);
+        args.extend(extra);
+        self.nictune(&args)
+    }
+
+    /// Every value this test changes, read without the apply code: `nictune show` for the
+    /// device, its NAPIs (ids dropped: they change when queues are recreated) and queues,
+    /// and the sysctl file.
+    fn state(&self) -> Json {
+        let nic = self.v0();
+        let mut napis: Vec<Json> = nic["napis"]["value"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| {
+                serde_json::json!([
+                    n["defer_hard_irqs"],
+                    n["gro_flush_timeout_ns"],
+                    n["irq_suspend_timeout_ns"],
+                    n["threaded"]
+                ])
+            })
+            .collect();
+        napis.sort_by_key(|n| n.to_string());
+        // Keyed by name: the listing order follows the directory, which is not sorted.
+        let queues: serde_json::Map<String, Json> = nic["queues"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|q| {
+                (
+                    format!("{}-{}", q["kind"].as_str().unwrap(), q["index"]),
+                    q["steering_cpus"].clone(),
+                )
+            })
+            .collect();
+        serde_json::json!({
+            "channels": nic["channels"], "features": nic["features"],
+            "sysfs": [nic["napi_defer_hard_irqs"], nic["gro_flush_timeout_ns"], nic["threaded"]],
+            "napis": napis, "queues": queues,
+            "somaxconn": self.ns_exec(&["cat", "/proc/sys/net/core/somaxconn"]),
+        })
+    }
+
+    fn napi_field(&self, field: &str) -> Vec<Json> {
+        let nic = self.v0();
+        nic["napis"]["value"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n[field].clone())
+            .collect()
+    }
+
+    /// v0 as `nictune show --json` reports it.
+    fn v0(&self) -> Json {
+        let out = self.nictune(&["show", "--json", "--netns", &self.ns]);
+        assert!(
+            out.status.success(),
+            "show: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: Json = serde_json::from_slice(&out.stdout).unwrap();
+        let nics = doc["nics"].as_array().unwrap();
+        nics.iter().find(|n| n["name"] == "v0").unwrap().clone()
+    }
+}
+
+impl Drop for Testbed {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["netns", "del", &self.ns]).status();
+    }
+}
+
+/// Why this machine cannot run the tests, if it cannot.
+fn skip_reason() -> Option<String> {
+    if !nix_is_root() {
+        return Some("live apply tests need root".into());
+    }
+    if Command::new("ip").arg("-V").output().is_err() {
+        return Some("`ip` (iproute2) is not installed".into());
+    }
+    if Command::new("ethtool").arg("--version").output().is_err() {
+        return Some("`ethtool` is not installed (needed to turn GRO on in the testbed)".into());
+    }
+    let probe = format!("nictune-apply-probe-{}", std::process::id());
+    let ok = Command::new("ip")
+        .args(["netns", "add", &probe])
+        .status()
+        .is_ok_and(|s| s.success());
+    let _ = Command::new("ip").args(["netns", "del", &probe]).status();
+    (!ok).then(|| "cannot create network namespaces here".into())
+}
+
+fn nix_is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .map(|l| l.split_whitespace().nth(2) == Some("0"))
+        })
+        .unwrap_or(false)
+}
+
+fn ok(out: &Output) -> String {
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "exit {:?}\nstdout: {text}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
+
+/// Device-wide settings: a channel change recreates queues and NAPIs, so per-queue and
+/// per-NAPI settings go in a second change (the plan refuses to mix them).
+const DEVICE: [&str; 4] = [
+    "channels.rx=2",
+    "channels.tx=3",
+    "feature.rx-gro-list=on",
+    "sysctl.net.core.somaxconn=1024",
+];
+
+/// Every per-NAPI and per-queue kind veth supports, changed from its default.
+const PER_QUEUE: [&str; 6] = [
+    "sysfs.napi_defer_hard_irqs=1",
+    "napi.defer-hard-irqs=2",
+    "napi.gro-flush-timeout=20000",
+    "napi.irq-suspend-timeout=1000000",
+    "napi.threaded=1",
+    "rps.cpus@0=1",
+];
+
+#[test]
+fn every_kind_applies_reads_back_and_reverts() {
+    let Some(bed) = Testbed::new() else { return };
+    let before = bed.state();
+    let refused = bed.apply(&["channels.rx=2", "napi.threaded=1"], &[]);
+    assert_eq!(
+        refused.status.code(),
+        Some(2),
+        "channels and per-NAPI in one change"
+    );
+    ok(&bed.apply(&DEVICE, &[]));
+    let middle = bed.state();
+    let text = ok(&bed.apply(&PER_QUEUE, &[]));
+    assert!(text.contains("written and read back"), "{text}");
+    let after = bed.state();
+    assert_eq!(after["channels"]["value"]["rx"], 2);
+    assert_eq!(after["channels"]["value"]["tx"], 3);
+    assert_eq!(after["features"]["value"]["rx-gro-list"], true);
+    assert_eq!(after["somaxconn"], "1024");
+    assert_eq!(after["sysfs"][0]["value"], 1, "sysfs napi_defer_hard_irqs");
+    for napi in after["napis"].as_array().unwrap() {
+        let want = serde_json::json!([2, 20000, 1_000_000, 1]);
+        assert_eq!(
+            napi, &want,
+            "per-NAPI values win over the sysfs file written first"
+        );
+    }
+    assert_eq!(
+        after["queues"]["rx-0"]["value"], "0",
+        "rps_cpus of rx-0 holds CPU 0 (mask 1): {after:#}"
+    );
+    // Applying the same again is a no-op with exit 0.
+    let again = ok(&bed.apply(&PER_QUEUE, &[]));
+    assert!(again.starts_with("Already in place"), "{again}");
+    // Revert steps back one change at a time.
+    ok(&bed.nictune(&["revert"]));
+    assert_eq!(bed.state(), middle);
+    ok(&bed.nictune(&["revert"]));
+    assert_eq!(bed.state(), before);
+}
+
+#[test]
+fn unconfirmed_change_reverts_itself_and_confirmed_one_stays() {
+    let Some(bed) = Testbed::new() else { return };
+    let settings = ["napi.gro-flush-timeout=20000", "napi.defer-hard-irqs=2"];
+    let before = bed.napi_field("gro_flush_timeout_ns");
+    ok(&bed.apply(&settings, &["--confirm-within", "3s"]));
+    assert!(bed
+        .napi_field("gro_flush_timeout_ns")
+        .iter()
+        .all(|v| v == 20000));
+    sleep(Duration::from_secs(5));
+    assert_eq!(
+        bed.napi_field("gro_flush_timeout_ns"),
+        before,
+        "the watchdog restored the values"
+    );
+    assert!(bed.napi_field("defer_hard_irqs").iter().all(|v| v == 0));
+    let status = ok(&bed.nictune(&["status"]));
+    assert!(status.contains("reverted by the watchdog"), "{status}");
+
+    ok(&bed.apply(&settings, &["--confirm-within", "3s"]));
+    let confirmed = ok(&bed.nictune(&["confirm"]));
+    assert!(confirmed.starts_with("Confirmed change"), "{confirmed}");
+    sleep(Duration::from_secs(5));
+    assert!(bed
+        .napi_field("gro_flush_timeout_ns")
+        .iter()
+        .all(|v| v == 20000));
+    assert!(bed.napi_field("defer_hard_irqs").iter().all(|v| v == 2));
+}
+
+#[test]
+fn kill_9_mid_apply_then_revert_restores_every_value() {
+    let Some(bed) = Testbed::new() else { return };
+    let before = bed.state();
+    let mut args = vec!["apply", "--netns", &bed.ns, "--iface", "v0"];
+    args.extend(PER_QUEUE);
+    args.push("sysctl.net.core.somaxconn=1024");
+    let mut child = Command::new(BIN)
+        .args(&args)
+        .env("NICTUNE_STATE_DIR", bed.state.path())
+        .env("NICTUNE_TEST_WRITE_DELAY_MS", "150")
+        .spawn()
+        .unwrap();
+    // Wait until a few writes are journaled, then kill nictune without warning.
+    let journal_dir = bed.state.path().join("changes");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while intents(&journal_dir) < 4 && Instant::now() < deadline {
+        sleep(Duration::from_millis(10));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let written = intents(&journal_dir);
+    // 4 NAPIs x 4 keys + sysfs + rps + sysctl = 19 steps; the kill lands well before the end.
+    assert!(
+        (4..19).contains(&written),
+        "killed mid-apply after {written} intents"
+    );
+    assert_ne!(
+        bed.state(),
+        before,
+        "some values were changed before the kill"
+    );
+
+    let status = bed.nictune(&["status"]);
+    assert_eq!(status.status.code(), Some(1), "status reports a problem");
+    assert!(String::from_utf8_lossy(&status.stdout).contains("INTERRUPTED"));
+    let other = bed.nictune(&["completions", "bash"]);
+    assert!(
+        String::from_utf8_lossy(&other.stderr).contains("run `nictune revert`"),
+        "every command warns"
+    );
+    let refused = bed.apply(&["napi.threaded=0"], &[]);
+    assert_eq!(
+        refused.status.code(),
+        Some(2),
+        "no new change on top of an interrupted one"
+    );
+
+    ok(&bed.nictune(&["revert"]));
+    assert_eq!(bed.state(), before);
+    assert_eq!(bed.nictune(&["status"]).status.code(), Some(0));
+}
+
+/// `intent` lines across the journals in `dir`.
+fn intents(dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .map(|t| t.matches("\"record\":\"intent\"").count())
+        .sum()
+}
+
+#[test]
+fn unsupported_settings_on_veth_fail_clearly_and_change_nothing() {
+    let Some(bed) = Testbed::new() else { return };
+    let before = bed.state();
+    for setting in ["coalesce.rx-usecs=10", "ring.rx=512"] {
+        let out = bed.apply(&["napi.defer-hard-irqs=2", setting], &[]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("not supported here"), "{err}");
+        assert!(err.contains("nothing was changed"), "{err}");
+    }
+    assert_eq!(bed.state(), before);
+    let journals = std::fs::read_dir(bed.state.path().join("changes")).map_or(0, |d| d.count());
+    assert_eq!(journals, 0, "no journal: nothing was attempted");
+}
+
+#[test]
+fn the_default_route_interface_needs_force() {
+    let Some(bed) = Testbed::new() else { return };
+    bed.ip(&["-n", &bed.ns, "addr", "add", "198.18.0.1/24", "dev", "v0"]);
+    bed.ip(&[
+        "-n",
+        &bed.ns,
+        "route",
+        "add",
+        "default",
+        "via",
+        "198.18.0.2",
+        "dev",
+        "v0",
+    ]);
+    let refused = bed.apply(&["napi.defer-hard-irqs=2"], &[]);
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{err}");
+    assert!(err.contains("v0 carries the default route"), "{err}");
+    assert!(
+        bed.napi_field("defer_hard_irqs").iter().all(|v| v == 0),
+        "nothing changed"
+    );
+    ok(&bed.apply(&["napi.defer-hard-irqs=2"], &["--force"]));
+    assert!(bed.napi_field("defer_hard_irqs").iter().all(|v| v == 2));
+}
+
+#[test]
+fn a_change_whose_namespace_is_gone_is_closed_without_writes() {
+    let Some(bed) = Testbed::new() else { return };
+    ok(&bed.apply(&["napi.defer-hard-irqs=2"], &["--confirm-within", "60s"]));
+    bed.ip(&["netns", "del", &bed.ns]);
+    let text = ok(&bed.nictune(&["revert"]));
+    assert!(text.contains("is gone, and its settings with it"), "{text}");
+    assert_eq!(
+        bed.nictune(&["status"]).status.code(),
+        Some(0),
+        "nothing left to recover"
+    );
+}
