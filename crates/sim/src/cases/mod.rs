@@ -52,8 +52,9 @@ pub fn cpu_split(cores: &[CoreNs], span: u64) -> CpuSplit {
     CpuSplit::from_cores(cores.iter().map(|c| c.split(span)).collect())
 }
 
-/// An exponential gap in whole nanoseconds (at least 1) with mean `mean_ns`.
+/// An exponential gap in whole nanoseconds (at least 1) with mean `mean_ns` (ziggurat: the
+/// case models draw one per packet).
 #[inline]
 pub(crate) fn exp_ns(rng: &mut Rng, mean_ns: f64) -> u64 {
-    (rng.exp(mean_ns) as u64).max(1)
+    ((mean_ns * crate::engine::ziggurat::exp1(rng)) as u64).max(1)
 }

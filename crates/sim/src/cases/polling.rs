@@ -115,9 +115,9 @@ the same 8000/s throttle as received frames; polling cleans the transmit ring in
 no interrupt. kern_poll calls the handler burst/each_burst times per tick whether or not it
 finds work (netisr_poll ignores what the handler did), and burst climbs to burst_max when ticks
 are short: 30 calls, 90 µs per tick on this host. Hence the crossover: at iperf -d with
-full-size frames (1218 frames/s each way) polling costs 13.8 % kernel time vs 12.3 % with
+full-size frames (1218 frames/s each way) polling costs 13.8 % kernel time vs 12.2 % with
 interrupts; at ≈1500 frames/s each way they meet; at 3900 frames/s each way (300-byte frames)
-polling takes 24.7 % vs 33.6 % and delivers the same. Polling delivers more only where
+polling takes 24.6 % vs 33.4 % and delivers the same. Polling delivers more only where
 interrupts saturate the CPU (livelock), e.g. offered_pps=50000 with 64-byte frames.
 ";
 

@@ -7,3 +7,4 @@ pub mod report;
 pub mod rng;
 pub mod sim;
 pub mod spec;
+pub mod ziggurat;
