@@ -14,9 +14,9 @@
 //! back-to-back IP fragments, lost entirely if one fragment is lost, and re-requested after the
 //! NFS timeout.
 
-use super::agenda::Agenda;
 use super::{cpu_split, CoreNs};
 use crate::bus::{CardBuffer, IsaBus, IsaWidth, TX_RESERVED};
+use crate::engine::queue::EventQueue;
 use nictune_core::metrics::{HostMetrics, Metrics};
 use nictune_core::units::{Bytes, Nanos};
 use std::collections::VecDeque;
@@ -212,7 +212,7 @@ enum Unit {
 struct Sim<'a> {
     p: &'a IsaParams,
     bus: IsaBus,
-    agenda: Agenda,
+    agenda: EventQueue<u16>,
     now: u64,
     // The segment.
     wire: VecDeque<Frame>,
@@ -259,7 +259,7 @@ impl Sim<'_> {
     fn start_wire(&mut self) {
         if let Some(f) = self.wire.front() {
             self.wire_busy = true;
-            self.agenda.push(self.now + wire_time(f.bytes), EV_WIRE);
+            self.agenda.schedule(self.now + wire_time(f.bytes), EV_WIRE);
         }
     }
 
@@ -297,7 +297,7 @@ impl Sim<'_> {
     fn run_unit(&mut self, unit: Unit, d: u64) {
         self.unit = unit;
         self.unit_end = self.now + d;
-        self.agenda.push(self.unit_end, EV_CPU);
+        self.agenda.schedule(self.unit_end, EV_CPU);
     }
 
     fn start_drain(&mut self) {
@@ -394,12 +394,13 @@ impl Sim<'_> {
             Kind::Ack(a) if a > self.acked => {
                 self.acked = a;
                 self.progress_at = self.now;
-                self.agenda.push(self.now + self.p.costs.rto.0, EV_TIMER);
+                self.agenda
+                    .schedule(self.now + self.p.costs.rto.0, EV_TIMER);
             }
             Kind::Request(id) => {
                 let at = self.now + self.p.costs.server_turnaround.0;
                 self.queue_reply(id);
-                self.agenda.push(at, EV_PEER);
+                self.agenda.schedule(at, EV_PEER);
             }
             _ => {}
         }
@@ -428,7 +429,7 @@ impl Sim<'_> {
             self.peer_busy = true;
             let free = self.now + wire_time(f.bytes) + self.p.costs.peer_gap.0;
             self.send(f);
-            self.agenda.push(free, EV_PEER);
+            self.agenda.schedule(free, EV_PEER);
         }
     }
 
@@ -441,7 +442,8 @@ impl Sim<'_> {
                     self.retransmissions += 1;
                     self.next_seq = self.acked;
                     self.progress_at = self.now;
-                    self.agenda.push(self.now + self.p.costs.rto.0, EV_TIMER);
+                    self.agenda
+                        .schedule(self.now + self.p.costs.rto.0, EV_TIMER);
                     self.peer_try();
                 }
             }
@@ -481,7 +483,7 @@ impl Sim<'_> {
     fn request(&mut self, id: u64) {
         let deadline = self.now + self.p.costs.nfs_timeout.0;
         self.waiting.push((id, deadline, 0));
-        self.agenda.push(deadline, EV_TIMER);
+        self.agenda.schedule(deadline, EV_TIMER);
         self.pc_send(150, Kind::Request(id));
     }
 
@@ -525,7 +527,7 @@ pub fn run(p: &IsaParams) -> IsaOutcome {
     let mut sim = Sim {
         p,
         bus: IsaBus::new(p.width, p.clock_hz).with_extra_wait_states(p.extra_wait_states),
-        agenda: Agenda::new(),
+        agenda: EventQueue::new(),
         now: 0,
         wire: VecDeque::new(),
         wire_busy: false,
@@ -552,8 +554,8 @@ pub fn run(p: &IsaParams) -> IsaOutcome {
     };
     match p.workload {
         IsaWorkload::Ttcp { .. } => {
-            sim.agenda.push(0, EV_PEER);
-            sim.agenda.push(p.costs.rto.0, EV_TIMER);
+            sim.agenda.schedule(0, EV_PEER);
+            sim.agenda.schedule(p.costs.rto.0, EV_TIMER);
         }
         IsaWorkload::Nfs { outstanding, .. } => {
             for _ in 0..outstanding.max(1) {
@@ -563,10 +565,7 @@ pub fn run(p: &IsaParams) -> IsaOutcome {
             }
         }
     }
-    while let Some((t, ev)) = sim.agenda.pop() {
-        if t > p.duration.0 {
-            break;
-        }
+    while let Some((t, ev)) = sim.agenda.pop_until(p.duration.0) {
         sim.now = t;
         match ev {
             EV_WIRE => sim.wire_done(),
@@ -596,7 +595,7 @@ pub fn run(p: &IsaParams) -> IsaOutcome {
         kbytes_per_sec: sim.delivered as f64 / 1024.0 / secs,
         card_overflows: sim.card.overruns(),
         retransmissions: sim.retransmissions,
-        events: sim.agenda.popped(),
+        events: sim.agenda.events(),
     }
 }
 

@@ -6,7 +6,6 @@
 //! `EXPLAIN` text stating the model's assumptions. Runs are deterministic: the seed is a
 //! parameter and the wall clock is never read.
 
-pub mod agenda;
 pub mod dim_bulk;
 pub mod isa;
 pub mod ixgbevf;

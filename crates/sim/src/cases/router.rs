@@ -17,8 +17,8 @@
 //! simulation orders NAT entries globally by time (each CPU's next entry is its one pending
 //! event) and keeps everything else local: arrivals are drawn lazily when a ring is looked at.
 
-use super::agenda::MinTree;
 use super::{cpu_split, CoreNs};
+use crate::engine::min_tree::MinTree;
 use crate::engine::rng::Rng;
 use crate::freebsd::rx_limit::RxProcessLimit;
 use crate::moderation::freebsd_aim::SizeAim;

@@ -26,8 +26,8 @@
 //! re-enables it ([`crate::napi_extras::complete`]). Optional ICMP echo probes travel through
 //! the same ring and are answered in the receive path.
 
-use super::agenda::Agenda;
 use super::CoreNs;
+use crate::engine::queue::EventQueue;
 use crate::engine::rng::Rng;
 use crate::freebsd::polling::{PollMore, Polling, PollingConfig};
 use crate::metrics::histogram::Histogram;
@@ -149,7 +149,7 @@ struct Sim<'a> {
     policy: Option<Box<dyn ModerationPolicy + Send>>,
     weight: u32,
     polling: Option<Polling>,
-    agenda: Agenda,
+    agenda: EventQueue<u16>,
     now: u64,
     rng: Rng,
     mean_gap: f64,
@@ -252,7 +252,7 @@ impl Sim<'_> {
         }
         self.kernel = kind;
         self.kernel_end = self.now + d;
-        self.agenda.push(self.kernel_end, EV_KERNEL);
+        self.agenda.schedule(self.kernel_end, EV_KERNEL);
         self.preempt_app(d);
     }
 
@@ -260,7 +260,7 @@ impl Sim<'_> {
     fn preempt_app(&mut self, d: u64) {
         if self.app_busy && self.app_end > self.now {
             self.app_end += d;
-            self.agenda.push(self.app_end, EV_APP);
+            self.agenda.schedule(self.app_end, EV_APP);
         }
     }
 
@@ -298,7 +298,7 @@ impl Sim<'_> {
             } => self.timer_fire(first, usecs.0, frames, start),
         };
         self.irq_pending = true;
-        self.agenda.push(at.max(self.now), EV_IRQ);
+        self.agenda.schedule(at.max(self.now), EV_IRQ);
     }
 
     /// A coalescing timer with a frame count: the interrupt comes when `frames` are pending or
@@ -348,7 +348,7 @@ impl Sim<'_> {
             // The hard interrupt runs at once; the work in progress finishes later.
             self.acct.irq += self.p.costs.irq.0;
             self.kernel_end += self.p.costs.irq.0;
-            self.agenda.push(self.kernel_end, EV_KERNEL);
+            self.agenda.schedule(self.kernel_end, EV_KERNEL);
             self.softirq_pending = true;
         }
     }
@@ -383,7 +383,7 @@ impl Sim<'_> {
 
     fn tick(&mut self) {
         let tick = self.polling.as_ref().map_or(0, |p| p.tick().0);
-        self.agenda.push(self.now + tick, EV_TICK);
+        self.agenda.schedule(self.now + tick, EV_TICK);
         let scheduled = self.polling.as_mut().is_some_and(Polling::hardclock);
         if scheduled && self.kernel == Kernel::Idle {
             self.chunk();
@@ -430,7 +430,7 @@ impl Sim<'_> {
         let d = self.p.costs.app_per_frame.0;
         self.acct.user += d;
         self.app_end = self.now + d;
-        self.agenda.push(self.app_end, EV_APP);
+        self.agenda.schedule(self.app_end, EV_APP);
     }
 
     fn app_done(&mut self) {
@@ -456,7 +456,7 @@ impl Sim<'_> {
 
     fn busy_schedule(&mut self, at: u64) {
         self.busy_step_at = at;
-        self.agenda.push(at, EV_BUSY);
+        self.agenda.schedule(at, EV_BUSY);
     }
 
     fn busy_step(&mut self) {
@@ -545,7 +545,7 @@ pub fn run(mut p: RxHostParams) -> RxHostOutcome {
         policy,
         weight: weight.max(1),
         polling,
-        agenda: Agenda::new(),
+        agenda: EventQueue::new(),
         now: 0,
         rng: Rng::new(p.seed, 0),
         mean_gap: 1e9 / p.offered_pps.max(1e-9),
@@ -581,14 +581,11 @@ pub fn run(mut p: RxHostParams) -> RxHostOutcome {
         acct: CoreNs::default(),
     };
     if sim.polling.is_some() {
-        sim.agenda.push(0, EV_TICK);
+        sim.agenda.schedule(0, EV_TICK);
     } else {
         sim.arm_irq();
     }
-    while let Some((t, ev)) = sim.agenda.pop() {
-        if t > p.duration.0 {
-            break;
-        }
+    while let Some((t, ev)) = sim.agenda.pop_until(p.duration.0) {
         sim.now = t;
         match ev {
             EV_IRQ => sim.irq_fires(),
@@ -628,7 +625,7 @@ fn outcome(p: &RxHostParams, sim: Sim) -> RxHostOutcome {
         interrupts_per_sec: ips,
         cpu: sim.acct,
         final_burst: sim.polling.as_ref().map(Polling::burst),
-        events: sim.agenda.popped(),
+        events: sim.agenda.events(),
     }
 }
 

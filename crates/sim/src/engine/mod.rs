@@ -2,6 +2,7 @@
 //! NIC, driver, NAPI, CPU and workload models.
 
 pub mod clock;
+pub mod min_tree;
 pub mod queue;
 pub mod report;
 pub mod rng;
