@@ -26,8 +26,9 @@ use super::queue::EventQueue;
 use crate::driver::policy::{ModerationCtx, ModerationPolicy, PollWindow};
 use crate::host::costs::Costs;
 use crate::host::cpu::{AppWake, Cpu, KernelWork};
-use crate::host::napi::{Napi, NapiConfig, Softnet, MAX_SOFTIRQ_RESTART, MAX_SOFTIRQ_TIME_NS};
+use crate::host::napi::{Napi, NapiConfig, Softnet};
 use crate::metrics::recorder::Recorder;
+use crate::napi_extras::softirq::AfterPass;
 use crate::nic::link::Link;
 use crate::nic::{Feed, Nic};
 use crate::workload::{Action, Rx, Workload};
@@ -280,10 +281,7 @@ impl Sim {
         if host.softnet.active {
             return;
         }
-        host.softnet.active = true;
-        host.softnet.restarts = 0;
-        host.softnet.entry = at;
-        host.softnet.begin_run(at, &host.napi_cfg);
+        host.softnet.raise(at, &host.napi_cfg);
         self.q.schedule(at, Ev::PollStep(h as u8));
     }
 
@@ -369,7 +367,7 @@ impl Sim {
     fn poll_return(&mut self, h: usize, work: u32, now: u64) {
         let host = &mut self.hosts[h];
         host.poll = None;
-        host.softnet.budget_left -= work as i64;
+        let more = host.softnet.after_poll(work, now);
         if work == host.napi_cfg.weight {
             host.stats.polls_not_done += 1;
         } else {
@@ -379,7 +377,7 @@ impl Sim {
         let host = &mut self.hosts[h];
         if !host.napi.sched {
             host.softnet.active = false;
-        } else if !host.softnet.exhausted(now, &host.napi_cfg) {
+        } else if more {
             self.q.schedule(now, Ev::PollStep(h as u8));
         } else {
             self.squeeze(h, now);
@@ -414,19 +412,18 @@ impl Sim {
     fn squeeze(&mut self, h: usize, now: u64) {
         let host = &mut self.hosts[h];
         host.stats.time_squeeze += 1;
-        host.softnet.time_squeeze += 1;
-        host.softnet.restarts += 1;
-        let sn = &host.softnet;
-        let start = if sn.restarts < MAX_SOFTIRQ_RESTART && now - sn.entry < MAX_SOFTIRQ_TIME_NS {
-            now
-        } else {
-            let wait = host.cpu.app_backlog_on(host.irq_core, now);
-            let start = now + wait.min(KSOFTIRQD_WAIT_NS);
-            host.softnet.restarts = 0;
-            host.softnet.entry = start;
-            start
+        let start = match host.softnet.squeeze(now) {
+            AfterPass::Restart => {
+                host.softnet.begin_run(now, &host.napi_cfg);
+                now
+            }
+            AfterPass::Done | AfterPass::WakeKsoftirqd => {
+                let wait = host.cpu.app_backlog_on(host.irq_core, now);
+                let start = now + wait.min(KSOFTIRQD_WAIT_NS);
+                host.softnet.raise(start, &host.napi_cfg);
+                start
+            }
         };
-        host.softnet.begin_run(start, &host.napi_cfg);
         self.q.schedule(start, Ev::PollStep(h as u8));
     }
 
