@@ -5,8 +5,9 @@
 //! - One `net_rx_action` run polls until `netdev_budget` (300) packets are spent or the
 //!   jiffy-granular time limit (`netdev_budget_usecs`, 2 jiffies on current kernels) passes;
 //!   leaving work behind counts one `time_squeeze` and re-raises the softirq.
-//! - `__do_softirq` restarts at most 9 times while the 2 ms limit (counted in jiffies) lasts, then hands the work to ksoftirqd,
-//!   which competes with the application (kernel/softirq.c MAX_SOFTIRQ_RESTART/TIME).
+//! - `__do_softirq` restarts at most 9 times while the 2 ms limit (counted in jiffies)
+//!   lasts, then hands the work to ksoftirqd, which competes with the application
+//!   (kernel/softirq.c MAX_SOFTIRQ_RESTART/TIME).
 //! - `napi_complete_done` with `napi_defer_hard_irqs` and `gro_flush_timeout` keeps the IRQ
 //!   masked for up to N empty timer-driven polls (§6.1).
 
