@@ -9,7 +9,9 @@
 //!   lasts, then hands the work to ksoftirqd, which competes with the application
 //!   (kernel/softirq.c MAX_SOFTIRQ_RESTART/TIME).
 //! - `napi_complete_done` with `napi_defer_hard_irqs` and `gro_flush_timeout` keeps the IRQ
-//!   masked for up to N empty timer-driven polls (§6.1).
+//!   masked for up to N empty timer-driven polls (§6.1): the per-NAPI state machine is
+//!   [`crate::napi_extras::complete::Napi`]; this file holds the host's settings and its
+//!   softirq.
 
 use crate::napi_extras::softirq::{AfterPass, Jiffies, NetRxAction, NetRxBudget, SoftirqRun};
 use nictune_core::units::Nanos;
@@ -43,74 +45,6 @@ impl Default for NapiConfig {
             defer_hard_irqs: 0,
             gro_flush_timeout_ns: 0,
             gro: true,
-        }
-    }
-}
-
-/// What `napi_complete_done` decided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Completion {
-    /// The driver may unmask its interrupt (the function returned true).
-    pub unmask: bool,
-    /// Arm the NAPI hrtimer this many ns from now.
-    pub timer_ns: Option<u64>,
-    /// MISSED was set: the NAPI was rescheduled at once.
-    pub rescheduled: bool,
-}
-
-/// One NAPI instance's state bits.
-#[derive(Debug, Clone, Default)]
-pub struct Napi {
-    /// NAPI_STATE_SCHED: on a poll list or being polled.
-    pub sched: bool,
-    /// NAPI_STATE_MISSED: a schedule attempt while already scheduled.
-    pub missed: bool,
-    defer_count: u32,
-    /// Generation of the armed hrtimer (older timers are stale).
-    pub timer_gen: u32,
-}
-
-impl Napi {
-    /// `napi_schedule` from the hard interrupt; true when newly scheduled.
-    pub fn schedule(&mut self) -> bool {
-        if self.sched {
-            self.missed = true;
-            false
-        } else {
-            self.sched = true;
-            true
-        }
-    }
-
-    /// `napi_complete_done(work)` (§6.1); GRO flush timeout applies only with GRO on.
-    pub fn complete_done(&mut self, work: u32, cfg: &NapiConfig) -> Completion {
-        let gro_timeout = if cfg.gro { cfg.gro_flush_timeout_ns } else { 0 };
-        let mut timeout = 0;
-        let mut unmask = true;
-        if work > 0 {
-            timeout = gro_timeout;
-            self.defer_count = cfg.defer_hard_irqs;
-        }
-        if self.defer_count > 0 {
-            self.defer_count -= 1;
-            timeout = cfg.gro_flush_timeout_ns;
-            if timeout > 0 {
-                unmask = false;
-            }
-        }
-        self.sched = false;
-        if std::mem::take(&mut self.missed) {
-            self.sched = true;
-            return Completion {
-                unmask: false,
-                timer_ns: None,
-                rescheduled: true,
-            };
-        }
-        Completion {
-            unmask,
-            timer_ns: (timeout > 0).then_some(timeout),
-            rescheduled: false,
         }
     }
 }
@@ -169,54 +103,6 @@ impl Softnet {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn plain_completion_unmasks() {
-        let mut n = Napi::default();
-        assert!(n.schedule());
-        let c = n.complete_done(3, &NapiConfig::default());
-        assert!(c.unmask && c.timer_ns.is_none() && !n.sched);
-    }
-
-    #[test]
-    fn missed_schedule_repolls() {
-        let mut n = Napi::default();
-        n.schedule();
-        assert!(!n.schedule());
-        let c = n.complete_done(1, &NapiConfig::default());
-        assert!(c.rescheduled && !c.unmask && n.sched);
-    }
-
-    #[test]
-    fn deferral_keeps_irq_masked_for_n_empty_polls() {
-        let cfg = NapiConfig {
-            defer_hard_irqs: 2,
-            gro_flush_timeout_ns: 20_000,
-            ..NapiConfig::default()
-        };
-        let mut n = Napi::default();
-        n.schedule();
-        let c = n.complete_done(5, &cfg);
-        assert_eq!((c.unmask, c.timer_ns), (false, Some(20_000)));
-        n.schedule();
-        let c = n.complete_done(0, &cfg);
-        assert_eq!((c.unmask, c.timer_ns), (false, Some(20_000)));
-        n.schedule();
-        let c = n.complete_done(0, &cfg);
-        assert_eq!((c.unmask, c.timer_ns), (true, None));
-    }
-
-    #[test]
-    fn gro_timeout_without_deferral_arms_timer_but_unmasks() {
-        let cfg = NapiConfig {
-            gro_flush_timeout_ns: 50_000,
-            ..NapiConfig::default()
-        };
-        let mut n = Napi::default();
-        n.schedule();
-        let c = n.complete_done(2, &cfg);
-        assert_eq!((c.unmask, c.timer_ns), (true, Some(50_000)));
-    }
 
     #[test]
     fn budget_window_is_jiffy_granular() {
