@@ -624,8 +624,13 @@ seed-isa-nfs (8 MHz, old WD8003E): with standard 8-bit timing (2 clocks + 4 defa
 states) the handler empties a full frame in 1.20 ms, faster than full frames arrive (1.32 ms
 apart), so no NFS size would overflow. The HOWTO's 2 kB-yes/4 kB-no needs a slower drain: the
 model assumes the old card stretches each 8-bit cycle by 2 wait states through IOCHRDY (8
-clocks; 1 extra is not enough). That is an assumption, not a documented figure. A 16-bit card
-(3 clocks per word, 16 kB) drains a frame in 0.34 ms and handles 4 kB and 8 kB.
+clocks; 1 extra is not enough). That is an assumption, not a documented figure. Even then 4 kB
+overflows only rarely (about once in 10 s) and 8 kB more often (≈32 in 10 s), with little loss
+of throughput: a 4 kB reply is three frames (1514 + 1514 + 1298 bytes, 18 pages), which fit in
+the 20 free pages of an empty card, so it overflows only when the previous reply's frames are
+still on the card; and the client sends new read requests only after protocol work the slow
+drain starves, which throttles the stream. A 16-bit card (3 clocks per word, 16 kB) drains a
+frame in 0.34 ms and handles 4 kB and 8 kB.
 
 TTCP across clocks (8-bit card, 16 kB window): 740 / 838 / 970 / 1076 / 1076 / 1076 KB/s at
 6.7 / 8 / 10 / 13.4 / 20 / 26.7 MHz. The knee at ≈12 MHz is where the CPU time per segment (bus
