@@ -3,48 +3,71 @@
 
 /// The earliest of a fixed set of per-entity times (a tournament tree): O(log n) update,
 /// O(1) query; ties go to the lower index. The case models keep one pending time per CPU.
+///
+/// Each node is one `u64`: the time shifted left by the index width, with the index in the low
+/// bits, so a node comparison is one integer compare and ties fall to the lower index. Times
+/// at or beyond `u64::MAX >> shift` (centuries of nanoseconds for any realistic entity count)
+/// read as "never".
 #[derive(Debug, Clone)]
 pub struct MinTree {
     leaves: usize,
-    tree: Vec<(u64, u32)>,
+    shift: u32,
+    tree: Vec<u64>,
 }
 
 impl MinTree {
     /// `n` entities, all at `u64::MAX` ("never").
     pub fn new(n: usize) -> MinTree {
         let leaves = n.max(1).next_power_of_two();
-        let mut tree = vec![(u64::MAX, u32::MAX); 2 * leaves];
+        let shift = leaves.trailing_zeros().max(1);
+        let mut tree = vec![u64::MAX; 2 * leaves];
         for i in 0..leaves {
-            tree[leaves + i] = (u64::MAX, i as u32);
+            tree[leaves + i] = (u64::MAX << shift) | i as u64;
         }
         for i in (1..leaves).rev() {
             tree[i] = tree[2 * i].min(tree[2 * i + 1]);
         }
-        MinTree { leaves, tree }
+        MinTree {
+            leaves,
+            shift,
+            tree,
+        }
     }
 
     /// Sets entity `i`'s time.
     #[inline]
     pub fn set(&mut self, i: usize, t: u64) {
+        let t = t.min(u64::MAX >> self.shift);
         let mut k = self.leaves + i;
-        self.tree[k] = (t, i as u32);
+        self.tree[k] = (t << self.shift) | i as u64;
         while k > 1 {
+            let pair = &self.tree[(k & !1)..(k | 1) + 1];
+            let m = pair[0].min(pair[1]);
             k /= 2;
-            self.tree[k] = self.tree[2 * k].min(self.tree[2 * k + 1]);
+            self.tree[k] = m;
         }
+    }
+
+    fn decode(&self, key: u64) -> (u64, usize) {
+        let t = key >> self.shift;
+        let t = if t == u64::MAX >> self.shift {
+            u64::MAX
+        } else {
+            t
+        };
+        (t, (key & ((1 << self.shift) - 1)) as usize)
     }
 
     /// Entity `i`'s time.
     #[inline]
     pub fn get(&self, i: usize) -> u64 {
-        self.tree[self.leaves + i].0
+        self.decode(self.tree[self.leaves + i]).0
     }
 
     /// The earliest `(time, entity)`.
     #[inline]
     pub fn min(&self) -> (u64, usize) {
-        let (t, i) = self.tree[1];
-        (t, i as usize)
+        self.decode(self.tree[1])
     }
 }
 
