@@ -41,9 +41,11 @@ impl MinTree {
         let mut k = self.leaves + i;
         self.tree[k] = (t << self.shift) | i as u64;
         while k > 1 {
-            let pair = &self.tree[(k & !1)..(k | 1) + 1];
-            let m = pair[0].min(pair[1]);
+            let m = self.tree[k & !1].min(self.tree[k | 1]);
             k /= 2;
+            if self.tree[k] == m {
+                break; // the ancestors depend only on this node: unchanged
+            }
             self.tree[k] = m;
         }
     }
