@@ -1,4 +1,21 @@
-//! Rendering: human tables, and the self-contained HTML report with SVG plots.
+//! Rendering what a tune found: the self-contained `report.html` with hand-written SVG plots.
 //!
-//! Renderers take data and return strings; no statistics are computed here.
+//! Place in the data flows: the last step of both. The tune crate's
+//! [`TuneResults`](nictune_tune::results::TuneResults) (measured by the bench engine, predicted
+//! by the simulator) comes in; a string of HTML goes out. Renderers are pure
+//! `fn(&TuneResults) -> String`: no statistics are computed here beyond means of what the
+//! results hold, nothing is read from or written to disk, and the page fetches nothing.
+//!
+//! - [`html`]: the page, its inline CSS and its sections;
+//! - [`summary`]: the verdict, the settings, gain and cost against the settings as found;
+//! - [`plot`]: the SVG plots; [`table`]: every point's numbers.
 #![forbid(unsafe_code)]
+
+pub mod escape;
+pub mod format;
+pub mod html;
+pub mod plot;
+pub mod summary;
+pub mod table;
+
+pub use html::render as report_html;

@@ -13,6 +13,7 @@ pub mod serve;
 pub mod show;
 pub mod sim;
 pub mod sim_cases;
+mod source;
 pub mod tune;
 
 use crate::cli::Command;
@@ -47,9 +48,4 @@ pub fn dispatch(command: Command, ctx: &Ctx) -> Result<Outcome> {
         Command::Completions(a) => meta::completions(a, ctx),
         Command::Manpage(a) => meta::manpage(a, ctx),
     }
-}
-
-/// The error a subcommand returns while it is still being built.
-pub fn not_yet(command: &str) -> Result<Outcome> {
-    anyhow::bail!("`nictune {command}` is not implemented in this build yet")
 }

@@ -1,11 +1,349 @@
-//! `nictune tune`: not built yet.
+//! `nictune tune`: a measured search for the best moderation settings, with a report.
+//!
+//! Arguments are checked in two stages. First what was typed, without touching the system:
+//! every value is parsed by a small `check_*` function whose error names the flag, the value,
+//! what is allowed and a hint (exit 2). Then the target is resolved: a real tune changes host
+//! settings and builds a namespace testbed, so it needs root, and without it the command exits
+//! 2 saying why and pointing at `nictune sim`.
+//!
+//! `--synthetic` runs the whole pipeline on a model with seeded noise instead of a host: it
+//! shows what the outputs look like without root, and everything it writes says SYNTHETIC.
+//! It is never presented as a tune of this machine.
 
-use crate::output::{Ctx, Outcome};
+use crate::output::{Ctx, HintExt, Outcome};
 use anyhow::Result;
+use nictune_tune::objective::Goal;
+use nictune_tune::observe::{CpuScope, RateUnit};
+use nictune_tune::predict::Predictor;
+use nictune_tune::results::Environment;
+use nictune_tune::results::TuneResults;
+use nictune_tune::search::SearchPlan;
+use nictune_tune::session::{self, Controls, Measurer, StopRequest, Target, TuneConfig, TuneError};
+use nictune_tune::space::{Capabilities, Space};
+use nictune_tune::synthetic::{demo_environment, synthetic, Oracle, State};
+use std::path::PathBuf;
 
+mod check;
+mod write;
+
+use check::runs_for;
+pub use check::{check, Checked, TargetArg, Workload};
+use write::human;
+pub use write::write_outputs;
+
+/// `nictune tune`'s arguments; boxed so the `Command` enum stays small.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+#[command(after_help = TUNE_HELP)]
+pub struct Args {
+    #[command(flatten)]
+    pub opts: Box<Opts>,
+}
 
-pub fn run(_args: Args, _ctx: &Ctx) -> Result<Outcome> {
-    super::not_yet("tune")
+/// The options themselves, as typed.
+#[derive(Debug, clap::Args)]
+pub struct Opts {
+    /// Tune nictune's own veth testbed (two namespaces, created and removed by nictune).
+    /// The default when no --iface is given. Needs root.
+    #[arg(long, conflicts_with_all = ["iface", "peer"])]
+    pub testbed: bool,
+    /// Tune this interface, measured against a `nictune serve` peer. Needs root.
+    #[arg(long, value_name = "IF", requires = "peer")]
+    pub iface: Option<String>,
+    /// The `nictune serve` peer for --iface.
+    #[arg(long, value_name = "HOST[:PORT]", requires = "iface")]
+    pub peer: Option<String>,
+    /// What "best" means.
+    #[arg(long, value_enum, default_value_t = ObjectiveArg::Latency)]
+    pub objective: ObjectiveArg,
+    /// Traffic to measure with: rr (1-byte TCP request/response), stream (bulk TCP), mixed,
+    /// or a workload FILE.
+    #[arg(long, value_name = "rr|stream|mixed|FILE", default_value = "rr")]
+    pub workload: String,
+    /// How much to measure: a number of runs (e.g. 72) or a duration (e.g. 3m, 90s).
+    #[arg(long, value_name = "N|DURATION", default_value = "3m")]
+    pub budget: String,
+    /// Length of each measurement run.
+    #[arg(long, value_name = "DURATION", default_value = "2s")]
+    pub duration: String,
+    /// Traffic before each run, not measured.
+    #[arg(long, value_name = "DURATION", default_value = "500ms")]
+    pub warm_up: String,
+    /// For --objective latency: the lowest acceptable rate, as a percentage of the settings as
+    /// found (90%) or an absolute rate in the workload's unit (8000).
+    #[arg(long, value_name = "PCT%|RATE", default_value = "90%")]
+    pub rate_floor: String,
+    /// For --objective cpu: the highest acceptable p99, as a percentage of the settings as found
+    /// (110%) or a latency (200us).
+    #[arg(long, value_name = "PCT%|LATENCY", default_value = "110%")]
+    pub p99_ceiling: String,
+    /// Rank the candidates with the simulator, calibrated on the first runs, before measuring;
+    /// the report shows predicted against measured.
+    #[arg(long)]
+    pub predict: bool,
+    /// Where results.json, recommended.toml and report.html go (created if missing; files in
+    /// it are overwritten).
+    #[arg(long, value_name = "DIR", default_value = "nictune-tune")]
+    pub out: PathBuf,
+    /// Apply the recommendation afterwards through the apply engine, with auto-revert.
+    #[arg(long, conflicts_with = "synthetic")]
+    pub apply: bool,
+    /// With --apply: revert unless `nictune confirm` runs within this time.
+    #[arg(long, value_name = "DURATION", requires = "apply")]
+    pub confirm_within: Option<String>,
+    /// Demonstration: search a synthetic model with seeded noise instead of a host. Needs no
+    /// root, changes nothing, and every output is labelled SYNTHETIC. Not a tune.
+    #[arg(long, conflicts_with_all = ["iface", "peer", "testbed"])]
+    pub synthetic: bool,
+    /// With --synthetic: the noise seed.
+    #[arg(long, default_value_t = 1, requires = "synthetic")]
+    pub seed: u64,
+}
+
+const TUNE_HELP: &str = "\
+The loop: snapshot the settings, then for each candidate apply (journaled), warm up, measure,
+record; the settings as found are restored at the end and on any failure. Successive halving
+spends the budget: every candidate once, the best third again, the finalists on fresh runs.
+A recommendation is made only when it beats the settings as found beyond run-to-run noise.
+
+Examples:
+  sudo nictune tune --budget 3m --out results
+  sudo nictune tune --objective cpu --p99-ceiling 200us
+  nictune tune --synthetic --out demo        # what the report looks like, no root";
+
+/// `--objective`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ObjectiveArg {
+    /// Lowest p99 with the rate above --rate-floor.
+    Latency,
+    /// Highest rate.
+    Throughput,
+    /// Lowest CPU per unit of work with p99 under --p99-ceiling.
+    Cpu,
+    /// Best geometric mean of p99, CPU per unit and 1/rate, relative to the settings as found.
+    Balanced,
+}
+
+impl From<ObjectiveArg> for Goal {
+    fn from(o: ObjectiveArg) -> Goal {
+        match o {
+            ObjectiveArg::Latency => Goal::Latency,
+            ObjectiveArg::Throughput => Goal::Throughput,
+            ObjectiveArg::Cpu => Goal::Cpu,
+            ObjectiveArg::Balanced => Goal::Balanced,
+        }
+    }
+}
+
+pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
+    let checked = check(&args.opts)?;
+    match &checked.target {
+        TargetArg::Synthetic { seed } => {
+            let config = tune_config(&checked, &Capabilities::veth_testbed(2))?;
+            run_synthetic(&checked, &config, *seed, ctx)
+        }
+        TargetArg::Testbed => {
+            // The testbed's space is known before touching anything: check the budget first.
+            tune_config(&checked, &Capabilities::veth_testbed(testbed_cpus()))?;
+            require_root(effective_uid())?;
+            live_tune_unavailable()
+        }
+        TargetArg::Interface { .. } => {
+            require_root(effective_uid())?;
+            live_tune_unavailable()
+        }
+    }
+}
+
+/// CPUs the testbed can pin client and server to (two are enough for both placements).
+fn testbed_cpus() -> u32 {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(2) as u32)
+}
+
+/// What the search will do on a target with `caps`; refuses a budget that cannot cover the
+/// space (one run per candidate plus the finals) unless `--predict` will prune it.
+pub fn tune_config(c: &Checked, caps: &Capabilities) -> Result<TuneConfig> {
+    let per_run = c.duration + c.warm_up;
+    let plan = SearchPlan::with_budget(runs_for(c.budget, per_run));
+    let candidates = Space::from_capabilities(caps).with_baseline();
+    let needed = plan.minimum_budget(candidates.len());
+    if plan.budget < needed && !c.predict {
+        let minimum_s = per_run.as_secs_f64() * needed as f64;
+        return Err(BudgetTooSmall {
+            runs: plan.budget,
+            candidates: candidates.len(),
+            needed,
+        })
+        .hint(format!(
+            "use --budget {needed} (about {minimum_s:.0} s at {} s per run), or add --predict \
+             to measure only the candidates the simulator ranks best",
+            per_run.as_secs_f64()
+        ));
+    }
+    Ok(TuneConfig {
+        candidates,
+        baseline: 0,
+        objective: c.objective,
+        plan,
+        unit: rate_unit(&c.workload),
+        scope: match c.target {
+            TargetArg::Interface { .. } => CpuScope::PerHost,
+            _ => CpuScope::SharedMachine,
+        },
+        warm_up: c.warm_up,
+        duration: c.duration,
+    })
+}
+
+/// The budget does not cover the space.
+#[derive(Debug, thiserror::Error)]
+#[error("--budget buys {runs} runs, but {candidates} candidates need at least {needed} (one run each, the best third again, five fresh runs per finalist)")]
+pub struct BudgetTooSmall {
+    pub runs: usize,
+    pub candidates: usize,
+    pub needed: usize,
+}
+
+fn rate_unit(w: &Workload) -> RateUnit {
+    match w {
+        Workload::Stream => RateUnit::Bits,
+        Workload::Rr | Workload::Mixed | Workload::File(_) => RateUnit::Transactions,
+    }
+}
+
+/// The effective uid, from /proc/self/status (no unsafe call needed); `None` if unreadable.
+fn effective_uid() -> Option<u32> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("Uid:"))?;
+    line.split_whitespace().nth(2)?.parse().ok()
+}
+
+/// Why a tune needs root.
+#[derive(Debug, thiserror::Error)]
+#[error("`nictune tune` needs root: it changes NIC and kernel settings (journaled and restored) and builds a network-namespace testbed; running as uid {uid}")]
+pub struct NeedsRoot {
+    pub uid: String,
+}
+
+/// Stage two's first step: a live tune needs root.
+pub fn require_root(uid: Option<u32>) -> Result<()> {
+    match uid {
+        Some(0) => Ok(()),
+        other => Err(NeedsRoot {
+            uid: other.map_or("unknown".into(), |u| u.to_string()),
+        })
+        .hint(
+            "run it with sudo; for a what-if without root use `nictune sim`, and `nictune tune \
+             --synthetic` shows what a tune's report looks like",
+        ),
+    }
+}
+
+/// The bench and apply engines are not wired into tune in this build.
+#[derive(Debug, thiserror::Error)]
+#[error("live tuning is not available in this build: the measurement (bench) and apply engines are not wired into `nictune tune` yet; nothing was changed")]
+pub struct LiveTuneUnavailable;
+
+fn live_tune_unavailable() -> Result<Outcome> {
+    Err(LiveTuneUnavailable).hint(
+        "`nictune tune --synthetic --out DIR` runs the search on a model and writes the \
+         three output files, labelled SYNTHETIC",
+    )
+}
+
+/// The synthetic demonstration: the same loop, outputs and summary as a live tune, over the
+/// synthetic host and bench (and the noiseless surface as the predictor).
+fn run_synthetic(c: &Checked, config: &TuneConfig, seed: u64, ctx: &Ctx) -> Result<Outcome> {
+    let (mut host, mut bench) = synthetic(seed, State::new());
+    let mut oracle = Oracle;
+    let predictor: Option<&mut dyn Predictor> = if c.predict { Some(&mut oracle) } else { None };
+    let never = || false;
+    let parts = Parts {
+        config,
+        predictor,
+        environment: demo_environment(),
+        cancel: &never,
+    };
+    execute(c, &mut host, &mut bench, parts, ctx)
+}
+
+/// What a tune needs besides the target and the measurer.
+struct Parts<'a> {
+    config: &'a TuneConfig,
+    predictor: Option<&'a mut dyn Predictor>,
+    environment: Environment,
+    /// Set by Ctrl-C / SIGTERM in a live tune.
+    cancel: &'a dyn StopRequest,
+}
+
+/// Runs the tune loop on `target` and `measurer` (restoring the settings as found whatever
+/// happens), writes the three files and prints the summary. The live path calls this with
+/// the apply engine's target and the bench engine's measurer.
+fn execute<T: Target, M: Measurer>(
+    c: &Checked,
+    target: &mut T,
+    measurer: &mut M,
+    parts: Parts<'_>,
+    ctx: &Ctx,
+) -> Result<Outcome> {
+    let progress = ctx.progress();
+    let controls = Controls {
+        progress: progress.as_ref(),
+        cancel: parts.cancel,
+    };
+    let run = session::run(target, measurer, parts.config, parts.predictor, controls)
+        .map_err(with_recovery_hint)?;
+    let results = TuneResults::build(&run, parts.config, parts.environment);
+    write_outputs(&c.out, &results)?;
+    ctx.emit("tune", &results, |r| human(r, &c.out))?;
+    Ok(Outcome::Success)
+}
+
+/// A failed tune's error with what to do next: nothing when the settings were restored,
+/// `nictune revert` when restoring failed.
+fn with_recovery_hint(e: TuneError) -> anyhow::Error {
+    let hint = match e {
+        TuneError::Restore { .. } => {
+            "restoring failed: run `nictune revert` to put back the settings from the journal"
+        }
+        _ => "the settings as found were restored; nothing was left changed",
+    };
+    anyhow::Error::new(nictune_core::error::Hinted::new(e, hint))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check::parse_args as parse;
+    use super::*;
+
+    #[test]
+    fn a_budget_too_small_for_the_space_is_refused_before_anything_runs() {
+        let caps = Capabilities::veth_testbed(2);
+        let c = parse(&["--budget", "30"]).unwrap();
+        let text = format!("{:#}", tune_config(&c, &caps).unwrap_err());
+        assert!(text.contains("25 candidates need at least 52"), "{text}");
+        // --predict prunes to what the budget covers instead.
+        let c = parse(&["--budget", "30", "--predict"]).unwrap();
+        assert_eq!(tune_config(&c, &caps).unwrap().plan.budget, 30);
+        let c = parse(&["--workload", "stream"]).unwrap();
+        assert_eq!(tune_config(&c, &caps).unwrap().unit, RateUnit::Bits);
+    }
+
+    #[test]
+    fn without_root_the_error_explains_and_points_at_sim() {
+        let err = require_root(Some(1000)).unwrap_err();
+        let text = format!("{err:#}");
+        assert!(
+            text.contains("needs root") && text.contains("uid 1000"),
+            "{text}"
+        );
+        let hint = err
+            .chain()
+            .find_map(|e| e.downcast_ref::<nictune_core::error::Hinted>())
+            .unwrap()
+            .hint()
+            .to_string();
+        assert!(hint.contains("nictune sim"), "{hint}");
+        assert!(require_root(Some(0)).is_ok());
+        assert!(require_root(None).is_err());
+    }
 }

@@ -1,0 +1,331 @@
+//! Stage one of `nictune tune`'s arguments: every value as typed, checked without touching
+//! the system. Each `check_*` function's error names the flag, the value, what is allowed and
+//! a hint; a bad value exits 2 before anything runs.
+
+use super::Opts;
+use crate::output::HintExt;
+use anyhow::Result;
+use nictune_core::error::InvalidInput;
+use nictune_core::units::Nanos;
+use nictune_tune::objective::{Limit, Objective};
+use std::path::{Path, PathBuf};
+
+/// How much to measure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Budget {
+    Runs(usize),
+    Time(Nanos),
+}
+
+/// What to measure with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Workload {
+    Rr,
+    Stream,
+    Mixed,
+    File(PathBuf),
+}
+
+/// Where the numbers come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TargetArg {
+    Testbed,
+    Interface { iface: String, peer: String },
+    Synthetic { seed: u64 },
+}
+
+/// Everything typed, checked, before anything touches the system.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Checked {
+    pub target: TargetArg,
+    pub objective: Objective,
+    pub workload: Workload,
+    pub budget: Budget,
+    pub duration: Nanos,
+    pub warm_up: Nanos,
+    pub predict: bool,
+    pub out: PathBuf,
+    pub apply: Option<Option<Nanos>>,
+}
+
+/// Stage one: every value as typed.
+pub fn check(a: &Opts) -> Result<Checked> {
+    let duration = check_duration("--duration", &a.duration)?;
+    let warm_up = check_duration("--warm-up", &a.warm_up)?;
+    let mut objective = Objective::new(a.objective.into());
+    objective.rate_floor = check_limit("--rate-floor", &a.rate_floor, parse_plain)?;
+    objective.p99_ceiling = check_limit("--p99-ceiling", &a.p99_ceiling, parse_latency_us)?;
+    let apply = if a.apply {
+        let within = a.confirm_within.as_deref();
+        Some(
+            within
+                .map(|w| check_duration("--confirm-within", w))
+                .transpose()?,
+        )
+    } else {
+        None
+    };
+    Ok(Checked {
+        target: target(a)?,
+        objective,
+        workload: check_workload(&a.workload)?,
+        budget: check_budget(&a.budget)?,
+        duration,
+        warm_up,
+        predict: a.predict,
+        out: a.out.clone(),
+        apply,
+    })
+}
+
+fn target(a: &Opts) -> Result<TargetArg> {
+    if a.synthetic {
+        return Ok(TargetArg::Synthetic { seed: a.seed });
+    }
+    match (&a.iface, &a.peer) {
+        (Some(iface), Some(peer)) => {
+            check_peer(peer)?;
+            Ok(TargetArg::Interface {
+                iface: iface.clone(),
+                peer: peer.clone(),
+            })
+        }
+        _ => Ok(TargetArg::Testbed),
+    }
+}
+
+fn invalid(what: &str, value: &str, allowed: &str) -> InvalidInput {
+    InvalidInput {
+        what: what.into(),
+        value: value.into(),
+        allowed: allowed.into(),
+    }
+}
+
+/// `90s`, `3m`, `500ms`, `1h`, or bare seconds; more than zero and at most a day.
+pub fn parse_duration(s: &str) -> Option<Nanos> {
+    let s = s.trim();
+    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
+    let (number, unit) = if split == 0 {
+        return None;
+    } else {
+        s.split_at(split)
+    };
+    let n: f64 = number.parse().ok()?;
+    let scale = match unit.trim() {
+        "ms" => 1e-3,
+        "s" => 1.0,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => return None,
+    };
+    let secs = n * scale;
+    (secs > 0.0 && secs <= 86_400.0).then(|| Nanos::from_secs_f64(secs))
+}
+
+fn check_duration(flag: &str, s: &str) -> Result<Nanos> {
+    let bare = s.parse::<f64>().ok().map(|secs| format!("{secs}s"));
+    parse_duration(bare.as_deref().unwrap_or(s))
+        .ok_or_else(|| {
+            invalid(
+                flag,
+                s,
+                "a duration above 0 and up to 24h: 500ms, 2s, 3m, 1h",
+            )
+        })
+        .hint(format!("for example {flag} 2s"))
+}
+
+/// A number of runs (at least 1, at most 10 000) or a duration.
+fn check_budget(s: &str) -> Result<Budget> {
+    if let Ok(n) = s.parse::<usize>() {
+        if (1..=10_000).contains(&n) {
+            return Ok(Budget::Runs(n));
+        }
+    }
+    parse_duration(s)
+        .map(Budget::Time)
+        .ok_or_else(|| {
+            invalid(
+                "--budget",
+                s,
+                "a number of runs from 1 to 10000, or a duration up to 24h (90s, 3m, 1h)",
+            )
+        })
+        .hint("for example --budget 3m, or --budget 72 for 72 runs")
+}
+
+fn check_workload(s: &str) -> Result<Workload> {
+    match s {
+        "rr" => Ok(Workload::Rr),
+        "stream" => Ok(Workload::Stream),
+        "mixed" => Ok(Workload::Mixed),
+        path if Path::new(path).is_file() => Ok(Workload::File(path.into())),
+        _ => Err(invalid(
+            "--workload",
+            s,
+            "rr, stream, mixed, or the path of an existing workload file",
+        ))
+        .hint("rr is 1-byte TCP request/response, the case most sensitive to moderation"),
+    }
+}
+
+/// `90%` (of the settings as found) or an absolute value parsed by `absolute`.
+fn check_limit(flag: &str, s: &str, absolute: fn(&str) -> Option<f64>) -> Result<Limit> {
+    let parsed = match s.strip_suffix('%') {
+        Some(p) => p
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|p| *p > 0.0 && *p <= 10_000.0)
+            .map(|p| Limit::OfBaseline(p / 100.0)),
+        None => absolute(s).filter(|v| *v > 0.0).map(Limit::Absolute),
+    };
+    parsed
+        .ok_or_else(|| {
+            invalid(
+                flag,
+                s,
+                "a percentage of the settings as found (90%) or a positive absolute value",
+            )
+        })
+        .hint(format!("for example {flag} 90%"))
+}
+
+fn parse_plain(s: &str) -> Option<f64> {
+    s.trim().parse().ok()
+}
+
+/// A latency in µs: `200us`, `200µs`, `1ms`, or a bare number of µs.
+fn parse_latency_us(s: &str) -> Option<f64> {
+    let s = s.trim();
+    for (suffix, scale) in [("us", 1.0), ("µs", 1.0), ("ms", 1e3)] {
+        if let Some(n) = s.strip_suffix(suffix) {
+            return n.trim().parse::<f64>().ok().map(|v| v * scale);
+        }
+    }
+    s.parse().ok()
+}
+
+/// `HOST` or `HOST:PORT` with a port from 1 to 65535.
+fn check_peer(s: &str) -> Result<()> {
+    let bad = || {
+        Err(invalid(
+            "--peer",
+            s,
+            "HOST or HOST:PORT with a port from 1 to 65535",
+        ))
+        .hint("for example --peer 198.18.0.2:7447, where `nictune serve` listens")
+    };
+    let (host, port) = match s.rsplit_once(':') {
+        Some((h, p)) if !h.contains(':') => (h, Some(p)),
+        _ => (s, None),
+    };
+    if host.is_empty() || host.contains(char::is_whitespace) {
+        return bad();
+    }
+    match port.map(str::parse::<u16>) {
+        None | Some(Ok(1..=65535)) => Ok(()),
+        _ => bad(),
+    }
+}
+
+/// Runs per budget: a time budget buys runs of warm-up plus measurement.
+pub(super) fn runs_for(budget: Budget, per_run: Nanos) -> usize {
+    match budget {
+        Budget::Runs(n) => n,
+        Budget::Time(t) => (t.0 / per_run.0.max(1)) as usize,
+    }
+}
+
+/// Parses `argv` as `nictune tune`'s options and checks them (for tests).
+#[cfg(test)]
+pub(super) fn parse_args(argv: &[&str]) -> Result<Checked> {
+    use clap::Parser;
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: super::Args,
+    }
+    let cli = Cli::try_parse_from(std::iter::once("tune").chain(argv.iter().copied()))?;
+    check(&cli.args.opts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nictune_tune::objective::Goal;
+
+    fn parse(argv: &[&str]) -> Result<Checked> {
+        parse_args(argv)
+    }
+
+    fn message(r: Result<Checked>) -> String {
+        format!("{:#}", r.unwrap_err())
+    }
+
+    #[test]
+    fn defaults_tune_the_testbed_for_latency_with_a_three_minute_budget() {
+        let c = parse(&[]).unwrap();
+        assert_eq!(c.target, TargetArg::Testbed);
+        assert_eq!(c.objective.goal, Goal::Latency);
+        assert_eq!(c.budget, Budget::Time(Nanos::from_secs(180)));
+        assert_eq!(runs_for(c.budget, c.duration + c.warm_up), 72);
+        assert_eq!(c.apply, None);
+    }
+
+    #[test]
+    fn budgets_are_runs_or_durations() {
+        assert_eq!(check_budget("72").unwrap(), Budget::Runs(72));
+        assert_eq!(
+            check_budget("90s").unwrap(),
+            Budget::Time(Nanos::from_secs(90))
+        );
+        assert_eq!(
+            check_budget("1h").unwrap(),
+            Budget::Time(Nanos::from_secs(3600))
+        );
+        let m = message(parse(&["--budget", "0"]));
+        assert!(m.contains("--budget: \"0\" is not allowed"), "{m}");
+        assert!(message(parse(&["--budget", "3 weeks"])).contains("a duration up to 24h"));
+    }
+
+    #[test]
+    fn bad_values_name_the_flag_what_is_allowed_and_a_hint() {
+        let m = message(parse(&["--duration=-1s"]));
+        assert!(m.contains("--duration") && m.contains("500ms, 2s"), "{m}");
+        let m = message(parse(&["--workload", "/no/such/file"]));
+        assert!(m.contains("rr, stream, mixed"), "{m}");
+        let m = message(parse(&["--rate-floor", "lots"]));
+        assert!(m.contains("a percentage of the settings as found"), "{m}");
+        let m = message(parse(&["--iface", "eth9", "--peer", "host:99999"]));
+        assert!(m.contains("port from 1 to 65535"), "{m}");
+        let err = parse(&["--warm-up", "soon"]).unwrap_err();
+        let hinted = err
+            .chain()
+            .find_map(|e| e.downcast_ref::<nictune_core::error::Hinted>());
+        assert!(hinted.is_some(), "the error carries a hint");
+    }
+
+    #[test]
+    fn limits_are_relative_or_absolute() {
+        let c = parse(&["--objective", "cpu", "--p99-ceiling", "200us"]).unwrap();
+        assert_eq!(c.objective.p99_ceiling, Limit::Absolute(200.0));
+        let c = parse(&["--rate-floor", "80%"]).unwrap();
+        assert_eq!(c.objective.rate_floor, Limit::OfBaseline(0.8));
+        assert_eq!(parse_latency_us("1ms"), Some(1000.0));
+    }
+
+    #[test]
+    fn conflicting_targets_are_usage_errors() {
+        assert!(parse(&["--testbed", "--iface", "eth0", "--peer", "h"]).is_err());
+        assert!(parse(&["--iface", "eth0"]).is_err(), "--iface needs --peer");
+        assert!(parse(&["--synthetic", "--apply"]).is_err());
+        assert!(
+            parse(&["--confirm-within", "30s"]).is_err(),
+            "needs --apply"
+        );
+        let c = parse(&["--apply", "--confirm-within", "30s"]).unwrap();
+        assert_eq!(c.apply, Some(Some(Nanos::from_secs(30))));
+    }
+}

@@ -1,0 +1,62 @@
+//! What a finished tune leaves behind: the three files in the output directory and the few
+//! lines the terminal shows.
+
+use anyhow::{Context, Result};
+use nictune_core::envelope::Envelope;
+use nictune_report::format::{num, pct};
+use nictune_report::report_html;
+use nictune_tune::profile::recommended_toml;
+use nictune_tune::results::{TargetKind, TuneResults};
+use std::path::Path;
+
+/// Writes results.json, recommended.toml and report.html into `dir`.
+pub fn write_outputs(dir: &Path, results: &TuneResults) -> Result<()> {
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("creating the output directory {}", dir.display()))?;
+    let json = Envelope::v1("tune", results).to_json()?;
+    let files = [
+        ("results.json", json + "\n"),
+        ("recommended.toml", recommended_toml(results)),
+        ("report.html", report_html(results)),
+    ];
+    for (name, text) in files {
+        let path = dir.join(name);
+        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// The few lines a terminal shows; the report has the rest.
+pub fn human(r: &TuneResults, out: &Path) -> String {
+    let rec = &r.recommendation;
+    let mut lines = Vec::new();
+    if r.environment.target == TargetKind::Synthetic {
+        lines.push("SYNTHETIC DEMONSTRATION: numbers from a model, not measured.".to_string());
+    }
+    lines.push(rec.headline.clone());
+    if rec.settings.is_empty() {
+        lines.push(format!("Best measured: {}", rec.best_id));
+    } else {
+        lines.push(format!("Recommended: {}", rec.settings.join(" ")));
+        lines.push(format!("Placement measured: {}", rec.placement));
+    }
+    for c in rec.changes.iter().filter(|c| c.significant) {
+        lines.push(format!(
+            "  {:<22} {:>7} → {:<7} {:<14} {}",
+            c.metric,
+            num(c.baseline),
+            num(c.best),
+            c.unit,
+            pct(c.change_pct)
+        ));
+    }
+    lines.push(format!(
+        "{} of {} candidates measured in {} runs.",
+        r.search.measured, r.search.space_size, r.search.measurements
+    ));
+    lines.push(format!(
+        "Wrote {0}/results.json, {0}/recommended.toml, {0}/report.html",
+        out.display()
+    ));
+    lines.join("\n")
+}

@@ -1,0 +1,128 @@
+//! `nictune tune` as a user runs it: the help text, bad input, and the synthetic
+//! demonstration writing all three files, labelled as synthetic.
+
+use std::process::Command;
+
+fn nictune(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_nictune"))
+        .args(args)
+        .output()
+        .expect("run nictune")
+}
+
+#[test]
+fn help_lists_the_whole_argument_surface() {
+    let out = nictune(&["tune", "--help"]);
+    assert!(out.status.success());
+    insta::assert_snapshot!(String::from_utf8_lossy(&out.stdout));
+}
+
+#[test]
+fn a_bad_budget_exits_2_with_a_hint_and_writes_nothing() {
+    let dir = std::env::temp_dir().join(format!("nictune-tune-bad-{}", std::process::id()));
+    let out = nictune(&["tune", "--budget", "soon", "--out", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--budget: \"soon\" is not allowed"), "{err}");
+    assert!(err.contains("hint:"), "{err}");
+    assert!(!dir.exists(), "nothing written for bad input");
+}
+
+#[test]
+fn synthetic_writes_three_labelled_files() {
+    let dir = std::env::temp_dir().join(format!("nictune-tune-demo-{}", std::process::id()));
+    let out = nictune(&[
+        "tune",
+        "--synthetic",
+        "--predict",
+        "--budget",
+        "60",
+        "--json",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(stdout["schema"], "nictune.tune/v1");
+    assert_eq!(stdout["environment"]["target"], "synthetic");
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
+    assert_eq!(file, stdout, "results.json is what --json printed");
+    assert!(file["points"].as_array().unwrap().len() > 1);
+    assert!(file["pareto"].as_array().is_some_and(|p| !p.is_empty()));
+    let profile = std::fs::read_to_string(dir.join("recommended.toml")).unwrap();
+    assert!(profile.contains("SYNTHETIC, not measured"));
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(html.contains("SYNTHETIC DEMONSTRATION"));
+    assert!(
+        html.contains(r#"id="plot-predicted""#),
+        "--predict fills the plot"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_terminal_summary_is_short_and_says_synthetic() {
+    let dir = std::env::temp_dir().join(format!("nictune-tune-text-{}", std::process::id()));
+    let out = nictune(&["tune", "--synthetic", "--out", dir.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout).replace(dir.to_str().unwrap(), "DIR");
+    insta::assert_snapshot!(text);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `setpriv` (util-linux) when it exists and we are root: a way to run the binary unprivileged.
+fn setpriv() -> Option<std::path::PathBuf> {
+    let path = std::path::PathBuf::from("/usr/bin/setpriv");
+    (nictune_is_root() && path.is_file()).then_some(path)
+}
+
+#[test]
+fn without_root_a_live_tune_exits_2_and_points_at_sim() {
+    let out = match setpriv() {
+        // As root: drop to nobody for this one command.
+        Some(setpriv) => Command::new(setpriv)
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(env!("CARGO_BIN_EXE_nictune"))
+            .args(["tune", "--testbed"])
+            .output()
+            .expect("run nictune as nobody"),
+        None if nictune_is_root() => {
+            eprintln!(
+                "skipped: running as root without setpriv, cannot test the unprivileged path"
+            );
+            return;
+        }
+        // Already unprivileged.
+        None => nictune(&["tune", "--testbed"]),
+    };
+    let err = String::from_utf8_lossy(&out.stderr);
+    if err.starts_with("setpriv:") {
+        // e.g. the checkout is not readable by nobody.
+        eprintln!(
+            "skipped: setpriv could not run nictune as nobody: {}",
+            err.trim()
+        );
+        return;
+    }
+    assert_eq!(out.status.code(), Some(2));
+    assert!(err.contains("needs root"), "{err}");
+    assert!(err.contains("nictune sim"), "{err}");
+}
+
+fn nictune_is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .map(|s| {
+            s.lines()
+                .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
+        })
+        .unwrap_or(false)
+}

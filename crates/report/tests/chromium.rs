@@ -1,0 +1,142 @@
+//! report.html in a real browser: headless Chromium (Debian package `chromium`, installed by
+//! scripts/install-deps) parses it with no console errors and no network requests, the plots
+//! are in the DOM it builds, and a screenshot is kept under target/ for a person to look at.
+//!
+//! Without Chromium the test fails as root (CI installs it) and is skipped otherwise.
+
+use nictune_report::report_html;
+use nictune_tune::objective::Goal;
+use nictune_tune::synthetic::demo;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Where the report and the screenshot are kept after the test.
+fn artifacts() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-artifacts");
+    std::fs::create_dir_all(&dir).expect("artifact directory");
+    dir
+}
+
+fn chromium() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .flat_map(|d| ["chromium", "chromium-browser"].map(|n| d.join(n)))
+        .find(|p| p.is_file())
+}
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(2).map(|e| e == "0"))
+        })
+        .unwrap_or(false)
+}
+
+/// Runs Chromium headless on `page` with `extra` flags; kills it after 90 s.
+fn run_chromium(bin: &Path, profile: &Path, extra: &[&str], page: &Path) -> Output {
+    let profile_flag = format!("--user-data-dir={}", profile.display());
+    let url = format!("file://{}", page.display());
+    let mut child = Command::new(bin)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--enable-logging=stderr",
+            "--v=0",
+            &profile_flag,
+        ])
+        .args(extra)
+        .arg(&url)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start chromium");
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while child.try_wait().expect("wait for chromium").is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("chromium did not finish within 90 s");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    child.wait_with_output().expect("chromium output")
+}
+
+/// Console messages and failed requests Chromium logged: none are allowed.
+fn problems(stderr: &str) -> Vec<&str> {
+    stderr
+        .lines()
+        .filter(|l| l.contains("CONSOLE") || l.contains("Uncaught") || l.contains("net::ERR_"))
+        .collect()
+}
+
+#[test]
+fn report_renders_in_headless_chromium_with_its_plots() {
+    let Some(bin) = chromium() else {
+        assert!(
+            !is_root(),
+            "chromium is missing: run scripts/install-deps (it installs the Debian package)"
+        );
+        eprintln!("skipped: chromium is not installed and installing it needs root");
+        return;
+    };
+    let dir = artifacts();
+    let page = dir.join("report.html");
+    let results = demo(4, Goal::Latency, 72, true).expect("synthetic tune");
+    std::fs::write(&page, report_html(&results)).expect("write report");
+    let profile = dir.join(format!("chromium-profile-{}", std::process::id()));
+
+    let dom = run_chromium(&bin, &profile, &["--dump-dom"], &page);
+    let html = String::from_utf8_lossy(&dom.stdout);
+    let stderr = String::from_utf8_lossy(&dom.stderr);
+    assert!(dom.status.success(), "chromium failed: {stderr}");
+    assert!(problems(&stderr).is_empty(), "{:?}", problems(&stderr));
+    for id in [
+        "plot-latency",
+        "plot-tradeoff",
+        "plot-interrupts",
+        "plot-predicted",
+    ] {
+        assert!(
+            html.contains(&format!(r#"<svg id="{id}""#)),
+            "{id} missing from the DOM"
+        );
+    }
+    let rows = html.matches(r#"<g class="row"#).count();
+    assert_eq!(rows, 2 * results.points.len(), "latency and interrupt rows");
+    assert!(html.contains("<circle"), "plots draw points");
+
+    let shot = dir.join("report.png");
+    let _ = std::fs::remove_file(&shot);
+    let screenshot_flag = format!("--screenshot={}", shot.display());
+    let out = run_chromium(
+        &bin,
+        &profile,
+        &[
+            &screenshot_flag,
+            "--window-size=1000,3000",
+            "--hide-scrollbars",
+        ],
+        &page,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "screenshot failed: {stderr}");
+    let png = std::fs::read(&shot).expect("screenshot written");
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    assert!(
+        png.len() > 20_000,
+        "a blank page would be tiny: {} bytes",
+        png.len()
+    );
+    let _ = std::fs::remove_dir_all(&profile);
+    eprintln!("report screenshot: {}", shot.display());
+}

@@ -1,0 +1,150 @@
+//! report.html: self-contained, the sections and plots a reader expects, and the summary's
+//! wording, snapshot-tested on a seeded synthetic tune.
+
+use nictune_report::{report_html, summary};
+use nictune_tune::objective::Goal;
+use nictune_tune::results::TuneResults;
+use nictune_tune::synthetic::demo;
+use nictune_tune::verdict::Verdict;
+
+fn results() -> TuneResults {
+    demo(4, Goal::Latency, 72, false).expect("synthetic tune")
+}
+
+/// The page's skeleton: sections, headings, plots with how many rows or points they draw,
+/// tables with their row counts. What changes when the structure changes, not the numbers.
+fn outline(html: &str) -> String {
+    let mut out = Vec::new();
+    let mut rest = html;
+    while let Some(start) = rest.find('<') {
+        let end = rest[start..]
+            .find('>')
+            .map_or(rest.len(), |e| start + e + 1);
+        let tag = &rest[start..end];
+        let name: String = tag[1..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .collect();
+        let attr = |a: &str| {
+            tag.find(&format!("{a}=\""))
+                .map(|i| {
+                    let v = &tag[i + a.len() + 2..];
+                    v[..v.find('"').unwrap_or(0)].to_string()
+                })
+                .unwrap_or_default()
+        };
+        match name.as_str() {
+            "section" | "h1" | "h2" | "table" | "pre" | "dl" => {
+                out.push(format!("{name} id={} class={}", attr("id"), attr("class")))
+            }
+            "svg" => {
+                let body = &rest[end..rest[end..].find("</svg>").map_or(rest.len(), |e| end + e)];
+                out.push(format!(
+                    "  svg id={} rows={} points={} front={}",
+                    attr("id"),
+                    body.matches(r#"<g class="row"#).count(),
+                    body.matches(r#"<g class="point"#).count(),
+                    body.matches(r#"<g class="point front"#).count(),
+                ));
+            }
+            "tr" => out.push("    tr".into()),
+            "p" if attr("class") == "note" => out.push("  p.note".into()),
+            _ => {}
+        }
+        rest = &rest[end..];
+    }
+    // Collapse table rows into counts.
+    let mut folded: Vec<String> = Vec::new();
+    for line in out {
+        match (folded.last_mut(), line.as_str()) {
+            (Some(last), "    tr") if last.starts_with("    tr") => {
+                let n: usize = last.trim_start_matches("    tr×").parse().unwrap_or(1);
+                *last = format!("    tr×{}", n + 1);
+            }
+            (_, "    tr") => folded.push("    tr×1".into()),
+            _ => folded.push(line),
+        }
+    }
+    folded.join("\n")
+}
+
+/// Text without tags, one block per line, for reading the wording.
+fn text(html: &str) -> String {
+    let mut out = String::new();
+    let mut in_tag = false;
+    for c in html.chars() {
+        match c {
+            '<' => {
+                in_tag = true;
+                if !out.ends_with('\n') {
+                    out.push('\n');
+                }
+            }
+            '>' => in_tag = false,
+            c if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    out.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn the_page_has_every_section_and_plot() {
+    let html = report_html(&results());
+    insta::assert_snapshot!(outline(&html));
+}
+
+#[test]
+fn the_summary_reads_at_a_glance() {
+    let r = results();
+    assert_eq!(r.recommendation.verdict, Verdict::Improvement);
+    insta::assert_snapshot!(text(&summary::render(&r)));
+}
+
+#[test]
+fn the_page_is_self_contained() {
+    let html = report_html(&results());
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(!html.contains("<script"), "no scripts");
+    for external in ["src=", "href=", "url(", "@import"] {
+        assert!(!html.contains(external), "found {external}");
+    }
+    // The only URL is the SVG namespace, which browsers never fetch.
+    let urls = html.matches("http").count();
+    let namespaces = html
+        .matches(r#"xmlns="http://www.w3.org/2000/svg""#)
+        .count();
+    assert_eq!(urls, namespaces);
+}
+
+#[test]
+fn synthetic_results_are_labelled_as_such() {
+    let html = report_html(&results());
+    assert!(html.contains("SYNTHETIC DEMONSTRATION"));
+}
+
+#[test]
+fn a_no_difference_verdict_says_keep_the_settings() {
+    let mut r = results();
+    r.recommendation.verdict = Verdict::NoSignificantDifference;
+    r.recommendation.headline = Verdict::NoSignificantDifference.headline().into();
+    r.recommendation.settings.clear();
+    r.recommendation.id = r.baseline_id.clone();
+    let html = summary::render(&r);
+    assert!(html.contains("No significant difference"));
+    assert!(html.contains("Keep the settings as found"));
+    assert!(!html.contains("pre class=\"settings\""));
+}
+
+#[test]
+fn names_that_look_like_markup_are_escaped() {
+    let mut r = results();
+    r.environment.target_name = "<img src=x onerror=alert(1)>".into();
+    let html = report_html(&r);
+    assert!(!html.contains("<img"));
+    assert!(html.contains("&lt;img src=x"));
+}

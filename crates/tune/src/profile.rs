@@ -1,0 +1,64 @@
+//! `recommended.toml`: the recommendation as a profile for `nictune apply --profile` and
+//! `nictune export`.
+//!
+//! The profile holds only settings, under `[settings]`, as canonical catalog keys with values
+//! as the catalog writes them. Everything else a reader needs (the verdict, what was measured,
+//! the placement advice that no host setting can carry) is in comments at the top.
+
+use crate::results::TuneResults;
+use crate::verdict::Verdict;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Serialize)]
+struct Profile<'a> {
+    settings: BTreeMap<&'a str, &'a str>,
+}
+
+/// The text of `recommended.toml` for `results`.
+pub fn recommended_toml(results: &TuneResults) -> String {
+    let rec = &results.recommendation;
+    let settings: BTreeMap<&str, &str> = rec
+        .settings
+        .iter()
+        .filter_map(|kv| kv.split_once('='))
+        .collect();
+    let body = toml::to_string(&Profile { settings })
+        .unwrap_or_else(|e| format!("# could not serialise the settings: {e}\n"));
+    let mut out = header(results);
+    if rec.settings.is_empty() || rec.verdict != Verdict::Improvement {
+        out.push_str("# Nothing to change: keep the settings as found.\n");
+    }
+    out.push_str(&body);
+    if !body.contains("[settings]") {
+        out.push_str("[settings]\n");
+    }
+    out
+}
+
+fn header(results: &TuneResults) -> String {
+    let rec = &results.recommendation;
+    let env = &results.environment;
+    let mut lines = vec![
+        "# nictune profile, written by `nictune tune`.".to_string(),
+        format!("# Verdict: {}", rec.headline),
+        format!("# Objective: {}", results.objective_description),
+        format!(
+            "# Measured on: {} ({}), {}",
+            env.target_name,
+            env.target.label(),
+            env.workload
+        ),
+    ];
+    if let Some(t) = &env.started_at {
+        lines.push(format!("# Started: {t}"));
+    }
+    lines.push(format!(
+        "# Placement measured: {}. No host setting carries it: pin the application the same way.",
+        rec.placement
+    ));
+    lines.push("# Apply:   nictune apply --iface IF --profile recommended.toml".into());
+    lines.push("# Persist: nictune export recommended.toml --format FORMAT".into());
+    lines.push(String::new());
+    lines.join("\n") + "\n"
+}

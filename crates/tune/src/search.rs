@@ -1,0 +1,338 @@
+//! Successive halving with repeated finals: how a tune spends its budget of measurements.
+//!
+//! A grid that measures every candidate five times spends most of its time on settings that
+//! one run already shows are bad (a 100 µs flush timer with deferral triples p99, testbed-notes
+//! §6). Successive halving measures every candidate once, keeps the best third, measures
+//! those again, and so on; the few finalists and the baseline are then repeated until their
+//! 95 % intervals mean something, with runs interleaved (finalist A, B, C, baseline, A, ...)
+//! so slow drift in the machine does not favour whoever ran first.
+//!
+//! The finalists are judged on their finals runs only. The earlier runs chose them, and a
+//! candidate chosen for a lucky run would carry that luck into the verdict (the winner's
+//! curse: over 24 identical candidates, judging on all runs claimed an improvement in about
+//! one search in ten; tests/search.rs measures the rate).
+//!
+//! The search is pure: it asks an [`Evaluate`] for one run of candidate `i` at a time.
+
+use crate::objective::Objective;
+use crate::observe::Observation;
+use crate::summary::{rank, reference_of, Summary};
+use serde::{Deserialize, Serialize};
+
+/// Runs one measurement of a candidate, by index.
+pub trait Evaluate {
+    /// Why a run failed (the search stops at the first failure).
+    type Error;
+    /// One run of candidate `index`.
+    fn evaluate(&mut self, index: usize) -> Result<Observation, Self::Error>;
+}
+
+/// How the budget is spent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SearchPlan {
+    /// Total measurements (runs) allowed, baseline included.
+    pub budget: usize,
+    /// Keep 1/`eta` of the candidates after each round.
+    pub eta: usize,
+    /// Candidates that reach the finals.
+    pub finalists: usize,
+    /// Runs each finalist and the baseline have after the finals.
+    pub final_reps: usize,
+    /// No candidate is run more often than this; leftover budget is not spent.
+    pub max_reps: usize,
+}
+
+impl SearchPlan {
+    /// Defaults for `budget` runs: thirds, three finalists at five runs, at most ten runs.
+    pub fn with_budget(budget: usize) -> SearchPlan {
+        SearchPlan {
+            budget,
+            eta: 3,
+            finalists: 3,
+            final_reps: 5,
+            max_reps: 10,
+        }
+    }
+
+    /// The smallest budget that runs every one of `candidates` once and still holds the
+    /// finals (baseline included).
+    pub fn minimum_budget(&self, candidates: usize) -> usize {
+        let others = candidates.saturating_sub(1);
+        let rounds: usize = round_sizes(others, self.eta, self.finalists).iter().sum();
+        rounds + self.finals_reserve(others) + 2.min(self.final_reps)
+    }
+
+    /// Runs the finals need after the rounds: `final_reps` fresh runs per finalist, and the
+    /// baseline topped up from its first two.
+    fn finals_reserve(&self, others: usize) -> usize {
+        let finalists = self.finalists.min(others);
+        finalists * self.final_reps + self.final_reps.saturating_sub(2)
+    }
+}
+
+/// Why the search could not run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SearchError<E> {
+    /// The budget does not cover one run per candidate plus the finals.
+    #[error("a budget of {budget} runs is too small for {candidates} candidates: at least {needed} are needed")]
+    BudgetTooSmall {
+        budget: usize,
+        candidates: usize,
+        needed: usize,
+    },
+    /// A run failed.
+    #[error("measuring candidate {index} failed")]
+    Run {
+        index: usize,
+        #[source]
+        source: E,
+    },
+}
+
+/// One elimination round.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Round {
+    /// Candidates measured in this round.
+    pub measured: Vec<usize>,
+    /// Runs each got in this round.
+    pub reps: usize,
+    /// Candidates kept for the next round, best first.
+    pub kept: Vec<usize>,
+}
+
+/// What the search did and measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchRecord {
+    /// Every run of every candidate, by candidate index (empty when never measured).
+    pub runs: Vec<Vec<Observation>>,
+    /// The elimination rounds in order.
+    pub rounds: Vec<Round>,
+    /// The finalists, best first by their finals runs (baseline not included).
+    pub finalists: Vec<usize>,
+    /// For each candidate, the index into its runs where its finals runs start (its run
+    /// count for candidates that did not reach the finals).
+    pub finals_from: Vec<usize>,
+    /// Runs made in total.
+    pub measurements: usize,
+}
+
+/// Runs successive halving over the candidates `prior` has a slot for, of which `baseline` is
+/// the host as found, spending at most `plan.budget` runs including those already in `prior`
+/// (a `--predict` tune measures the baseline first to calibrate the model).
+pub fn successive_halving<E: Evaluate>(
+    prior: Vec<Vec<Observation>>,
+    baseline: usize,
+    plan: &SearchPlan,
+    objective: &Objective,
+    eval: &mut E,
+) -> Result<SearchRecord, SearchError<E::Error>> {
+    let candidates = prior.len();
+    let needed = plan.minimum_budget(candidates);
+    if plan.budget < needed {
+        return Err(SearchError::BudgetTooSmall {
+            budget: plan.budget,
+            candidates,
+            needed,
+        });
+    }
+    let mut s = State::new(prior, plan, objective, eval);
+    let first = 2
+        .min(plan.final_reps)
+        .saturating_sub(s.runs[baseline].len());
+    s.run_interleaved(&[baseline], first)?;
+    let others: Vec<usize> = (0..candidates).filter(|&i| i != baseline).collect();
+    let survivors = s.eliminate(others, baseline)?;
+    let finalists: Vec<usize> = survivors.into_iter().take(plan.finalists).collect();
+    let finals_from: Vec<usize> = s.runs.iter().map(Vec::len).collect();
+    s.finals(&finalists, baseline)?;
+    let mut record = SearchRecord {
+        runs: s.runs,
+        rounds: s.rounds,
+        finalists,
+        finals_from,
+        measurements: s.spent,
+    };
+    let judged = record.judged_runs(baseline);
+    record.finalists = rank_runs(&judged, &record.finalists, baseline, objective);
+    Ok(record)
+}
+
+impl SearchRecord {
+    /// The runs each candidate is judged on: the finalists' finals runs, everyone else's
+    /// runs (the baseline's all of them: nothing selected it).
+    pub fn judged_runs(&self, baseline: usize) -> Vec<Vec<Observation>> {
+        self.runs
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let fresh = i != baseline && self.finalists.contains(&i);
+                let from = if fresh { self.finals_from[i] } else { 0 };
+                r[from.min(r.len())..].to_vec()
+            })
+            .collect()
+    }
+}
+
+/// `ids` best first by `runs`, relative to the baseline's runs.
+fn rank_runs(
+    runs: &[Vec<Observation>],
+    ids: &[usize],
+    baseline: usize,
+    objective: &Objective,
+) -> Vec<usize> {
+    let reference = reference_of(&runs[baseline]);
+    let summaries: Vec<Summary> = runs
+        .iter()
+        .map(|r| Summary::of(r, objective, &reference))
+        .collect();
+    rank(ids, &summaries, objective)
+}
+
+/// The search in progress.
+struct State<'a, E: Evaluate> {
+    plan: &'a SearchPlan,
+    objective: &'a Objective,
+    eval: &'a mut E,
+    runs: Vec<Vec<Observation>>,
+    rounds: Vec<Round>,
+    spent: usize,
+}
+
+impl<'a, E: Evaluate> State<'a, E> {
+    fn new(
+        runs: Vec<Vec<Observation>>,
+        plan: &'a SearchPlan,
+        objective: &'a Objective,
+        eval: &'a mut E,
+    ) -> Self {
+        let spent = runs.iter().map(Vec::len).sum();
+        State {
+            plan,
+            objective,
+            eval,
+            runs,
+            rounds: Vec::new(),
+            spent,
+        }
+    }
+
+    /// `reps` runs of each of `ids`, interleaved: all once, then all again.
+    fn run_interleaved(&mut self, ids: &[usize], reps: usize) -> Result<(), SearchError<E::Error>> {
+        for _ in 0..reps {
+            for &index in ids {
+                let obs = self
+                    .eval
+                    .evaluate(index)
+                    .map_err(|source| SearchError::Run { index, source })?;
+                self.runs[index].push(obs);
+                self.spent += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs left for the rounds after reserving the finals.
+    fn round_budget(&self, candidates: usize) -> usize {
+        let reserve = self.plan.finals_reserve(candidates);
+        self.plan.budget.saturating_sub(self.spent + reserve)
+    }
+
+    /// Elimination rounds until only the finalists are left; returns them best first.
+    fn eliminate(
+        &mut self,
+        mut alive: Vec<usize>,
+        baseline: usize,
+    ) -> Result<Vec<usize>, SearchError<E::Error>> {
+        let sizes = round_sizes(alive.len(), self.plan.eta, self.plan.finalists);
+        let mut left = self.round_budget(alive.len());
+        for (round, &size) in sizes.iter().enumerate() {
+            // What this round may spend: an even share of what is left, less one run for
+            // each candidate of every later round (the minimum they need).
+            let later: usize = sizes[round + 1..].iter().sum();
+            let share = (left - later) / (sizes.len() - round);
+            let reps = (share / size.max(1)).max(1);
+            self.run_interleaved(&alive, reps)?;
+            left -= reps * size;
+            let ranked = self.ranked(&alive, baseline);
+            let keep = sizes.get(round + 1).copied().unwrap_or(self.plan.finalists);
+            let kept: Vec<usize> = ranked.iter().copied().take(keep).collect();
+            self.rounds.push(Round {
+                measured: alive,
+                reps,
+                kept: kept.clone(),
+            });
+            alive = kept;
+        }
+        Ok(alive)
+    }
+
+    /// Tops the finalists and the baseline up to `final_reps`, then spends what is left of
+    /// the budget on them, round-robin, up to `max_reps` each.
+    fn finals(
+        &mut self,
+        finalists: &[usize],
+        baseline: usize,
+    ) -> Result<(), SearchError<E::Error>> {
+        let mut group = finalists.to_vec();
+        group.push(baseline);
+        let target = self.plan.final_reps;
+        for _ in 0..target {
+            let short: Vec<usize> = group
+                .iter()
+                .copied()
+                .filter(|&i| self.runs[i].len() < target)
+                .collect();
+            self.run_interleaved(&short, 1)?;
+        }
+        while self.spent + group.len() <= self.plan.budget
+            && group
+                .iter()
+                .all(|&i| self.runs[i].len() < self.plan.max_reps)
+        {
+            self.run_interleaved(&group, 1)?;
+        }
+        Ok(())
+    }
+
+    /// `ids` best first under the objective, relative to the baseline's runs so far.
+    fn ranked(&self, ids: &[usize], baseline: usize) -> Vec<usize> {
+        rank_runs(&self.runs, ids, baseline, self.objective)
+    }
+}
+
+/// How many candidates each round measures, going from `n` to `finalists` by keeping
+/// 1/`eta` each time (never fewer than the finalists); always at least one round.
+fn round_sizes(n: usize, eta: usize, finalists: usize) -> Vec<usize> {
+    let mut sizes = vec![n];
+    let mut alive = n;
+    while alive > finalists {
+        alive = alive.div_ceil(eta).max(finalists);
+        sizes.push(alive);
+    }
+    if sizes.len() > 1 {
+        // The last entry is the finalists, who go to the finals, not to another round.
+        sizes.pop();
+    }
+    sizes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounds_shrink_by_eta_down_to_the_finalists() {
+        assert_eq!(round_sizes(23, 3, 3), [23, 8]); // 23 → 8 → 3 finalists
+        assert_eq!(round_sizes(3, 3, 3), [3]);
+        assert_eq!(round_sizes(2, 3, 3), [2]);
+        assert_eq!(round_sizes(100, 3, 3), [100, 34, 12, 4]);
+    }
+
+    #[test]
+    fn minimum_budget_covers_one_run_each_and_the_finals() {
+        let plan = SearchPlan::with_budget(0);
+        // 23 others once, the 8 kept once more, 3 finalists 5 fresh runs each, baseline 5.
+        assert_eq!(plan.minimum_budget(24), 23 + 8 + 15 + 5);
+        assert_eq!(plan.minimum_budget(1), 5);
+    }
+}

@@ -1,0 +1,398 @@
+//! The tune loop: snapshot → for each run: apply → warm up → measure → record → restore.
+//!
+//! The host's settings are restored, and read back to prove it, when the loop ends, when any
+//! step fails, when the user cancels (the binary turns Ctrl-C into the `cancel` flag) and when the loop panics (a drop
+//! guard). A crash of the whole process is the apply engine's journal's job: the real
+//! [`Target`] journals every write, so `nictune revert` restores afterwards.
+//!
+//! Side effects sit behind two traits: a [`Target`] changes settings, a [`Measurer`] runs
+//! traffic. Tests use fakes; the binary passes the apply engine and the bench engine.
+
+use crate::candidate::Candidate;
+use crate::knob::Setting;
+use crate::objective::Objective;
+use crate::observe::{CpuScope, Observation, RateUnit};
+use crate::predict::{rank_by_prediction, Predictor};
+use crate::search::{successive_halving, Evaluate, SearchError, SearchPlan, SearchRecord};
+use nictune_core::metrics::Metrics;
+use nictune_core::progress::Progress;
+use nictune_core::units::Nanos;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Changes the settings of the host under test.
+///
+/// A live implementation must keep the *snapshot* recoverable if the process dies mid-tune:
+/// after a crash, `nictune revert` has to put back the settings as found, not merely undo the
+/// last candidate's change (which would leave the previous candidate's values in place). With
+/// the apply engine that means one journaled restore point for the whole tune, or a revert
+/// that walks back every transaction the tune made.
+pub trait Target {
+    /// Everything needed to put the settings back exactly as found. Compared after the final
+    /// restore: a fresh snapshot must equal the first.
+    type Snapshot: PartialEq + std::fmt::Debug;
+    /// Reads the current settings.
+    fn snapshot(&mut self) -> Result<Self::Snapshot, TargetError>;
+    /// Applies `settings` (journaled by the real target).
+    fn apply(&mut self, settings: &[Setting]) -> Result<(), TargetError>;
+    /// Puts every setting back as in `snapshot`.
+    fn restore(&mut self, snapshot: &Self::Snapshot) -> Result<(), TargetError>;
+}
+
+/// Runs traffic and measures it.
+pub trait Measurer {
+    /// Runs traffic for `duration` and discards the results (caches, sockets, CPU clocks).
+    fn warm_up(&mut self, candidate: &Candidate, duration: Nanos) -> Result<(), MeasureError>;
+    /// Measures for `duration` with threads placed as `candidate.placement` says.
+    fn measure(&mut self, candidate: &Candidate, duration: Nanos) -> Result<Metrics, MeasureError>;
+}
+
+/// What a [`Target`] operation was doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TargetOp {
+    Snapshot,
+    Apply,
+    Restore,
+}
+
+/// A target operation failed.
+#[derive(Debug, thiserror::Error)]
+#[error("{op:?} of {object} failed: {reason}")]
+pub struct TargetError {
+    /// What was being done.
+    pub op: TargetOp,
+    /// On what: a setting key, an interface, `settings`.
+    pub object: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// A measurement failed.
+#[derive(Debug, thiserror::Error)]
+#[error("measuring {candidate} failed: {reason}")]
+pub struct MeasureError {
+    /// The candidate's id.
+    pub candidate: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// Why one run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StepError {
+    #[error(transparent)]
+    Apply(TargetError),
+    #[error(transparent)]
+    Measure(MeasureError),
+    #[error("cancelled")]
+    Cancelled,
+}
+
+/// Why the tune failed. The settings were restored unless the error is [`TuneError::Restore`].
+#[derive(Debug, thiserror::Error)]
+pub enum TuneError {
+    #[error("reading the settings to restore later failed")]
+    Snapshot(#[source] TargetError),
+    #[error("the search stopped; the settings as found were restored")]
+    Search(#[source] SearchError<StepError>),
+    #[error("calibrating the predictor failed; the settings as found were restored")]
+    Calibrate(#[source] crate::predict::PredictError),
+    /// Restoring failed: the host may be left changed. `after` is what failed first, if any.
+    #[error("RESTORING THE SETTINGS FAILED{}; run `nictune revert`", after_text(.after))]
+    Restore {
+        #[source]
+        source: TargetError,
+        after: Option<Box<TuneError>>,
+    },
+}
+
+fn after_text(after: &Option<Box<TuneError>>) -> String {
+    after
+        .as_ref()
+        .map(|e| format!(" after: {e}"))
+        .unwrap_or_default()
+}
+
+/// What the loop needs besides the two traits.
+#[derive(Debug, Clone)]
+pub struct TuneConfig {
+    /// The candidates; `candidates[baseline]` is the host as found.
+    pub candidates: Vec<Candidate>,
+    pub baseline: usize,
+    pub objective: Objective,
+    pub plan: SearchPlan,
+    pub unit: RateUnit,
+    pub scope: CpuScope,
+    /// Traffic before each measurement, discarded.
+    pub warm_up: Nanos,
+    /// Length of each measurement.
+    pub duration: Nanos,
+}
+
+/// What the loop measured. Candidate indices refer to `candidates`.
+#[derive(Debug, Clone)]
+pub struct TuneRun {
+    /// The candidates searched (after `--predict` pruning), baseline included.
+    pub candidates: Vec<Candidate>,
+    pub baseline: usize,
+    /// The search's rounds, finalists and observations.
+    pub record: SearchRecord,
+    /// Every run's full metrics, by candidate.
+    pub metrics: Vec<Vec<Metrics>>,
+    /// The prediction of each candidate (with `--predict`).
+    pub predicted: Vec<Option<Metrics>>,
+    /// How many candidates the space held before pruning.
+    pub space_size: usize,
+}
+
+/// Whether the user asked to stop (Ctrl-C, SIGTERM): asked before every run.
+pub trait StopRequest {
+    fn requested(&self) -> bool;
+}
+
+impl StopRequest for AtomicBool {
+    fn requested(&self) -> bool {
+        self.load(Ordering::Relaxed)
+    }
+}
+
+impl<F: Fn() -> bool> StopRequest for F {
+    fn requested(&self) -> bool {
+        self()
+    }
+}
+
+/// The progress sink and the stop request the loop checks between runs. The binary passes
+/// its progress bar and the Ctrl-C / SIGTERM flag the bench engine registers.
+#[derive(Clone, Copy)]
+pub struct Controls<'a> {
+    pub progress: &'a dyn Progress,
+    pub cancel: &'a dyn StopRequest,
+}
+
+impl std::fmt::Debug for Controls<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Controls")
+            .field("stop_requested", &self.cancel.requested())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Runs the tune and restores the settings as found, whatever happens.
+pub fn run<T: Target, M: Measurer>(
+    target: &mut T,
+    measurer: &mut M,
+    config: &TuneConfig,
+    predictor: Option<&mut dyn Predictor>,
+    controls: Controls<'_>,
+) -> Result<TuneRun, TuneError> {
+    let snapshot = target.snapshot().map_err(TuneError::Snapshot)?;
+    let mut guard = Restoring {
+        target,
+        snapshot,
+        armed: true,
+    };
+    controls.progress.start(config.plan.budget as u64, "tune");
+    let result = search(&mut guard, measurer, config, predictor, controls);
+    controls.progress.finish();
+    match (result, guard.restore_now()) {
+        (Ok(run), Ok(())) => Ok(run),
+        (Err(e), Ok(())) => Err(e),
+        (Ok(_), Err(source)) => Err(TuneError::Restore {
+            source,
+            after: None,
+        }),
+        (Err(e), Err(source)) => Err(TuneError::Restore {
+            source,
+            after: Some(Box::new(e)),
+        }),
+    }
+}
+
+/// Restores the snapshot when dropped unless already restored (covers panics).
+struct Restoring<'a, T: Target> {
+    target: &'a mut T,
+    snapshot: T::Snapshot,
+    armed: bool,
+}
+
+impl<T: Target> Restoring<'_, T> {
+    /// Restores the snapshot, then reads the settings again to prove it.
+    fn restore_now(&mut self) -> Result<(), TargetError> {
+        self.armed = false;
+        self.target.restore(&self.snapshot)?;
+        let after = self.target.snapshot()?;
+        if after != self.snapshot {
+            return Err(TargetError {
+                op: TargetOp::Restore,
+                object: "settings".into(),
+                reason: format!(
+                    "read back after restoring: {after:?}, expected {:?}",
+                    self.snapshot
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl<T: Target> Drop for Restoring<'_, T> {
+    fn drop(&mut self) {
+        if self.armed {
+            // Best effort during unwinding; the journal covers what this cannot.
+            let _ = self.target.restore(&self.snapshot);
+        }
+    }
+}
+
+/// Optional prediction and pruning, then the search.
+fn search<T: Target, M: Measurer>(
+    guard: &mut Restoring<'_, T>,
+    measurer: &mut M,
+    config: &TuneConfig,
+    predictor: Option<&mut dyn Predictor>,
+    controls: Controls<'_>,
+) -> Result<TuneRun, TuneError> {
+    let mut eval = LoopEval {
+        guard,
+        measurer,
+        config,
+        candidates: config.candidates.clone(),
+        metrics: vec![Vec::new(); config.candidates.len()],
+        applied: None,
+        controls,
+    };
+    let mut baseline = config.baseline;
+    let mut prior = vec![Vec::new(); config.candidates.len()];
+    let mut predicted = vec![None; config.candidates.len()];
+    if let Some(p) = predictor {
+        let (b, runs, preds) = eval.predict_and_prune(p)?;
+        (baseline, prior, predicted) = (b, runs, preds);
+    }
+    let record = successive_halving(prior, baseline, &config.plan, &config.objective, &mut eval)
+        .map_err(TuneError::Search)?;
+    Ok(TuneRun {
+        candidates: eval.candidates,
+        baseline,
+        record,
+        metrics: eval.metrics,
+        predicted,
+        space_size: config.candidates.len(),
+    })
+}
+
+/// The search's view of the loop: one run = apply (when needed) → warm up → measure.
+struct LoopEval<'g, 'a, T: Target, M: Measurer> {
+    guard: &'g mut Restoring<'a, T>,
+    measurer: &'g mut M,
+    config: &'g TuneConfig,
+    /// Candidates in search order (pruned and reordered by `--predict`).
+    candidates: Vec<Candidate>,
+    metrics: Vec<Vec<Metrics>>,
+    /// The candidate whose settings are in place, to skip re-applying them.
+    applied: Option<usize>,
+    controls: Controls<'g>,
+}
+
+impl<T: Target, M: Measurer> LoopEval<'_, '_, T, M> {
+    /// Puts candidate `index`'s settings in place. A candidate that leaves a knob the
+    /// previous one set untouched starts from the settings as found, so nothing leaks from
+    /// one candidate into the next.
+    fn put_in_place(&mut self, index: usize) -> Result<(), TargetError> {
+        if self.applied == Some(index) {
+            return Ok(());
+        }
+        let previous = self.applied.take().map(|i| &self.candidates[i]);
+        let c = &self.candidates[index];
+        let covers = |p: &Candidate| p.settings.iter().all(|s| c.value_of(s.knob).is_some());
+        let g = &mut *self.guard;
+        if c.is_baseline() || !previous.is_none_or(covers) {
+            g.target.restore(&g.snapshot)?;
+        }
+        if !c.is_baseline() {
+            g.target.apply(&c.settings)?;
+        }
+        self.applied = Some(index);
+        Ok(())
+    }
+
+    /// Measures the baseline twice, calibrates, ranks, and keeps what the budget covers.
+    /// Returns the new baseline index, the baseline's runs as prior runs, and predictions.
+    #[allow(clippy::type_complexity)]
+    fn predict_and_prune(
+        &mut self,
+        predictor: &mut dyn Predictor,
+    ) -> Result<(usize, Vec<Vec<Observation>>, Vec<Option<Metrics>>), TuneError> {
+        let base = self.config.baseline;
+        let mut runs = Vec::new();
+        for _ in 0..2 {
+            let obs = self.evaluate(base).map_err(|source| {
+                TuneError::Search(SearchError::Run {
+                    index: base,
+                    source,
+                })
+            })?;
+            runs.push(obs);
+        }
+        let base_metrics = self.metrics[base].clone();
+        predictor
+            .calibrate(&self.candidates[base], &base_metrics)
+            .map_err(TuneError::Calibrate)?;
+        let ranking = rank_by_prediction(
+            predictor,
+            &self.candidates,
+            base,
+            &self.config.objective,
+            self.config.unit,
+            self.config.scope,
+        );
+        let keep = affordable(&self.config.plan, ranking.order.len());
+        let mut chosen = vec![base];
+        chosen.extend(ranking.keep(keep));
+        self.candidates = chosen.iter().map(|&i| self.candidates[i].clone()).collect();
+        self.metrics = chosen.iter().map(|&i| self.metrics[i].clone()).collect();
+        self.applied = self
+            .applied
+            .and_then(|a| chosen.iter().position(|&i| i == a));
+        let mut prior = vec![Vec::new(); chosen.len()];
+        prior[0] = runs;
+        let predicted = chosen
+            .iter()
+            .map(|&i| ranking.predicted[i].clone())
+            .collect();
+        Ok((0, prior, predicted))
+    }
+}
+
+/// How many non-baseline candidates a plan's budget can search.
+fn affordable(plan: &SearchPlan, others: usize) -> usize {
+    (0..=others)
+        .rev()
+        .find(|&k| plan.minimum_budget(k + 1) <= plan.budget)
+        .unwrap_or(0)
+}
+
+impl<T: Target, M: Measurer> Evaluate for LoopEval<'_, '_, T, M> {
+    type Error = StepError;
+
+    fn evaluate(&mut self, index: usize) -> Result<Observation, StepError> {
+        if self.controls.cancel.requested() {
+            return Err(StepError::Cancelled);
+        }
+        self.controls.progress.message(&self.candidates[index].id());
+        self.put_in_place(index).map_err(StepError::Apply)?;
+        let c = &self.candidates[index];
+        if self.config.warm_up > Nanos::ZERO {
+            self.measurer
+                .warm_up(c, self.config.warm_up)
+                .map_err(StepError::Measure)?;
+        }
+        let m = self
+            .measurer
+            .measure(c, self.config.duration)
+            .map_err(StepError::Measure)?;
+        let obs = Observation::of(&m, self.config.unit, self.config.scope);
+        self.metrics[index].push(m);
+        self.controls.progress.advance(1);
+        Ok(obs)
+    }
+}

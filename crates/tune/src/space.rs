@@ -1,0 +1,318 @@
+//! The search space: which settings to try, built from what the target supports.
+//!
+//! A space is a list of [`Dimension`]s whose levels are combined as a cross product. A level
+//! may set several knobs at once where they only make sense together: adaptive moderation
+//! and a fixed timer are one "coalescing mode" dimension (a driver ignores the timer while
+//! adaptive is on), and the two busy-poll sysctls move together (tuned's network-latency
+//! profile and the testbed sweep of testbed-notes §6 set both to the same value).
+
+use crate::candidate::{Candidate, Placement};
+use crate::knob::{Knob, Setting, Value};
+use nictune_core::units::Nanos;
+use serde::{Deserialize, Serialize};
+
+/// What a target can change, from the catalog and what the driver reports.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Capabilities {
+    /// Fixed coalescing timers the driver accepts (`coalesce.rx-usecs`, ...).
+    pub coalescing: Vec<Knob>,
+    /// The driver has adaptive receive moderation.
+    pub adaptive_rx: bool,
+    /// Per-NAPI `defer-hard-irqs` and `gro-flush-timeout` can be set (kernel ≥ 5.7 sysfs,
+    /// per-NAPI netlink ≥ 6.13).
+    pub napi: bool,
+    /// Per-NAPI `irq-suspend-timeout` is worth trying: the kernel has it (≥ 6.13) *and* the
+    /// workload's application pledges `prefer_busy_poll` through epoll. Without the pledge the
+    /// timeout never engages (ecosystem.md §3.3), so trying it would spend budget on a no-op.
+    pub irq_suspend: bool,
+    /// The busy-poll sysctls exist and the sockets carry a NAPI id, so busy polling engages.
+    pub busy_polling: bool,
+    /// The most combined channels the device allows, when channels can be changed.
+    pub max_combined_channels: Option<u64>,
+    /// CPUs available to client and server threads.
+    pub cpus: u32,
+}
+
+impl Capabilities {
+    /// The built-in testbed: a veth pair in NAPI mode between two namespaces. veth has no
+    /// hardware coalescing or adaptive moderation (testbed-notes §6: "It cannot exercise
+    /// hardware coalescing"), so the space is gro-flush-timeout × defer-hard-irqs ×
+    /// busy polling × placement.
+    pub fn veth_testbed(cpus: u32) -> Capabilities {
+        Capabilities {
+            napi: true,
+            busy_polling: true,
+            cpus,
+            ..Capabilities::default()
+        }
+    }
+}
+
+/// One axis of the space: each level is a set of settings applied together.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Dimension {
+    /// Shown in the report, e.g. `busy polling`.
+    pub name: String,
+    /// The settings of each level; a level never repeats a knob.
+    pub levels: Vec<Vec<Setting>>,
+}
+
+/// Dimensions of settings plus the placements to try.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Space {
+    /// Setting axes, combined as a cross product.
+    pub dimensions: Vec<Dimension>,
+    /// Placements to try every setting combination at.
+    pub placements: Vec<Placement>,
+}
+
+/// Fixed receive-timer values tried, µs: from an interrupt per packet to well past the
+/// 50–125 µs defaults of common drivers (moderation-algorithms.md), log-spaced.
+const RX_USECS_LEVELS: [u64; 4] = [0, 8, 50, 200];
+/// gro-flush-timeout values, ns: off and the two timeouts of testbed-notes §6.
+const GRO_FLUSH_LEVELS: [u64; 3] = [0, 20_000, 100_000];
+/// defer-hard-irqs values: off and the value of testbed-notes §6 / napi.rst's example.
+const DEFER_LEVELS: [u64; 2] = [0, 2];
+/// irq-suspend-timeout values, ns: off and 20 ms, napi.rst's order of magnitude.
+const IRQ_SUSPEND_LEVELS: [u64; 2] = [0, 20_000_000];
+/// Busy-poll window, µs: off and 50, what tuned's network-latency profile sets.
+const BUSY_POLL_LEVELS: [u64; 2] = [0, 50];
+
+impl Space {
+    /// The space a target with `caps` supports.
+    pub fn from_capabilities(caps: &Capabilities) -> Space {
+        let mut dimensions = Vec::new();
+        dimensions.extend(coalescing_dimension(caps));
+        dimensions.extend(channels_dimension(caps));
+        if caps.napi {
+            dimensions.push(duration_dimension(
+                "gro-flush-timeout",
+                Knob::GroFlushTimeout,
+                &GRO_FLUSH_LEVELS,
+                1,
+            ));
+            dimensions.push(count_dimension(
+                "defer-hard-irqs",
+                Knob::DeferHardIrqs,
+                &DEFER_LEVELS,
+            ));
+        }
+        if caps.napi && caps.irq_suspend {
+            dimensions.push(duration_dimension(
+                "irq-suspend-timeout",
+                Knob::IrqSuspendTimeout,
+                &IRQ_SUSPEND_LEVELS,
+                1,
+            ));
+        }
+        dimensions.extend(busy_poll_dimension(caps));
+        Space {
+            dimensions,
+            placements: placements(caps.cpus),
+        }
+    }
+
+    /// How many candidates the space holds.
+    pub fn size(&self) -> usize {
+        let settings: usize = self.dimensions.iter().map(|d| d.levels.len()).product();
+        settings * self.placements.len()
+    }
+
+    /// The settings as found (at the first placement) followed by every candidate; the
+    /// baseline is index 0. This is the list a tune searches.
+    pub fn with_baseline(&self) -> Vec<Candidate> {
+        let first = self
+            .placements
+            .first()
+            .copied()
+            .unwrap_or(Placement::Unpinned);
+        let mut all = vec![Candidate::baseline(first)];
+        all.extend(self.candidates());
+        all
+    }
+
+    /// Every candidate, in a stable order (first dimension varies slowest, placement last).
+    pub fn candidates(&self) -> Vec<Candidate> {
+        let mut combos: Vec<Vec<Setting>> = vec![Vec::new()];
+        for dim in &self.dimensions {
+            combos = combos
+                .iter()
+                .flat_map(|base| dim.levels.iter().map(move |lvl| concat(base, lvl)))
+                .collect();
+        }
+        combos
+            .into_iter()
+            .flat_map(|s| {
+                self.placements
+                    .iter()
+                    .map(move |&p| Candidate::new(s.clone(), p))
+            })
+            .collect()
+    }
+}
+
+fn concat(a: &[Setting], b: &[Setting]) -> Vec<Setting> {
+    a.iter().chain(b).copied().collect()
+}
+
+/// Placements to try: both pinnings when there are two CPUs, else whatever the scheduler does.
+fn placements(cpus: u32) -> Vec<Placement> {
+    if cpus >= 2 {
+        vec![Placement::Cross, Placement::Same]
+    } else {
+        vec![Placement::Unpinned]
+    }
+}
+
+/// Adaptive on, or adaptive off with each fixed timer value: one axis, no redundant pairs.
+fn coalescing_dimension(caps: &Capabilities) -> Option<Dimension> {
+    let timer = caps.coalescing.contains(&Knob::RxUsecs);
+    if !timer && !caps.adaptive_rx {
+        return None;
+    }
+    let mut levels = Vec::new();
+    if caps.adaptive_rx {
+        levels.push(vec![Setting::new(Knob::AdaptiveRx, Value::Switch(true))]);
+    }
+    for us in RX_USECS_LEVELS.iter().filter(|_| timer) {
+        let mut level = vec![Setting::new(
+            Knob::RxUsecs,
+            Value::Duration(Nanos::from_micros(*us)),
+        )];
+        if caps.adaptive_rx {
+            level.push(Setting::new(Knob::AdaptiveRx, Value::Switch(false)));
+        }
+        levels.push(level);
+    }
+    Some(Dimension {
+        name: "coalescing".into(),
+        levels,
+    })
+}
+
+/// One channel, half the maximum and the maximum (deduplicated).
+fn channels_dimension(caps: &Capabilities) -> Option<Dimension> {
+    let max = caps.max_combined_channels.filter(|&m| m > 1)?;
+    let mut values = vec![1, (max / 2).max(1), max];
+    values.dedup();
+    Some(count_dimension("channels", Knob::CombinedChannels, &values))
+}
+
+fn busy_poll_dimension(caps: &Capabilities) -> Option<Dimension> {
+    if !caps.busy_polling {
+        return None;
+    }
+    let levels = BUSY_POLL_LEVELS
+        .iter()
+        .map(|&us| {
+            let v = Value::Duration(Nanos::from_micros(us));
+            vec![
+                Setting::new(Knob::BusyPoll, v),
+                Setting::new(Knob::BusyRead, v),
+            ]
+        })
+        .collect();
+    Some(Dimension {
+        name: "busy polling".into(),
+        levels,
+    })
+}
+
+/// A dimension over one time knob; `scale` converts the table's unit to nanoseconds.
+fn duration_dimension(name: &str, knob: Knob, values: &[u64], scale: u64) -> Dimension {
+    let levels = values
+        .iter()
+        .map(|&v| vec![Setting::new(knob, Value::Duration(Nanos(v * scale)))])
+        .collect();
+    Dimension {
+        name: name.into(),
+        levels,
+    }
+}
+
+fn count_dimension(name: &str, knob: Knob, values: &[u64]) -> Dimension {
+    let levels = values
+        .iter()
+        .map(|&v| vec![Setting::new(knob, Value::Count(v))])
+        .collect();
+    Dimension {
+        name: name.into(),
+        levels,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn testbed_space_is_gro_flush_by_defer_by_busy_poll_by_placement() {
+        let space = Space::from_capabilities(&Capabilities::veth_testbed(2));
+        let names: Vec<&str> = space.dimensions.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["gro-flush-timeout", "defer-hard-irqs", "busy polling"]
+        );
+        assert_eq!(space.size(), 3 * 2 * 2 * 2);
+        let all = space.candidates();
+        assert_eq!(all.len(), 24);
+        let unique: std::collections::BTreeSet<_> = all.iter().collect();
+        assert_eq!(unique.len(), 24);
+        // Every candidate sets all four knobs, so applying one overwrites the previous one.
+        assert!(all.iter().all(|c| c.settings.len() == 4));
+        let searched = space.with_baseline();
+        assert_eq!(searched.len(), 25);
+        assert_eq!(searched[0], Candidate::baseline(Placement::Cross));
+    }
+
+    #[test]
+    fn adaptive_and_fixed_timers_share_one_axis() {
+        let caps = Capabilities {
+            coalescing: vec![Knob::RxUsecs],
+            adaptive_rx: true,
+            cpus: 1,
+            ..Capabilities::default()
+        };
+        let space = Space::from_capabilities(&caps);
+        assert_eq!(space.dimensions.len(), 1);
+        // adaptive on, plus adaptive off at each of the four timer values.
+        assert_eq!(space.size(), 5);
+        assert_eq!(space.placements, [Placement::Unpinned]);
+        let on = &space.candidates()[0];
+        assert_eq!(on.value_of(Knob::AdaptiveRx), Some(Value::Switch(true)));
+        assert_eq!(on.value_of(Knob::RxUsecs), None);
+    }
+
+    #[test]
+    fn channels_irq_suspend_and_busy_poll_appear_only_when_supported() {
+        let caps = Capabilities {
+            napi: true,
+            irq_suspend: true,
+            max_combined_channels: Some(8),
+            cpus: 4,
+            ..Capabilities::default()
+        };
+        let space = Space::from_capabilities(&caps);
+        let names: Vec<&str> = space.dimensions.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "channels",
+                "gro-flush-timeout",
+                "defer-hard-irqs",
+                "irq-suspend-timeout"
+            ]
+        );
+        assert_eq!(space.dimensions[0].levels.len(), 3);
+    }
+
+    #[test]
+    fn a_target_that_supports_nothing_has_only_placements() {
+        let space = Space::from_capabilities(&Capabilities {
+            cpus: 2,
+            ..Capabilities::default()
+        });
+        assert_eq!(space.size(), 2);
+        assert!(space.candidates().iter().all(Candidate::is_baseline));
+    }
+}

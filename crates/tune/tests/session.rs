@@ -1,0 +1,349 @@
+//! The tune loop against a fake host and a fake bench: every way out of the loop — the end, a
+//! failed apply, a failed measurement, a cancel, a panic — leaves the host as found.
+
+use nictune_core::metrics::Metrics;
+use nictune_core::progress::NoProgress;
+use nictune_core::units::Nanos;
+use nictune_tune::candidate::{Candidate, Placement};
+use nictune_tune::knob::{Knob, Setting, Value};
+use nictune_tune::objective::{Goal, Objective};
+use nictune_tune::observe::{CpuScope, RateUnit};
+use nictune_tune::search::SearchPlan;
+use nictune_tune::session::{
+    run, Controls, MeasureError, Measurer, StepError, Target, TargetError, TargetOp, TuneConfig,
+    TuneError,
+};
+use nictune_tune::space::{Capabilities, Space};
+use nictune_tune::synthetic::{synthetic, State, SyntheticBench, SyntheticHost};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// A host that was tuned by hand before: settings the tune must put back.
+fn found_state() -> State {
+    State::from([
+        (Knob::GroFlushTimeout, Value::Duration(Nanos(5_000))),
+        (Knob::BusyRead, Value::Duration(Nanos::ZERO)),
+    ])
+}
+
+/// Wraps the synthetic target and fails (or panics, or cancels) at a chosen step.
+struct Faulty {
+    inner: SyntheticHost,
+    bench: SyntheticBench,
+    applies: usize,
+    measures: usize,
+    fail_apply_at: Option<usize>,
+    fail_measure_at: Option<usize>,
+    panic_measure_at: Option<usize>,
+    fail_restore: bool,
+    /// Restore "succeeds" but leaves busy_read as it is (a write the kernel ignored).
+    restore_forgets_busy_read: bool,
+    restores: usize,
+    cancel_at: Option<(usize, &'static AtomicBool)>,
+}
+
+impl Faulty {
+    fn new() -> Faulty {
+        let (inner, bench) = synthetic(42, found_state());
+        Faulty {
+            inner,
+            bench,
+            applies: 0,
+            measures: 0,
+            fail_apply_at: None,
+            fail_measure_at: None,
+            panic_measure_at: None,
+            fail_restore: false,
+            restore_forgets_busy_read: false,
+            restores: 0,
+            cancel_at: None,
+        }
+    }
+}
+
+impl Target for Faulty {
+    type Snapshot = State;
+    fn snapshot(&mut self) -> Result<State, TargetError> {
+        self.inner.snapshot()
+    }
+    fn apply(&mut self, settings: &[Setting]) -> Result<(), TargetError> {
+        self.applies += 1;
+        if self.fail_apply_at == Some(self.applies) {
+            // Half-applied: the first setting went in before the failure.
+            self.inner.apply(&settings[..1])?;
+            return Err(TargetError {
+                op: TargetOp::Apply,
+                object: settings[1].knob.key().into(),
+                reason: "injected failure".into(),
+            });
+        }
+        self.inner.apply(settings)
+    }
+    fn restore(&mut self, snapshot: &State) -> Result<(), TargetError> {
+        self.restores += 1;
+        if self.fail_restore {
+            return Err(TargetError {
+                op: TargetOp::Restore,
+                object: "napi.gro-flush-timeout".into(),
+                reason: "injected failure".into(),
+            });
+        }
+        if self.restore_forgets_busy_read {
+            let mut partial = snapshot.clone();
+            match self.inner.state().get(&Knob::BusyRead) {
+                Some(v) => partial.insert(Knob::BusyRead, *v),
+                None => partial.remove(&Knob::BusyRead),
+            };
+            return self.inner.restore(&partial);
+        }
+        self.inner.restore(snapshot)
+    }
+}
+
+/// The fake bench is the same object, so it sees the fake host's settings.
+struct Bench<'a>(&'a std::cell::RefCell<Faulty>);
+
+impl Measurer for Bench<'_> {
+    fn warm_up(&mut self, c: &Candidate, d: Nanos) -> Result<(), MeasureError> {
+        self.0.borrow_mut().bench.warm_up(c, d)
+    }
+    fn measure(&mut self, c: &Candidate, d: Nanos) -> Result<Metrics, MeasureError> {
+        let mut f = self.0.borrow_mut();
+        f.measures += 1;
+        let n = f.measures;
+        if f.panic_measure_at == Some(n) {
+            drop(f);
+            panic!("injected panic in the bench");
+        }
+        if let Some((at, flag)) = f.cancel_at {
+            if n == at {
+                flag.store(true, Ordering::Relaxed);
+            }
+        }
+        if f.fail_measure_at == Some(n) {
+            return Err(MeasureError {
+                candidate: c.id(),
+                reason: "injected failure".into(),
+            });
+        }
+        f.bench.measure(c, d)
+    }
+}
+
+/// Target side of the shared fake.
+struct Host<'a>(&'a std::cell::RefCell<Faulty>);
+
+impl Target for Host<'_> {
+    type Snapshot = State;
+    fn snapshot(&mut self) -> Result<State, TargetError> {
+        self.0.borrow_mut().snapshot()
+    }
+    fn apply(&mut self, s: &[Setting]) -> Result<(), TargetError> {
+        self.0.borrow_mut().apply(s)
+    }
+    fn restore(&mut self, s: &State) -> Result<(), TargetError> {
+        self.0.borrow_mut().restore(s)
+    }
+}
+
+fn config(budget: usize) -> TuneConfig {
+    let space = Space::from_capabilities(&Capabilities::veth_testbed(2));
+    let mut candidates = vec![Candidate::baseline(Placement::Cross)];
+    candidates.extend(space.candidates());
+    TuneConfig {
+        candidates,
+        baseline: 0,
+        objective: Objective::new(Goal::Latency),
+        plan: SearchPlan::with_budget(budget),
+        unit: RateUnit::Transactions,
+        scope: CpuScope::SharedMachine,
+        warm_up: Nanos::from_millis(500),
+        duration: Nanos::from_secs(2),
+    }
+}
+
+fn tune(fake: &std::cell::RefCell<Faulty>, budget: usize) -> Result<(), TuneError> {
+    let cancel: &'static AtomicBool = Box::leak(Box::new(AtomicBool::new(false)));
+    let cancel_at = fake.borrow().cancel_at.map(|(at, _)| at);
+    if let Some(at) = cancel_at {
+        fake.borrow_mut().cancel_at = Some((at, cancel));
+    }
+    let controls = Controls {
+        progress: &NoProgress,
+        cancel,
+    };
+    run(
+        &mut Host(fake),
+        &mut Bench(fake),
+        &config(budget),
+        None,
+        controls,
+    )
+    .map(|_| ())
+}
+
+#[test]
+fn a_full_tune_restores_the_settings_as_found() {
+    let fake = std::cell::RefCell::new(Faulty::new());
+    tune(&fake, 80).unwrap();
+    let f = fake.borrow();
+    assert_eq!(f.inner.state(), found_state());
+    assert!(f.measures <= 80 && f.measures >= 60, "{} runs", f.measures);
+    assert!(f.applies > 0);
+}
+
+#[test]
+fn a_failed_apply_mid_loop_restores_everything() {
+    let fake = std::cell::RefCell::new(Faulty::new());
+    fake.borrow_mut().fail_apply_at = Some(7);
+    let err = tune(&fake, 80).unwrap_err();
+    assert!(
+        matches!(&err, TuneError::Search(s) if matches!(std::error::Error::source(s), Some(e) if e.to_string().contains("injected"))),
+        "{err:?}"
+    );
+    let f = fake.borrow();
+    assert_eq!(f.applies, 7, "the loop stops at the failure");
+    assert_eq!(f.inner.state(), found_state());
+}
+
+#[test]
+fn a_failed_measurement_mid_loop_restores_everything() {
+    let fake = std::cell::RefCell::new(Faulty::new());
+    fake.borrow_mut().fail_measure_at = Some(12);
+    let err = tune(&fake, 80).unwrap_err();
+    assert!(matches!(err, TuneError::Search(_)), "{err:?}");
+    assert_eq!(fake.borrow().measures, 12);
+    assert_eq!(fake.borrow().inner.state(), found_state());
+}
+
+#[test]
+fn cancelling_stops_before_the_next_run_and_restores() {
+    let fake = std::cell::RefCell::new(Faulty::new());
+    let placeholder: &'static AtomicBool = Box::leak(Box::new(AtomicBool::new(false)));
+    fake.borrow_mut().cancel_at = Some((9, placeholder));
+    let err = tune(&fake, 80).unwrap_err();
+    match err {
+        TuneError::Search(nictune_tune::search::SearchError::Run { source, .. }) => {
+            assert!(matches!(source, StepError::Cancelled))
+        }
+        other => panic!("expected a cancel, got {other:?}"),
+    }
+    assert_eq!(fake.borrow().measures, 9);
+    assert_eq!(fake.borrow().inner.state(), found_state());
+}
+
+#[test]
+fn a_panic_in_the_bench_still_restores() {
+    let fake = std::cell::RefCell::new(Faulty::new());
+    fake.borrow_mut().panic_measure_at = Some(5);
+    let outcome = catch_unwind(AssertUnwindSafe(|| tune(&fake, 80)));
+    assert!(outcome.is_err(), "the panic propagates");
+    // Runs 1–2 are the baseline, 3–4 two candidates: the panic hits with the second one's
+    // settings in place, so only the drop guard can have put the found values back.
+    let f = fake.borrow();
+    assert_eq!(f.applies, 3);
+    assert_eq!(f.inner.state(), found_state());
+}
+
+#[test]
+fn a_failed_restore_is_reported_loudly_with_the_first_failure() {
+    let fake = std::cell::RefCell::new(Faulty::new());
+    fake.borrow_mut().fail_restore = true;
+    // The first run puts the baseline in place by restoring, which fails; so does the final
+    // restore. Both must be in the error.
+    let err = tune(&fake, 80).unwrap_err();
+    match &err {
+        TuneError::Restore { after, .. } => assert!(after.is_some()),
+        other => panic!("expected a restore failure, got {other:?}"),
+    }
+    assert!(err.to_string().contains("nictune revert"));
+}
+
+#[test]
+fn a_restore_that_does_not_read_back_is_an_error() {
+    let fake = std::cell::RefCell::new(Faulty::new());
+    fake.borrow_mut().restore_forgets_busy_read = true;
+    let err = tune(&fake, 80).unwrap_err();
+    match &err {
+        TuneError::Restore { source, after } => {
+            assert!(after.is_none(), "the search itself went fine");
+            assert!(source.reason.contains("read back"), "{source}");
+        }
+        other => panic!("expected a restore failure, got {other:?}"),
+    }
+}
+
+#[test]
+fn too_small_a_budget_is_refused_before_any_change() {
+    let fake = std::cell::RefCell::new(Faulty::new());
+    let err = tune(&fake, 10).unwrap_err();
+    assert!(err.to_string().contains("search stopped"), "{err}");
+    let source = std::error::Error::source(&err).unwrap().to_string();
+    assert!(source.contains("too small"), "{source}");
+    let f = fake.borrow();
+    assert_eq!((f.applies, f.measures), (0, 0));
+    assert_eq!(f.inner.state(), found_state());
+}
+
+/// Checks at every measurement that the host holds exactly the settings as found overlaid
+/// with the candidate's, then answers like the synthetic bench.
+struct Exact {
+    host: SyntheticHost,
+    bench: SyntheticBench,
+    found: State,
+    checked: usize,
+}
+
+impl Measurer for Exact {
+    fn warm_up(&mut self, _: &Candidate, _: Nanos) -> Result<(), MeasureError> {
+        Ok(())
+    }
+    fn measure(&mut self, c: &Candidate, d: Nanos) -> Result<Metrics, MeasureError> {
+        let mut want = self.found.clone();
+        want.extend(c.settings.iter().map(|s| (s.knob, s.value)));
+        assert_eq!(
+            self.host.state(),
+            want,
+            "leftovers while measuring {}",
+            c.id()
+        );
+        self.checked += 1;
+        self.bench.measure(c, d)
+    }
+}
+
+#[test]
+fn no_setting_leaks_from_one_candidate_into_the_next() {
+    // Adaptive on sets only adaptive-rx; the fixed-timer levels also set rx-usecs. Without
+    // care, rx-usecs from a timer level would stay in place while adaptive is measured.
+    let caps = Capabilities {
+        coalescing: vec![Knob::RxUsecs],
+        adaptive_rx: true,
+        cpus: 2,
+        ..Capabilities::default()
+    };
+    let found = State::from([(Knob::RxUsecs, Value::Duration(Nanos::from_micros(3)))]);
+    let (mut host, bench) = synthetic(3, found.clone());
+    let mut exact = Exact {
+        host: host.clone(),
+        bench,
+        found: found.clone(),
+        checked: 0,
+    };
+    // Reversed, the first round measures the fixed timers just before adaptive on.
+    let mut candidates = Space::from_capabilities(&caps).with_baseline();
+    candidates[1..].reverse();
+    assert!(candidates.last().unwrap().value_of(Knob::RxUsecs).is_none());
+    let config = TuneConfig {
+        candidates,
+        ..config(60)
+    };
+    let cancel = AtomicBool::new(false);
+    let controls = Controls {
+        progress: &NoProgress,
+        cancel: &cancel,
+    };
+    run(&mut host, &mut exact, &config, None, controls).unwrap();
+    assert!(exact.checked >= 20, "{} runs checked", exact.checked);
+    assert_eq!(host.state(), found);
+}
