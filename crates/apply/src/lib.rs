@@ -11,6 +11,8 @@
 //! - [`engine`]: the transaction (journal → write → read back; reverse-order undo).
 //! - [`journal`], [`state`], [`txn`]: the durable record, the lock, confirm and revert.
 //! - [`export`]: native configuration for systemd, NetworkManager, udev, tuned, FreeBSD, ….
+//! - [`host`], [`setting`], [`value`]: the seam and what crosses it, defined in the pure
+//!   `nictune_host::write` so the Linux adapter needs no apply; re-exported here.
 #![forbid(unsafe_code)]
 
 pub mod catalog;
