@@ -151,6 +151,7 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
             // The testbed's space is known before touching anything: check the budget first.
             let config = tune_config(&checked, &Capabilities::veth_testbed(testbed_cpus()))?;
             refuse_apply_on_testbed(&checked)?;
+            refuse_live_predict(&checked)?;
             require_root(effective_uid())?;
             live::run_testbed(&checked, &config, &args.opts.state.state_dir, ctx)
         }
@@ -262,6 +263,22 @@ fn interface_unavailable() -> Result<Outcome> {
 #[error("--apply cannot be used with the testbed: its namespaces are removed when the tune ends, so there is nothing left to apply the recommendation to")]
 pub struct ApplyOnTestbed;
 
+/// No simulator model of the veth testbed is calibrated in this build.
+#[derive(Debug, thiserror::Error)]
+#[error("--predict is not available for a live tune in this build: the simulator has no calibrated model of the veth testbed (busy polling, placement) yet; nothing was changed")]
+pub struct LivePredictUnavailable;
+
+fn refuse_live_predict(c: &Checked) -> Result<()> {
+    match c.predict {
+        true => Err(LivePredictUnavailable).hint(
+            "drop --predict (with a budget that covers the space: the error for a small \
+             --budget names the minimum); `nictune tune --synthetic --predict` shows what the \
+             predicted-against-measured plot looks like",
+        ),
+        false => Ok(()),
+    }
+}
+
 fn refuse_apply_on_testbed(c: &Checked) -> Result<()> {
     match c.apply {
         Some(_) => Err(ApplyOnTestbed).hint(
@@ -352,6 +369,21 @@ mod tests {
         assert_eq!(tune_config(&c, &caps).unwrap().plan.budget, 30);
         let c = parse(&["--workload", "stream"]).unwrap();
         assert_eq!(tune_config(&c, &caps).unwrap().unit, RateUnit::Bits);
+    }
+
+    #[test]
+    fn live_options_this_build_cannot_honour_are_refused_before_anything_runs() {
+        let c = parse(&["--apply"]).unwrap();
+        let text = format!("{:#}", refuse_apply_on_testbed(&c).unwrap_err());
+        assert!(
+            text.contains("--apply cannot be used with the testbed"),
+            "{text}"
+        );
+        let c = parse(&["--predict", "--budget", "30"]).unwrap();
+        let text = format!("{:#}", refuse_live_predict(&c).unwrap_err());
+        assert!(text.contains("--predict is not available"), "{text}");
+        let plain = parse(&[]).unwrap();
+        assert!(refuse_apply_on_testbed(&plain).is_ok() && refuse_live_predict(&plain).is_ok());
     }
 
     #[test]
