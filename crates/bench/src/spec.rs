@@ -118,7 +118,7 @@ impl BenchSpec {
         check_size("--response-size", self.response_size, 1, limits)?;
         check_range("outstanding", self.outstanding.into(), 1, 64, "1 to 64")?;
         if self.icmp && self.test != TestKind::Ping {
-            return Err(invalid(
+            return Err(InvalidInput::new(
                 "--icmp",
                 self.test.name(),
                 "only with the ping test",
@@ -169,19 +169,11 @@ impl Limits {
     };
 }
 
-fn invalid(what: &str, value: impl ToString, allowed: &str) -> InvalidInput {
-    InvalidInput {
-        what: what.into(),
-        value: value.to_string(),
-        allowed: allowed.into(),
-    }
-}
-
 fn check_range(what: &str, v: u64, lo: u64, hi: u64, allowed: &str) -> Result<(), InvalidInput> {
     if (lo..=hi).contains(&v) {
         Ok(())
     } else {
-        Err(invalid(what, v, allowed))
+        Err(InvalidInput::new(what, v, allowed))
     }
 }
 
@@ -190,7 +182,7 @@ fn check_duration(d: Nanos, limits: &Limits) -> Result<(), InvalidInput> {
         return Ok(());
     }
     let allowed = format!("0.1 to {} seconds", limits.max_duration.as_secs_f64());
-    Err(invalid(
+    Err(InvalidInput::new(
         "--duration",
         format!("{} s", d.as_secs_f64()),
         &allowed,
@@ -205,12 +197,12 @@ fn check_size(what: &str, b: Bytes, min: u64, limits: &Limits) -> Result<(), Inv
 fn check_rate(rate: Option<f64>, test: TestKind, limits: &Limits) -> Result<(), InvalidInput> {
     let Some(r) = rate else {
         return match test {
-            TestKind::Ping => Err(invalid("--rate", "none", "a probe rate for ping")),
+            TestKind::Ping => Err(InvalidInput::new("--rate", "none", "a probe rate for ping")),
             _ => Ok(()),
         };
     };
     if test == TestKind::Stream {
-        return Err(invalid(
+        return Err(InvalidInput::new(
             "--rate",
             r,
             "no rate for stream (it is a bulk test)",
@@ -219,10 +211,10 @@ fn check_rate(rate: Option<f64>, test: TestKind, limits: &Limits) -> Result<(), 
     if r.is_finite() && r >= 0.1 && r <= limits.max_rate {
         Ok(())
     } else {
-        Err(invalid(
+        Err(InvalidInput::new(
             "--rate",
             r,
-            &format!("0.1 to {} per second", limits.max_rate),
+            format!("0.1 to {} per second", limits.max_rate),
         ))
     }
 }

@@ -69,54 +69,66 @@ fn header(out: &mut String, r: &BenchResult) {
 }
 
 fn figures(out: &mut String, r: &BenchResult) {
-    let m = &r.metrics;
-    if let Some(tps) = m.transactions_per_sec {
-        let unit = if r.spec.test == TestKind::Ping {
-            "replies/s"
-        } else {
-            "trans/s"
-        };
-        let (lo, hi) = min_max(&m.interim_transactions_per_sec);
-        let _ = write!(
-            out,
-            "  rate       {} {unit} (per second: {}–{})",
-            group(tps),
-            group(lo),
-            group(hi)
-        );
-        let _ = writeln!(
-            out,
-            "{}",
-            if r.lost > 0 {
-                format!(", {} lost", r.lost)
-            } else {
-                String::new()
-            }
-        );
-    }
-    if let Some(s) = &r.stream {
-        let (lo, hi) = min_max(&s.interim_throughput_bps);
-        let gbps = m.throughput_bps.unwrap_or(0.0) / 1e9;
-        let _ = writeln!(
-            out,
-            "  throughput {gbps:.2} Gbit/s (per second: {:.2}–{:.2}), {} retransmits",
-            lo / 1e9,
-            hi / 1e9,
-            s.retransmits
-        );
-        if let Some(p) = &s.path {
-            let _ = writeln!(
-                out,
-                "  path       MTU {} B, MSS {} B, congestion control {}, {} B writes",
-                p.pmtu, p.snd_mss, p.congestion_control, s.write_size
-            );
-        }
-    }
-    if let Some(l) = &m.latency_us {
+    rate(out, r);
+    throughput(out, r);
+    if let Some(l) = &r.metrics.latency_us {
         let _ = writeln!(
             out,
             "  latency µs min {:.1}  p50 {:.1}  p90 {:.1}  p99 {:.1}  p99.9 {:.1}  max {:.1}  mean {:.1}",
             l.min, l.p50, l.p90, l.p99, l.p999, l.max, l.mean
+        );
+    }
+}
+
+/// Transactions (or ping replies) per second, the range of the per-second figures, losses.
+fn rate(out: &mut String, r: &BenchResult) {
+    let m = &r.metrics;
+    let Some(tps) = m.transactions_per_sec else {
+        return;
+    };
+    let unit = if r.spec.test == TestKind::Ping {
+        "replies/s"
+    } else {
+        "trans/s"
+    };
+    let (lo, hi) = min_max(&m.interim_transactions_per_sec);
+    let _ = write!(
+        out,
+        "  rate       {} {unit} (per second: {}–{})",
+        group(tps),
+        group(lo),
+        group(hi)
+    );
+    let _ = writeln!(
+        out,
+        "{}",
+        if r.lost > 0 {
+            format!(", {} lost", r.lost)
+        } else {
+            String::new()
+        }
+    );
+}
+
+/// Stream throughput, its per-second range, retransmits and the TCP path.
+fn throughput(out: &mut String, r: &BenchResult) {
+    let Some(s) = &r.stream else {
+        return;
+    };
+    let (lo, hi) = min_max(&s.interim_throughput_bps);
+    let gbps = r.metrics.throughput_bps.unwrap_or(0.0) / 1e9;
+    let _ = writeln!(
+        out,
+        "  throughput {gbps:.2} Gbit/s (per second: {:.2}–{:.2}), {} retransmits",
+        lo / 1e9,
+        hi / 1e9,
+        s.retransmits
+    );
+    if let Some(p) = &s.path {
+        let _ = writeln!(
+            out,
+            "  path       MTU {} B, MSS {} B, congestion control {}, {} B writes",
+            p.pmtu, p.snd_mss, p.congestion_control, s.write_size
         );
     }
 }

@@ -57,6 +57,17 @@ pub struct InvalidInput {
     pub allowed: String,
 }
 
+impl InvalidInput {
+    /// `what` was given as `value`, which is not allowed; `allowed` says what is.
+    pub fn new(what: impl Into<String>, value: impl ToString, allowed: impl Into<String>) -> Self {
+        InvalidInput {
+            what: what.into(),
+            value: value.to_string(),
+            allowed: allowed.into(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,10 +7,12 @@
 //!   through the settings catalog.
 //!
 //! [`envelope`] fixes the JSON convention (`{"schema": "nictune.<command>/v1", ...}`),
-//! [`units`] the unit newtypes, [`progress`] the progress-reporting seam the binary renders.
+//! [`units`] the unit newtypes, [`cpuset`] CPU sets in list and mask notation, [`progress`]
+//! the progress-reporting seam the binary renders.
 #![forbid(unsafe_code)]
 
 pub mod catalog;
+pub mod cpuset;
 pub mod envelope;
 pub mod error;
 pub mod metrics;

@@ -4,17 +4,17 @@
 //! Flow B: host → **snapshot → doctor / plan** → apply → verify → rollback.
 //!
 //! - [`procfs`]: `/proc/stat`, `/proc/interrupts`, `/proc/softirqs`,
-//!   `/proc/net/softnet_stat`, `/proc/net/dev` — text in, typed counters out.
+//!   `/proc/net/softnet_stat`, `/proc/net/dev`, `/proc/net/netstat` — text in, typed counters
+//!   out.
 //! - [`read`]: the [`read::HostRead`] seam with [`read::FakeHost`] and [`read::Recorder`].
 //! - [`snapshot`]: the [`snapshot::HostSnapshot`] model and its builder.
 //! - [`rates`]: rates between two counter samples (`show --interval`, doctor evidence).
 //! - [`view`]: the human text of `show`.
 //! - [`freebsd`]: captured FreeBSD command output and config files.
 //! - [`doctor`]: Linux and FreeBSD rules producing findings with evidence and fixes.
-//! - [`cpuset`]: CPU lists (`0-3,8`) and hex masks (`ff,00000001`) as one set type.
+//! - [`cpuset`]: core's CPU set (lists `0-3,8`, hex masks `ff,00000001`), re-exported.
 #![forbid(unsafe_code)]
 
-pub mod cpuset;
 pub mod doctor;
 pub mod error;
 pub mod freebsd;
@@ -25,3 +25,4 @@ pub mod snapshot;
 pub mod view;
 
 pub use error::ParseError;
+pub use nictune_core::cpuset;

@@ -2,8 +2,9 @@
 //! channels, NAPI settings and queue → NAPI → IRQ → CPU table; then rates when sampled.
 //! Unreadable values print as `n/a (reason)` or `? (reason)`, never as 0.
 
+use crate::cpuset::CpuSet;
 use crate::rates::Rates;
-use crate::snapshot::{HostSnapshot, Nic, Readable};
+use crate::snapshot::{Channels, Coalesce, Features, HostSnapshot, Nic, Readable, Rings};
 use std::fmt::Write;
 
 /// Renders a snapshot (and optional rates) as text.
@@ -42,16 +43,37 @@ fn render_nic(out: &mut String, snap: &HostSnapshot, nic: &Nic) {
         nic.name,
         nic.driver.display()
     );
-    let coalesce = match &nic.coalesce {
+    let _ = writeln!(out, "  coalesce  {}", coalesce_text(&nic.coalesce));
+    let _ = writeln!(out, "  rings     {}  (current/max)", rings_text(&nic.rings));
+    let _ = writeln!(out, "  channels  {}", channels_text(&nic.channels));
+    let _ = writeln!(
+        out,
+        "  napi      gro {}  defer_hard_irqs {}  gro_flush_timeout_ns {}  threaded {}",
+        gro_text(&nic.features),
+        nic.napi_defer_hard_irqs.display(),
+        nic.gro_flush_timeout_ns.display(),
+        nic.threaded.display()
+    );
+    render_napis(out, nic);
+    render_queues(out, snap, nic);
+    render_other_irqs(out, snap, nic);
+}
+
+/// `rx-usecs 0  rx-frames 1 ...` in ethtool's order.
+fn coalesce_text(coalesce: &Readable<Coalesce>) -> String {
+    match coalesce {
         Readable::Value(c) => c
             .in_order()
             .map(|(k, v)| format!("{k} {v}"))
             .collect::<Vec<_>>()
             .join("  "),
         other => other.absent_text(),
-    };
-    let _ = writeln!(out, "  coalesce  {coalesce}");
-    let rings = match &nic.rings {
+    }
+}
+
+/// `rx 256/4096  tx 256/4096`: current/max.
+fn rings_text(rings: &Readable<Rings>) -> String {
+    match rings {
         Readable::Value(r) => format!(
             "rx {}/{}  tx {}/{}",
             opt(r.rx),
@@ -60,9 +82,12 @@ fn render_nic(out: &mut String, snap: &HostSnapshot, nic: &Nic) {
             opt(r.tx_max)
         ),
         other => other.absent_text(),
-    };
-    let _ = writeln!(out, "  rings     {rings}  (current/max)");
-    let channels = match &nic.channels {
+    }
+}
+
+/// The channel kinds the driver reports, current/max.
+fn channels_text(channels: &Readable<Channels>) -> String {
+    match channels {
         Readable::Value(c) => [
             ("combined", c.combined, c.combined_max),
             ("rx", c.rx, c.rx_max),
@@ -75,28 +100,19 @@ fn render_nic(out: &mut String, snap: &HostSnapshot, nic: &Nic) {
         .collect::<Vec<_>>()
         .join("  "),
         other => other.absent_text(),
-    };
-    let _ = writeln!(out, "  channels  {channels}");
-    let gro = match &nic.features {
-        Readable::Value(f) => f.gro().map_or("n/a".into(), |g| {
-            if g {
-                "on".into()
-            } else {
-                "off".to_string()
-            }
-        }),
+    }
+}
+
+/// `on`, `off`, `n/a` when the driver lists no GRO feature.
+fn gro_text(features: &Readable<Features>) -> String {
+    match features {
+        Readable::Value(f) => match f.gro() {
+            Some(true) => "on".into(),
+            Some(false) => "off".into(),
+            None => "n/a".into(),
+        },
         other => other.absent_text(),
-    };
-    let _ = writeln!(
-        out,
-        "  napi      gro {gro}  defer_hard_irqs {}  gro_flush_timeout_ns {}  threaded {}",
-        nic.napi_defer_hard_irqs.display(),
-        nic.gro_flush_timeout_ns.display(),
-        nic.threaded.display()
-    );
-    render_napis(out, nic);
-    render_queues(out, snap, nic);
-    render_other_irqs(out, snap, nic);
+    }
 }
 
 /// Device IRQs that serve no queue (config, link, misc vectors).
@@ -163,6 +179,13 @@ fn render_queues(out: &mut String, snap: &HostSnapshot, nic: &Nic) {
 
 fn render_rates(out: &mut String, snap: &HostSnapshot, rates: &Rates) {
     let _ = writeln!(out, "rates over {:.2} s", rates.elapsed.as_secs_f64());
+    render_cpu_rates(out, rates);
+    render_nic_rates(out, snap, rates);
+    render_irq_rates(out, snap, rates);
+}
+
+/// Busy, IRQ and softirq time, NET_RX, backlog drops and squeezes per CPU.
+fn render_cpu_rates(out: &mut String, rates: &Rates) {
     let _ = writeln!(
         out,
         "  {:<6} {:>8} {:>8} {:>9} {:>12} {:>10} {:>10}",
@@ -181,6 +204,10 @@ fn render_rates(out: &mut String, snap: &HostSnapshot, rates: &Rates) {
             c.time_squeeze_per_s
         );
     }
+}
+
+/// Packets, drops, FIFO overruns and errors of the NICs shown.
+fn render_nic_rates(out: &mut String, snap: &HostSnapshot, rates: &Rates) {
     let _ = writeln!(
         out,
         "  {:<12} {:>12} {:>12} {:>10} {:>10} {:>10}",
@@ -198,6 +225,10 @@ fn render_rates(out: &mut String, snap: &HostSnapshot, rates: &Rates) {
             n.rx_errors_per_s
         );
     }
+}
+
+/// Each queue IRQ's rate and the CPUs that took it.
+fn render_irq_rates(out: &mut String, snap: &HostSnapshot, rates: &Rates) {
     let nic_irqs: Vec<u32> = snap
         .nics
         .iter()
@@ -220,11 +251,11 @@ fn render_rates(out: &mut String, snap: &HostSnapshot, rates: &Rates) {
     }
 }
 
-/// RPS/XPS CPUs; a missing file (single-queue device, no CONFIG_XPS) is just `-`.
-fn steering(cpus: &Readable<crate::cpuset::CpuSet>) -> String {
+/// RPS/XPS CPUs (`none` when off); a missing file (single-queue device, no CONFIG_XPS) is
+/// just `-`.
+fn steering(cpus: &Readable<CpuSet>) -> String {
     match cpus {
-        Readable::Value(set) if set.is_empty() => "none".into(),
-        Readable::Value(set) => set.to_list(),
+        Readable::Value(set) => set.to_string(),
         Readable::Unsupported(_) => "-".into(),
         other => other.absent_text(),
     }
@@ -294,8 +325,10 @@ pub fn render_freebsd(snap: &crate::freebsd::FreeBsdSnapshot) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rates::{CpuRate, IrqRate, NicRate};
     use crate::read::{FakeHost, ReadError, ReadErrorKind};
     use crate::snapshot;
+    use nictune_core::units::Nanos;
 
     #[test]
     fn unreadable_values_show_their_reason_not_zero() {
@@ -317,5 +350,64 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("coalesce  ? (not captured)"), "{text}");
+    }
+
+    #[test]
+    fn rates_print_per_cpu_per_nic_and_per_queue_irq() {
+        let host = FakeHost::new()
+            .with_file(
+                "/proc/interrupts",
+                "  CPU0 CPU1\n 38: 5 0 PCI-MSIX-0000:00:03.0 1-edge eth9-TxRx-0\n",
+            )
+            .with_file("/sys/class/net/eth9/queues/rx-0/rps_cpus", "0\n");
+        let snap = snapshot::build(&host, &[]);
+        let nic = |name: &str| NicRate {
+            name: name.into(),
+            rx_pps: 81_234.4,
+            tx_pps: 1_000.0,
+            rx_bytes_per_s: 0.0,
+            rx_drops_per_s: 2.0,
+            rx_fifo_per_s: 3.0,
+            rx_errors_per_s: 0.0,
+            tx_drops_per_s: 1.0,
+        };
+        let rates = Rates {
+            elapsed: Nanos::from_millis(2_500),
+            irqs: vec![
+                IrqRate {
+                    irq: 38,
+                    per_s: 8_000.0,
+                    per_cpu: vec![(0, 8_000.0), (1, 0.0)],
+                },
+                IrqRate {
+                    irq: 26,
+                    per_s: 5.0,
+                    per_cpu: vec![(0, 5.0), (1, 0.0)],
+                },
+            ],
+            cpus: vec![CpuRate {
+                cpu: 1,
+                busy_pct: 42.25,
+                irq_pct: 3.0,
+                softirq_pct: 12.5,
+                net_rx_per_s: 8_100.0,
+                softnet_processed_per_s: 81_000.0,
+                softnet_dropped_per_s: 0.0,
+                time_squeeze_per_s: 4.0,
+            }],
+            nics: vec![nic("eth9"), nic("not-shown0")],
+        };
+        let text = render_show(&snap, Some(&rates));
+        let rates_text = &text[text.find("rates over").unwrap()..];
+        // Only the queue IRQ 38 and the NIC shown are listed; IRQ 26 and not-shown0 are not.
+        let expected = "\
+rates over 2.50 s
+  cpu       busy%     irq%  softirq%     net_rx/s    drops/s  squeeze/s
+  1          42.2      3.0      12.5         8100          0          4
+  nic              rx pkt/s     tx pkt/s    drops/s     fifo/s   errors/s
+  eth9                81234         1000          3          3          0
+  irq 38          8000/s  cpu0 8000
+";
+        assert_eq!(rates_text, expected);
     }
 }

@@ -5,7 +5,6 @@
 //! starting threads.
 #![allow(unsafe_code)]
 
-use std::ffi::CString;
 use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
@@ -25,29 +24,39 @@ pub struct NetnsError {
 
 /// Moves the calling (single-threaded) process into network namespace `name`.
 pub fn enter(name: &str) -> Result<(), NetnsError> {
-    let fail = |step: &'static str, source: io::Error| NetnsError {
-        name: name.to_string(),
-        step,
-        source,
-    };
+    enter_thread(name)?;
+    let fail = failure(name);
+    // SAFETY: unshare only affects this process; the result is checked.
+    check(unsafe { libc::unshare(libc::CLONE_NEWNS) }).map_err(|e| fail("unshare mounts", e))?;
+    remount_sys(&fail)
+}
+
+/// Moves only the calling thread's network context into namespace `name` (setns without the
+/// mount dance): netlink sockets it opens afterwards talk to that namespace. For threads of a
+/// multi-threaded process, such as tests, where [`enter`] cannot unshare mounts.
+pub fn enter_thread(name: &str) -> Result<(), NetnsError> {
+    let fail = failure(name);
     let file =
         File::open(format!("{NETNS_RUN_DIR}/{name}")).map_err(|e| fail("opening the handle", e))?;
     // SAFETY: setns on a descriptor we hold open; the result is checked.
     check(unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) })
-        .map_err(|e| fail("setns", e))?;
-    // SAFETY: unshare only affects this process; the result is checked.
-    check(unsafe { libc::unshare(libc::CLONE_NEWNS) }).map_err(|e| fail("unshare mounts", e))?;
-    let root = c("/");
-    let sys = c("/sys");
-    let sysfs = c("sysfs");
-    // SAFETY: all pointers are valid NUL-terminated strings that outlive the calls.
+        .map_err(|e| fail("setns", e))
+}
+
+/// In a private mount namespace: stops mounts propagating back, then replaces `/sys` with a
+/// sysfs of the current network namespace.
+fn remount_sys(fail: &impl Fn(&'static str, io::Error) -> NetnsError) -> Result<(), NetnsError> {
+    let (root, sys, sysfs) = (c"/", c"/sys", c"sysfs");
+    let none = std::ptr::null();
+    // SAFETY: all pointers are valid NUL-terminated strings (or null where the call allows
+    // it) that outlive the calls; every result is checked.
     unsafe {
         check(libc::mount(
-            std::ptr::null(),
+            none,
             root.as_ptr(),
-            std::ptr::null(),
+            none,
             libc::MS_SLAVE | libc::MS_REC,
-            std::ptr::null(),
+            none.cast(),
         ))
         .map_err(|e| fail("making / a slave mount", e))?;
         check(libc::umount2(sys.as_ptr(), libc::MNT_DETACH))
@@ -57,31 +66,19 @@ pub fn enter(name: &str) -> Result<(), NetnsError> {
             sys.as_ptr(),
             sysfs.as_ptr(),
             0,
-            std::ptr::null(),
+            none.cast(),
         ))
-        .map_err(|e| fail("mounting sysfs", e))?;
+        .map_err(|e| fail("mounting sysfs", e))
     }
-    Ok(())
 }
 
-/// Moves only the calling thread's network context into namespace `name` (setns without the
-/// mount dance): netlink sockets it opens afterwards talk to that namespace. For threads of a
-/// multi-threaded process, such as tests, where [`enter`] cannot unshare mounts.
-pub fn enter_thread(name: &str) -> Result<(), NetnsError> {
-    let fail = |step: &'static str, source: io::Error| NetnsError {
+/// The error maker for namespace `name`: which step failed and why.
+fn failure(name: &str) -> impl Fn(&'static str, io::Error) -> NetnsError + '_ {
+    move |step, source| NetnsError {
         name: name.to_string(),
         step,
         source,
-    };
-    let file =
-        File::open(format!("{NETNS_RUN_DIR}/{name}")).map_err(|e| fail("opening the handle", e))?;
-    // SAFETY: setns on a descriptor we hold open; the result is checked.
-    check(unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) })
-        .map_err(|e| fail("setns", e))
-}
-
-fn c(s: &str) -> CString {
-    CString::new(s).expect("no NUL in a constant")
+    }
 }
 
 fn check(rc: libc::c_int) -> io::Result<()> {

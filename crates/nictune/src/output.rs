@@ -1,7 +1,5 @@
 //! Conventions every command shares: the JSON envelope on stdout, human text otherwise,
 //! exit codes, error rendering with the cause chain and a hint, broken pipes, progress bars.
-// Parts of this shared toolkit are used only by commands still being built.
-#![allow(dead_code)]
 
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};

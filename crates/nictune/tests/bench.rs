@@ -1,11 +1,9 @@
 //! `nictune bench` and `nictune serve` as a user meets them: JSON envelope, errors with hints,
 //! and the help text (snapshot).
 
-use std::process::Command;
+mod common;
 
-fn nictune() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_nictune"))
-}
+use common::{assert_exit, command as nictune, json, stderr};
 
 #[test]
 fn loopback_rr_prints_a_bench_v1_document_with_the_simulator_metrics() {
@@ -22,13 +20,8 @@ fn loopback_rr_prints_a_bench_v1_document_with_the_simulator_metrics() {
         ])
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_exit(&out, 0);
+    let doc = json(&out);
     assert_eq!(doc["schema"], "nictune.bench/v1");
     let m = &doc["metrics"];
     assert!(m["transactions_per_sec"].as_f64().unwrap() > 0.0);
@@ -53,7 +46,7 @@ fn a_bad_value_exits_2_naming_the_flag_and_a_hint() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = stderr(&out);
     assert!(
         err.contains("--connections") && err.contains("1 to 256"),
         "{err}"
@@ -69,7 +62,7 @@ fn serve_without_a_token_refuses_to_start() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = stderr(&out);
     assert!(
         err.contains("NICTUNE_TOKEN") && err.contains("hint:"),
         "{err}"

@@ -1,53 +1,35 @@
 //! `nictune explain` and `nictune check` end to end: exit codes, messages, JSON and
 //! snapshots of what users see.
 
-use serde_json::Value as Json;
-use std::process::{Command, Output};
+mod common;
 
-fn nictune(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nictune"))
-        .args(args)
-        .output()
-        .expect("nictune runs")
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8(out.stdout.clone()).expect("utf-8 stdout")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8(out.stderr.clone()).expect("utf-8 stderr")
-}
-
-fn json(out: &Output) -> Json {
-    serde_json::from_slice(&out.stdout).expect("one JSON document on stdout")
-}
+use common::{assert_exit, json, nictune, stderr, stdout};
 
 #[test]
 fn help_top_level() {
     let out = nictune(&["--help"]);
-    assert_eq!(out.status.code(), Some(0));
+    assert_exit(&out, 0);
     insta::assert_snapshot!(stdout(&out));
 }
 
 #[test]
 fn help_explain() {
     let out = nictune(&["explain", "--help"]);
-    assert_eq!(out.status.code(), Some(0));
+    assert_exit(&out, 0);
     insta::assert_snapshot!(stdout(&out));
 }
 
 #[test]
 fn help_check() {
     let out = nictune(&["check", "--help"]);
-    assert_eq!(out.status.code(), Some(0));
+    assert_exit(&out, 0);
     insta::assert_snapshot!(stdout(&out));
 }
 
 #[test]
 fn explain_rx_abs_int_delay_json_has_unit_range_and_both_defaults_with_sources() {
     let out = nictune(&["explain", "RxAbsIntDelay", "--json"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_exit(&out, 0);
     let doc = json(&out);
     assert_eq!(doc["schema"], "nictune.explain/v1");
     let e1000 = doc["entries"]
@@ -77,21 +59,21 @@ fn explain_rx_abs_int_delay_json_has_unit_range_and_both_defaults_with_sources()
 #[test]
 fn explain_card_for_e1000_rx_abs_int_delay() {
     let out = nictune(&["explain", "RxAbsIntDelay", "--driver", "e1000"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_exit(&out, 0);
     insta::assert_snapshot!(stdout(&out));
 }
 
 #[test]
 fn explain_card_for_a_sysctl() {
     let out = nictune(&["explain", "net.core.netdev_budget_usecs"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_exit(&out, 0);
     insta::assert_snapshot!(stdout(&out));
 }
 
 #[test]
 fn quick_start_explains_every_interrupt_throttle_rate() {
     let out = nictune(&["explain", "InterruptThrottleRate"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_exit(&out, 0);
     let text = stdout(&out);
     assert!(
         text.starts_with("InterruptThrottleRate names 5 settings"),
@@ -108,7 +90,7 @@ fn quick_start_explains_every_interrupt_throttle_rate() {
 #[test]
 fn explain_unknown_key_exits_2_naming_the_nearest_keys() {
     let out = nictune(&["explain", "rx-usec"]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_exit(&out, 2);
     assert!(stdout(&out).is_empty());
     let err = stderr(&out);
     assert!(err.contains("unknown setting \"rx-usec\""), "{err}");
@@ -121,7 +103,7 @@ fn explain_unknown_key_exits_2_naming_the_nearest_keys() {
 #[test]
 fn explain_list_names_every_key() {
     let out = nictune(&["explain", "--list"]);
-    assert_eq!(out.status.code(), Some(0));
+    assert_exit(&out, 0);
     let text = stdout(&out);
     assert!(text
         .lines()
@@ -139,7 +121,7 @@ fn check_itr_80000_on_82547_exits_1_with_the_hang_warning() {
         "--device",
         "82547",
     ]);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_exit(&out, 1);
     let text = stdout(&out);
     assert!(
         text.contains("warning: 82547-based adapters may hang"),
@@ -151,7 +133,7 @@ fn check_itr_80000_on_82547_exits_1_with_the_hang_warning() {
 #[test]
 fn check_abc_exits_2_naming_key_value_and_what_is_allowed() {
     let out = nictune(&["check", "rx-usecs=abc"]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_exit(&out, 2);
     assert!(stdout(&out).is_empty());
     let err = stderr(&out);
     assert!(err.contains("coalesce.rx-usecs"), "{err}");
@@ -178,14 +160,14 @@ fn check_rx_usecs_50_on_igb_shows_200_quarter_steps() {
 #[test]
 fn check_out_of_range_exits_1_with_an_error() {
     let out = nictune(&["check", "e1000.RxAbsIntDelay=70000"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_exit(&out, 1);
     assert!(stdout(&out).contains("error: 70000 is out of range"));
 }
 
 #[test]
 fn check_ambiguous_alias_exits_2_listing_candidates() {
     let out = nictune(&["check", "RxIntDelay=0"]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_exit(&out, 2);
     let err = stderr(&out);
     assert!(err.contains("e1000.RxIntDelay, e1000e.RxIntDelay"), "{err}");
     assert!(err.contains("--driver"), "{err}");
@@ -201,7 +183,7 @@ fn check_unknown_generation_exits_2() {
         "--generation",
         "6.0",
     ]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_exit(&out, 2);
     assert!(
         stderr(&out).contains("known: 7.3+, 7.0"),
         "{}",
@@ -219,7 +201,7 @@ fn check_json_document() {
         "--driver",
         "igb",
     ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_exit(&out, 0);
     let doc = json(&out);
     assert_eq!(doc["schema"], "nictune.check/v1");
     assert_eq!(doc["ok"], true);
@@ -232,8 +214,8 @@ fn check_json_document() {
 #[test]
 fn check_errors_are_json_with_json() {
     let out = nictune(&["--json", "check", "rx-usecs=abc"]);
-    assert_eq!(out.status.code(), Some(2));
-    let doc: Json = serde_json::from_slice(&out.stderr).unwrap();
+    assert_exit(&out, 2);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap();
     assert_eq!(doc["schema"], "nictune.error/v1");
     assert!(doc["hint"]
         .as_str()

@@ -1,23 +1,22 @@
 //! The conventions every command shares: exit codes, broken pipes, generated docs.
 
-use std::process::{Command, Stdio};
+mod common;
 
-fn nictune() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_nictune"))
-}
+use common::{assert_exit, command as nictune, stderr, stdout};
+use std::process::Stdio;
 
 #[test]
 fn usage_error_exits_2() {
     let out = nictune().arg("--no-such-flag").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--no-such-flag"));
+    assert!(stderr(&out).contains("--no-such-flag"));
 }
 
 #[test]
 fn help_lists_exit_codes() {
     let out = nictune().arg("--help").output().unwrap();
     assert_eq!(out.status.code(), Some(0));
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = stdout(&out);
     assert!(text.contains("Exit codes:"), "{text}");
     assert!(text.contains("2  usage error"), "{text}");
 }
@@ -34,30 +33,21 @@ fn closed_stdout_is_a_normal_exit() {
         .stderr(Stdio::piped())
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        out.stderr.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
 }
 
 #[test]
 fn completions_and_man_page_come_from_the_cli_definition() {
     let out = nictune().args(["completions", "bash"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
-    let script = String::from_utf8_lossy(&out.stdout);
+    let script = stdout(&out);
     for sub in ["explain", "sim", "doctor", "tune"] {
         assert!(script.contains(sub), "completion script lacks {sub}");
     }
     let out = nictune().arg("manpage").output().unwrap();
     assert_eq!(out.status.code(), Some(0));
-    let man = String::from_utf8_lossy(&out.stdout);
+    let man = stdout(&out);
     assert!(man.contains(".TH nictune 1"), "{man}");
     assert!(
         man.contains("Exit codes"),

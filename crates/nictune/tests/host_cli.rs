@@ -1,36 +1,14 @@
 //! `show`, `capture` and `doctor` as a user runs them: on the captured fixtures (snapshot
 //! tests of what the user sees), round trips through `capture`, exit codes and bad input.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
 
-fn nictune(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nictune"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn fixture(name: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures")
-        .join(name)
-        .display()
-        .to_string()
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
+use common::{assert_exit, fixture, json, nictune, stderr, stdout};
 
 #[test]
 fn show_of_the_build_machine_capture() {
     let out = nictune(&["show", "--root", &fixture("linux-vm-6.18"), "eth0", "lo"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_exit(&out, 0);
     insta::assert_snapshot!("show_linux_vm", stdout(&out));
 }
 
@@ -43,8 +21,8 @@ fn show_json_is_the_v1_envelope() {
         &fixture("linux-vm-6.18"),
         "eth0",
     ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_exit(&out, 0);
+    let doc = json(&out);
     assert_eq!(doc["schema"], "nictune.show/v1");
     let eth0 = &doc["nics"][0];
     assert_eq!(eth0["driver"]["value"], "virtio_net");
@@ -63,7 +41,7 @@ fn doctor_on_case5_before_exits_1_with_the_fixes() {
         "--root",
         &fixture("freebsd-case5-before"),
     ]);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_exit(&out, 1);
     insta::assert_snapshot!("doctor_case5_before", stdout(&out));
 }
 
@@ -71,7 +49,7 @@ fn doctor_on_case5_before_exits_1_with_the_fixes() {
 fn doctor_json_findings_have_the_v1_fields() {
     let root = fixture("freebsd-case5-before");
     let out = nictune(&["doctor", "--json", "--os", "freebsd", "--root", &root]);
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc = json(&out);
     assert_eq!(doc["schema"], "nictune.doctor/v1");
     for f in doc["findings"].as_array().unwrap() {
         for key in [
@@ -109,7 +87,7 @@ fn show_freebsd_lists_the_queue_vectors() {
         "--root",
         &fixture("freebsd-case5-before"),
     ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_exit(&out, 0);
     let text = stdout(&out);
     assert!(
         text.contains("mbuf clusters 25598/25600 in use/max  denied 20931"),
@@ -124,11 +102,11 @@ fn capture_then_show_root_matches_the_live_show() {
     let target = dir.path().join("bundle");
     let target = target.to_str().unwrap();
     let out = nictune(&["capture", target]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_exit(&out, 0);
     let live = nictune(&["show", "--json"]);
     let offline = nictune(&["show", "--json", "--root", target]);
-    let pick = |o: &Output| {
-        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let pick = |o: &std::process::Output| {
+        let doc = json(o);
         // Settings, not counters: the same NICs, drivers, coalescing and rings.
         doc["nics"]
             .as_array()
@@ -157,26 +135,29 @@ fn capture_then_show_root_matches_the_live_show() {
 #[test]
 fn bad_input_names_the_flag_and_gives_a_hint() {
     let out = nictune(&["show", "--interval", "0"]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_exit(&out, 2);
     assert!(
         stderr(&out).contains("--interval") && stderr(&out).contains("hint:"),
         "{}",
         stderr(&out)
     );
     let out = nictune(&["doctor", "--os", "freebsd"]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_exit(&out, 2);
     assert!(stderr(&out).contains("--root"), "{}", stderr(&out));
-    let out = nictune(&["show", "--root", &fixture("linux-vm-6.18"), "nosuch0"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("interfaces here: eth0, ifb0, ifb1, lo"),
-        "{}",
-        stderr(&out)
-    );
+    // Regression: doctor used to examine nothing and exit 0 for an interface that is not there.
+    for cmd in ["show", "doctor"] {
+        let out = nictune(&[cmd, "--root", &fixture("linux-vm-6.18"), "nosuch0"]);
+        assert_exit(&out, 2);
+        assert!(
+            stderr(&out).contains("interfaces here: eth0, ifb0, ifb1, lo"),
+            "{cmd}: {}",
+            stderr(&out)
+        );
+    }
     let out = nictune(&["show", "--netns", "../etc"]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_exit(&out, 2);
     let out = nictune(&["show", "--root", "/nonexistent-capture"]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_exit(&out, 2);
     assert!(
         stderr(&out).contains("not a nictune capture"),
         "{}",
@@ -184,11 +165,27 @@ fn bad_input_names_the_flag_and_gives_a_hint() {
     );
 }
 
+/// Regression: `show` used to skip the `--interval` check for a FreeBSD capture and print
+/// one sample as if nothing had been asked; `doctor` refused. Both refuse now.
+#[test]
+fn interval_with_a_capture_is_refused_by_show_and_doctor() {
+    let root = fixture("freebsd-case5-before");
+    for cmd in ["show", "doctor"] {
+        let out = nictune(&[cmd, "--os", "freebsd", "--root", &root, "--interval", "1"]);
+        assert_eq!(out.status.code(), Some(2), "{cmd}");
+        assert!(
+            stderr(&out).contains("--interval: \"with --root\" is not allowed"),
+            "{cmd}: {}",
+            stderr(&out)
+        );
+    }
+}
+
 #[test]
 fn help_of_show_capture_doctor() {
     for cmd in ["show", "capture", "doctor"] {
         let out = nictune(&[cmd, "--help"]);
-        assert_eq!(out.status.code(), Some(0));
+        assert_exit(&out, 0);
         insta::assert_snapshot!(format!("help_{cmd}"), stdout(&out));
     }
 }

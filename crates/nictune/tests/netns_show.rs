@@ -9,6 +9,8 @@ use nictune_linux::netdev::napi::request::{self as napi, NapiSettings};
 use nictune_linux::netlink::genl::GenlSocket;
 use std::process::Command;
 
+mod common;
+
 struct Netns(String);
 
 impl Drop for Netns {
@@ -126,17 +128,9 @@ fn show_reports_per_napi_values_set_over_netlink() {
     let count = configure(n, ifindex, want).unwrap();
     assert!(count > 0, "veth with GRO on has NAPI instances");
 
-    let out = Command::new(env!("CARGO_BIN_EXE_nictune"))
-        .args(["show", "--json", "--netns", n, "v0"])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = common::nictune(&["show", "--json", "--netns", n, "v0"]);
+    common::assert_exit(&out, 0);
+    let doc = common::json(&out);
     let v0 = &doc["nics"][0];
     assert_eq!(v0["name"], "v0");
     assert_eq!(v0["features"]["value"]["rx-gro"], true);

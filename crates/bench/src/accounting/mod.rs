@@ -12,7 +12,6 @@
 //!   it appears as system time and softirq falls towards 0 — the network cost has moved,
 //!   not vanished. Service demand (all busy CPU time per transaction) stays comparable.
 
-pub mod netstat;
 pub mod sample;
 mod split;
 

@@ -51,7 +51,7 @@ impl Sample {
             softirqs: parse_softirqs(&t.softirqs).map_err(bad)?,
             softnet: parse_softnet_stat(&t.softnet).map_err(bad)?,
             net_dev: parse_net_dev(&t.net_dev).map_err(bad)?,
-            busy_poll_rx: super::netstat::busy_poll_rx_packets(&t.netstat),
+            busy_poll_rx: nictune_host::procfs::netstat::busy_poll_rx_packets(&t.netstat),
         })
     }
 }

@@ -33,6 +33,7 @@ pub mod model;
 mod native;
 mod value;
 
+pub use crate::cpuset::CpuSet;
 pub use check::{
     check, check_many, default_value, select_spec, CheckReport, Context, ContextError, Finding,
 };
@@ -42,10 +43,7 @@ pub use model::{
     Alias, AliasKind, Caveat, Choice, Claim, Condition, Conflict, ConversionKind, Entry, Guard, Os,
     Scope, SetMethod, Severity, SourceKind, Spec, Special, Unit, ValueType, Via,
 };
-pub use value::{
-    parse_cpu_list, parse_cpu_mask, parse_dim_profile, CpuSet, ProfileSlot, Value, ValueError,
-    DIM_PROFILE_ENTRIES,
-};
+pub use value::{parse_dim_profile, ProfileSlot, Value, ValueError, DIM_PROFILE_ENTRIES};
 
 use lookup::NameIndex;
 use serde::Deserialize;

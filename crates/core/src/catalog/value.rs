@@ -1,8 +1,8 @@
 //! Parsing what a user typed into a typed [`Value`], per the entry's [`ValueType`].
 
 use super::model::{Entry, ValueType};
-use serde::Serialize;
-use std::collections::BTreeSet;
+use crate::cpuset::CpuSet;
+use serde::{Serialize, Serializer};
 use std::fmt;
 
 /// A parsed value.
@@ -20,8 +20,8 @@ pub enum Value {
         /// Kernel number.
         number: i64,
     },
-    /// A set of CPUs (from a list or a mask).
-    Cpus(CpuSet),
+    /// A set of CPUs (from a list or a mask); JSON: the CPU numbers.
+    Cpus(#[serde(serialize_with = "cpu_numbers")] CpuSet),
     /// One value per port (module parameters).
     PerPort(Vec<Value>),
     /// DIM profile entries, least moderation first.
@@ -41,14 +41,6 @@ pub struct ProfileSlot {
 
 /// Entries in a DIM profile (`NET_DIM_PARAMS_NUM_PROFILES`, include/linux/dim.h).
 pub const DIM_PROFILE_ENTRIES: usize = 5;
-
-/// A set of CPU numbers.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
-#[serde(transparent)]
-pub struct CpuSet(pub BTreeSet<u32>);
-
-/// Highest CPU number accepted in a list or mask (Linux `NR_CPUS` maximum is 8192).
-pub const MAX_CPU: u32 = 8191;
 
 /// A value that does not fit the entry's type.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -144,8 +136,12 @@ impl Entry {
             ValueType::Integer => parse_integer(part).map(Value::Integer),
             ValueType::Bool => parse_bool(part).map(Value::Bool),
             ValueType::Enum => self.parse_choice(part),
-            ValueType::CpuList => parse_cpu_list(part).map(Value::Cpus),
-            ValueType::CpuMask => parse_cpu_mask(part).map(Value::Cpus),
+            // An empty list would leave the IRQ nowhere to run; the kernel refuses it too.
+            ValueType::CpuList => CpuSet::parse_list(part)
+                .ok()
+                .filter(|set| !set.is_empty())
+                .map(Value::Cpus),
+            ValueType::CpuMask => CpuSet::parse_mask(part).ok().map(Value::Cpus),
             ValueType::DimProfile => parse_dim_profile(part).map(Value::DimProfile),
         };
         parsed.ok_or_else(|| ValueError {
@@ -237,101 +233,9 @@ impl fmt::Display for ProfileSlot {
     }
 }
 
-/// `0-3,8,10-11` (the kernel's cpulist format).
-pub fn parse_cpu_list(text: &str) -> Option<CpuSet> {
-    let mut set = BTreeSet::new();
-    for part in text.split(',').map(str::trim) {
-        let (lo, hi) = match part.split_once('-') {
-            Some((lo, hi)) => (lo.parse::<u32>().ok()?, hi.parse::<u32>().ok()?),
-            None => {
-                let cpu = part.parse::<u32>().ok()?;
-                (cpu, cpu)
-            }
-        };
-        if lo > hi || hi > MAX_CPU {
-            return None;
-        }
-        set.extend(lo..=hi);
-    }
-    Some(CpuSet(set))
-}
-
-/// `f`, `0xf`, `ff,00000000` (the kernel's hex mask format: 32-bit groups, most significant
-/// first). `0` is the empty set.
-pub fn parse_cpu_mask(text: &str) -> Option<CpuSet> {
-    let text = text.strip_prefix("0x").unwrap_or(text);
-    let groups: Vec<&str> = text.split(',').collect();
-    let mut set = BTreeSet::new();
-    for (index, group) in groups.iter().rev().enumerate() {
-        if group.is_empty()
-            || group.len() > 8
-            || (groups.len() > 1 && index + 1 < groups.len() && group.len() != 8)
-        {
-            return None;
-        }
-        let bits = u32::from_str_radix(group, 16).ok()?;
-        let base = u32::try_from(index).ok()?.checked_mul(32)?;
-        set.extend(
-            (0..32)
-                .filter(|bit| bits & (1 << bit) != 0)
-                .map(|bit| base + bit),
-        );
-    }
-    if set.last().is_some_and(|&cpu| cpu > MAX_CPU) {
-        return None;
-    }
-    Some(CpuSet(set))
-}
-
-impl CpuSet {
-    /// The kernel's cpulist form: `0-3,8`.
-    pub fn to_list(&self) -> String {
-        let mut parts = Vec::new();
-        let mut cpus = self.0.iter().copied().peekable();
-        while let Some(start) = cpus.next() {
-            let mut end = start;
-            while cpus.peek() == Some(&(end + 1)) {
-                end = cpus.next().unwrap_or(end);
-            }
-            parts.push(if start == end {
-                start.to_string()
-            } else {
-                format!("{start}-{end}")
-            });
-        }
-        parts.join(",")
-    }
-
-    /// The kernel's hex mask form: `ff,00000000`.
-    pub fn to_mask(&self) -> String {
-        let top = self.0.last().map_or(0, |cpu| cpu / 32);
-        let groups: Vec<String> = (0..=top)
-            .rev()
-            .map(|g| {
-                let bits = self
-                    .0
-                    .iter()
-                    .filter(|cpu| *cpu / 32 == g)
-                    .fold(0u32, |acc, cpu| acc | 1 << (cpu % 32));
-                if g == top {
-                    format!("{bits:x}")
-                } else {
-                    format!("{bits:08x}")
-                }
-            })
-            .collect();
-        groups.join(",")
-    }
-}
-
-impl fmt::Display for CpuSet {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.0.is_empty() {
-            f.write_str("none")
-        } else {
-            f.write_str(&self.to_list())
-        }
-    }
+/// `Value::Cpus` in JSON: the CPU numbers, e.g. `[0, 1, 8]`.
+fn cpu_numbers<S: Serializer>(set: &CpuSet, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(set.iter())
 }
 
 #[cfg(test)]
@@ -347,19 +251,6 @@ mod tests {
         assert_eq!(parse_integer("1e3"), None);
         assert_eq!(parse_integer(""), None);
         assert_eq!(parse_integer("99999999999999999999"), None);
-    }
-
-    #[test]
-    fn cpu_lists_and_masks_agree() {
-        let list = parse_cpu_list("0-3,8").unwrap();
-        assert_eq!(list.to_list(), "0-3,8");
-        assert_eq!(list.to_mask(), "10f");
-        assert_eq!(parse_cpu_mask("10f").unwrap(), list);
-        assert_eq!(parse_cpu_mask("0x10f").unwrap(), list);
-        let high = parse_cpu_mask("1,00000001").unwrap();
-        assert_eq!(high.to_list(), "0,32");
-        assert_eq!(high.to_mask(), "1,00000001");
-        assert!(parse_cpu_mask("0").unwrap().0.is_empty());
     }
 
     #[test]
@@ -382,12 +273,18 @@ mod tests {
     }
 
     #[test]
-    fn malformed_cpu_sets_are_rejected() {
-        for bad in ["3-1", "a", "", "0-", "1,,2", "9000"] {
-            assert_eq!(parse_cpu_list(bad), None, "{bad}");
+    fn cpu_values_refuse_an_empty_list_and_show_numbers_in_json() {
+        let irq = crate::catalog::lookup("irq.affinity").unwrap();
+        for bad in ["", "3-1", "1,,2", "9000"] {
+            assert!(irq.parse_value(bad).is_err(), "{bad:?}");
         }
-        for bad in ["g", "", "1,1", "123456789"] {
-            assert_eq!(parse_cpu_mask(bad), None, "{bad}");
-        }
+        let rps = crate::catalog::lookup("rps.cpus").unwrap();
+        assert!(rps.parse_value("1,1").is_err());
+        let value = rps.parse_value("0x10f").unwrap();
+        assert_eq!(value.to_string(), "0-3,8");
+        assert_eq!(
+            serde_json::to_string(&value).unwrap(),
+            r#"{"type":"cpus","value":[0,1,2,3,8]}"#
+        );
     }
 }

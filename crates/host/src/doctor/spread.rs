@@ -11,6 +11,14 @@ pub struct Load {
     pub weight: f64,
 }
 
+/// True when the busiest CPU serves more than an even share of `irqs` over `cpus` (rounded
+/// up) while some CPU serves none: the condition for an `irq-pileup` finding.
+pub fn crowded<T>(per_cpu: &BTreeMap<u32, Vec<T>>, irqs: usize, cpus: usize) -> bool {
+    let fair = irqs.div_ceil(cpus.max(1));
+    let worst = per_cpu.values().map(Vec::len).max().unwrap_or(0);
+    worst > fair && per_cpu.len() < cpus
+}
+
 /// Assigns every IRQ a CPU from `cpus`. `siblings(cpu)` lists the CPU's core mates
 /// (itself included). Ties go to the lowest CPU number, so the map is deterministic.
 pub fn spread(loads: &[Load], cpus: &[u32], siblings: &dyn Fn(u32) -> CpuSet) -> Vec<(u32, u32)> {
@@ -107,5 +115,20 @@ mod tests {
         let map = spread(&loads, &[0, 1], &alone);
         // 1 → cpu0, 2 → cpu1, 3 joins the lighter cpu1.
         assert_eq!(map, [(1, 0), (2, 1), (3, 1)]);
+    }
+
+    #[test]
+    fn crowded_means_above_an_even_share_with_a_cpu_left_idle() {
+        let map = |cpus: &[(u32, usize)]| -> BTreeMap<u32, Vec<u32>> {
+            cpus.iter().map(|&(c, n)| (c, vec![0; n])).collect()
+        };
+        assert!(crowded(&map(&[(0, 4)]), 4, 4));
+        assert!(crowded(&map(&[(0, 2), (1, 2)]), 4, 4));
+        assert!(!crowded(&map(&[(0, 1), (1, 1), (2, 1), (3, 1)]), 4, 4));
+        assert!(
+            !crowded(&map(&[(0, 2), (1, 2)]), 4, 2),
+            "an even share on every CPU"
+        );
+        assert!(!crowded(&map(&[(0, 3), (1, 1)]), 4, 2), "no CPU is idle");
     }
 }

@@ -103,22 +103,11 @@ impl ProcInterrupts {
 
 /// Parses the text of `/proc/interrupts`.
 pub fn parse_interrupts(text: &str) -> Result<ProcInterrupts, ParseError> {
-    let mut lines = text.lines();
-    let header = lines
-        .next()
-        .ok_or_else(|| ParseError::new(INPUT, 0, "empty input"))?;
-    let cpus = super::cpu_header(INPUT, header)?;
-    let mut out = ProcInterrupts {
-        cpus,
-        lines: Vec::new(),
-    };
-    for (i, line) in lines.enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        out.lines.push(parse_line(line, i + 2, out.cpus.len())?);
-    }
-    Ok(out)
+    let (cpus, rows) = super::cpu_table(INPUT, text)?;
+    let lines = rows
+        .map(|(n, line)| parse_line(line, n, cpus.len()))
+        .collect::<Result<_, _>>()?;
+    Ok(ProcInterrupts { cpus, lines })
 }
 
 fn parse_line(line: &str, n: usize, ncpu: usize) -> Result<IrqLine, ParseError> {

@@ -6,6 +6,7 @@
 
 pub mod interrupts;
 pub mod netdev;
+pub mod netstat;
 pub mod softirqs;
 pub mod softnet;
 pub mod stat;
@@ -16,11 +17,25 @@ pub use softirqs::{parse_softirqs, ProcSoftirqs};
 pub use softnet::{parse_softnet_stat, SoftnetRow};
 pub use stat::{parse_stat, CpuTimes, ProcStat, Ticks};
 
-/// Parses a `CPU0 CPU1 ...` header into CPU ids (offline CPUs are missing from the list).
-pub(crate) fn cpu_header(
+/// Splits a table with one column per CPU (`/proc/interrupts`, `/proc/softirqs`) into the
+/// CPU ids of its header and the non-blank lines below it, each with its 1-based number.
+pub(crate) fn cpu_table<'a>(
     input: &'static str,
-    line: &str,
-) -> Result<Vec<u32>, crate::error::ParseError> {
+    text: &'a str,
+) -> Result<(Vec<u32>, impl Iterator<Item = (usize, &'a str)>), crate::error::ParseError> {
+    let mut lines = text.lines();
+    let header = lines
+        .next()
+        .ok_or_else(|| crate::error::ParseError::new(input, 0, "empty input"))?;
+    let rows = lines
+        .enumerate()
+        .map(|(i, line)| (i + 2, line))
+        .filter(|(_, line)| !line.trim().is_empty());
+    Ok((cpu_header(input, header)?, rows))
+}
+
+/// Parses a `CPU0 CPU1 ...` header into CPU ids (offline CPUs are missing from the list).
+fn cpu_header(input: &'static str, line: &str) -> Result<Vec<u32>, crate::error::ParseError> {
     line.split_whitespace()
         .map(|word| {
             word.strip_prefix("CPU")

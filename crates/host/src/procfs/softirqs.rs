@@ -36,25 +36,21 @@ impl ProcSoftirqs {
 
 /// Parses the text of `/proc/softirqs`.
 pub fn parse_softirqs(text: &str) -> Result<ProcSoftirqs, ParseError> {
-    let mut lines = text.lines();
-    let header = lines
-        .next()
-        .ok_or_else(|| ParseError::new(INPUT, 0, "empty input"))?;
-    let cpus = super::cpu_header(INPUT, header)?;
-    let mut rows = Vec::new();
-    for (i, line) in lines.enumerate() {
-        let n = i + 2;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let (name, counts) = super::labelled_counts(INPUT, n, line)?;
-        if counts.len() != cpus.len() {
-            let problem = format!("{} counts for {} CPU columns", counts.len(), cpus.len());
-            return Err(ParseError::new(INPUT, n, problem));
-        }
-        rows.push((name.to_string(), counts));
-    }
+    let (cpus, lines) = super::cpu_table(INPUT, text)?;
+    let rows = lines
+        .map(|(n, line)| parse_row(line, n, cpus.len()))
+        .collect::<Result<_, _>>()?;
     Ok(ProcSoftirqs { cpus, rows })
+}
+
+/// `NET_RX: n1 n2 ...`, one count per CPU column.
+fn parse_row(line: &str, n: usize, ncpu: usize) -> Result<(String, Vec<u64>), ParseError> {
+    let (name, counts) = super::labelled_counts(INPUT, n, line)?;
+    if counts.len() != ncpu {
+        let problem = format!("{} counts for {ncpu} CPU columns", counts.len());
+        return Err(ParseError::new(INPUT, n, problem));
+    }
+    Ok((name.to_string(), counts))
 }
 
 #[cfg(test)]

@@ -105,9 +105,10 @@ fn nic(read: &dyn HostRead, name: &str, netdev: &NetdevInfo, irqs: &[Irq]) -> Ni
     let real = resolve_link(read, &base, NET).unwrap_or_else(|| base.clone());
     let device = resolve_link(read, &format!("{base}/device"), &real);
     let ethtool = read.ethtool(name);
-    let napis = netdev.napis.clone().map(|all| {
-        all.into_iter()
+    let napis = netdev.napis.as_ref().map(|all| {
+        all.iter()
             .filter(|n| Some(n.ifindex) == ifindex)
+            .cloned()
             .collect::<Vec<Napi>>()
     });
     let device_irqs = device
@@ -209,8 +210,8 @@ fn queues(read: &dyn HostRead, base: &str) -> Vec<Queue> {
 
 /// Fills each queue's NAPI and IRQ: from netdev netlink first, else from IRQ action names.
 fn link_queues(nic: &mut Nic, netdev: &NetdevInfo, irqs: &[Irq], device: Option<&str>) {
-    let napis = nic.napis.value().cloned().unwrap_or_default();
-    let nl_queues = netdev.queues.value().cloned().unwrap_or_default();
+    let napis = nic.napis.value().map_or(&[][..], Vec::as_slice);
+    let nl_queues = netdev.queues.value().map_or(&[][..], Vec::as_slice);
     for q in &mut nic.queues {
         let found = nl_queues
             .iter()

@@ -24,6 +24,15 @@ impl<T> Readable<T> {
         }
     }
 
+    /// A borrowed view, for mapping without cloning the value.
+    pub fn as_ref(&self) -> Readable<&T> {
+        match self {
+            Readable::Value(v) => Readable::Value(v),
+            Readable::Unsupported(r) => Readable::Unsupported(r.clone()),
+            Readable::Unreadable(r) => Readable::Unreadable(r.clone()),
+        }
+    }
+
     /// Transforms the value, keeping the reason otherwise.
     pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Readable<U> {
         match self {

@@ -9,7 +9,7 @@ pub mod coalesce;
 pub mod features;
 pub mod rings;
 
-use crate::netlink::attr::AttrWriter;
+use crate::netlink::attr::{AttrWriter, Attrs};
 use crate::netlink::genl::{Family, GenlSocket, NlError};
 use crate::netlink::DecodeError;
 use nictune_host::read::EthtoolInfo;
@@ -73,11 +73,31 @@ fn get_decoded<T>(
     decode(&reply).map_err(|source| NlError::Decode { op, source })
 }
 
-/// Writes the `u32` attributes whose value is present.
-fn put_u32s(w: &mut AttrWriter, values: &[(u16, Option<u32>)]) {
-    for (attr, value) in values {
-        if let Some(v) = value {
-            w.u32(*attr, *v);
+/// One `u32` attribute and the `Option<u32>` field of `T` it fills.
+type U32Field<T> = (u16, fn(&mut T) -> &mut Option<u32>);
+
+/// Decodes a reply of `u32` attributes into `T`: each attribute in one of the `tables` fills
+/// its field, the others are skipped.
+fn decode_u32s<T: Default>(attrs: &[u8], tables: &[&[U32Field<T>]]) -> Result<T, DecodeError> {
+    let mut out = T::default();
+    for a in Attrs::new(attrs) {
+        let a = a?;
+        let mut fields = tables.iter().flat_map(|table| table.iter());
+        if let Some((_, field)) = fields.find(|(kind, _)| *kind == a.kind) {
+            *field(&mut out) = Some(a.u32()?);
         }
     }
+    Ok(out)
+}
+
+/// The attributes of a SET for `iface` carrying each of `fields` that is present in `want`.
+fn encode_u32s<T: Clone>(iface: &str, want: &T, fields: &[U32Field<T>]) -> Vec<u8> {
+    let mut want = want.clone();
+    let mut w = header_for(iface);
+    for (attr, field) in fields {
+        if let Some(v) = *field(&mut want) {
+            w.u32(*attr, v);
+        }
+    }
+    w.finish()
 }

@@ -159,11 +159,7 @@ fn seconds(flag: &str, v: f64) -> Result<Nanos> {
     if v.is_finite() && v >= 0.0 {
         return Ok(Nanos::from_secs_f64(v));
     }
-    let bad = InvalidInput {
-        what: flag.into(),
-        value: v.to_string(),
-        allowed: "a number of seconds ≥ 0".into(),
-    };
+    let bad = InvalidInput::new(flag, v, "a number of seconds ≥ 0");
     Err(bad).hint(format!("for example {flag} 5"))
 }
 
@@ -185,11 +181,7 @@ fn resolve(peer: &str) -> Result<SocketAddr> {
             .and_then(|mut it| it.next())
     };
     with_port.or_else(bare).ok_or_else(|| {
-        let bad = InvalidInput {
-            what: "--peer".into(),
-            value: peer.into(),
-            allowed: "HOST or HOST:PORT that resolves".into(),
-        };
+        let bad = InvalidInput::new("--peer", peer, "HOST or HOST:PORT that resolves");
         Err::<(), _>(bad)
             .hint("for example --peer 198.18.0.2 or --peer server.example:12866")
             .unwrap_err()

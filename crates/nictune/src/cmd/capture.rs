@@ -2,9 +2,10 @@
 //! and writes every raw input plus a manifest into DIR — a support bundle that
 //! `show --root DIR` and `doctor --root DIR` read offline.
 
-use super::show::{check_source, invalid, open_host, Os, SourceArgs};
+use super::source::{check_source, open_linux, Os, SourceArgs};
 use crate::output::{Ctx, HintExt, Outcome};
 use anyhow::{Context, Result};
+use nictune_core::error::InvalidInput;
 use nictune_host::read::Recorder;
 use nictune_host::snapshot;
 use nictune_linux::capture::{self, Manifest};
@@ -39,7 +40,7 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
     };
     check_source(&source)?;
     check_target(&args.dir)?;
-    let host = open_host(&source)?;
+    let host = open_linux(&source)?;
     let recorder = Recorder::new(host.as_ref());
     let snap = snapshot::build(&recorder, &[]);
     let recording = recorder.into_recording();
@@ -77,15 +78,15 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
 fn check_target(dir: &std::path::Path) -> Result<()> {
     let Ok(mut entries) = std::fs::read_dir(dir) else {
         if dir.exists() {
-            return Err(invalid("DIR", &dir.display().to_string(), "a directory"))
+            return Err(InvalidInput::new("DIR", dir.display(), "a directory"))
                 .hint("choose a new directory name");
         }
         return Ok(());
     };
     if entries.next().is_some() {
-        return Err(invalid(
+        return Err(InvalidInput::new(
             "DIR",
-            &dir.display().to_string(),
+            dir.display(),
             "an empty or new directory",
         ))
         .hint("choose a new directory name");

@@ -79,12 +79,8 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
 /// `KEY=VALUE` → the entry and the parsed value, or an error naming what was wrong.
 fn parse_setting<'a>(arg: &'a str, context: &Context) -> Result<(&'a str, &'static Entry, Value)> {
     let Some((key, text)) = arg.split_once('=') else {
-        return Err(InvalidInput {
-            what: "setting".into(),
-            value: arg.into(),
-            allowed: "KEY=VALUE".into(),
-        })
-        .hint("write the setting and its value joined by '=', e.g. rx-usecs=50");
+        return Err(InvalidInput::new("setting", arg, "KEY=VALUE"))
+            .hint("write the setting and its value joined by '=', e.g. rx-usecs=50");
     };
     let driver = context.driver.as_deref();
     let entry = catalog().lookup(key.trim(), driver).map_err(lookup_error)?;

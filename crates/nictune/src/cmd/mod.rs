@@ -13,6 +13,7 @@ pub mod serve;
 pub mod show;
 pub mod sim;
 pub mod sim_cases;
+mod source;
 pub mod tune;
 
 use crate::cli::Command;

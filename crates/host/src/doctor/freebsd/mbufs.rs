@@ -3,7 +3,7 @@
 //! clusters; otherwise `*_setup_receive_structures` fails at init ("could not setup receive
 //! structures") or allocations are denied under load (moderation-algorithms.md §8.1).
 
-use super::{driver_of, queue_vectors};
+use super::{driver_of, queue_vectors, QueueVector};
 use crate::doctor::{Finding, Severity};
 use crate::freebsd::FreeBsdSnapshot;
 use std::collections::BTreeMap;
@@ -17,11 +17,7 @@ const NEAR_LIMIT: f64 = 0.9;
 const DEFAULT_RXD: u64 = 1024;
 
 pub fn clusters(snap: &FreeBsdSnapshot) -> Vec<Finding> {
-    let limit = snap
-        .setting_i64("kern.ipc.nmbclusters")
-        .map(|v| v as u64)
-        .or(snap.mbufs.as_ref().and_then(|m| m.clusters_max));
-    let Some(limit) = limit else {
+    let Some(limit) = cluster_limit(snap) else {
         return Vec::new();
     };
     let need = ring_clusters(snap);
@@ -31,10 +27,11 @@ pub fn clusters(snap: &FreeBsdSnapshot) -> Vec<Finding> {
     let denied = snap.mbufs.as_ref().map_or(0, |m| m.denied());
     let near = in_use.is_some_and(|u| u as f64 >= NEAR_LIMIT * limit as f64);
     let short = wanted > limit;
-    if !short && !near && denied == 0 && snap.dmesg.rx_setup_failed.is_empty() {
+    let setup_failed = !snap.dmesg.rx_setup_failed.is_empty();
+    if !short && !near && denied == 0 && !setup_failed {
         return Vec::new();
     }
-    let severity = if short || !snap.dmesg.rx_setup_failed.is_empty() {
+    let severity = if short || setup_failed {
         Severity::Error
     } else {
         Severity::Warning
@@ -42,13 +39,36 @@ pub fn clusters(snap: &FreeBsdSnapshot) -> Vec<Finding> {
     let mut f = Finding::new("mbuf-clusters", severity, "kern.ipc.nmbclusters")
         .evidence("kern.ipc.nmbclusters", limit)
         .evidence("receive clusters needed (Σ rxd × queues × ports)", required)
-        .evidence("with 25 % headroom", wanted);
+        .evidence(
+            format!("with {:.0} % headroom", (HEADROOM - 1.0) * 100.0),
+            wanted,
+        );
     for (drv, (ports, queues, clusters)) in &need {
         f = f.evidence(
             drv.clone(),
             format!("{ports} ports × {queues} queues × rxd = {clusters}"),
         );
     }
+    let target = target_limit(wanted, limit, short);
+    vec![usage_evidence(f, snap, denied)
+        .explain(
+            "Each receive descriptor holds an mbuf cluster from the moment the interface comes up. \
+             When the cluster limit is below what all rings need, interfaces fail to initialise \
+             (\"could not setup receive structures\") or drop packets when allocations are denied.",
+        )
+        .fix(format!("sysctl kern.ipc.nmbclusters={target}"))
+        .fix(format!("echo 'kern.ipc.nmbclusters={target}' >> /boot/loader.conf"))]
+}
+
+/// The cluster limit: the tunable when captured, else the maximum `netstat -m` reports.
+fn cluster_limit(snap: &FreeBsdSnapshot) -> Option<u64> {
+    snap.setting_i64("kern.ipc.nmbclusters")
+        .map(|v| v as u64)
+        .or(snap.mbufs.as_ref().and_then(|m| m.clusters_max))
+}
+
+/// What `netstat -m` and dmesg show about clusters in use, denials and failed ring setup.
+fn usage_evidence(mut f: Finding, snap: &FreeBsdSnapshot, denied: u64) -> Finding {
     if let Some(m) = &snap.mbufs {
         if let (Some(c), Some(max)) = (m.clusters_current, m.clusters_max) {
             f = f.evidence("clusters in use / max (netstat -m)", format!("{c}/{max}"));
@@ -61,23 +81,20 @@ pub fn clusters(snap: &FreeBsdSnapshot) -> Vec<Finding> {
             snap.dmesg.rx_setup_failed.join(", "),
         );
     }
-    // Short: exactly what the rings need with headroom; otherwise (in use near the limit,
-    // denials) double the limit. Rounded up to a multiple of 1024.
-    let target = if short { wanted } else { wanted.max(limit * 2) }.div_ceil(1024) * 1024;
-    let f = f.explain(
-        "Each receive descriptor holds an mbuf cluster from the moment the interface comes up. \
-         When the cluster limit is below what all rings need, interfaces fail to initialise \
-         (\"could not setup receive structures\") or drop packets when allocations are denied.",
-    )
-    .fix(format!("sysctl kern.ipc.nmbclusters={target}"))
-    .fix(format!("echo 'kern.ipc.nmbclusters={target}' >> /boot/loader.conf"));
-    vec![f]
+    f
+}
+
+/// Short: exactly what the rings need with headroom; otherwise (in use near the limit,
+/// denials) double the limit. Rounded up to a multiple of 1024.
+fn target_limit(wanted: u64, limit: u64, short: bool) -> u64 {
+    let target = if short { wanted } else { wanted.max(limit * 2) };
+    target.div_ceil(1024) * 1024
 }
 
 /// Per driver: `(ports, queues per port, clusters)` for the receive rings.
 fn ring_clusters(snap: &FreeBsdSnapshot) -> BTreeMap<String, (u64, u64, u64)> {
     let mut ports: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
-    for (dev, queue, _, _) in queue_vectors(snap) {
+    for QueueVector { dev, queue, .. } in queue_vectors(snap) {
         let per_port = ports.entry(driver_of(&dev).to_string()).or_default();
         let q = per_port.entry(dev).or_default();
         *q = (*q).max(u64::from(queue) + 1);

@@ -17,15 +17,32 @@ pub fn run(snap: &FreeBsdSnapshot) -> Vec<Finding> {
     out
 }
 
-/// Queue interrupt vectors per interface: `(interface, queue, irq, rate/s)`.
-pub(crate) fn queue_vectors(snap: &FreeBsdSnapshot) -> Vec<(String, u32, u32, u64)> {
+/// One queue interrupt vector of an interface, from `vmstat -i`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct QueueVector {
+    /// Interface, e.g. `igb0`.
+    pub dev: String,
+    /// Queue number on the interface.
+    pub queue: u32,
+    pub irq: u32,
+    /// Interrupts per second.
+    pub rate: u64,
+}
+
+/// The queue interrupt vectors of every interface.
+pub(crate) fn queue_vectors(snap: &FreeBsdSnapshot) -> Vec<QueueVector> {
     let Some(irqs) = &snap.interrupts else {
         return Vec::new();
     };
     irqs.iter()
         .filter_map(|v| {
             let (dev, queue) = v.queue()?;
-            Some((dev.to_string(), queue, v.irq?, v.rate))
+            Some(QueueVector {
+                dev: dev.to_string(),
+                queue,
+                irq: v.irq?,
+                rate: v.rate,
+            })
         })
         .collect()
 }

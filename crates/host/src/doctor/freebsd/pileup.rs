@@ -4,12 +4,15 @@
 //! Weighted by the `vmstat -i` rates; SMT siblings (`kern.sched.topology_spec`) are filled
 //! last. Fix: one `cpuset -l CPU -x IRQ` per queue vector.
 
-use super::queue_vectors;
+use super::{queue_vectors, QueueVector};
 use crate::cpuset::CpuSet;
-use crate::doctor::spread::{spread, Load};
+use crate::doctor::spread::{crowded, spread, Load};
 use crate::doctor::{Finding, Severity};
 use crate::freebsd::FreeBsdSnapshot;
 use std::collections::BTreeMap;
+
+/// `top -SIP` interrupt time (%) from which a CPU's figure is shown as evidence.
+const HOT_INTERRUPT_PCT: f64 = 50.0;
 
 pub fn irq_pileup(snap: &FreeBsdSnapshot) -> Vec<Finding> {
     let vectors = queue_vectors(snap);
@@ -23,27 +26,10 @@ pub fn irq_pileup(snap: &FreeBsdSnapshot) -> Vec<Finding> {
     if source == DEFAULT_BINDING && default_contradicted(snap, &binding) {
         return Vec::new();
     }
-    let mut per_cpu: BTreeMap<u32, Vec<(u32, u64)>> = BTreeMap::new();
-    for (_, _, irq, rate) in &vectors {
-        if let Some(cpu) = binding.get(irq) {
-            per_cpu.entry(*cpu).or_default().push((*irq, *rate));
-        }
-    }
-    let fair = vectors.len().div_ceil(ncpu as usize);
-    let worst = per_cpu.values().map(Vec::len).max().unwrap_or(0);
-    if worst <= fair || per_cpu.len() >= ncpu as usize {
+    let per_cpu = vectors_per_cpu(&vectors, &binding);
+    if !crowded(&per_cpu, vectors.len(), ncpu as usize) {
         return Vec::new();
     }
-    let loads: Vec<Load> = vectors
-        .iter()
-        .map(|(_, _, irq, rate)| Load {
-            irq: *irq,
-            weight: *rate as f64,
-        })
-        .collect();
-    let cpus: Vec<u32> = (0..ncpu).collect();
-    let siblings = |c: u32| -> CpuSet { snap.siblings(c) };
-    let map = spread(&loads, &cpus, &siblings);
     let mut f = Finding::new("irq-pileup", Severity::Warning, ports(&vectors))
         .evidence("queue interrupt vectors", vectors.len())
         .evidence("CPUs", ncpu)
@@ -56,23 +42,54 @@ pub fn irq_pileup(snap: &FreeBsdSnapshot) -> Vec<Finding> {
             format!("{} vectors, {rate} interrupts/s", irqs.len()),
         );
     }
-    if let Some(cpus) = &snap.cpus {
-        for c in cpus.iter().filter(|c| c.interrupt >= 50.0) {
-            f = f.evidence(
-                format!("cpu {} interrupt time (top -SIP)", c.cpu),
-                format!("{:.1}%", c.interrupt),
-            );
-        }
+    let hot = snap
+        .cpus
+        .iter()
+        .flatten()
+        .filter(|c| c.interrupt >= HOT_INTERRUPT_PCT);
+    for c in hot {
+        f = f.evidence(
+            format!("cpu {} interrupt time (top -SIP)", c.cpu),
+            format!("{:.1}%", c.interrupt),
+        );
     }
     f = f.explain(
         "The same queue of every port is bound to the same CPU, so one saturated CPU slows \
          that queue on all ports while most CPUs idle. Bind each (port, queue) vector to its \
          own CPU, busiest first.",
     );
-    for (irq, cpu) in map {
+    for (irq, cpu) in spread_map(snap, &vectors, ncpu) {
         f = f.fix(format!("cpuset -l {cpu} -x {irq}"));
     }
     vec![f]
+}
+
+/// CPU → the (IRQ, interrupts/s) of the vectors bound to it.
+fn vectors_per_cpu(
+    vectors: &[QueueVector],
+    binding: &BTreeMap<u32, u32>,
+) -> BTreeMap<u32, Vec<(u32, u64)>> {
+    let mut per_cpu: BTreeMap<u32, Vec<(u32, u64)>> = BTreeMap::new();
+    for v in vectors {
+        if let Some(cpu) = binding.get(&v.irq) {
+            per_cpu.entry(*cpu).or_default().push((v.irq, v.rate));
+        }
+    }
+    per_cpu
+}
+
+/// IRQ → CPU: every vector spread by its rate over CPUs 0..ncpu, SMT siblings filled last.
+fn spread_map(snap: &FreeBsdSnapshot, vectors: &[QueueVector], ncpu: u32) -> Vec<(u32, u32)> {
+    let loads: Vec<Load> = vectors
+        .iter()
+        .map(|v| Load {
+            irq: v.irq,
+            weight: v.rate as f64,
+        })
+        .collect();
+    let cpus: Vec<u32> = (0..ncpu).collect();
+    let siblings = |c: u32| -> CpuSet { snap.siblings(c) };
+    spread(&loads, &cpus, &siblings)
 }
 
 const DEFAULT_BINDING: &str = "driver default: queue Q on CPU Q (no binding in dmesg)";
@@ -88,32 +105,28 @@ fn default_contradicted(snap: &FreeBsdSnapshot, binding: &BTreeMap<u32, u32>) ->
 /// IRQ → CPU: from dmesg when it reports bindings, else the driver default.
 fn bindings(
     snap: &FreeBsdSnapshot,
-    vectors: &[(String, u32, u32, u64)],
+    vectors: &[QueueVector],
     ncpu: u32,
 ) -> (BTreeMap<u32, u32>, &'static str) {
     let bound = &snap.dmesg.bound_queues;
     if !bound.is_empty() {
         let map = vectors
             .iter()
-            .filter_map(|(dev, q, irq, _)| {
-                let (_, _, cpu) = bound.iter().find(|(d, bq, _)| d == dev && bq == q)?;
-                Some((*irq, *cpu))
+            .filter_map(|v| {
+                let (_, _, cpu) = bound
+                    .iter()
+                    .find(|(d, q, _)| *d == v.dev && *q == v.queue)?;
+                Some((v.irq, *cpu))
             })
             .collect();
         return (map, "dmesg (Bound queue Q to cpu C)");
     }
-    let map = vectors
-        .iter()
-        .map(|(_, q, irq, _)| (*irq, q % ncpu))
-        .collect();
-    (
-        map,
-        "driver default: queue Q on CPU Q (no binding in dmesg)",
-    )
+    let map = vectors.iter().map(|v| (v.irq, v.queue % ncpu)).collect();
+    (map, DEFAULT_BINDING)
 }
 
-fn ports(vectors: &[(String, u32, u32, u64)]) -> String {
-    let mut names: Vec<&str> = vectors.iter().map(|(d, ..)| d.as_str()).collect();
+fn ports(vectors: &[QueueVector]) -> String {
+    let mut names: Vec<&str> = vectors.iter().map(|v| v.dev.as_str()).collect();
     names.dedup();
     names.join(", ")
 }

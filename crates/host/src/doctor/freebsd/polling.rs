@@ -3,7 +3,7 @@
 //! moderation-algorithms.md §7). `rx-processing-limit`: rx_processing_limit capping a busy
 //! queue (§8: default 100 packets per interrupt; -1 unlimited).
 
-use super::queue_vectors;
+use super::{queue_vectors, QueueVector};
 use crate::doctor::{Finding, Severity};
 use crate::freebsd::FreeBsdSnapshot;
 
@@ -65,7 +65,13 @@ pub fn polling_ceiling(snap: &FreeBsdSnapshot) -> Vec<Finding> {
 
 pub fn rx_processing_limit(snap: &FreeBsdSnapshot) -> Vec<Finding> {
     let mut out = Vec::new();
-    for (dev, queue, irq, rate) in queue_vectors(snap) {
+    for QueueVector {
+        dev,
+        queue,
+        irq,
+        rate,
+    } in queue_vectors(snap)
+    {
         if rate < BUSY_VECTOR_RATE {
             continue;
         }

@@ -4,6 +4,7 @@
 //! boot without a sample are information.
 
 use crate::doctor::{Finding, Severity};
+use crate::procfs::SoftnetRow;
 use crate::rates::Rates;
 use crate::snapshot::{HostSnapshot, Readable};
 
@@ -50,6 +51,12 @@ pub fn nic_drops(snap: &HostSnapshot, rates: Option<&Rates>) -> Vec<Finding> {
     out
 }
 
+/// `net.core.netdev_budget` when the sysctl could not be read (net/core/dev.c default).
+const DEFAULT_BUDGET: u64 = 300;
+/// `net.core.netdev_budget_usecs` when unreadable: the kernel's `2 * USEC_PER_SEC / HZ`, here
+/// for HZ=1000 (net/core/dev.c).
+const DEFAULT_BUDGET_USECS: u64 = 2000;
+
 pub fn softnet(snap: &HostSnapshot, rates: Option<&Rates>) -> Vec<Finding> {
     let Some(rows) = snap.counters.softnet.value() else {
         return Vec::new();
@@ -68,35 +75,21 @@ pub fn softnet(snap: &HostSnapshot, rates: Option<&Rates>) -> Vec<Finding> {
         None if squeeze + dropped > 0 => Severity::Info,
         None => return Vec::new(),
     };
-    let budget = snap.sysctl_u64("net.core.netdev_budget").unwrap_or(300);
+    let budget = snap
+        .sysctl_u64("net.core.netdev_budget")
+        .unwrap_or(DEFAULT_BUDGET);
     let usecs = snap
         .sysctl_u64("net.core.netdev_budget_usecs")
-        .unwrap_or(2000);
+        .unwrap_or(DEFAULT_BUDGET_USECS);
     let mut f = Finding::new("softnet-squeeze", severity, "host")
         .evidence("time_squeeze since boot", squeeze)
         .evidence("backlog drops since boot", dropped)
         .evidence("net.core.netdev_budget", budget)
         .evidence("net.core.netdev_budget_usecs", usecs);
-    let owners = super::pileup::queue_irqs(snap);
+    let queue_irqs: Vec<u32> = super::pileup::queue_irqs(snap).into_keys().collect();
     for row in rows.iter().filter(|r| r.time_squeeze + r.dropped > 0) {
-        let served: Vec<u32> = owners
-            .keys()
-            .copied()
-            .filter(|irq| {
-                snap.irq(*irq)
-                    .and_then(|i| i.cpus())
-                    .is_some_and(|c| c.iter().next() == Some(row.cpu))
-            })
-            .collect();
-        let hot = if served.len() > 1 {
-            format!(", serves queue IRQs {served:?}")
-        } else {
-            String::new()
-        };
-        f = f.evidence(
-            format!("cpu {}", row.cpu),
-            format!("squeeze {} dropped {}{hot}", row.time_squeeze, row.dropped),
-        );
+        let text = squeeze_on_cpu(snap, &queue_irqs, row);
+        f = f.evidence(format!("cpu {}", row.cpu), text);
     }
     f = f.explain(
         "NET_RX ran out of budget (packets or time) with work left: either the budget is \
@@ -113,6 +106,25 @@ pub fn softnet(snap: &HostSnapshot, rates: Option<&Rates>) -> Vec<Finding> {
             usecs * 2
         ));
     vec![f]
+}
+
+/// `squeeze S dropped D`, and the queue IRQs the CPU serves when it serves several.
+fn squeeze_on_cpu(snap: &HostSnapshot, queue_irqs: &[u32], row: &SoftnetRow) -> String {
+    let served: Vec<u32> = queue_irqs
+        .iter()
+        .copied()
+        .filter(|irq| {
+            snap.irq(*irq)
+                .and_then(|i| i.cpus())
+                .is_some_and(|c| c.iter().next() == Some(row.cpu))
+        })
+        .collect();
+    let hot = if served.len() > 1 {
+        format!(", serves queue IRQs {served:?}")
+    } else {
+        String::new()
+    };
+    format!("squeeze {} dropped {}{hot}", row.time_squeeze, row.dropped)
 }
 
 pub fn small_rings(snap: &HostSnapshot, rates: Option<&Rates>) -> Vec<Finding> {

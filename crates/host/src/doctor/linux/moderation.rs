@@ -9,59 +9,68 @@ use crate::snapshot::{HostSnapshot, Nic, Readable};
 const BUSY_QUEUE_PPS: f64 = 20_000.0;
 /// Packets per second per queue below which a long timer only adds latency.
 const QUIET_QUEUE_PPS: f64 = 1_000.0;
+/// Interrupts per received packet above which moderation is off in effect ("nearly one each").
+const PER_PACKET_SHARE: f64 = 0.8;
+/// An rx timer this long (µs) or longer is a long one.
+const LONG_TIMER_US: u64 = 100;
 
 pub fn fixed_rate_mismatch(snap: &HostSnapshot, rates: Option<&Rates>) -> Vec<Finding> {
     let Some(rates) = rates else {
         return Vec::new();
     };
-    let mut out = Vec::new();
-    for nic in &snap.nics {
-        let Readable::Value(c) = &nic.coalesce else {
-            continue;
-        };
-        if c.get("adaptive-rx") == Some(1) {
-            continue;
-        }
-        let (Some(usecs), Some(n)) = (
-            c.get("rx-usecs"),
-            rates.nics.iter().find(|n| n.name == nic.name),
-        ) else {
-            continue;
-        };
-        let irqs: Vec<u32> = nic.queues.iter().filter_map(|q| q.irq).collect();
-        let irq_rate: f64 = rates
-            .irqs
-            .iter()
-            .filter(|r| irqs.contains(&r.irq))
-            .map(|r| r.per_s)
-            .sum();
-        let queues = nic.channels.value().map_or(1, |c| c.rx_queues().max(1)) as f64;
-        let per_queue = n.rx_pps / queues;
-        let base = Finding::new("moderation-mismatch", Severity::Warning, &nic.name)
-            .evidence("rx-usecs", usecs)
-            .evidence("rx packets/s", format!("{:.0}", n.rx_pps))
-            .evidence("queue interrupts/s", format!("{irq_rate:.0}"))
-            .evidence("rx packets/s per queue", format!("{per_queue:.0}"));
-        if per_queue > BUSY_QUEUE_PPS && irq_rate > 0.8 * n.rx_pps {
-            out.push(
-                base.explain(
-                    "Nearly one interrupt per packet at a high packet rate: moderation is off in \
-                     effect and interrupt overhead eats CPU. A timer of tens of µs batches \
-                     packets with little added latency at this rate.",
-                )
-                .fix(format!("ethtool -C {} rx-usecs 50", nic.name)),
-            );
-        } else if usecs >= 100 && per_queue > 0.0 && per_queue < QUIET_QUEUE_PPS {
-            out.push(
-                base.explain(format!(
-                    "A fixed {usecs} µs timer at under {QUIET_QUEUE_PPS:.0} packets/s per queue \
-                     batches almost nothing but delays each packet up to {usecs} µs."
-                ))
-                .fix(format!("ethtool -C {} rx-usecs 20", nic.name)),
-            );
-        }
+    snap.nics
+        .iter()
+        .filter_map(|nic| nic_mismatch(nic, rates))
+        .collect()
+}
+
+/// `moderation-mismatch` for one NIC with a fixed (not adaptive) rx timer, if its rate is off.
+fn nic_mismatch(nic: &Nic, rates: &Rates) -> Option<Finding> {
+    let Readable::Value(c) = &nic.coalesce else {
+        return None;
+    };
+    if c.get("adaptive-rx") == Some(1) {
+        return None;
     }
-    out
+    let usecs = c.get("rx-usecs")?;
+    let n = rates.nics.iter().find(|n| n.name == nic.name)?;
+    let irq_rate = queue_irq_rate(nic, rates);
+    let queues = nic.channels.value().map_or(1, |c| c.rx_queues().max(1)) as f64;
+    let per_queue = n.rx_pps / queues;
+    let base = Finding::new("moderation-mismatch", Severity::Warning, &nic.name)
+        .evidence("rx-usecs", usecs)
+        .evidence("rx packets/s", format!("{:.0}", n.rx_pps))
+        .evidence("queue interrupts/s", format!("{irq_rate:.0}"))
+        .evidence("rx packets/s per queue", format!("{per_queue:.0}"));
+    if per_queue > BUSY_QUEUE_PPS && irq_rate > PER_PACKET_SHARE * n.rx_pps {
+        return Some(
+            base.explain(
+                "Nearly one interrupt per packet at a high packet rate: moderation is off in \
+                 effect and interrupt overhead eats CPU. A timer of tens of µs batches \
+                 packets with little added latency at this rate.",
+            )
+            .fix(format!("ethtool -C {} rx-usecs 50", nic.name)),
+        );
+    }
+    let quiet = per_queue > 0.0 && per_queue < QUIET_QUEUE_PPS;
+    (usecs >= LONG_TIMER_US && quiet).then(|| {
+        base.explain(format!(
+            "A fixed {usecs} µs timer at under {QUIET_QUEUE_PPS:.0} packets/s per queue \
+             batches almost nothing but delays each packet up to {usecs} µs."
+        ))
+        .fix(format!("ethtool -C {} rx-usecs 20", nic.name))
+    })
+}
+
+/// Interrupts per second of the NIC's queue IRQs.
+fn queue_irq_rate(nic: &Nic, rates: &Rates) -> f64 {
+    let irqs: Vec<u32> = nic.queues.iter().filter_map(|q| q.irq).collect();
+    rates
+        .irqs
+        .iter()
+        .filter(|r| irqs.contains(&r.irq))
+        .map(|r| r.per_s)
+        .sum()
 }
 
 /// Average received frame size between these (bytes) means small and full-size frames

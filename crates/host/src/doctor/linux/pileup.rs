@@ -2,7 +2,7 @@
 //! siblings of one core, while other CPUs serve none. Weighted by observed interrupt rates
 //! when sampled, else by counts since boot. Fix: a spread map as affinity writes.
 
-use crate::doctor::spread::{spread, Load};
+use crate::doctor::spread::{crowded, spread, Load};
 use crate::doctor::{Finding, Severity};
 use crate::rates::Rates;
 use crate::snapshot::HostSnapshot;
@@ -13,39 +13,12 @@ pub fn irq_pileup(snap: &HostSnapshot, rates: Option<&Rates>) -> Vec<Finding> {
     if owners.len() < 2 || snap.cpus.len() < 2 {
         return Vec::new();
     }
-    let mut per_cpu: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
-    for irq in owners.keys() {
-        if let Some(cpu) = snap
-            .irq(*irq)
-            .and_then(|i| i.cpus())
-            .and_then(|c| c.iter().next())
-        {
-            per_cpu.entry(cpu).or_default().push(*irq);
-        }
-    }
-    let used = per_cpu.len();
-    let fair = owners.len().div_ceil(snap.cpus.len());
-    let worst = per_cpu.values().map(Vec::len).max().unwrap_or(0);
+    let per_cpu = irqs_per_cpu(snap, &owners);
     let smt_shared = smt_crowded(snap, &per_cpu);
-    let crowded = worst > fair && used < snap.cpus.len();
-    if !crowded && smt_shared.is_empty() {
+    if !crowded(&per_cpu, owners.len(), snap.cpus.len()) && smt_shared.is_empty() {
         return Vec::new();
     }
     let weight = |irq: u32| weight_of(snap, rates, irq);
-    let loads: Vec<Load> = owners
-        .keys()
-        .map(|&irq| Load {
-            irq,
-            weight: weight(irq),
-        })
-        .collect();
-    let cpus: Vec<u32> = snap.cpus.iter().map(|c| c.id).collect();
-    let siblings = |cpu: u32| {
-        snap.cpu(cpu)
-            .map(|c| c.thread_siblings.clone())
-            .unwrap_or_default()
-    };
-    let map = spread(&loads, &cpus, &siblings);
     let nics: BTreeSet<&str> = owners.values().map(|s| s.as_str()).collect();
     let mut f = Finding::new(
         "irq-pileup",
@@ -55,7 +28,7 @@ pub fn irq_pileup(snap: &HostSnapshot, rates: Option<&Rates>) -> Vec<Finding> {
     .evidence("queue IRQs", owners.len())
     .evidence(
         "CPUs serving them",
-        format!("{used} of {}", snap.cpus.len()),
+        format!("{} of {}", per_cpu.len(), snap.cpus.len()),
     )
     .evidence(
         "weights from",
@@ -78,7 +51,49 @@ pub fn irq_pileup(snap: &HostSnapshot, rates: Option<&Rates>) -> Vec<Finding> {
             format!("cpu {a} and cpu {b}"),
         );
     }
-    f = f.explain(
+    vec![with_fixes(f, snap, &spread_map(snap, &owners, &weight))]
+}
+
+/// The CPU each queue IRQ runs on (the first of its affinity), as CPU → IRQs.
+fn irqs_per_cpu(snap: &HostSnapshot, owners: &BTreeMap<u32, String>) -> BTreeMap<u32, Vec<u32>> {
+    let mut per_cpu: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for &irq in owners.keys() {
+        let cpu = snap
+            .irq(irq)
+            .and_then(|i| i.cpus())
+            .and_then(|c| c.iter().next());
+        if let Some(cpu) = cpu {
+            per_cpu.entry(cpu).or_default().push(irq);
+        }
+    }
+    per_cpu
+}
+
+/// IRQ → CPU: every queue IRQ spread by weight, SMT siblings filled last.
+fn spread_map(
+    snap: &HostSnapshot,
+    owners: &BTreeMap<u32, String>,
+    weight: &dyn Fn(u32) -> f64,
+) -> Vec<(u32, u32)> {
+    let loads: Vec<Load> = owners
+        .keys()
+        .map(|&irq| Load {
+            irq,
+            weight: weight(irq),
+        })
+        .collect();
+    let cpus: Vec<u32> = snap.cpus.iter().map(|c| c.id).collect();
+    let siblings = |cpu: u32| {
+        snap.cpu(cpu)
+            .map(|c| c.thread_siblings.clone())
+            .unwrap_or_default()
+    };
+    spread(&loads, &cpus, &siblings)
+}
+
+/// The explanation and the affinity writes of `map`, behind a warning when irqbalance runs.
+fn with_fixes(f: Finding, snap: &HostSnapshot, map: &[(u32, u32)]) -> Finding {
+    let mut f = f.explain(
         "Queue interrupts crowded on a few CPUs (or on two hardware threads of one core) make \
          those CPUs the bottleneck: their softirq time caps throughput and adds latency while \
          other CPUs idle. Spread one queue IRQ per CPU, busiest first.",
@@ -89,7 +104,7 @@ pub fn irq_pileup(snap: &HostSnapshot, rates: Option<&Rates>) -> Vec<Finding> {
     for (irq, cpu) in map {
         f = f.fix(format!("echo {cpu} > /proc/irq/{irq}/smp_affinity_list"));
     }
-    vec![f]
+    f
 }
 
 /// Queue IRQs and the NIC each belongs to.

@@ -1,48 +1,40 @@
 //! Channels GET (decoded into [`Channels`]) and the SET encoder.
 
 use super::attr::*;
-use crate::netlink::attr::{AttrWriter, Attrs};
+use crate::ethtool::{decode_u32s, encode_u32s, get_decoded, U32Field};
 use crate::netlink::genl::{Family, GenlSocket, NlError};
 use crate::netlink::DecodeError;
 use nictune_host::snapshot::Channels;
 
+/// The settable counts.
+const COUNTS: [U32Field<Channels>; 4] = [
+    (RX_COUNT, |c| &mut c.rx),
+    (TX_COUNT, |c| &mut c.tx),
+    (OTHER_COUNT, |c| &mut c.other),
+    (COMBINED_COUNT, |c| &mut c.combined),
+];
+
+/// The read-only maximums.
+const MAXIMUMS: [U32Field<Channels>; 4] = [
+    (RX_MAX, |c| &mut c.rx_max),
+    (TX_MAX, |c| &mut c.tx_max),
+    (OTHER_MAX, |c| &mut c.other_max),
+    (COMBINED_MAX, |c| &mut c.combined_max),
+];
+
 /// Reads channel counts and maximums.
 pub fn get(sock: &GenlSocket, family: Family, iface: &str) -> Result<Channels, NlError> {
-    super::super::get_decoded(sock, family, (MSG_GET, "channels"), iface, decode)
+    get_decoded(sock, family, (MSG_GET, "channels"), iface, decode)
 }
 
 /// Decodes a CHANNELS_GET reply.
 pub fn decode(attrs: &[u8]) -> Result<Channels, DecodeError> {
-    let mut c = Channels::default();
-    for a in Attrs::new(attrs) {
-        let a = a?;
-        let slot = match a.kind {
-            RX_MAX => &mut c.rx_max,
-            TX_MAX => &mut c.tx_max,
-            OTHER_MAX => &mut c.other_max,
-            COMBINED_MAX => &mut c.combined_max,
-            RX_COUNT => &mut c.rx,
-            TX_COUNT => &mut c.tx,
-            OTHER_COUNT => &mut c.other,
-            COMBINED_COUNT => &mut c.combined,
-            _ => continue,
-        };
-        *slot = Some(a.u32()?);
-    }
-    Ok(c)
+    decode_u32s(attrs, &[&COUNTS, &MAXIMUMS])
 }
 
 /// A CHANNELS_SET changing the counts present in `want` (maximums are ignored).
 pub fn encode_set(iface: &str, want: &Channels) -> Vec<u8> {
-    let mut w: AttrWriter = super::super::header_for(iface);
-    let settable = [
-        (RX_COUNT, want.rx),
-        (TX_COUNT, want.tx),
-        (OTHER_COUNT, want.other),
-        (COMBINED_COUNT, want.combined),
-    ];
-    super::super::put_u32s(&mut w, &settable);
-    w.finish()
+    encode_u32s(iface, want, &COUNTS)
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use nictune_host::snapshot::Coalesce;
 
 /// Reads the coalescing fields the driver supports.
 pub fn get(sock: &GenlSocket, family: Family, iface: &str) -> Result<Coalesce, NlError> {
-    super::super::get_decoded(sock, family, (attr::MSG_GET, "coalesce"), iface, decode)
+    crate::ethtool::get_decoded(sock, family, (attr::MSG_GET, "coalesce"), iface, decode)
 }
 
 /// Decodes a COALESCE_GET reply; attributes it does not know are skipped.
@@ -26,7 +26,7 @@ pub fn decode(attrs: &[u8]) -> Result<Coalesce, DecodeError> {
 /// The attributes of a COALESCE_SET changing exactly `fields` (by `ethtool -C` name) on
 /// `iface`. Unknown names are returned as an error naming them.
 pub fn encode_set(iface: &str, fields: &Coalesce) -> Result<Vec<u8>, DecodeError> {
-    let mut w: AttrWriter = super::super::header_for(iface);
+    let mut w: AttrWriter = crate::ethtool::header_for(iface);
     for (name, value) in &fields.0 {
         let (num, wire) = attr::by_name(name)
             .ok_or_else(|| DecodeError::new(format!("unknown coalesce field {name:?}")))?;

@@ -13,7 +13,7 @@ use nictune_host::snapshot::Features;
 
 /// Reads the active features relevant to moderation.
 pub fn get(sock: &GenlSocket, family: Family, iface: &str) -> Result<Features, NlError> {
-    super::super::get_decoded(sock, family, (MSG_GET, "features"), iface, decode)
+    crate::ethtool::get_decoded(sock, family, (MSG_GET, "features"), iface, decode)
 }
 
 /// Decodes a FEATURES_GET reply's ACTIVE bitset, keeping [`Features::RELEVANT`] names.
@@ -46,7 +46,7 @@ pub fn decode(attrs: &[u8]) -> Result<Features, DecodeError> {
 /// The attributes of a FEATURES_SET turning the named features on or off (`rx-gro`, ...);
 /// features not listed are left alone.
 pub fn encode_set(iface: &str, changes: &[(&str, bool)]) -> Vec<u8> {
-    let mut w: AttrWriter = super::super::header_for(iface);
+    let mut w: AttrWriter = crate::ethtool::header_for(iface);
     w.nest(WANTED, |set| {
         set.nest(bitset::BITS, |bits| {
             for (name, on) in changes {

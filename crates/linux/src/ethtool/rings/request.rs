@@ -1,52 +1,42 @@
 //! Rings GET (decoded into [`Rings`]) and the SET encoder.
 
 use super::attr::*;
-use crate::netlink::attr::{AttrWriter, Attrs};
+use crate::ethtool::{decode_u32s, encode_u32s, get_decoded, U32Field};
 use crate::netlink::genl::{Family, GenlSocket, NlError};
 use crate::netlink::DecodeError;
 use nictune_host::snapshot::Rings;
 
+/// The settable sizes.
+const SIZES: [U32Field<Rings>; 6] = [
+    (RX, |r| &mut r.rx),
+    (RX_MINI, |r| &mut r.rx_mini),
+    (RX_JUMBO, |r| &mut r.rx_jumbo),
+    (TX, |r| &mut r.tx),
+    (RX_BUF_LEN, |r| &mut r.rx_buf_len),
+    (CQE_SIZE, |r| &mut r.cqe_size),
+];
+
+/// The read-only maximums.
+const MAXIMUMS: [U32Field<Rings>; 4] = [
+    (RX_MAX, |r| &mut r.rx_max),
+    (RX_MINI_MAX, |r| &mut r.rx_mini_max),
+    (RX_JUMBO_MAX, |r| &mut r.rx_jumbo_max),
+    (TX_MAX, |r| &mut r.tx_max),
+];
+
 /// Reads ring sizes and maximums.
 pub fn get(sock: &GenlSocket, family: Family, iface: &str) -> Result<Rings, NlError> {
-    super::super::get_decoded(sock, family, (MSG_GET, "rings"), iface, decode)
+    get_decoded(sock, family, (MSG_GET, "rings"), iface, decode)
 }
 
 /// Decodes a RINGS_GET reply.
 pub fn decode(attrs: &[u8]) -> Result<Rings, DecodeError> {
-    let mut r = Rings::default();
-    for a in Attrs::new(attrs) {
-        let a = a?;
-        let slot = match a.kind {
-            RX_MAX => &mut r.rx_max,
-            RX_MINI_MAX => &mut r.rx_mini_max,
-            RX_JUMBO_MAX => &mut r.rx_jumbo_max,
-            TX_MAX => &mut r.tx_max,
-            RX => &mut r.rx,
-            RX_MINI => &mut r.rx_mini,
-            RX_JUMBO => &mut r.rx_jumbo,
-            TX => &mut r.tx,
-            RX_BUF_LEN => &mut r.rx_buf_len,
-            CQE_SIZE => &mut r.cqe_size,
-            _ => continue,
-        };
-        *slot = Some(a.u32()?);
-    }
-    Ok(r)
+    decode_u32s(attrs, &[&SIZES, &MAXIMUMS])
 }
 
 /// A RINGS_SET changing the settable sizes present in `want` (maximums are ignored).
 pub fn encode_set(iface: &str, want: &Rings) -> Vec<u8> {
-    let mut w: AttrWriter = super::super::header_for(iface);
-    let settable = [
-        (RX, want.rx),
-        (RX_MINI, want.rx_mini),
-        (RX_JUMBO, want.rx_jumbo),
-        (TX, want.tx),
-        (RX_BUF_LEN, want.rx_buf_len),
-        (CQE_SIZE, want.cqe_size),
-    ];
-    super::super::put_u32s(&mut w, &settable);
-    w.finish()
+    encode_u32s(iface, want, &SIZES)
 }
 
 #[cfg(test)]

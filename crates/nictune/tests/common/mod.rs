@@ -1,0 +1,46 @@
+//! What every end-to-end test of the binary needs: run `nictune`, read its output, find the
+//! captured fixtures. Each test file uses a part of it, hence the `dead_code` allowance.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// The `nictune` binary, to add arguments, environment or pipes to.
+pub fn command() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_nictune"))
+}
+
+/// Runs `nictune args...` to completion.
+pub fn nictune(args: &[&str]) -> Output {
+    command().args(args).output().expect("nictune runs")
+}
+
+/// Standard output as text (it must be UTF-8).
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).expect("utf-8 stdout")
+}
+
+/// Standard error as text (it must be UTF-8).
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8(out.stderr.clone()).expect("utf-8 stderr")
+}
+
+/// Standard output as the one JSON document it must be.
+pub fn json(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).expect("one JSON document on stdout")
+}
+
+/// Asserts the exit code, showing standard error when it differs.
+#[track_caller]
+pub fn assert_exit(out: &Output, code: i32) {
+    assert_eq!(out.status.code(), Some(code), "{}", stderr(out));
+}
+
+/// The path of a captured fixture under the repository's `fixtures/`.
+pub fn fixture(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures")
+        .join(name)
+        .display()
+        .to_string()
+}
