@@ -1,6 +1,6 @@
 //! A real `nictune tune` on the built-in testbed, short enough for every CI run (about 30 s
 //! on two cores), and a tune killed with SIGKILL in the middle of a busy-polling candidate
-//! that `nictune revert` must clean up after. Needs root, `ip` and namespace support;
+//! that `nictune revert` must clean up after (a new tune refuses to start until it has). Needs root, `ip` and namespace support;
 //! elsewhere each test prints `skipped: <reason>`.
 //!
 //! What is checked independently of the tune's own read-back: the host-wide sysctls
@@ -246,6 +246,24 @@ fn after_kill_9_mid_tune_revert_restores_the_host_wide_sysctls() {
     tune.0.kill().unwrap(); // SIGKILL: no destructor runs
     tune.0.wait().unwrap();
     assert_ne!(busy_values(), before, "killed while busy polling was on");
+
+    // A new tune would take the killed one's values for the settings as found: refused.
+    let again = nictune(
+        state.path(),
+        &[
+            "tune",
+            "--budget",
+            "60",
+            "--out",
+            out_dir.path().to_str().unwrap(),
+        ],
+    );
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert_eq!(again.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("was killed") && err.contains("nictune revert"),
+        "{err}"
+    );
 
     // One revert restores the host: its transaction is the newest.
     let out = nictune(state.path(), &["revert"]);
