@@ -35,6 +35,7 @@ pub fn run(policy: Box<dyn ModerationPolicy + Send>, duration: Nanos) -> RxHostO
         probe_every: None,
         probe_base: Nanos::ZERO,
         busy_poll: None,
+        tx: None,
         duration,
         seed: 3,
     })

@@ -313,6 +313,14 @@ fn polling_keys() -> Vec<CaseKey> {
                 polling::IPERF_D_PPS,
                 "frames/s the host receives (iperf -d on 10 Mbit/s: 1218)",
             ),
+            float(
+                "tx_pps",
+                0.0,
+                1e7,
+                "frames/s",
+                polling::IPERF_D_PPS,
+                "frames/s the host sends (iperf -d is symmetric: 1218); each raises a transmit-done interrupt cause in interrupts mode",
+            ),
             int(
                 "frame_bytes",
                 60,
@@ -379,6 +387,7 @@ fn run_polling(p: &Params) -> Result<Raw, ScenarioError> {
     let o = polling::run(
         mode,
         get_float(p, "offered_pps"),
+        get_float(p, "tx_pps"),
         Bytes(get_int(p, "frame_bytes") as u64),
         duration(p),
     );

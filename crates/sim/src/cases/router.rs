@@ -17,8 +17,8 @@
 //! simulation orders NAT entries globally by time (each CPU's next entry is its one pending
 //! event) and keeps everything else local: arrivals are drawn lazily when a ring is looked at.
 
-use super::agenda::MinTree;
 use super::{cpu_split, CoreNs};
+use crate::engine::min_tree::MinTree;
 use crate::engine::rng::Rng;
 use crate::freebsd::rx_limit::RxProcessLimit;
 use crate::moderation::freebsd_aim::SizeAim;
@@ -203,6 +203,8 @@ struct Cpu {
     acct: CoreNs,
 }
 
+const NO_SIBLING: u32 = u32::MAX;
+
 /// The run state. The only interaction between CPUs is the NAT lock, so the agenda holds
 /// one time per CPU — its next NAT entry, or when it is idle the next interrupt of one of its
 /// vectors — and the earliest CPU always moves next (ties: lowest CPU number). Vectors on a
@@ -212,22 +214,39 @@ struct Sim<'a> {
     vqs: Vec<Vq>,
     cpus: Vec<Cpu>,
     next: MinTree,
+    /// Each CPU's SMT sibling, or [`NO_SIBLING`].
+    siblings: Vec<u32>,
+    work: [[u64; 2]; 4],
     nat: NatLocks,
     forwarded: u64,
     nat_spin: u64,
     limit: RxProcessLimit,
 }
 
+/// The per-packet work items whose wall time depends on the SMT sibling.
+#[derive(Debug, Clone, Copy)]
+enum Work {
+    Irq = 0,
+    Requeue = 1,
+    PreNat = 2,
+    PostNat = 3,
+}
+
+/// Wall times of each [`Work`] item with the sibling idle (`[0]`) and busy (`[1]`), worked
+/// out once: the topology's arithmetic (a modulo and a division) is per packet otherwise.
+fn work_table(p: &RouterParams) -> [[u64; 2]; 4] {
+    let c = &p.costs;
+    [c.irq, c.requeue, c.pre_nat, c.post_nat]
+        .map(|w| [false, true].map(|busy| p.topology.wall_time(w, busy).0))
+}
+
 impl Sim<'_> {
     /// Wall time of `work` on `cpu` given its SMT sibling's state.
     #[inline]
-    fn scaled(&self, cpu: usize, work: Nanos) -> u64 {
-        let busy = self
-            .p
-            .topology
-            .sibling(cpu as u32)
-            .is_some_and(|s| self.cpus[s as usize].job.is_some());
-        self.p.topology.wall_time(work, busy).0
+    fn scaled(&self, cpu: usize, work: Work) -> u64 {
+        let sibling = self.siblings[cpu];
+        let busy = sibling != NO_SIBLING && self.cpus[sibling as usize].job.is_some();
+        self.work[work as usize][busy as usize]
     }
 
     /// Re-arms `v` after its cleanup finished at `t`: it interrupts when a packet is there
@@ -259,12 +278,12 @@ impl Sim<'_> {
         self.vqs[v].ready = NEVER;
         self.cpus[c].job = Some(Job { v, taken: 0 });
         let d = if requeued {
-            let d = self.scaled(c, self.p.costs.requeue);
+            let d = self.scaled(c, Work::Requeue);
             self.cpus[c].acct.softirq += d;
             d
         } else {
             self.interrupt(v, ready);
-            let d = self.scaled(c, self.p.costs.irq);
+            let d = self.scaled(c, Work::Irq);
             self.cpus[c].acct.irq += d;
             d
         };
@@ -294,7 +313,7 @@ impl Sim<'_> {
         q.ring -= 1;
         job.taken += 1;
         self.cpus[c].job = Some(job);
-        let d = self.scaled(c, self.p.costs.pre_nat);
+        let d = self.scaled(c, Work::PreNat);
         self.cpus[c].acct.softirq += d;
         self.next.set(c, t + d);
     }
@@ -303,7 +322,7 @@ impl Sim<'_> {
         let Some(job) = self.cpus[c].job else { return };
         let key = self.vqs[job.v].rng.next_u64() as u32;
         let s = self.nat.enter(c as u32, key, Nanos(t));
-        let post = self.scaled(c, self.p.costs.post_nat);
+        let post = self.scaled(c, Work::PostNat);
         self.nat_spin += s.spin.0;
         self.cpus[c].acct.softirq += (s.end.0 - t) + post;
         self.forwarded += 1;
@@ -411,6 +430,10 @@ pub fn run(p: &RouterParams) -> RouterOutcome {
         vqs,
         cpus,
         next: MinTree::new(ncpus as usize),
+        siblings: (0..ncpus)
+            .map(|c| p.topology.sibling(c).unwrap_or(NO_SIBLING))
+            .collect(),
+        work: work_table(p),
         nat: NatLocks::new(p.nat_instances, p.costs.nat_hold, p.costs.nat_handoff),
         forwarded: 0,
         nat_spin: 0,

@@ -13,6 +13,11 @@
 //!   interrupts; each clock tick hands the driver chunks of `each_burst` frames until `burst`
 //!   were offered, each chunk followed by its protocol work; `burst` adapts to `user_frac`.
 //!
+//! Optional transmit completions ([`TxCompletions`]): frames the host sends raise a
+//! transmit-done cause a fixed delay later (e1000-class TIDV). In interrupt mode the cause
+//! asserts the interrupt like a received frame (through the same throttle) and the next poll
+//! cleans it; in polling mode the poll handler cleans transmit descriptors with no interrupt.
+//!
 //! Kernel work runs before the application; the application (one thread) consumes delivered
 //! frames from a bounded socket buffer in the CPU time left, one frame at a time. With
 //! `busy_poll` (busy_read) an application that finds its socket empty spins on the NAPI
@@ -21,8 +26,8 @@
 //! re-enables it ([`crate::napi_extras::complete`]). Optional ICMP echo probes travel through
 //! the same ring and are answered in the receive path.
 
-use super::agenda::Agenda;
 use super::CoreNs;
+use crate::engine::queue::EventQueue;
 use crate::engine::rng::Rng;
 use crate::freebsd::polling::{PollMore, Polling, PollingConfig};
 use crate::metrics::histogram::Histogram;
@@ -44,6 +49,18 @@ pub struct HostCosts {
     pub per_frame: Nanos,
     /// The application's work per frame it consumes (user time).
     pub app_per_frame: Nanos,
+}
+
+/// Frames the host transmits, as interrupt causes: each raises a transmit-done cause
+/// `delay` after it is sent (e1000-class descriptors with RS and IDE set: TXDW when the TIDV
+/// packet timer expires). Sends are a Poisson stream of `pps`. Their CPU work is part of
+/// [`HostCosts::per_frame`]; this only adds the interrupts they cause.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TxCompletions {
+    /// Frames sent per second.
+    pub pps: f64,
+    /// From send to the transmit-done cause (TIDV).
+    pub delay: Nanos,
 }
 
 /// How the host receives.
@@ -82,6 +99,8 @@ pub struct RxHostParams {
     /// Busy polling by the application when its socket is empty (`busy_read`), interrupt
     /// mode only.
     pub busy_poll: Option<BusyPollConfig>,
+    /// Transmit completions that raise interrupt causes (interrupt mode), if any.
+    pub tx: Option<TxCompletions>,
     /// Simulated time.
     pub duration: Nanos,
     /// Seed.
@@ -130,7 +149,7 @@ struct Sim<'a> {
     policy: Option<Box<dyn ModerationPolicy + Send>>,
     weight: u32,
     polling: Option<Polling>,
-    agenda: Agenda,
+    agenda: EventQueue<u16>,
     now: u64,
     rng: Rng,
     mean_gap: f64,
@@ -139,6 +158,9 @@ struct Sim<'a> {
     arrived: u64,
     ring: u32,
     ring_drops: u64,
+    tx_rng: Rng,
+    tx_next: u64,
+    tx_pending: u32,
     next_probe: u64,
     probes: VecDeque<(u64, u64)>,
     taken: u64,
@@ -173,8 +195,14 @@ impl Sim<'_> {
         self.future[k]
     }
 
-    /// Arrivals (and probes) up to `t` into the ring.
+    /// Arrivals (and probes) up to `t` into the ring, transmit-done causes into `tx_pending`.
     fn fill(&mut self, t: u64) {
+        while self.tx_next <= t {
+            self.tx_pending += 1;
+            self.tx_next += self.p.tx.map_or(u64::MAX, |tx| {
+                super::exp_ns(&mut self.tx_rng, 1e9 / tx.pps.max(1e-9))
+            });
+        }
         loop {
             let data = self.future_arrival(0);
             let probe = self.next_probe;
@@ -224,7 +252,7 @@ impl Sim<'_> {
         }
         self.kernel = kind;
         self.kernel_end = self.now + d;
-        self.agenda.push(self.kernel_end, EV_KERNEL);
+        self.agenda.schedule(self.kernel_end, EV_KERNEL);
         self.preempt_app(d);
     }
 
@@ -232,7 +260,7 @@ impl Sim<'_> {
     fn preempt_app(&mut self, d: u64) {
         if self.app_busy && self.app_end > self.now {
             self.app_end += d;
-            self.agenda.push(self.app_end, EV_APP);
+            self.agenda.schedule(self.app_end, EV_APP);
         }
     }
 
@@ -253,10 +281,12 @@ impl Sim<'_> {
             return;
         }
         self.fill(self.now);
-        let first = if self.ring > 0 {
+        let first = if self.ring > 0 || self.tx_pending > 0 {
             self.now
         } else {
-            self.future_arrival(0).min(self.next_probe)
+            self.future_arrival(0)
+                .min(self.next_probe)
+                .min(self.tx_next)
         };
         let at = match self.setting {
             Coalescing::Off => first,
@@ -268,7 +298,7 @@ impl Sim<'_> {
             } => self.timer_fire(first, usecs.0, frames, start),
         };
         self.irq_pending = true;
-        self.agenda.push(at.max(self.now), EV_IRQ);
+        self.agenda.schedule(at.max(self.now), EV_IRQ);
     }
 
     /// A coalescing timer with a frame count: the interrupt comes when `frames` are pending or
@@ -318,13 +348,14 @@ impl Sim<'_> {
             // The hard interrupt runs at once; the work in progress finishes later.
             self.acct.irq += self.p.costs.irq.0;
             self.kernel_end += self.p.costs.irq.0;
-            self.agenda.push(self.kernel_end, EV_KERNEL);
+            self.agenda.schedule(self.kernel_end, EV_KERNEL);
             self.softirq_pending = true;
         }
     }
 
     fn poll(&mut self) {
         self.fill(self.now);
+        self.tx_pending = 0; // the poll cleans the transmit ring too
         let n = self.ring.min(self.weight);
         let d = self.p.costs.poll.0 + n as u64 * self.p.costs.per_frame.0;
         self.run_kernel(Kernel::Poll(n), d, false);
@@ -352,7 +383,7 @@ impl Sim<'_> {
 
     fn tick(&mut self) {
         let tick = self.polling.as_ref().map_or(0, |p| p.tick().0);
-        self.agenda.push(self.now + tick, EV_TICK);
+        self.agenda.schedule(self.now + tick, EV_TICK);
         let scheduled = self.polling.as_mut().is_some_and(Polling::hardclock);
         if scheduled && self.kernel == Kernel::Idle {
             self.chunk();
@@ -399,7 +430,7 @@ impl Sim<'_> {
         let d = self.p.costs.app_per_frame.0;
         self.acct.user += d;
         self.app_end = self.now + d;
-        self.agenda.push(self.app_end, EV_APP);
+        self.agenda.schedule(self.app_end, EV_APP);
     }
 
     fn app_done(&mut self) {
@@ -425,7 +456,7 @@ impl Sim<'_> {
 
     fn busy_schedule(&mut self, at: u64) {
         self.busy_step_at = at;
-        self.agenda.push(at, EV_BUSY);
+        self.agenda.schedule(at, EV_BUSY);
     }
 
     fn busy_step(&mut self) {
@@ -504,12 +535,17 @@ pub fn run(mut p: RxHostParams) -> RxHostOutcome {
         RxMode::Polling(cfg) => (None, 1, Some(Polling::new(cfg))),
     };
     let setting = policy.as_ref().map_or(Coalescing::Off, |p| p.current());
+    // Polling cleans transmit descriptors in the poll handler: no causes to track.
+    let tx_next = match (&p.tx, &polling) {
+        (Some(tx), None) => tx.delay.0,
+        _ => u64::MAX,
+    };
     let mut sim = Sim {
         p: &p,
         policy,
         weight: weight.max(1),
         polling,
-        agenda: Agenda::new(),
+        agenda: EventQueue::new(),
         now: 0,
         rng: Rng::new(p.seed, 0),
         mean_gap: 1e9 / p.offered_pps.max(1e-9),
@@ -518,6 +554,9 @@ pub fn run(mut p: RxHostParams) -> RxHostOutcome {
         arrived: 0,
         ring: 0,
         ring_drops: 0,
+        tx_rng: Rng::new(p.seed, 1),
+        tx_next,
+        tx_pending: 0,
         next_probe: p.probe_every.map_or(u64::MAX, |e| e.0 / 2),
         probes: VecDeque::new(),
         taken: 0,
@@ -542,14 +581,11 @@ pub fn run(mut p: RxHostParams) -> RxHostOutcome {
         acct: CoreNs::default(),
     };
     if sim.polling.is_some() {
-        sim.agenda.push(0, EV_TICK);
+        sim.agenda.schedule(0, EV_TICK);
     } else {
         sim.arm_irq();
     }
-    while let Some((t, ev)) = sim.agenda.pop() {
-        if t > p.duration.0 {
-            break;
-        }
+    while let Some((t, ev)) = sim.agenda.pop_until(p.duration.0) {
         sim.now = t;
         match ev {
             EV_IRQ => sim.irq_fires(),
@@ -589,7 +625,7 @@ fn outcome(p: &RxHostParams, sim: Sim) -> RxHostOutcome {
         interrupts_per_sec: ips,
         cpu: sim.acct,
         final_burst: sim.polling.as_ref().map(Polling::burst),
-        events: sim.agenda.popped(),
+        events: sim.agenda.events(),
     }
 }
 
@@ -614,6 +650,7 @@ mod tests {
             probe_every: Some(Nanos::from_millis(10)),
             probe_base: Nanos::ZERO,
             busy_poll: None,
+            tx: None,
             duration: Nanos::from_millis(200),
             seed: 9,
         })
@@ -676,6 +713,7 @@ mod tests {
             probe_every: Some(Nanos::from_millis(1)),
             probe_base: Nanos::ZERO,
             busy_poll,
+            tx: None,
             duration: Nanos::from_millis(500),
             seed: 4,
         })

@@ -2,8 +2,10 @@
 //! NIC, driver, NAPI, CPU and workload models.
 
 pub mod clock;
+pub mod min_tree;
 pub mod queue;
 pub mod report;
 pub mod rng;
 pub mod sim;
 pub mod spec;
+pub mod ziggurat;

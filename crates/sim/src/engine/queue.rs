@@ -20,6 +20,7 @@ struct Slot<E: Ord> {
 #[derive(Debug)]
 pub struct EventQueue<E: Ord> {
     heap: BinaryHeap<Reverse<Slot<E>>>,
+    front: Option<Slot<E>>,
     next_seq: u64,
     popped: u64,
     now: u64,
@@ -31,6 +32,7 @@ impl<E: Ord + Copy> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             heap: BinaryHeap::with_capacity(64),
+            front: None,
             next_seq: 0,
             popped: 0,
             now: 0,
@@ -47,16 +49,29 @@ impl<E: Ord + Copy> EventQueue<E> {
         let time = time.max(self.now);
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Reverse(Slot { time, seq, event }));
+        let slot = Slot { time, seq, event };
+        match self.front {
+            Some(f) if slot < f => {
+                self.heap.push(Reverse(f));
+                self.front = Some(slot);
+            }
+            Some(_) => self.heap.push(Reverse(slot)),
+            None if self.heap.peek().is_none_or(|m| slot < m.0) => self.front = Some(slot),
+            None => self.heap.push(Reverse(slot)),
+        }
     }
 
     /// Removes and returns the earliest event if it is at or before `until`.
+    #[inline]
     pub fn pop_until(&mut self, until: u64) -> Option<(u64, E)> {
-        let Reverse(head) = self.heap.peek()?;
-        if head.time > until {
+        let head = match &self.front {
+            Some(f) => f.time,
+            None => self.heap.peek()?.0.time,
+        };
+        if head > until {
             return None;
         }
-        let Reverse(slot) = self.heap.pop()?;
+        let slot = self.front.take().or_else(|| self.heap.pop().map(|r| r.0))?;
         self.now = slot.time;
         self.popped += 1;
         Some((slot.time, slot.event))
@@ -99,6 +114,26 @@ mod tests {
         let order: Vec<char> = std::iter::from_fn(|| q.pop_until(100).map(|(_, e)| e)).collect();
         assert_eq!(order, vec!['z', 'a', 'b', 'c']);
         assert_eq!(q.events(), 4);
+    }
+
+    #[test]
+    fn matches_a_plain_heap_on_a_long_random_sequence() {
+        let mut q = EventQueue::new();
+        let mut plain = BinaryHeap::new();
+        let mut x = 12345u64;
+        for i in 0..10_000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let t = q.now() + (x >> 54);
+            q.schedule(t, (i % 1000) as u16);
+            plain.push(Reverse((t, i)));
+            if x & 1 == 0 {
+                let got = q.pop_until(u64::MAX).unwrap();
+                let Reverse((tp, ip)) = plain.pop().unwrap();
+                assert_eq!(got, (tp, (ip % 1000) as u16));
+            }
+        }
     }
 
     #[test]

@@ -26,11 +26,14 @@ use super::queue::EventQueue;
 use crate::driver::policy::{ModerationCtx, ModerationPolicy, PollWindow};
 use crate::host::costs::Costs;
 use crate::host::cpu::{AppWake, Cpu, KernelWork};
-use crate::host::napi::{Napi, NapiConfig, Softnet, MAX_SOFTIRQ_RESTART, MAX_SOFTIRQ_TIME_NS};
+use crate::host::napi::{NapiConfig, Softnet};
 use crate::metrics::recorder::Recorder;
+use crate::napi_extras::complete::{Napi, NapiConfig as NapiState};
+use crate::napi_extras::softirq::AfterPass;
 use crate::nic::link::Link;
 use crate::nic::{Feed, Nic};
 use crate::workload::{Action, Rx, Workload};
+use nictune_core::units::Nanos;
 
 /// FCS bytes the drivers leave out of their byte counts.
 const FCS: u64 = 4;
@@ -42,7 +45,7 @@ const KSOFTIRQD_WAIT_NS: u64 = 1_000_000;
 enum Ev {
     NicCheck(u8),
     PollStep(u8),
-    NapiTimer(u8, u32),
+    NapiTimer(u8),
     Watchdog(u8),
     AppDone(u8, u32),
     Timer(u64),
@@ -89,7 +92,11 @@ impl Host {
             irq_core: spec.irq_core.min(spec.cores.max(1) - 1),
             costs: spec.costs,
             napi_cfg: spec.napi,
-            napi: Napi::default(),
+            napi: Napi::new(NapiState {
+                defer_hard_irqs: spec.napi.defer_hard_irqs,
+                gro_flush_timeout: Nanos(spec.napi.gro_flush_timeout_ns),
+                irq_suspend_timeout: Nanos::ZERO,
+            }),
             softnet: Softnet::default(),
             policy: spec.policy,
             watchdog_phase: spec.phase.watchdog_ns,
@@ -183,7 +190,7 @@ impl Sim {
         match ev {
             Ev::NicCheck(h) => self.nic_check(h as usize, now),
             Ev::PollStep(h) => self.poll_step(h as usize, now),
-            Ev::NapiTimer(h, gen) => self.napi_timer(h as usize, gen, now),
+            Ev::NapiTimer(h) => self.napi_timer(h as usize, now),
             Ev::Watchdog(h) => self.watchdog(h as usize, now),
             Ev::AppDone(h, gen) => self.app_done(h as usize, gen, now),
             Ev::Timer(tag) => {
@@ -280,10 +287,7 @@ impl Sim {
         if host.softnet.active {
             return;
         }
-        host.softnet.active = true;
-        host.softnet.restarts = 0;
-        host.softnet.entry = at;
-        host.softnet.begin_run(at, &host.napi_cfg);
+        host.softnet.raise(at, &host.napi_cfg);
         self.q.schedule(at, Ev::PollStep(h as u8));
     }
 
@@ -300,7 +304,7 @@ impl Sim {
         }
         let (mut run, start_cost) = match host.poll {
             Some(run) => (run, 0),
-            None if host.napi.sched => self.start_poll(h),
+            None if host.napi.is_scheduled() => self.start_poll(h),
             None => {
                 host.softnet.active = false;
                 return;
@@ -369,7 +373,7 @@ impl Sim {
     fn poll_return(&mut self, h: usize, work: u32, now: u64) {
         let host = &mut self.hosts[h];
         host.poll = None;
-        host.softnet.budget_left -= work as i64;
+        let more = host.softnet.after_poll(work, now);
         if work == host.napi_cfg.weight {
             host.stats.polls_not_done += 1;
         } else {
@@ -377,9 +381,9 @@ impl Sim {
             self.complete(h, work, now);
         }
         let host = &mut self.hosts[h];
-        if !host.napi.sched {
+        if !host.napi.is_scheduled() {
             host.softnet.active = false;
-        } else if !host.softnet.exhausted(now, &host.napi_cfg) {
+        } else if more {
             self.q.schedule(now, Ev::PollStep(h as u8));
         } else {
             self.squeeze(h, now);
@@ -389,11 +393,9 @@ impl Sim {
     /// `napi_complete_done` and, when it allows, the driver's moderation update and unmask.
     fn complete(&mut self, h: usize, work: u32, now: u64) {
         let host = &mut self.hosts[h];
-        let c = host.napi.complete_done(work, &host.napi_cfg);
-        if let Some(t) = c.timer_ns {
-            host.napi.timer_gen = host.napi.timer_gen.wrapping_add(1);
-            let gen = host.napi.timer_gen;
-            self.q.schedule(now + t, Ev::NapiTimer(h as u8, gen));
+        let c = host.napi.complete_done(Nanos(now), work, host.napi_cfg.gro);
+        if let Some(t) = c.timer {
+            self.q.schedule(now + t.0, Ev::NapiTimer(h as u8));
         }
         if !c.unmask {
             return;
@@ -414,28 +416,27 @@ impl Sim {
     fn squeeze(&mut self, h: usize, now: u64) {
         let host = &mut self.hosts[h];
         host.stats.time_squeeze += 1;
-        host.softnet.time_squeeze += 1;
-        host.softnet.restarts += 1;
-        let sn = &host.softnet;
-        let start = if sn.restarts < MAX_SOFTIRQ_RESTART && now - sn.entry < MAX_SOFTIRQ_TIME_NS {
-            now
-        } else {
-            let wait = host.cpu.app_backlog_on(host.irq_core, now);
-            let start = now + wait.min(KSOFTIRQD_WAIT_NS);
-            host.softnet.restarts = 0;
-            host.softnet.entry = start;
-            start
+        let start = match host.softnet.squeeze(now) {
+            AfterPass::Restart => {
+                host.softnet.begin_run(now, &host.napi_cfg);
+                now
+            }
+            AfterPass::Done | AfterPass::WakeKsoftirqd => {
+                let wait = host.cpu.app_backlog_on(host.irq_core, now);
+                let start = now + wait.min(KSOFTIRQD_WAIT_NS);
+                host.softnet.raise(start, &host.napi_cfg);
+                start
+            }
         };
-        host.softnet.begin_run(start, &host.napi_cfg);
         self.q.schedule(start, Ev::PollStep(h as u8));
     }
 
-    fn napi_timer(&mut self, h: usize, gen: u32, now: u64) {
-        let host = &mut self.hosts[h];
-        if gen != host.napi.timer_gen || host.napi.sched {
+    fn napi_timer(&mut self, h: usize, now: u64) {
+        // A timer re-armed since this event was scheduled, or a NAPI already scheduled,
+        // makes this expiry a no-op.
+        if !self.hosts[h].napi.timer_fired(Nanos(now)) {
             return;
         }
-        host.napi.sched = true;
         let end = self.kernel(h, now, self.hosts[h].costs.hrtimer_ns, KernelWork::Irq);
         self.raise_softirq(h, end);
     }

@@ -5,10 +5,16 @@
 //! - One `net_rx_action` run polls until `netdev_budget` (300) packets are spent or the
 //!   jiffy-granular time limit (`netdev_budget_usecs`, 2 jiffies on current kernels) passes;
 //!   leaving work behind counts one `time_squeeze` and re-raises the softirq.
-//! - `__do_softirq` restarts at most 10 times within 2 ms, then hands the work to ksoftirqd,
-//!   which competes with the application (kernel/softirq.c MAX_SOFTIRQ_RESTART/TIME).
+//! - `__do_softirq` restarts at most 9 times while the 2 ms limit (counted in jiffies)
+//!   lasts, then hands the work to ksoftirqd, which competes with the application
+//!   (kernel/softirq.c MAX_SOFTIRQ_RESTART/TIME).
 //! - `napi_complete_done` with `napi_defer_hard_irqs` and `gro_flush_timeout` keeps the IRQ
-//!   masked for up to N empty timer-driven polls (§6.1).
+//!   masked for up to N empty timer-driven polls (§6.1): the per-NAPI state machine is
+//!   [`crate::napi_extras::complete::Napi`]; this file holds the host's settings and its
+//!   softirq.
+
+use crate::napi_extras::softirq::{AfterPass, Jiffies, NetRxAction, NetRxBudget, SoftirqRun};
+use nictune_core::units::Nanos;
 
 /// NAPI and softirq settings of one host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,113 +49,54 @@ impl Default for NapiConfig {
     }
 }
 
-/// Softirq restart limit before ksoftirqd takes over (MAX_SOFTIRQ_RESTART).
-pub const MAX_SOFTIRQ_RESTART: u32 = 10;
-/// Softirq time limit before ksoftirqd takes over (MAX_SOFTIRQ_TIME, 2 ms).
-pub const MAX_SOFTIRQ_TIME_NS: u64 = 2_000_000;
-
-/// What `napi_complete_done` decided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Completion {
-    /// The driver may unmask its interrupt (the function returned true).
-    pub unmask: bool,
-    /// Arm the NAPI hrtimer this many ns from now.
-    pub timer_ns: Option<u64>,
-    /// MISSED was set: the NAPI was rescheduled at once.
-    pub rescheduled: bool,
-}
-
-/// One NAPI instance's state bits.
-#[derive(Debug, Clone, Default)]
-pub struct Napi {
-    /// NAPI_STATE_SCHED: on a poll list or being polled.
-    pub sched: bool,
-    /// NAPI_STATE_MISSED: a schedule attempt while already scheduled.
-    pub missed: bool,
-    defer_count: u32,
-    /// Generation of the armed hrtimer (older timers are stale).
-    pub timer_gen: u32,
-}
-
-impl Napi {
-    /// `napi_schedule` from the hard interrupt; true when newly scheduled.
-    pub fn schedule(&mut self) -> bool {
-        if self.sched {
-            self.missed = true;
-            false
-        } else {
-            self.sched = true;
-            true
-        }
-    }
-
-    /// `napi_complete_done(work)` (§6.1); GRO flush timeout applies only with GRO on.
-    pub fn complete_done(&mut self, work: u32, cfg: &NapiConfig) -> Completion {
-        let gro_timeout = if cfg.gro { cfg.gro_flush_timeout_ns } else { 0 };
-        let mut timeout = 0;
-        let mut unmask = true;
-        if work > 0 {
-            timeout = gro_timeout;
-            self.defer_count = cfg.defer_hard_irqs;
-        }
-        if self.defer_count > 0 {
-            self.defer_count -= 1;
-            timeout = cfg.gro_flush_timeout_ns;
-            if timeout > 0 {
-                unmask = false;
-            }
-        }
-        self.sched = false;
-        if std::mem::take(&mut self.missed) {
-            self.sched = true;
-            return Completion {
-                unmask: false,
-                timer_ns: None,
-                rescheduled: true,
-            };
-        }
-        Completion {
-            unmask,
-            timer_ns: (timeout > 0).then_some(timeout),
-            rescheduled: false,
-        }
-    }
-}
-
-/// One NET_RX softirq run in progress on a host's interrupt core.
+/// The NET_RX softirq on a host's interrupt core: the current `__do_softirq` invocation with
+/// its restart limits ([`SoftirqRun`]) and its current `net_rx_action` run with its packet and
+/// jiffy budget ([`NetRxAction`]) — the state machines of [`crate::napi_extras::softirq`].
 #[derive(Debug, Clone, Default)]
 pub struct Softnet {
-    /// A `net_rx_action` run is in progress.
+    /// A softirq is raised or running.
     pub active: bool,
-    /// Packets left in this run's budget.
-    pub budget_left: i64,
-    /// The jiffy at which this run must stop.
-    pub deadline_jiffy: u64,
-    /// Restarts within the current `__do_softirq`.
-    pub restarts: u32,
-    /// When the current `__do_softirq` began.
-    pub entry: u64,
+    invocation: Option<SoftirqRun>,
+    run: Option<NetRxAction>,
     /// Runs that ended with work left (softnet_stat `time_squeeze`).
     pub time_squeeze: u64,
 }
 
 impl Softnet {
-    /// Jiffy number of time `t`.
-    pub fn jiffy(t: u64, hz: u32) -> u64 {
-        t / (1_000_000_000 / hz as u64)
-    }
-
-    /// Starts one `net_rx_action` run at `now`.
-    pub fn begin_run(&mut self, now: u64, cfg: &NapiConfig) {
-        let tick_us = 1_000_000 / cfg.hz as u64;
+    /// The softirq starts at `now` (irq exit, or ksoftirqd): a new `__do_softirq` invocation
+    /// and its first `net_rx_action` run.
+    pub fn raise(&mut self, now: u64, cfg: &NapiConfig) {
         self.active = true;
-        self.budget_left = cfg.budget as i64;
-        self.deadline_jiffy = Self::jiffy(now, cfg.hz) + cfg.budget_usecs.div_ceil(tick_us);
+        let clock = Jiffies::new(cfg.hz);
+        self.invocation = Some(SoftirqRun::start(clock, Nanos(now)));
+        self.begin_run(now, cfg);
     }
 
-    /// True when the run must stop after the poll that just returned.
-    pub fn exhausted(&self, now: u64, cfg: &NapiConfig) -> bool {
-        self.budget_left <= 0 || Self::jiffy(now, cfg.hz) >= self.deadline_jiffy
+    /// A new `net_rx_action` run at `now` within the current invocation.
+    pub fn begin_run(&mut self, now: u64, cfg: &NapiConfig) {
+        let budget = NetRxBudget {
+            packets: cfg.budget,
+            time: Nanos(cfg.budget_usecs * 1_000),
+        };
+        self.run = Some(NetRxAction::start(budget, Jiffies::new(cfg.hz), Nanos(now)));
+    }
+
+    /// A poll returned `work` at `now`: whether the run may poll again.
+    pub fn after_poll(&mut self, work: u32, now: u64) -> bool {
+        self.run
+            .as_mut()
+            .is_some_and(|r| r.after_poll(work, Nanos(now)))
+    }
+
+    /// The run stopped at `now` with work left: one `time_squeeze`; restart at once or wake
+    /// ksoftirqd (nothing else asks for the CPU inside the softirq: `need_resched` false).
+    pub fn squeeze(&mut self, now: u64) -> AfterPass {
+        self.time_squeeze += 1;
+        self.invocation
+            .as_mut()
+            .map_or(AfterPass::WakeKsoftirqd, |s| {
+                s.after_pass(Nanos(now), true, false)
+            })
     }
 }
 
@@ -158,60 +105,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn plain_completion_unmasks() {
-        let mut n = Napi::default();
-        assert!(n.schedule());
-        let c = n.complete_done(3, &NapiConfig::default());
-        assert!(c.unmask && c.timer_ns.is_none() && !n.sched);
-    }
-
-    #[test]
-    fn missed_schedule_repolls() {
-        let mut n = Napi::default();
-        n.schedule();
-        assert!(!n.schedule());
-        let c = n.complete_done(1, &NapiConfig::default());
-        assert!(c.rescheduled && !c.unmask && n.sched);
-    }
-
-    #[test]
-    fn deferral_keeps_irq_masked_for_n_empty_polls() {
-        let cfg = NapiConfig {
-            defer_hard_irqs: 2,
-            gro_flush_timeout_ns: 20_000,
-            ..NapiConfig::default()
-        };
-        let mut n = Napi::default();
-        n.schedule();
-        let c = n.complete_done(5, &cfg);
-        assert_eq!((c.unmask, c.timer_ns), (false, Some(20_000)));
-        n.schedule();
-        let c = n.complete_done(0, &cfg);
-        assert_eq!((c.unmask, c.timer_ns), (false, Some(20_000)));
-        n.schedule();
-        let c = n.complete_done(0, &cfg);
-        assert_eq!((c.unmask, c.timer_ns), (true, None));
-    }
-
-    #[test]
-    fn gro_timeout_without_deferral_arms_timer_but_unmasks() {
-        let cfg = NapiConfig {
-            gro_flush_timeout_ns: 50_000,
-            ..NapiConfig::default()
-        };
-        let mut n = Napi::default();
-        n.schedule();
-        let c = n.complete_done(2, &cfg);
-        assert_eq!((c.unmask, c.timer_ns), (true, Some(50_000)));
-    }
-
-    #[test]
     fn budget_window_is_jiffy_granular() {
         let cfg = NapiConfig::default();
         let mut s = Softnet::default();
-        s.begin_run(1_500_000, &cfg);
-        assert_eq!(s.deadline_jiffy, 3);
-        assert!(!s.exhausted(2_999_999, &cfg));
-        assert!(s.exhausted(3_000_000, &cfg));
+        s.raise(1_500_000, &cfg);
+        assert!(s.after_poll(64, 2_999_999));
+        assert!(!s.after_poll(64, 3_000_000));
+    }
+
+    #[test]
+    fn nine_restarts_then_ksoftirqd() {
+        let cfg = NapiConfig::default();
+        let mut s = Softnet::default();
+        s.raise(0, &cfg);
+        for i in 0..9 {
+            assert_eq!(s.squeeze(i * 1_000), AfterPass::Restart, "restart {i}");
+        }
+        assert_eq!(s.squeeze(9_000), AfterPass::WakeKsoftirqd);
+        assert_eq!(s.time_squeeze, 10);
     }
 }

@@ -1,7 +1,8 @@
 //! A finished run → the shared [`Metrics`] shape of `nictune.sim/v1`.
 
+use super::core_ns::CoreNs;
 use crate::engine::sim::{HostReport, SimOutput};
-use nictune_core::metrics::{CoreSplit, CpuSplit, HostMetrics, Metrics};
+use nictune_core::metrics::{CpuSplit, HostMetrics, Metrics};
 use std::collections::BTreeMap;
 
 /// Drop causes always reported (zero when none happened).
@@ -35,15 +36,13 @@ fn host_metrics(h: &HostReport, sim_ns: u64) -> HostMetrics {
         .cores
         .iter()
         .map(|c| {
-            let f = |ns: u64| (ns as f64 / sim_ns as f64).min(1.0);
-            let (irq, softirq, user) = (f(c.irq), f(c.softirq), f(c.user));
-            CoreSplit {
-                irq,
-                softirq,
-                system: None,
-                user,
-                idle: (1.0 - irq - softirq - user).max(0.0),
+            CoreNs {
+                irq: c.irq,
+                softirq: c.softirq,
+                user: c.user,
+                system: 0,
             }
+            .split(sim_ns)
         })
         .collect();
     let counts = [h.counters.drop_card_overflow, h.counters.drop_ring_full, 0];

@@ -95,6 +95,22 @@ pub trait ModerationPolicy: std::fmt::Debug {
     fn current(&self) -> Coalescing;
 }
 
+/// A boxed policy is a policy (the scenario builder picks the family at run time).
+impl<P: ModerationPolicy + ?Sized> ModerationPolicy for Box<P> {
+    fn observe(&mut self, traffic: Traffic) {
+        (**self).observe(traffic)
+    }
+    fn on_interrupt(&mut self, now: Nanos) -> Option<Coalescing> {
+        (**self).on_interrupt(now)
+    }
+    fn on_complete(&mut self, now: Nanos) -> Option<Coalescing> {
+        (**self).on_complete(now)
+    }
+    fn current(&self) -> Coalescing {
+        (**self).current()
+    }
+}
+
 /// A fixed setting: never changes what is programmed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Fixed(pub Coalescing);

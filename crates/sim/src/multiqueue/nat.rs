@@ -71,12 +71,19 @@ impl NatLocks {
     }
 
     /// The instance for a packet whose inside address hashes to `key`.
+    #[inline]
     pub fn instance_for(&self, key: u32) -> usize {
-        key as usize % self.instances.len()
+        let n = self.instances.len();
+        if n.is_power_of_two() {
+            key as usize & (n - 1) // the same as `%`, without a division per packet
+        } else {
+            key as usize % n
+        }
     }
 
     /// `cpu` needs the instance for `key` at `now` (calls must come in time order per
     /// instance, as the engine's event order guarantees).
+    #[inline]
     pub fn enter(&mut self, cpu: u32, key: u32, now: Nanos) -> Section {
         let instance = self.instance_for(key);
         let (hold, handoff) = (self.hold, self.handoff);

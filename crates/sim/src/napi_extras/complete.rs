@@ -117,7 +117,11 @@ impl Napi {
             };
         }
         let timer = (timeout > Nanos::ZERO).then_some(timeout);
-        self.timer = timer.map(|t| now + t);
+        // hrtimer_start restarts an armed timer; a completion without a timeout leaves an
+        // armed one alone (the kernel does not cancel it here).
+        if let Some(t) = timer {
+            self.timer = Some(now + t);
+        }
         Completion {
             unmask: ret,
             timer,

@@ -22,8 +22,17 @@ pub struct KeyDef {
 
 /// Host names in a two-host topology.
 pub const HOSTS: [&str; 2] = ["client", "server"];
-/// Drivers (moderation policy families) the simulator knows.
-pub const DRIVERS: &[&str] = &["e1000-7.0", "e1000-7.3"];
+/// Drivers (moderation policy families) the simulator knows: the e1000 generations, and the
+/// Simulator II families ([`super::families`]).
+pub const DRIVERS: &[&str] = &[
+    "e1000-7.0",
+    "e1000-7.3",
+    "ixgbevf",
+    "ixgbe",
+    "ixgbe-oot",
+    "igb",
+    "dim",
+];
 /// NIC models: the 8254x with its interval-clock throttle, and the same NIC with the
 /// minimum-gap reading (a what-if, see `nic::throttle`).
 pub const NICS: &[&str] = &["8254x", "8254x-gap"];
@@ -53,9 +62,9 @@ fn host_keys() -> Vec<(&'static str, Kind, Value, &'static str)> {
         // 8000: e1000 7.0.x default; 3 on 7.3.x (resolved per driver).
         (
             "itr",
-            int(0, 100_000, "driver InterruptThrottleRate"),
+            int(0, 488_281, "driver InterruptThrottleRate"),
             I(8000),
-            "InterruptThrottleRate: 0 off, 1/3/4 modes, 100–100000 fixed; default per driver",
+            "InterruptThrottleRate: 0 off, 1/3/4 modes, or a fixed rate in the driver's range; default per driver",
         ),
         // Delay defaults: e1000_param.c (RDTR 0, RADV 8, TIDV 8, TADV 32).
         (

@@ -10,6 +10,7 @@
 pub mod build;
 pub mod builtin;
 pub mod error;
+pub mod families;
 pub mod keys;
 pub mod sweep;
 pub mod value;
@@ -135,7 +136,10 @@ impl Scenario {
             _ => "e1000-7.0".to_string(),
         };
         for host in keys::HOSTS {
-            let itr = build::generation(&driver).map_or(8000, |g| g.default_itr());
+            let itr = build::generation(&driver)
+                .map(|g| g.default_itr())
+                .or_else(|| families::default_itr(&driver))
+                .unwrap_or(8000);
             out.insert(format!("{host}.itr"), Value::Int(itr));
         }
         out.extend(self.set.clone());
