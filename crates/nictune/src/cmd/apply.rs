@@ -5,7 +5,7 @@
 //! namespace entered, the plan resolved against the host, and only then is anything written.
 
 mod paced;
-mod render;
+pub(crate) mod render;
 mod watchdog;
 
 use crate::output::{Ctx, HintExt, Outcome};
@@ -227,7 +227,7 @@ fn failure_hint(e: &txn::TxnError) -> &'static str {
 }
 
 /// Refuses to start while an earlier change is unfinished or waiting for confirmation.
-fn refuse_if_unfinished(state: &StateDir) -> Result<()> {
+pub(crate) fn refuse_if_unfinished(state: &StateDir) -> Result<()> {
     let all = state.transactions()?;
     let attention = state::needing_recovery(&all, now_unix_ms(), detach::alive);
     if let Some(a) = attention.first() {
@@ -390,7 +390,7 @@ pub fn warn_on_leftover_journal() {
     }
 }
 
-fn now_unix_ms() -> u64 {
+pub(crate) fn now_unix_ms() -> u64 {
     let since = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();

@@ -24,6 +24,10 @@ use nictune_tune::synthetic::{demo_environment, synthetic, Oracle, State};
 use std::path::PathBuf;
 
 mod check;
+mod live;
+mod measure;
+mod nshost;
+mod target;
 mod write;
 
 use check::runs_for;
@@ -97,6 +101,8 @@ pub struct Opts {
     /// With --synthetic: the noise seed.
     #[arg(long, default_value_t = 1, requires = "synthetic")]
     pub seed: u64,
+    #[command(flatten)]
+    pub state: crate::cmd::apply::StateArgs,
 }
 
 const TUNE_HELP: &str = "\
@@ -143,13 +149,15 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
         }
         TargetArg::Testbed => {
             // The testbed's space is known before touching anything: check the budget first.
-            tune_config(&checked, &Capabilities::veth_testbed(testbed_cpus()))?;
+            let config = tune_config(&checked, &Capabilities::veth_testbed(testbed_cpus()))?;
+            refuse_apply_on_testbed(&checked)?;
+            refuse_live_predict(&checked)?;
             require_root(effective_uid())?;
-            live_tune_unavailable()
+            live::run_testbed(&checked, &config, &args.opts.state.state_dir, ctx)
         }
         TargetArg::Interface { .. } => {
             require_root(effective_uid())?;
-            live_tune_unavailable()
+            interface_unavailable()
         }
     }
 }
@@ -238,16 +246,48 @@ pub fn require_root(uid: Option<u32>) -> Result<()> {
     }
 }
 
-/// The bench and apply engines are not wired into tune in this build.
+/// `--iface IF --peer HOST` is not wired in this build.
 #[derive(Debug, thiserror::Error)]
-#[error("live tuning is not available in this build: the measurement (bench) and apply engines are not wired into `nictune tune` yet; nothing was changed")]
-pub struct LiveTuneUnavailable;
+#[error("tuning a real interface against a `nictune serve` peer (--iface/--peer) is not available in this build; nothing was changed")]
+pub struct InterfaceTuneUnavailable;
 
-fn live_tune_unavailable() -> Result<Outcome> {
-    Err(LiveTuneUnavailable).hint(
-        "`nictune tune --synthetic --out DIR` runs the search on a model and writes the \
-         three output files, labelled SYNTHETIC",
+fn interface_unavailable() -> Result<Outcome> {
+    Err(InterfaceTuneUnavailable).hint(
+        "`sudo nictune tune` tunes the built-in veth testbed; `nictune bench --peer HOST` \
+         measures a real interface, and `nictune apply` changes it with auto-revert",
     )
+}
+
+/// The testbed is removed when the tune ends, so there is nothing to apply a result to.
+#[derive(Debug, thiserror::Error)]
+#[error("--apply cannot be used with the testbed: its namespaces are removed when the tune ends, so there is nothing left to apply the recommendation to")]
+pub struct ApplyOnTestbed;
+
+/// No simulator model of the veth testbed is calibrated in this build.
+#[derive(Debug, thiserror::Error)]
+#[error("--predict is not available for a live tune in this build: the simulator has no calibrated model of the veth testbed (busy polling, placement) yet; nothing was changed")]
+pub struct LivePredictUnavailable;
+
+fn refuse_live_predict(c: &Checked) -> Result<()> {
+    match c.predict {
+        true => Err(LivePredictUnavailable).hint(
+            "drop --predict (with a budget that covers the space: the error for a small \
+             --budget names the minimum); `nictune tune --synthetic --predict` shows what the \
+             predicted-against-measured plot looks like",
+        ),
+        false => Ok(()),
+    }
+}
+
+fn refuse_apply_on_testbed(c: &Checked) -> Result<()> {
+    match c.apply {
+        Some(_) => Err(ApplyOnTestbed).hint(
+            "drop --apply; the testbed's recommended.toml is evidence of what the settings \
+             do, and `nictune apply --profile FILE --iface IF` applies a profile to a real \
+             interface",
+        ),
+        None => Ok(()),
+    }
 }
 
 /// The synthetic demonstration: the same loop, outputs and summary as a live tune, over the
@@ -263,7 +303,7 @@ fn run_synthetic(c: &Checked, config: &TuneConfig, seed: u64, ctx: &Ctx) -> Resu
         environment: demo_environment(),
         cancel: &never,
     };
-    execute(c, &mut host, &mut bench, parts, ctx)
+    execute(c, &mut host, &mut bench, parts, ctx, |_, _| {})
 }
 
 /// What a tune needs besides the target and the measurer.
@@ -284,6 +324,7 @@ fn execute<T: Target, M: Measurer>(
     measurer: &mut M,
     parts: Parts<'_>,
     ctx: &Ctx,
+    notes: impl FnOnce(&M, &mut Environment),
 ) -> Result<Outcome> {
     let progress = ctx.progress();
     let controls = Controls {
@@ -292,7 +333,9 @@ fn execute<T: Target, M: Measurer>(
     };
     let run = session::run(target, measurer, parts.config, parts.predictor, controls)
         .map_err(with_recovery_hint)?;
-    let results = TuneResults::build(&run, parts.config, parts.environment);
+    let mut environment = parts.environment;
+    notes(measurer, &mut environment);
+    let results = TuneResults::build(&run, parts.config, environment);
     write_outputs(&c.out, &results)?;
     ctx.emit("tune", &results, |r| human(r, &c.out))?;
     Ok(Outcome::Success)
@@ -326,6 +369,21 @@ mod tests {
         assert_eq!(tune_config(&c, &caps).unwrap().plan.budget, 30);
         let c = parse(&["--workload", "stream"]).unwrap();
         assert_eq!(tune_config(&c, &caps).unwrap().unit, RateUnit::Bits);
+    }
+
+    #[test]
+    fn live_options_this_build_cannot_honour_are_refused_before_anything_runs() {
+        let c = parse(&["--apply"]).unwrap();
+        let text = format!("{:#}", refuse_apply_on_testbed(&c).unwrap_err());
+        assert!(
+            text.contains("--apply cannot be used with the testbed"),
+            "{text}"
+        );
+        let c = parse(&["--predict", "--budget", "30"]).unwrap();
+        let text = format!("{:#}", refuse_live_predict(&c).unwrap_err());
+        assert!(text.contains("--predict is not available"), "{text}");
+        let plain = parse(&[]).unwrap();
+        assert!(refuse_apply_on_testbed(&plain).is_ok() && refuse_live_predict(&plain).is_ok());
     }
 
     #[test]

@@ -1,0 +1,290 @@
+//! The live tune on the built-in testbed: build it, hold the change lock, run the loop with
+//! the apply engine as the [`Target`](nictune_tune::session::Target) and the bench engine as
+//! the [`Measurer`](nictune_tune::session::Measurer), remove the testbed whatever happens.
+//!
+//! Order of cleanup on every path (success, error, Ctrl-C): the loop restores the settings
+//! as found and reads them back; the target reverts anything still open and stops its
+//! namespace threads; the testbed's namespaces are deleted; the lock is released.
+
+use super::measure::BenchMeasurer;
+use super::nshost::NsHost;
+use super::target::{End, LiveTarget};
+use super::{execute, Checked, Parts, Workload};
+use crate::cmd::apply::{now_unix_ms, refuse_if_unfinished, render::utc};
+use crate::output::{Ctx, HintExt, Outcome};
+use anyhow::Result;
+use nictune_apply::journal::Summary;
+use nictune_apply::state::{self, StateDir};
+use nictune_bench::cancel::Cancel;
+use nictune_bench::{LiveMeasurer, Target as BenchTarget, TestKind, Testbed};
+use nictune_tune::knob::Knob;
+use nictune_tune::results::{Environment, TargetKind};
+use nictune_tune::session::TuneConfig;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// How many of the bench engine's distinct caveats the environment lists.
+const MAX_BENCH_NOTES: usize = 6;
+
+/// Runs a tune on a fresh testbed with journals under `state_dir`.
+pub fn run_testbed(
+    c: &Checked,
+    config: &TuneConfig,
+    state_dir: &Path,
+    ctx: &Ctx,
+) -> Result<Outcome> {
+    let test = test_kind(&c.workload)?;
+    let state = StateDir::new(state_dir);
+    refuse_if_unfinished(&state)?;
+    refuse_after_killed_tune(&state, state_dir)?;
+    let lock = state
+        .try_lock()
+        .hint("another nictune change is running; see `nictune status`")?;
+    let marked = mark(state_dir)?;
+    let cancel = Cancel::new();
+    cancel.on_signals()?;
+    let bed = Testbed::create().hint("the testbed needs root, `ip` (iproute2) and ethtool")?;
+    let started_at = utc(now_unix_ms()).replace(' ', "T");
+    let outcome = tune_on(
+        c,
+        config,
+        &bed,
+        (&state, &lock),
+        test,
+        &cancel,
+        started_at,
+        ctx,
+    );
+    let removed = bed.destroy();
+    unmark(&state, &marked);
+    let outcome = outcome?;
+    removed.hint("the tune finished but its testbed namespaces could not be removed; `ip netns list` shows them")?;
+    Ok(outcome)
+}
+
+/// A running tune marks itself with `<state dir>/tunes/<pid>`, removed when it ends with
+/// nothing of its own left in place.
+fn marker_dir(state_dir: &Path) -> PathBuf {
+    state_dir.join("tunes")
+}
+
+/// A tune killed mid-run leaves its last candidate in place, journaled as an ordinary kept
+/// change; a new tune would take those values for the settings as found. Refuses until they
+/// are reverted (and forgets the marker of a killed tune whose changes are all reverted).
+fn refuse_after_killed_tune(state: &StateDir, state_dir: &Path) -> Result<()> {
+    let all = state.transactions()?;
+    let Ok(entries) = std::fs::read_dir(marker_dir(state_dir)) else {
+        return Ok(());
+    };
+    let alive = nictune_linux::write::detach::alive;
+    for entry in entries.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else {
+            continue;
+        };
+        if alive(pid) {
+            continue;
+        }
+        let left = in_place_by(&all, pid);
+        let Some(newest) = left.last() else {
+            let _ = std::fs::remove_file(entry.path());
+            continue;
+        };
+        let message = format!(
+            "an earlier tune (pid {pid}) was killed with {} change(s) still in place, the newest {}",
+            left.len(),
+            newest.id
+        );
+        return Err(anyhow::Error::new(nictune_core::error::Hinted::new(
+            message,
+            "run `nictune revert` once per change (`nictune status` lists them) to restore \
+             the settings from before that tune, then tune again",
+        )));
+    }
+    Ok(())
+}
+
+/// Changes by process `pid` that are (or may be) still in effect.
+fn in_place_by(all: &[Summary], pid: u32) -> Vec<&Summary> {
+    all.iter()
+        .filter(|s| s.owner_pid == pid)
+        .filter(|s| state::revertible(std::slice::from_ref(*s)).is_some())
+        .collect()
+}
+
+/// Marks this tune as running; [`unmark`] removes the mark.
+fn mark(state_dir: &Path) -> Result<PathBuf> {
+    let dir = marker_dir(state_dir);
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join(std::process::id().to_string());
+    std::fs::write(&path, b"")?;
+    Ok(path)
+}
+
+/// Removes this tune's mark unless something it changed is still in place (then the next
+/// tune refuses until `nictune revert` has run).
+fn unmark(state: &StateDir, mark: &Path) {
+    let clean = state
+        .transactions()
+        .is_ok_and(|all| in_place_by(&all, std::process::id()).is_empty());
+    if clean {
+        let _ = std::fs::remove_file(mark);
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn tune_on(
+    c: &Checked,
+    config: &TuneConfig,
+    bed: &Testbed,
+    (state, lock): (&StateDir, &nictune_apply::state::Lock),
+    test: TestKind,
+    cancel: &Cancel,
+    started_at: String,
+    ctx: &Ctx,
+) -> Result<Outcome> {
+    let names = bed.names();
+    let ends = vec![
+        End {
+            host: NsHost::start(&names.server_ns)?,
+            iface: names.server_if.clone(),
+        },
+        End {
+            host: NsHost::start(&names.client_ns)?,
+            iface: names.client_if.clone(),
+        },
+    ];
+    let mut target = LiveTarget::new(state, lock, ends, knobs(config));
+    let live = LiveMeasurer {
+        target: BenchTarget::Testbed(bed),
+        cancel: cancel.clone(),
+    };
+    let cpus = (0..super::testbed_cpus()).collect();
+    let mut measurer = BenchMeasurer::new(live, test, cpus);
+    let stop = || cancel.is_cancelled();
+    let parts = Parts {
+        config,
+        predictor: None,
+        environment: environment(bed, test, started_at),
+        cancel: &stop,
+    };
+    execute(c, &mut target, &mut measurer, parts, ctx, |m, env| {
+        env.notes
+            .extend(m.warnings.iter().take(MAX_BENCH_NOTES).cloned());
+    })
+}
+
+/// Every knob some candidate sets: what the target snapshots and verifies.
+fn knobs(config: &TuneConfig) -> Vec<Knob> {
+    let set: BTreeSet<Knob> = config
+        .candidates
+        .iter()
+        .flat_map(|c| c.settings.iter().map(|s| s.knob))
+        .collect();
+    set.into_iter().collect()
+}
+
+/// The bench test for a workload; mixed and workload files are not measured live yet.
+fn test_kind(w: &Workload) -> Result<TestKind> {
+    match w {
+        Workload::Rr => Ok(TestKind::Rr),
+        Workload::Stream => Ok(TestKind::Stream),
+        Workload::Mixed | Workload::File(_) => {
+            let what = match w {
+                Workload::File(p) => p.display().to_string(),
+                _ => "mixed".into(),
+            };
+            let message =
+                format!("--workload {what}: a live tune measures rr or stream in this build");
+            Err(anyhow::Error::new(nictune_core::error::Hinted::new(
+                message,
+                "use --workload rr (latency) or --workload stream (throughput)",
+            )))
+        }
+    }
+}
+
+/// What the report says about where and how it was measured.
+fn environment(bed: &Testbed, test: TestKind, started_at: String) -> Environment {
+    let n = bed.names();
+    let mut notes = vec![
+        "Client and server share this machine: CPU figures are the whole machine's busy time \
+         per unit of work, client and server together."
+            .to_string(),
+        "busy_read and busy_poll are host-wide sysctls: they were changed for the whole \
+         machine during the tune (journaled) and restored."
+            .to_string(),
+    ];
+    notes.push(if bed.napi_mode() {
+        "veth in NAPI mode (GRO on, TSO off on both ends): the per-NAPI settings act on the \
+         measured traffic."
+            .into()
+    } else {
+        "veth NOT in NAPI mode: traffic took the per-CPU backlog, so per-NAPI settings had no \
+         effect."
+            .into()
+    });
+    notes.extend(bed.warnings().iter().cloned());
+    Environment {
+        target: TargetKind::Testbed,
+        target_name: format!(
+            "veth {} ({}) ↔ {} ({})",
+            n.client_if, n.client_ns, n.server_if, n.server_ns
+        ),
+        workload: match test {
+            TestKind::Stream => "TCP stream, 16 KiB writes, 1 connection".into(),
+            _ => "TCP request/response, 1 B / 1 B, 1 connection".into(),
+        },
+        kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .ok()
+            .map(|s| s.trim().to_string()),
+        cpus: std::thread::available_parallelism()
+            .ok()
+            .map(|n| n.get() as u32),
+        nictune_version: env!("CARGO_PKG_VERSION").into(),
+        started_at: Some(started_at),
+        notes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nictune_apply::journal::{Phase, RevertBy};
+
+    fn txn(id: &str, owner: u32, netns: Option<&str>, phase: Phase) -> Summary {
+        Summary {
+            id: id.into(),
+            started_unix_ms: 0,
+            netns: netns.map(str::to_string),
+            iface: None,
+            changes: Vec::new(),
+            preserve: Vec::new(),
+            attempted: vec![0],
+            effective: Default::default(),
+            undone: Vec::new(),
+            phase,
+            owner_pid: owner,
+            watchdog_pid: None,
+        }
+    }
+
+    #[test]
+    fn a_tunes_changes_still_in_place_are_the_revertible_ones_it_owns() {
+        let reverted = Phase::Reverted {
+            by: RevertBy::User,
+            complete: true,
+        };
+        let all = vec![
+            txn("1-10", 10, None, Phase::Applied),
+            txn("2-20", 20, Some("nictune-tb-20-0-s"), reverted),
+            txn("3-20", 20, Some("nictune-tb-20-0-s"), Phase::Applied),
+            txn("4-20", 20, None, Phase::Applying),
+        ];
+        let ids: Vec<&str> = in_place_by(&all, 20)
+            .iter()
+            .map(|s| s.id.as_str())
+            .collect();
+        assert_eq!(ids, ["3-20", "4-20"]);
+        assert!(in_place_by(&all[..2], 20).is_empty());
+    }
+}

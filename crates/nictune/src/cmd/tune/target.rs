@@ -1,0 +1,265 @@
+//! The live [`Target`]: candidates applied through the apply engine, journaled like any
+//! `nictune apply`, on the testbed's two veth ends (per-NAPI keys, inside their namespaces)
+//! and on the host (the busy-poll sysctls, which are not per namespace).
+//!
+//! Crash safety: every candidate is its own set of transactions, one per namespace it
+//! touches (server end, client end, then the host-wide sysctls, so the host's is the newest),
+//! and that set is reverted, in reverse order, before the next candidate is applied. At any
+//! moment at most one candidate's changes are in place, so after a crash or `kill -9`
+//! `nictune revert` (once per open transaction; the host-wide one comes first) puts back the
+//! settings as found, not a previous candidate's.
+
+use super::nshost::NsHost;
+use nictune_apply::desired::{parse_assignment, Desired};
+use nictune_apply::host::HostWrite;
+use nictune_apply::journal::RevertBy;
+use nictune_apply::plan;
+use nictune_apply::setting::Setting as HostSetting;
+use nictune_apply::state::{Lock, StateDir};
+use nictune_apply::txn::{self, ApplyRequest};
+use nictune_apply::value::Value as HostValue;
+use nictune_linux::write::LinuxWriter;
+use nictune_tune::knob::{Knob, Setting};
+use nictune_tune::session::{Target, TargetError, TargetOp};
+
+/// One veth end: its namespace's host and its interface.
+pub struct End {
+    pub host: NsHost,
+    pub iface: String,
+}
+
+/// The testbed's ends and the host, changed through journaled transactions.
+pub struct LiveTarget<'a> {
+    state: &'a StateDir,
+    lock: &'a Lock,
+    ends: Vec<End>,
+    root: LinuxWriter,
+    /// Knobs any candidate sets: what a snapshot reads.
+    knobs: Vec<Knob>,
+    /// Transactions of the candidate in place, in apply order.
+    open: Vec<String>,
+    last_ms: u64,
+}
+
+/// Every setting a tune may touch, as `<namespace or host> <object> <key>`, with its value.
+pub type Values = Vec<(String, HostValue)>;
+
+impl<'a> LiveTarget<'a> {
+    pub fn new(state: &'a StateDir, lock: &'a Lock, ends: Vec<End>, knobs: Vec<Knob>) -> Self {
+        LiveTarget {
+            state,
+            lock,
+            ends,
+            root: LinuxWriter::live(),
+            knobs,
+            open: Vec::new(),
+            last_ms: 0,
+        }
+    }
+
+    /// A transaction start time, strictly increasing so ids stay unique and ordered.
+    fn next_ms(&mut self) -> u64 {
+        self.last_ms = super::super::apply::now_unix_ms().max(self.last_ms + 1);
+        self.last_ms
+    }
+
+    /// Reverts the open transactions, newest first.
+    fn revert_open(&mut self) -> Result<(), TargetError> {
+        while let Some(id) = self.open.last().cloned() {
+            let all = self
+                .state
+                .transactions()
+                .map_err(|e| fail(TargetOp::Restore, &id, e))?;
+            let summary = all
+                .iter()
+                .find(|s| s.id == id)
+                .ok_or_else(|| fail(TargetOp::Restore, &id, "its journal is gone"))?;
+            let (pid, now) = (std::process::id(), self.next_ms());
+            let (state, lock) = (self.state, self.lock);
+            let reverted = match &summary.netns {
+                None => txn::revert(
+                    state,
+                    lock,
+                    summary,
+                    &mut self.root,
+                    RevertBy::User,
+                    pid,
+                    now,
+                ),
+                Some(ns) => {
+                    let end = self.ends.iter_mut().find(|e| e.host.netns() == ns);
+                    let end =
+                        end.ok_or_else(|| fail(TargetOp::Restore, &id, "unknown namespace"))?;
+                    txn::revert(
+                        state,
+                        lock,
+                        summary,
+                        &mut end.host,
+                        RevertBy::User,
+                        pid,
+                        now,
+                    )
+                }
+            }
+            .map_err(|e| fail(TargetOp::Restore, &id, e))?;
+            if !reverted.complete {
+                return Err(fail(
+                    TargetOp::Restore,
+                    &id,
+                    "some values could not be restored",
+                ));
+            }
+            self.open.pop();
+        }
+        Ok(())
+    }
+
+    /// Plans and applies `desired` on end `end` (or the host) as its own transaction.
+    fn apply_on(&mut self, end: Option<usize>, desired: &[Desired]) -> Result<(), TargetError> {
+        let now = self.next_ms();
+        let (state, lock) = (self.state, self.lock);
+        let applied = match end {
+            None => apply_txn(state, lock, &mut self.root, None, None, now, desired),
+            Some(i) => {
+                let e = &mut self.ends[i];
+                let netns = Some(e.host.netns().to_string());
+                let iface = Some(e.iface.as_str());
+                apply_txn(state, lock, &mut e.host, netns, iface, now, desired)
+            }
+        }?;
+        self.open.extend(applied);
+        Ok(())
+    }
+
+    /// Reads every setting the knobs expand to, on both ends and the host.
+    fn read_all(&mut self) -> Result<Values, TargetError> {
+        let knobs = self.knobs.clone();
+        let mut values = Values::new();
+        for i in 0..self.ends.len() {
+            let per_end: Vec<Knob> = knobs
+                .iter()
+                .copied()
+                .filter(|k| !k.is_host_wide())
+                .collect();
+            let ns = self.ends[i].host.netns().to_string();
+            let iface = self.ends[i].iface.clone();
+            for (s, v) in read_knobs(&mut self.ends[i].host, Some(&iface), &per_end)? {
+                values.push((format!("{ns} {s}"), v));
+            }
+        }
+        let host_wide: Vec<Knob> = knobs.iter().copied().filter(|k| k.is_host_wide()).collect();
+        for (s, v) in read_knobs(&mut self.root, None, &host_wide)? {
+            values.push((format!("host {s}"), v));
+        }
+        Ok(values)
+    }
+}
+
+/// The settings `knobs` expand to on one host (every NAPI instance of `iface`, say), read.
+fn read_knobs(
+    host: &mut impl HostWrite,
+    iface: Option<&str>,
+    knobs: &[Knob],
+) -> Result<Vec<(HostSetting, HostValue)>, TargetError> {
+    let desired = knobs
+        .iter()
+        .map(|k| parse_assignment(&format!("{}=0", k.key())))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| fail(TargetOp::Snapshot, "settings", e))?;
+    let plan = plan::resolve(&desired, iface, host)
+        .map_err(|e| fail(TargetOp::Snapshot, iface.unwrap_or("host"), e))?;
+    let mut settings: Vec<HostSetting> = plan.changes.into_iter().map(|c| c.setting).collect();
+    settings.extend(plan.unchanged);
+    settings.sort();
+    settings
+        .into_iter()
+        .map(|s| {
+            let v = host
+                .read(&s)
+                .map_err(|e| fail(TargetOp::Snapshot, &s.to_string(), e))?;
+            Ok((s, v))
+        })
+        .collect()
+}
+
+impl Target for LiveTarget<'_> {
+    type Snapshot = Values;
+
+    fn snapshot(&mut self) -> Result<Values, TargetError> {
+        self.read_all()
+    }
+
+    fn apply(&mut self, settings: &[Setting]) -> Result<(), TargetError> {
+        self.revert_open()?;
+        let desired = |host_wide: bool| -> Result<Vec<Desired>, TargetError> {
+            settings
+                .iter()
+                .filter(|s| s.knob.is_host_wide() == host_wide)
+                .map(|s| {
+                    parse_assignment(&s.to_key_value())
+                        .map_err(|e| fail(TargetOp::Apply, s.knob.key(), e))
+                })
+                .collect()
+        };
+        let per_end = desired(false)?;
+        if !per_end.is_empty() {
+            for i in 0..self.ends.len() {
+                self.apply_on(Some(i), &per_end)?;
+            }
+        }
+        let host_wide = desired(true)?;
+        if !host_wide.is_empty() {
+            self.apply_on(None, &host_wide)?;
+        }
+        Ok(())
+    }
+
+    fn restore(&mut self, _snapshot: &Values) -> Result<(), TargetError> {
+        self.revert_open()
+    }
+}
+
+impl Drop for LiveTarget<'_> {
+    /// Covers an early return between an apply and the loop's restore.
+    fn drop(&mut self) {
+        let _ = self.revert_open();
+    }
+}
+
+/// One journaled transaction on one host; its id, or `None` when nothing differed.
+fn apply_txn(
+    state: &StateDir,
+    lock: &Lock,
+    host: &mut impl HostWrite,
+    netns: Option<String>,
+    iface: Option<&str>,
+    now_unix_ms: u64,
+    desired: &[Desired],
+) -> Result<Option<String>, TargetError> {
+    let object = netns.clone().unwrap_or_else(|| "host".into());
+    let plan =
+        plan::resolve(desired, iface, host).map_err(|e| fail(TargetOp::Apply, &object, e))?;
+    let req = ApplyRequest {
+        pid: std::process::id(),
+        now_unix_ms,
+        netns,
+        iface: iface.map(str::to_string),
+        confirm_within_ms: None,
+    };
+    let applied = txn::apply_plan(state, lock, &plan, &req, host).map_err(|e| {
+        fail(
+            TargetOp::Apply,
+            &object,
+            format!("{:#}", anyhow::Error::new(e)),
+        )
+    })?;
+    Ok(applied.map(|a| a.id))
+}
+
+fn fail(op: TargetOp, object: &str, reason: impl std::fmt::Display) -> TargetError {
+    TargetError {
+        op,
+        object: object.to_string(),
+        reason: reason.to_string(),
+    }
+}

@@ -1,0 +1,293 @@
+//! A real `nictune tune` on the built-in testbed, short enough for every CI run (about 30 s
+//! on two cores), and a tune killed with SIGKILL in the middle of a busy-polling candidate
+//! that `nictune revert` must clean up after (a new tune refuses to start until it has). Needs root, `ip` and namespace support;
+//! elsewhere each test prints `skipped: <reason>`.
+//!
+//! What is checked independently of the tune's own read-back: the host-wide sysctls
+//! (`/proc/sys/net/core/busy_read`, `busy_poll`) before and after, the journals through
+//! `nictune status --json` (every transaction on both veth ends and on the host reverted,
+//! completely), and that no `nictune-tb-<pid>-…` namespace is left.
+//!
+//! Both tests change host-wide sysctls, so they take turns (a file-wide mutex).
+
+use serde_json::Value as Json;
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_nictune");
+const BUSY: [&str; 2] = [
+    "/proc/sys/net/core/busy_read",
+    "/proc/sys/net/core/busy_poll",
+];
+
+/// The two tests both change busy_read/busy_poll: one at a time.
+static HOST_WIDE: Mutex<()> = Mutex::new(());
+
+/// Why this machine cannot run a live tune, if it cannot.
+fn skip_reason() -> Option<String> {
+    if let Err(why) = nictune_bench::testbed_available() {
+        return Some(why);
+    }
+    let probe = format!("nictune-tlprobe-{}", std::process::id());
+    let made = Command::new("ip").args(["netns", "add", &probe]).output();
+    match made {
+        Ok(o) if o.status.success() => {
+            let _ = Command::new("ip").args(["netns", "del", &probe]).output();
+            None
+        }
+        Ok(o) => Some(format!(
+            "cannot create a network namespace: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        )),
+        Err(e) => Some(format!("cannot run `ip`: {e}")),
+    }
+}
+
+fn busy_values() -> Vec<String> {
+    BUSY.iter()
+        .map(|p| std::fs::read_to_string(p).unwrap().trim().to_string())
+        .collect()
+}
+
+fn nictune(state: &Path, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .env("NICTUNE_STATE_DIR", state)
+        .output()
+        .unwrap()
+}
+
+/// Testbed namespaces created by process `pid`.
+fn namespaces_of(pid: u32) -> Vec<String> {
+    let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    let prefix = format!("nictune-tb-{pid}-");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| n.starts_with(&prefix))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Puts back what a failed test may leave: the sysctls as found and a killed tune's
+/// namespaces.
+struct Cleanup {
+    busy: Vec<String>,
+    pid: Option<u32>,
+}
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        for (path, value) in BUSY.iter().zip(&self.busy) {
+            let _ = std::fs::write(path, value);
+        }
+        if let Some(pid) = self.pid {
+            for ns in namespaces_of(pid) {
+                let _ = Command::new("ip").args(["netns", "del", &ns]).output();
+            }
+        }
+    }
+}
+
+/// Every journaled change, from `nictune status --json`.
+fn changes(state: &Path) -> Vec<Json> {
+    let out = nictune(state, &["status", "--json"]);
+    let status: Json = serde_json::from_slice(&out.stdout).unwrap();
+    status["changes"].as_array().unwrap().clone()
+}
+
+#[test]
+fn a_short_live_tune_writes_three_files_and_leaves_every_setting_as_found() {
+    let _turn = HOST_WIDE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(why) = skip_reason() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let before = busy_values();
+    let _cleanup = Cleanup {
+        busy: before.clone(),
+        pid: None,
+    };
+    let state = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let out = nictune(
+        state.path(),
+        &[
+            "tune",
+            "--budget",
+            "60",
+            "--duration",
+            "300ms",
+            "--warm-up",
+            "100ms",
+            "--json",
+            "--out",
+            out_dir.path().to_str().unwrap(),
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "tune failed: {stderr}");
+    eprintln!("live tune took {:.1} s", started.elapsed().as_secs_f64());
+
+    // The three files, measured on the testbed.
+    let results: Json = serde_json::from_str(
+        &std::fs::read_to_string(out_dir.path().join("results.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(results["environment"]["target"], "testbed");
+    let points = results["points"].as_array().unwrap();
+    assert_eq!(points.len(), 25, "every candidate measured at least once");
+    assert!(points.iter().all(|p| p["summary"].is_object()));
+    let profile = std::fs::read_to_string(out_dir.path().join("recommended.toml")).unwrap();
+    assert!(profile.contains("[settings]"), "{profile}");
+    assert!(!profile.contains("SYNTHETIC"), "{profile}");
+    let html = std::fs::read_to_string(out_dir.path().join("report.html")).unwrap();
+    assert!(html.trim_start().starts_with("<!DOCTYPE html>"));
+    assert!(html.trim_end().ends_with("</html>"));
+    assert!(html.matches("<svg").count() >= 3, "the plots are there");
+    assert_eq!(html.matches("<svg").count(), html.matches("</svg>").count());
+    assert!(!html.contains("SYNTHETIC"));
+
+    // Every setting back as found: the host-wide sysctls read directly, the veth ends
+    // through their journals (the testbed itself is gone).
+    assert_eq!(busy_values(), before, "busy_read/busy_poll restored");
+    let all = changes(state.path());
+    // Transactions in the client namespace, the server namespace, and on the host.
+    let on = |end: Option<&str>| {
+        let here = |c: &&Json| match (c["netns"].as_str(), end) {
+            (None, None) => true,
+            (Some(ns), Some(side)) => ns.starts_with("nictune-tb-") && ns.ends_with(side),
+            _ => false,
+        };
+        all.iter().filter(here).count()
+    };
+    assert!(
+        on(Some("-c")) > 0 && on(Some("-s")) > 0 && on(None) > 0,
+        "{all:?}"
+    );
+    for c in &all {
+        assert_eq!(c["phase"], "reverted", "{c}");
+        assert_eq!(c["complete"], true, "{c}");
+    }
+    let left = list_testbeds_left();
+    assert!(left.is_empty(), "testbed namespaces left: {left:?}");
+}
+
+/// Testbed namespaces whose creating process is gone or is a tune this file started.
+fn list_testbeds_left() -> Vec<String> {
+    let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| n.starts_with("nictune-tb-"))
+        .filter(|n| {
+            let pid = n["nictune-tb-".len()..].split('-').next().unwrap_or("");
+            !Path::new("/proc").join(pid).exists()
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// Kills `child` when dropped (a failed assertion must not leave a tune running).
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn after_kill_9_mid_tune_revert_restores_the_host_wide_sysctls() {
+    let _turn = HOST_WIDE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(why) = skip_reason() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let before = busy_values();
+    let state = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    // Long runs: a busy-polling candidate stays in place for seconds, time to catch it.
+    let child = Command::new(BIN)
+        .args([
+            "tune",
+            "--budget",
+            "60",
+            "--duration",
+            "2s",
+            "--warm-up",
+            "100ms",
+        ])
+        .args(["--quiet", "--out", out_dir.path().to_str().unwrap()])
+        .env("NICTUNE_STATE_DIR", state.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut tune = Running(child);
+    let _cleanup = Cleanup {
+        busy: before.clone(),
+        pid: Some(pid),
+    };
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while busy_values() == before {
+        assert!(
+            Instant::now() < deadline,
+            "no busy-polling candidate within 90 s"
+        );
+        assert!(tune.0.try_wait().unwrap().is_none(), "the tune ended early");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    tune.0.kill().unwrap(); // SIGKILL: no destructor runs
+    tune.0.wait().unwrap();
+    assert_ne!(busy_values(), before, "killed while busy polling was on");
+
+    // A new tune would take the killed one's values for the settings as found: refused.
+    let again = nictune(
+        state.path(),
+        &[
+            "tune",
+            "--budget",
+            "60",
+            "--out",
+            out_dir.path().to_str().unwrap(),
+        ],
+    );
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert_eq!(again.status.code(), Some(2), "{err}");
+    // "was killed" when it died between transactions, "interrupted" when it died inside one.
+    let refused = err.contains("was killed") || err.contains("is interrupted");
+    assert!(refused && err.contains("nictune revert"), "{err}");
+
+    // One revert restores the host: its transaction is the newest.
+    let out = nictune(state.path(), &["revert"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        busy_values(),
+        before,
+        "busy_read/busy_poll restored by one revert"
+    );
+    // The rest (the killed tune's veth ends) revert too; then nothing is left open.
+    for _ in 0..4 {
+        let out = nictune(state.path(), &["revert"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let open: Vec<Json> = changes(state.path())
+        .into_iter()
+        .filter(|c| c["phase"] != "reverted" && c["phase"] != "rolled-back")
+        .collect();
+    assert!(open.is_empty(), "{open:?}");
+}
