@@ -6,7 +6,7 @@
 
 mod paced;
 pub(crate) mod render;
-mod watchdog;
+pub(crate) mod watchdog;
 
 use crate::output::{Ctx, HintExt, Outcome};
 use anyhow::{bail, Context, Result};
@@ -129,7 +129,7 @@ fn check_args(args: &Args) -> Result<Request> {
 }
 
 /// A namespace is a plain file name under /run/netns.
-fn check_netns_name(name: &str) -> Result<()> {
+pub(crate) fn check_netns_name(name: &str) -> Result<()> {
     if name.is_empty() || name.contains('/') || name == "." || name == ".." {
         let msg = format!(
             "--netns {name:?} is not a namespace name; allowed: a name listed by `ip netns list`"
@@ -255,9 +255,14 @@ pub(crate) fn refuse_if_unfinished(state: &StateDir) -> Result<()> {
 
 /// Refuses to touch the interface that carries the default route or this SSH session.
 fn refuse_risky(req: &Request, force: bool) -> Result<()> {
-    let Some(iface) = &req.iface else {
-        return Ok(());
-    };
+    match &req.iface {
+        Some(iface) => refuse_risky_iface(iface, force),
+        None => Ok(()),
+    }
+}
+
+/// Refuses `iface` when it carries the default route or this SSH session, unless `force`.
+pub(crate) fn refuse_risky_iface(iface: &str, force: bool) -> Result<()> {
     let route4 = std::fs::read_to_string("/proc/net/route").unwrap_or_default();
     let route6 = std::fs::read_to_string("/proc/net/ipv6_route").unwrap_or_default();
     let ssh = std::env::var("SSH_CONNECTION").ok();

@@ -164,7 +164,7 @@ fn seconds(flag: &str, v: f64) -> Result<Nanos> {
 }
 
 /// Resolves HOST[:PORT] and reads the token.
-fn peer_target(peer: &str, token_file: Option<&PathBuf>) -> Result<PeerTarget> {
+pub(crate) fn peer_target(peer: &str, token_file: Option<&PathBuf>) -> Result<PeerTarget> {
     let addr = resolve(peer)?;
     let token = Token::load(token_file.map(PathBuf::as_path))
         .hint("use the token the peer's `nictune serve` was started with")?;

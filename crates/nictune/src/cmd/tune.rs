@@ -23,7 +23,9 @@ use nictune_tune::space::{Capabilities, Space};
 use nictune_tune::synthetic::{demo_environment, synthetic, Oracle, State};
 use std::path::PathBuf;
 
+mod caps;
 mod check;
+mod iface;
 mod live;
 mod measure;
 mod nshost;
@@ -56,6 +58,16 @@ pub struct Opts {
     /// The `nictune serve` peer for --iface.
     #[arg(long, value_name = "HOST[:PORT]", requires = "iface")]
     pub peer: Option<String>,
+    /// With --iface: the interface lives in this network namespace (as `ip -n NAME`).
+    #[arg(long, value_name = "NAME", requires = "iface")]
+    pub netns: Option<String>,
+    /// With --peer: file holding the peer's token (else $NICTUNE_TOKEN), as for `nictune bench`.
+    #[arg(long, value_name = "FILE", requires = "peer")]
+    pub token_file: Option<PathBuf>,
+    /// With --iface: allow tuning the interface that carries the default route or this SSH
+    /// session.
+    #[arg(long, requires = "iface")]
+    pub force: bool,
     /// What "best" means.
     #[arg(long, value_enum, default_value_t = ObjectiveArg::Latency)]
     pub objective: ObjectiveArg,
@@ -91,7 +103,7 @@ pub struct Opts {
     /// Apply the recommendation afterwards through the apply engine, with auto-revert.
     #[arg(long, conflicts_with = "synthetic")]
     pub apply: bool,
-    /// With --apply: revert unless `nictune confirm` runs within this time.
+    /// With --apply: revert unless `nictune confirm` runs within this time (default 5m).
     #[arg(long, value_name = "DURATION", requires = "apply")]
     pub confirm_within: Option<String>,
     /// Demonstration: search a synthetic model with seeded noise instead of a host. Needs no
@@ -114,6 +126,7 @@ A recommendation is made only when it beats the settings as found beyond run-to-
 Examples:
   sudo nictune tune --budget 3m --out results
   sudo nictune tune --objective cpu --p99-ceiling 200us
+  sudo NICTUNE_TOKEN=... nictune tune --iface eth1 --peer 198.18.0.2 --apply --confirm-within 5m
   nictune tune --synthetic --out demo        # what the report looks like, no root";
 
 /// `--objective`.
@@ -156,8 +169,9 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
             live::run_testbed(&checked, &config, &args.opts.state.state_dir, ctx)
         }
         TargetArg::Interface { .. } => {
+            refuse_live_predict(&checked)?;
             require_root(effective_uid())?;
-            interface_unavailable()
+            iface::run_interface(&checked, &args.opts, ctx)
         }
     }
 }
@@ -244,18 +258,6 @@ pub fn require_root(uid: Option<u32>) -> Result<()> {
              --synthetic` shows what a tune's report looks like",
         ),
     }
-}
-
-/// `--iface IF --peer HOST` is not wired in this build.
-#[derive(Debug, thiserror::Error)]
-#[error("tuning a real interface against a `nictune serve` peer (--iface/--peer) is not available in this build; nothing was changed")]
-pub struct InterfaceTuneUnavailable;
-
-fn interface_unavailable() -> Result<Outcome> {
-    Err(InterfaceTuneUnavailable).hint(
-        "`sudo nictune tune` tunes the built-in veth testbed; `nictune bench --peer HOST` \
-         measures a real interface, and `nictune apply` changes it with auto-revert",
-    )
 }
 
 /// The testbed is removed when the tune ends, so there is nothing to apply a result to.

@@ -34,15 +34,12 @@ pub fn run_testbed(
     ctx: &Ctx,
 ) -> Result<Outcome> {
     let test = test_kind(&c.workload)?;
-    let state = StateDir::new(state_dir);
-    refuse_if_unfinished(&state)?;
-    refuse_after_killed_tune(&state, state_dir)?;
-    let lock = state
-        .try_lock()
-        .hint("another nictune change is running; see `nictune status`")?;
-    let marked = mark(state_dir)?;
-    let cancel = Cancel::new();
-    cancel.on_signals()?;
+    let Held {
+        state,
+        lock,
+        marked,
+        cancel,
+    } = hold(state_dir)?;
     let bed = Testbed::create().hint("the testbed needs root, `ip` (iproute2) and ethtool")?;
     let started_at = utc(now_unix_ms()).replace(' ', "T");
     let outcome = tune_on(
@@ -60,6 +57,43 @@ pub fn run_testbed(
     let outcome = outcome?;
     removed.hint("the tune finished but its testbed namespaces could not be removed; `ip netns list` shows them")?;
     Ok(outcome)
+}
+
+/// What a live tune holds while it runs: the journals, the change lock, its mark, and the
+/// Ctrl-C / SIGTERM flag.
+pub(super) struct Held {
+    pub state: StateDir,
+    pub lock: nictune_apply::state::Lock,
+    pub marked: PathBuf,
+    pub cancel: Cancel,
+}
+
+/// Refuses while an earlier change is unfinished or a killed tune's changes are in place,
+/// then takes the lock, marks this tune and catches Ctrl-C / SIGTERM.
+pub(super) fn hold(state_dir: &Path) -> Result<Held> {
+    let state = StateDir::new(state_dir);
+    refuse_if_unfinished(&state)?;
+    refuse_after_killed_tune(&state, state_dir)?;
+    let lock = state
+        .try_lock()
+        .hint("another nictune change is running; see `nictune status`")?;
+    let marked = mark(state_dir)?;
+    let cancel = Cancel::new();
+    cancel.on_signals()?;
+    Ok(Held {
+        state,
+        lock,
+        marked,
+        cancel,
+    })
+}
+
+/// The workload as the report names it.
+pub(super) fn workload_label(test: TestKind) -> String {
+    match test {
+        TestKind::Stream => "TCP stream, 16 KiB writes, 1 connection".into(),
+        _ => "TCP request/response, 1 B / 1 B, 1 connection".into(),
+    }
 }
 
 /// A running tune marks itself with `<state dir>/tunes/<pid>`, removed when it ends with
@@ -122,7 +156,7 @@ fn mark(state_dir: &Path) -> Result<PathBuf> {
 
 /// Removes this tune's mark unless something it changed is still in place (then the next
 /// tune refuses until `nictune revert` has run).
-fn unmark(state: &StateDir, mark: &Path) {
+pub(super) fn unmark(state: &StateDir, mark: &Path) {
     let clean = state
         .transactions()
         .is_ok_and(|all| in_place_by(&all, std::process::id()).is_empty());
@@ -174,7 +208,7 @@ fn tune_on(
 }
 
 /// Every knob some candidate sets: what the target snapshots and verifies.
-fn knobs(config: &TuneConfig) -> Vec<Knob> {
+pub(super) fn knobs(config: &TuneConfig) -> Vec<Knob> {
     let set: BTreeSet<Knob> = config
         .candidates
         .iter()
@@ -184,7 +218,7 @@ fn knobs(config: &TuneConfig) -> Vec<Knob> {
 }
 
 /// The bench test for a workload; mixed and workload files are not measured live yet.
-fn test_kind(w: &Workload) -> Result<TestKind> {
+pub(super) fn test_kind(w: &Workload) -> Result<TestKind> {
     match w {
         Workload::Rr => Ok(TestKind::Rr),
         Workload::Stream => Ok(TestKind::Stream),
@@ -230,10 +264,7 @@ fn environment(bed: &Testbed, test: TestKind, started_at: String) -> Environment
             "veth {} ({}) ↔ {} ({})",
             n.client_if, n.client_ns, n.server_if, n.server_ns
         ),
-        workload: match test {
-            TestKind::Stream => "TCP stream, 16 KiB writes, 1 connection".into(),
-            _ => "TCP request/response, 1 B / 1 B, 1 connection".into(),
-        },
+        workload: workload_label(test),
         kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
             .ok()
             .map(|s| s.trim().to_string()),

@@ -33,6 +33,11 @@ pub struct LiveTarget<'a> {
     state: &'a StateDir,
     lock: &'a Lock,
     ends: Vec<End>,
+    /// An interface in this process's namespace, changed through `root` (`--iface`).
+    local: Option<String>,
+    /// The namespace this process entered for `local` (`--netns`), recorded in its journals
+    /// so `nictune revert` from outside finds the interface.
+    local_netns: Option<String>,
     root: LinuxWriter,
     /// Knobs any candidate sets: what a snapshot reads.
     knobs: Vec<Knob>,
@@ -50,11 +55,27 @@ impl<'a> LiveTarget<'a> {
             state,
             lock,
             ends,
+            local: None,
+            local_netns: None,
             root: LinuxWriter::live(),
             knobs,
             open: Vec::new(),
             last_ms: 0,
         }
+    }
+
+    /// The target for `--iface`: `iface` in this process's namespace (`netns`, already
+    /// entered, or the initial one), no testbed ends.
+    pub fn local(
+        state: &'a StateDir,
+        lock: &'a Lock,
+        (iface, netns): (String, Option<String>),
+        knobs: Vec<Knob>,
+    ) -> Self {
+        let mut target = LiveTarget::new(state, lock, Vec::new(), knobs);
+        target.local = Some(iface);
+        target.local_netns = netns;
+        target
     }
 
     /// A transaction start time, strictly increasing so ids stay unique and ordered.
@@ -76,7 +97,9 @@ impl<'a> LiveTarget<'a> {
                 .ok_or_else(|| fail(TargetOp::Restore, &id, "its journal is gone"))?;
             let (pid, now) = (std::process::id(), self.next_ms());
             let (state, lock) = (self.state, self.lock);
-            let reverted = match &summary.netns {
+            // This process's own namespace: the initial one, or the one `--netns` entered.
+            let here = summary.netns.is_none() || summary.netns == self.local_netns;
+            let reverted = match summary.netns.as_ref().filter(|_| !here) {
                 None => txn::revert(
                     state,
                     lock,
@@ -114,12 +137,21 @@ impl<'a> LiveTarget<'a> {
         Ok(())
     }
 
-    /// Plans and applies `desired` on end `end` (or the host) as its own transaction.
-    fn apply_on(&mut self, end: Option<usize>, desired: &[Desired]) -> Result<(), TargetError> {
+    /// Plans and applies `desired` on end `end` (or, for `None`, this namespace with `iface`)
+    /// as its own transaction.
+    fn apply_on(
+        &mut self,
+        end: Option<usize>,
+        iface: Option<&str>,
+        desired: &[Desired],
+    ) -> Result<(), TargetError> {
         let now = self.next_ms();
         let (state, lock) = (self.state, self.lock);
         let applied = match end {
-            None => apply_txn(state, lock, &mut self.root, None, None, now, desired),
+            None => {
+                let netns = iface.and(self.local_netns.clone());
+                apply_txn(state, lock, &mut self.root, netns, iface, now, desired)
+            }
             Some(i) => {
                 let e = &mut self.ends[i];
                 let netns = Some(e.host.netns().to_string());
@@ -145,6 +177,16 @@ impl<'a> LiveTarget<'a> {
             let iface = self.ends[i].iface.clone();
             for (s, v) in read_knobs(&mut self.ends[i].host, Some(&iface), &per_end)? {
                 values.push((format!("{ns} {s}"), v));
+            }
+        }
+        if let Some(iface) = self.local.clone() {
+            let per_iface: Vec<Knob> = knobs
+                .iter()
+                .copied()
+                .filter(|k| !k.is_host_wide())
+                .collect();
+            for (s, v) in read_knobs(&mut self.root, Some(&iface), &per_iface)? {
+                values.push((format!("local {s}"), v));
             }
         }
         let host_wide: Vec<Knob> = knobs.iter().copied().filter(|k| k.is_host_wide()).collect();
@@ -204,12 +246,15 @@ impl Target for LiveTarget<'_> {
         let per_end = desired(false)?;
         if !per_end.is_empty() {
             for i in 0..self.ends.len() {
-                self.apply_on(Some(i), &per_end)?;
+                self.apply_on(Some(i), None, &per_end)?;
+            }
+            if let Some(iface) = self.local.clone() {
+                self.apply_on(None, Some(&iface), &per_end)?;
             }
         }
         let host_wide = desired(true)?;
         if !host_wide.is_empty() {
-            self.apply_on(None, &host_wide)?;
+            self.apply_on(None, None, &host_wide)?;
         }
         Ok(())
     }
