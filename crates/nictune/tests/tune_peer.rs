@@ -107,6 +107,13 @@ impl Lab {
         panic!("nictune serve did not start listening in {}", self.b);
     }
 
+    /// Writes tp-a's sysfs attribute `file`, without nictune.
+    fn write_a(&self, file: &str, value: &str) {
+        let path = format!("/sys/class/net/tp-a/{file}");
+        let script = format!("echo {value} > {path}");
+        ip(&["netns", "exec", &self.a, "sh", "-c", &script]);
+    }
+
     /// What the tune may change on tp-a, read without nictune.
     fn settings_of_a(&self) -> String {
         let mut all = String::new();
@@ -161,6 +168,22 @@ fn namespaces_left(pid: u32) -> Vec<String> {
         .collect()
 }
 
+/// The journal once nothing is pending any more (at most 15 s: the watchdog of an applied
+/// recommendation reverts it after its 1 s).
+fn wait_until_all_reverted(state: &Path) -> Vec<Json> {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let status = nictune(state, &["status", "--json"]);
+        let status: Json = serde_json::from_slice(&status.stdout).unwrap();
+        let changes = status["changes"].as_array().unwrap().clone();
+        let pending = changes.iter().any(|c| c["phase"] != "reverted");
+        if !pending || Instant::now() > deadline {
+            return changes;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
 #[test]
 fn a_tune_of_a_veth_end_against_a_serve_peer_writes_three_files_and_restores_it() {
     if let Some(why) = skip_reason() {
@@ -171,6 +194,10 @@ fn a_tune_of_a_veth_end_against_a_serve_peer_writes_three_files_and_restores_it(
     let out_dir = tempfile::tempdir().unwrap();
     let lab = Lab::create();
     let server_pid = lab.server.as_ref().unwrap().id();
+    // Start from the slow corner of testbed-notes §6 (gro-flush-timeout 100 µs with
+    // defer-hard-irqs 2), so there is usually something better for --apply to apply.
+    lab.write_a("gro_flush_timeout", "100000");
+    lab.write_a("napi_defer_hard_irqs", "2");
     let before = lab.settings_of_a();
     let started = Instant::now();
     let peer = format!("198.18.77.2:{PORT}");
@@ -190,6 +217,9 @@ fn a_tune_of_a_veth_end_against_a_serve_peer_writes_three_files_and_restores_it(
             "300ms",
             "--warm-up",
             "100ms",
+            "--apply",
+            "--confirm-within",
+            "1s",
             "--json",
             "--out",
             out_dir.path().to_str().unwrap(),
@@ -204,6 +234,7 @@ fn a_tune_of_a_veth_end_against_a_serve_peer_writes_three_files_and_restores_it(
     )
     .unwrap();
     assert_eq!(results["environment"]["target"], "interface");
+    eprintln!("verdict: {}", results["recommendation"]["headline"]);
     let name = results["environment"]["target_name"].as_str().unwrap();
     assert!(name.contains("tp-a") && name.contains(&peer), "{name}");
     let points = results["points"].as_array().unwrap();
@@ -222,10 +253,25 @@ fn a_tune_of_a_veth_end_against_a_serve_peer_writes_three_files_and_restores_it(
     let html = std::fs::read_to_string(out_dir.path().join("report.html")).unwrap();
     assert!(html.trim_end().ends_with("</html>") && html.contains("<svg"));
 
+    // --apply: the recommendation went on as a change the watchdog reverts after 1 s, or
+    // there was nothing to apply.
+    let applied = stderr.contains("--apply: applied");
+    assert!(
+        applied || stderr.contains("--apply: nothing to apply"),
+        "{stderr}"
+    );
+    let changes = wait_until_all_reverted(state.path());
+    eprintln!(
+        "--apply {}; {} journaled changes",
+        if applied {
+            "applied, reverted by the watchdog"
+        } else {
+            "had nothing to apply"
+        },
+        changes.len()
+    );
+
     assert_eq!(lab.settings_of_a(), before, "tp-a's settings as found");
-    let status = nictune(state.path(), &["status", "--json"]);
-    let status: Json = serde_json::from_slice(&status.stdout).unwrap();
-    let changes = status["changes"].as_array().unwrap();
     assert!(!changes.is_empty(), "the candidates were journaled");
     for c in changes {
         assert_eq!(c["netns"], lab.a.as_str(), "{c}");

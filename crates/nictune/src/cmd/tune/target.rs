@@ -1,6 +1,8 @@
 //! The live [`Target`]: candidates applied through the apply engine, journaled like any
 //! `nictune apply`, on the testbed's two veth ends (per-NAPI keys, inside their namespaces)
-//! and on the host (the busy-poll sysctls, which are not per namespace).
+//! and on the host (the busy-poll sysctls, which are not per namespace). For `--iface` there
+//! are no ends: the interface lives in this process's namespace (the one `--netns` entered,
+//! recorded in its journals) and is changed through the same writer as the host.
 //!
 //! Crash safety: every candidate is its own set of transactions, one per namespace it
 //! touches (server end, client end, then the host-wide sysctls, so the host's is the newest),
