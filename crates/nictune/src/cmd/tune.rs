@@ -27,6 +27,7 @@ mod check;
 mod live;
 mod measure;
 mod nshost;
+mod predict;
 mod target;
 mod write;
 
@@ -263,17 +264,16 @@ fn interface_unavailable() -> Result<Outcome> {
 #[error("--apply cannot be used with the testbed: its namespaces are removed when the tune ends, so there is nothing left to apply the recommendation to")]
 pub struct ApplyOnTestbed;
 
-/// No simulator model of the veth testbed is calibrated in this build.
+/// The veth testbed model predicts request/response only.
 #[derive(Debug, thiserror::Error)]
-#[error("--predict is not available for a live tune in this build: the simulator has no calibrated model of the veth testbed (busy polling, placement) yet; nothing was changed")]
+#[error("--predict on the testbed needs --workload rr: the simulator's veth model predicts 1-byte TCP request/response only; nothing was changed")]
 pub struct LivePredictUnavailable;
 
 fn refuse_live_predict(c: &Checked) -> Result<()> {
-    match c.predict {
+    match c.predict && !matches!(c.workload, Workload::Rr) {
         true => Err(LivePredictUnavailable).hint(
-            "drop --predict (with a budget that covers the space: the error for a small \
-             --budget names the minimum); `nictune tune --synthetic --predict` shows what the \
-             predicted-against-measured plot looks like",
+            "use --workload rr with --predict, or drop --predict (with a budget that covers \
+             the space: the error for a small --budget names the minimum)",
         ),
         false => Ok(()),
     }
@@ -379,9 +379,14 @@ mod tests {
             text.contains("--apply cannot be used with the testbed"),
             "{text}"
         );
-        let c = parse(&["--predict", "--budget", "30"]).unwrap();
+        let c = parse(&["--predict", "--workload", "stream", "--budget", "30"]).unwrap();
         let text = format!("{:#}", refuse_live_predict(&c).unwrap_err());
-        assert!(text.contains("--predict is not available"), "{text}");
+        assert!(text.contains("needs --workload rr"), "{text}");
+        let rr = parse(&["--predict", "--budget", "30"]).unwrap();
+        assert!(
+            refuse_live_predict(&rr).is_ok(),
+            "the veth model predicts rr"
+        );
         let plain = parse(&[]).unwrap();
         assert!(refuse_apply_on_testbed(&plain).is_ok() && refuse_live_predict(&plain).is_ok());
     }
