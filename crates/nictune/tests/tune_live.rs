@@ -1,6 +1,8 @@
 //! A real `nictune tune` on the built-in testbed, short enough for every CI run (about 30 s
 //! on two cores), and a tune killed with SIGKILL in the middle of a busy-polling candidate
-//! that `nictune revert` must clean up after (a new tune refuses to start until it has). Needs root, `ip` and namespace support;
+//! that `nictune revert` must clean up after (a new tune refuses to start until it has), and a
+//! `--predict` tune of a few seconds ranked by the simulator's veth model. Needs root, `ip` and
+//! namespace support;
 //! elsewhere each test prints `skipped: <reason>`.
 //!
 //! What is checked independently of the tune's own read-back: the host-wide sysctls
@@ -8,7 +10,7 @@
 //! `nictune status --json` (every transaction on both veth ends and on the host reverted,
 //! completely), and that no `nictune-tb-<pid>-…` namespace is left.
 //!
-//! Both tests change host-wide sysctls, so they take turns (a file-wide mutex).
+//! The tests change host-wide sysctls, so they take turns (a file-wide mutex).
 
 use serde_json::Value as Json;
 use std::path::Path;
@@ -290,4 +292,75 @@ fn after_kill_9_mid_tune_revert_restores_the_host_wide_sysctls() {
         .filter(|c| c["phase"] != "reverted" && c["phase"] != "rolled-back")
         .collect();
     assert!(open.is_empty(), "{open:?}");
+}
+
+#[test]
+fn a_live_tune_with_predict_ranks_by_the_veth_model_and_reports_every_prediction() {
+    let _turn = HOST_WIDE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(why) = skip_reason() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let before = busy_values();
+    let _cleanup = Cleanup {
+        busy: before.clone(),
+        pid: None,
+    };
+    let state = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let out = nictune(
+        state.path(),
+        &[
+            "tune",
+            "--predict",
+            "--budget",
+            "12",
+            "--duration",
+            "300ms",
+            "--warm-up",
+            "100ms",
+            "--json",
+            "--out",
+            out_dir.path().to_str().unwrap(),
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "tune --predict failed: {stderr}");
+    eprintln!(
+        "live tune --predict took {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    let results: Json = serde_json::from_str(
+        &std::fs::read_to_string(out_dir.path().join("results.json")).unwrap(),
+    )
+    .unwrap();
+    let points = results["points"].as_array().unwrap();
+    assert!(
+        points.len() < 25,
+        "a budget of 12 runs prunes the space by prediction"
+    );
+    for p in points {
+        let predicted = p["predicted"]["transactions_per_sec"].as_f64();
+        assert!(predicted.is_some_and(|r| r > 0.0), "no prediction: {p}");
+        eprintln!(
+            "{}: predicted {:.0} trans/s, measured {:.0}",
+            p["id"],
+            predicted.unwrap(),
+            p["summary"]["rate"]["mean"]
+        );
+    }
+    // The model puts busy polling across CPUs first for latency: it is measured.
+    let ids: Vec<&str> = points.iter().map(|p| p["id"].as_str().unwrap()).collect();
+    assert!(
+        ids.iter()
+            .any(|id| id.ends_with("@cross-cpu") && id.contains("busy_read=50µs")),
+        "{ids:?}"
+    );
+    let html = std::fs::read_to_string(out_dir.path().join("report.html")).unwrap();
+    assert!(html.contains(r#"id="plot-predicted""#));
+    assert_eq!(busy_values(), before, "busy_read/busy_poll restored");
+    for c in &changes(state.path()) {
+        assert_eq!(c["phase"], "reverted", "{c}");
+    }
 }

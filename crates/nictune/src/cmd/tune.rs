@@ -29,6 +29,7 @@ mod iface;
 mod live;
 mod measure;
 mod nshost;
+mod predict;
 mod target;
 mod write;
 
@@ -169,7 +170,7 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
             live::run_testbed(&checked, &config, &args.opts.state.state_dir, ctx)
         }
         TargetArg::Interface { .. } => {
-            refuse_live_predict(&checked)?;
+            refuse_predict_on_interface(&checked)?;
             require_root(effective_uid())?;
             iface::run_interface(&checked, &args.opts, ctx)
         }
@@ -265,17 +266,31 @@ pub fn require_root(uid: Option<u32>) -> Result<()> {
 #[error("--apply cannot be used with the testbed: its namespaces are removed when the tune ends, so there is nothing left to apply the recommendation to")]
 pub struct ApplyOnTestbed;
 
-/// No simulator model of the veth testbed is calibrated in this build.
+/// The veth testbed model predicts request/response only.
 #[derive(Debug, thiserror::Error)]
-#[error("--predict is not available for a live tune in this build: the simulator has no calibrated model of the veth testbed (busy polling, placement) yet; nothing was changed")]
+#[error("--predict on the testbed needs --workload rr: the simulator's veth model predicts 1-byte TCP request/response only; nothing was changed")]
 pub struct LivePredictUnavailable;
 
 fn refuse_live_predict(c: &Checked) -> Result<()> {
-    match c.predict {
+    match c.predict && !matches!(c.workload, Workload::Rr) {
         true => Err(LivePredictUnavailable).hint(
+            "use --workload rr with --predict, or drop --predict (with a budget that covers \
+             the space: the error for a small --budget names the minimum)",
+        ),
+        false => Ok(()),
+    }
+}
+
+/// The simulator has a model of the veth testbed only, not of a real interface's driver.
+#[derive(Debug, thiserror::Error)]
+#[error("--predict cannot be used with --iface: the simulator models the veth testbed only, not this interface's driver; nothing was changed")]
+pub struct PredictOnInterface;
+
+fn refuse_predict_on_interface(c: &Checked) -> Result<()> {
+    match c.predict {
+        true => Err(PredictOnInterface).hint(
             "drop --predict (with a budget that covers the space: the error for a small \
-             --budget names the minimum); `nictune tune --synthetic --predict` shows what the \
-             predicted-against-measured plot looks like",
+             --budget names the minimum)",
         ),
         false => Ok(()),
     }
@@ -381,11 +396,28 @@ mod tests {
             text.contains("--apply cannot be used with the testbed"),
             "{text}"
         );
-        let c = parse(&["--predict", "--budget", "30"]).unwrap();
+        let c = parse(&["--predict", "--workload", "stream", "--budget", "30"]).unwrap();
         let text = format!("{:#}", refuse_live_predict(&c).unwrap_err());
-        assert!(text.contains("--predict is not available"), "{text}");
+        assert!(text.contains("needs --workload rr"), "{text}");
+        let rr = parse(&["--predict", "--budget", "30"]).unwrap();
+        assert!(
+            refuse_live_predict(&rr).is_ok(),
+            "the veth model predicts rr"
+        );
         let plain = parse(&[]).unwrap();
         assert!(refuse_apply_on_testbed(&plain).is_ok() && refuse_live_predict(&plain).is_ok());
+    }
+
+    #[test]
+    fn predict_is_refused_for_a_real_interface() {
+        let c = parse(&["--iface", "v0", "--peer", "h", "--predict"]).unwrap();
+        let text = format!("{:#}", refuse_predict_on_interface(&c).unwrap_err());
+        assert!(
+            text.contains("--predict cannot be used with --iface"),
+            "{text}"
+        );
+        let c = parse(&["--iface", "v0", "--peer", "h"]).unwrap();
+        assert!(refuse_predict_on_interface(&c).is_ok());
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub mod polling;
 pub mod registry;
 pub mod router;
 pub mod rxhost;
+pub mod veth_rr;
 
 use crate::engine::rng::Rng;
 pub use crate::metrics::core_ns::{cpu_split, CoreNs};

@@ -195,9 +195,12 @@ fn tune_on(
     let cpus = (0..super::testbed_cpus()).collect();
     let mut measurer = BenchMeasurer::new(live, test, cpus);
     let stop = || cancel.is_cancelled();
+    let mut model = super::predict::VethPredictor::default();
+    let predictor: Option<&mut dyn nictune_tune::predict::Predictor> =
+        c.predict.then_some(&mut model);
     let parts = Parts {
         config,
-        predictor: None,
+        predictor,
         environment: environment(bed, test, started_at),
         cancel: &stop,
     };
