@@ -100,45 +100,78 @@ fn changes(state: &Path) -> Vec<Json> {
     status["changes"].as_array().unwrap().clone()
 }
 
-#[test]
-fn a_short_live_tune_writes_three_files_and_leaves_every_setting_as_found() {
-    let _turn = HOST_WIDE.lock().unwrap_or_else(|e| e.into_inner());
+/// A finished tune on the testbed, with what the tests check afterwards. Holding it keeps the
+/// host-wide turn and the clean-up guard alive until the test's assertions are done.
+struct TuneRun {
+    _turn: std::sync::MutexGuard<'static, ()>,
+    _cleanup: Cleanup,
+    before: Vec<String>,
+    state: tempfile::TempDir,
+    out_dir: tempfile::TempDir,
+    results: Json,
+}
+
+/// Runs `nictune tune ARGS --json --out DIR` on the testbed and asserts it succeeded; `None`
+/// (after printing why) when this machine cannot run live tunes.
+fn run_tune(args: &[&str]) -> Option<TuneRun> {
+    let turn = HOST_WIDE.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(why) = skip_reason() {
         eprintln!("skipped: {why}");
-        return;
+        return None;
     }
     let before = busy_values();
-    let _cleanup = Cleanup {
+    let cleanup = Cleanup {
         busy: before.clone(),
         pid: None,
     };
     let state = tempfile::tempdir().unwrap();
     let out_dir = tempfile::tempdir().unwrap();
     let started = Instant::now();
-    let out = nictune(
-        state.path(),
-        &[
-            "tune",
-            "--budget",
-            "60",
-            "--duration",
-            "300ms",
-            "--warm-up",
-            "100ms",
-            "--json",
-            "--out",
-            out_dir.path().to_str().unwrap(),
-        ],
-    );
+    let mut all = vec!["tune"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--json", "--out", out_dir.path().to_str().unwrap()]);
+    let out = nictune(state.path(), &all);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "tune failed: {stderr}");
-    eprintln!("live tune took {:.1} s", started.elapsed().as_secs_f64());
-
-    // The three files, measured on the testbed.
-    let results: Json = serde_json::from_str(
+    assert!(out.status.success(), "tune {args:?} failed: {stderr}");
+    eprintln!(
+        "live tune {args:?} took {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    let results = serde_json::from_str(
         &std::fs::read_to_string(out_dir.path().join("results.json")).unwrap(),
     )
     .unwrap();
+    Some(TuneRun {
+        _turn: turn,
+        _cleanup: cleanup,
+        before,
+        state,
+        out_dir,
+        results,
+    })
+}
+
+#[test]
+fn a_short_live_tune_writes_three_files_and_leaves_every_setting_as_found() {
+    let Some(run) = run_tune(&[
+        "--budget",
+        "60",
+        "--duration",
+        "300ms",
+        "--warm-up",
+        "100ms",
+    ]) else {
+        return;
+    };
+    let TuneRun {
+        before,
+        state,
+        out_dir,
+        results,
+        ..
+    } = &run;
+
+    // The three files, measured on the testbed.
     assert_eq!(results["environment"]["target"], "testbed");
     let points = results["points"].as_array().unwrap();
     assert_eq!(points.len(), 25, "every candidate measured at least once");
@@ -155,7 +188,7 @@ fn a_short_live_tune_writes_three_files_and_leaves_every_setting_as_found() {
 
     // Every setting back as found: the host-wide sysctls read directly, the veth ends
     // through their journals (the testbed itself is gone).
-    assert_eq!(busy_values(), before, "busy_read/busy_poll restored");
+    assert_eq!(&busy_values(), before, "busy_read/busy_poll restored");
     let all = changes(state.path());
     // Transactions in the client namespace, the server namespace, and on the host.
     let on = |end: Option<&str>| {
@@ -296,45 +329,24 @@ fn after_kill_9_mid_tune_revert_restores_the_host_wide_sysctls() {
 
 #[test]
 fn a_live_tune_with_predict_ranks_by_the_veth_model_and_reports_every_prediction() {
-    let _turn = HOST_WIDE.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(why) = skip_reason() {
-        eprintln!("skipped: {why}");
+    let Some(run) = run_tune(&[
+        "--predict",
+        "--budget",
+        "12",
+        "--duration",
+        "300ms",
+        "--warm-up",
+        "100ms",
+    ]) else {
         return;
-    }
-    let before = busy_values();
-    let _cleanup = Cleanup {
-        busy: before.clone(),
-        pid: None,
     };
-    let state = tempfile::tempdir().unwrap();
-    let out_dir = tempfile::tempdir().unwrap();
-    let started = Instant::now();
-    let out = nictune(
-        state.path(),
-        &[
-            "tune",
-            "--predict",
-            "--budget",
-            "12",
-            "--duration",
-            "300ms",
-            "--warm-up",
-            "100ms",
-            "--json",
-            "--out",
-            out_dir.path().to_str().unwrap(),
-        ],
-    );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "tune --predict failed: {stderr}");
-    eprintln!(
-        "live tune --predict took {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
-    let results: Json = serde_json::from_str(
-        &std::fs::read_to_string(out_dir.path().join("results.json")).unwrap(),
-    )
-    .unwrap();
+    let TuneRun {
+        before,
+        state,
+        out_dir,
+        results,
+        ..
+    } = &run;
     let points = results["points"].as_array().unwrap();
     assert!(
         points.len() < 25,
@@ -359,7 +371,7 @@ fn a_live_tune_with_predict_ranks_by_the_veth_model_and_reports_every_prediction
     );
     let html = std::fs::read_to_string(out_dir.path().join("report.html")).unwrap();
     assert!(html.contains(r#"id="plot-predicted""#));
-    assert_eq!(busy_values(), before, "busy_read/busy_poll restored");
+    assert_eq!(&busy_values(), before, "busy_read/busy_poll restored");
     for c in &changes(state.path()) {
         assert_eq!(c["phase"], "reverted", "{c}");
     }
