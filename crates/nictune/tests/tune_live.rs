@@ -12,6 +12,8 @@
 //!
 //! The tests change host-wide sysctls, so they take turns (a file-wide mutex).
 
+mod common;
+
 use serde_json::Value as Json;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
@@ -63,14 +65,7 @@ fn nictune(state: &Path, args: &[&str]) -> Output {
 
 /// Testbed namespaces created by process `pid`.
 fn namespaces_of(pid: u32) -> Vec<String> {
-    let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
-    let prefix = format!("nictune-tb-{pid}-");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| l.split_whitespace().next())
-        .filter(|n| n.starts_with(&prefix))
-        .map(str::to_string)
-        .collect()
+    common::namespaces_with_prefix(&format!("nictune-tb-{pid}-"))
 }
 
 /// Puts back what a failed test may leave: the sysctls as found and a killed tune's

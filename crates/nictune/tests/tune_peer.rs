@@ -7,6 +7,8 @@
 //! (every transaction in the tuned namespace, reverted completely), and that neither the
 //! namespaces nor the server are left.
 
+mod common;
+
 use serde_json::Value as Json;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
@@ -158,14 +160,7 @@ fn nictune(state: &Path, args: &[&str]) -> Output {
 }
 
 fn namespaces_left(pid: u32) -> Vec<String> {
-    let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
-    let prefix = format!("nictune-tp-{pid}-");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| l.split_whitespace().next())
-        .filter(|n| n.starts_with(&prefix))
-        .map(str::to_string)
-        .collect()
+    common::namespaces_with_prefix(&format!("nictune-tp-{pid}-"))
 }
 
 /// The journal once nothing is pending any more (at most 15 s: the watchdog of an applied

@@ -44,3 +44,14 @@ pub fn fixture(name: &str) -> String {
         .display()
         .to_string()
 }
+
+/// Network namespaces whose names start with `prefix` (e.g. a test's `nictune-tb-<pid>-`).
+pub fn namespaces_with_prefix(prefix: &str) -> Vec<String> {
+    let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| n.starts_with(prefix))
+        .map(str::to_string)
+        .collect()
+}
