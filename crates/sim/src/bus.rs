@@ -5,7 +5,11 @@
 //! copies each one across the ISA bus before the slot is free again. The copy rate is set by
 //! the bus clock and width. The card's RAM is split into 256-byte pages; the driver reserves
 //! some for transmit buffers and the rest is a receive ring. A frame that does not fit in the
-//! free receive pages is dropped by the card (an overrun).
+//! free receive pages is an overrun: the 8390 sets its overwrite-warning (OVW) status and its
+//! receiver stays off, dropping every later frame, until the driver runs the recovery sequence
+//! (stop, wait, clear the remote byte count, restart). Sources: the DP8390 buffer-overflow
+//! procedure as Linux `drivers/net/ethernet/8390/lib8390.c#ei_rx_overrun` carries it out, and
+//! NetBSD we(4) ("the board must be reset to avoid a lockup problem in early revision 8390's").
 
 use nictune_core::units::{Bytes, Nanos};
 use std::collections::VecDeque;
@@ -114,6 +118,8 @@ pub struct CardBuffer {
     used: u64,
     frames: VecDeque<Bytes>,
     overruns: u64,
+    stopped: bool,
+    missed: u64,
 }
 
 impl CardBuffer {
@@ -125,14 +131,22 @@ impl CardBuffer {
             used: 0,
             frames: VecDeque::new(),
             overruns: 0,
+            stopped: false,
+            missed: 0,
         }
     }
 
-    /// A frame arrives from the wire; false (an overrun drop) when it does not fit.
+    /// A frame arrives from the wire; false when it is lost. A frame that does not fit is an
+    /// overrun and stops the receiver; while it is stopped every frame is missed.
     pub fn accept(&mut self, frame: Bytes) -> bool {
+        if self.stopped {
+            self.missed += 1;
+            return false;
+        }
         let need = pages_for(frame);
         if self.used + need > self.pages {
             self.overruns += 1;
+            self.stopped = true;
             return false;
         }
         self.used += need;
@@ -157,9 +171,25 @@ impl CardBuffer {
         self.frames.len()
     }
 
-    /// Frames dropped because the ring was full.
+    /// Overruns: frames that found the ring full (each one stopped the receiver).
     pub fn overruns(&self) -> u64 {
         self.overruns
+    }
+
+    /// Frames that arrived while the receiver was stopped after an overrun.
+    pub fn missed(&self) -> u64 {
+        self.missed
+    }
+
+    /// True between an overrun and the driver's [`CardBuffer::restart`].
+    pub fn stopped(&self) -> bool {
+        self.stopped
+    }
+
+    /// The driver's overrun recovery is complete: the receiver accepts frames again. Frames
+    /// still on the ring stay (Linux drains them before leaving loopback mode).
+    pub fn restart(&mut self) {
+        self.stopped = false;
     }
 
     /// Receive ring size in bytes.
@@ -204,15 +234,28 @@ mod tests {
         assert_eq!(card.capacity(), Bytes(5120));
         assert_eq!(pages_for(Bytes(1514)), 6);
         assert!((0..3).all(|_| card.accept(Bytes(1514))));
-        assert!(!card.accept(Bytes(1514)), "the fourth full frame overruns");
         assert!(
             card.accept(Bytes(60)),
-            "a small frame still fits in the last 2 pages"
+            "a small frame fits in the last 2 pages"
         );
+        assert!(!card.accept(Bytes(1514)), "the next full frame overruns");
         assert_eq!(card.overruns(), 1);
-        assert_eq!(card.release_front(), Some(Bytes(1514)));
-        assert!(card.accept(Bytes(1514)));
         assert_eq!(card.queued(), 4);
+    }
+
+    #[test]
+    fn an_overrun_stops_the_receiver_until_the_driver_restarts_it() {
+        let mut card = CardBuffer::new(IsaWidth::Bits8.card_ram(), TX_RESERVED);
+        assert!((0..3).all(|_| card.accept(Bytes(1514))));
+        assert!(!card.accept(Bytes(1514)));
+        assert!(card.stopped());
+        // Room is free again, but the receiver is off: even a small frame is missed.
+        assert_eq!(card.release_front(), Some(Bytes(1514)));
+        assert!(!card.accept(Bytes(60)));
+        assert_eq!((card.overruns(), card.missed()), (1, 1));
+        card.restart();
+        assert!(card.accept(Bytes(1514)));
+        assert_eq!(card.queued(), 3, "frames on the ring survive the recovery");
     }
 
     #[test]

@@ -509,7 +509,7 @@ fn nfs_keys() -> Vec<CaseKey> {
                 16,
                 "bus clocks",
                 -1,
-                "wait states the card adds; -1: the old WD8003E's assumed 2 on 8-bit, 0 on 16-bit",
+                "wait states the card adds; -1: 2 on 8-bit (the old WD8003E, ≈1 MB/s per NetBSD we(4)), 0 on 16-bit",
             ),
         ],
     )
