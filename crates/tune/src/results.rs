@@ -8,7 +8,7 @@ use crate::observe::{CpuScope, RateUnit};
 use crate::pareto;
 use crate::search::{Round, SearchPlan};
 use crate::session::{TuneConfig, TuneRun};
-use crate::stats::{welch_at, Confidence, Difference};
+use crate::stats::{ratio_at, welch_at, Confidence, Difference};
 use crate::summary::{reference_of, Summary};
 use crate::verdict::{decide, Decision, Verdict};
 use nictune_core::metrics::Metrics;
@@ -107,7 +107,9 @@ pub struct Change {
     pub best: f64,
     /// (best − baseline) / baseline × 100.
     pub change_pct: f64,
-    /// The interval of the difference (at the verdict's confidence), as % of the baseline.
+    /// The interval of the change (at the verdict's confidence), in % of the baseline: the
+    /// interval of the ratio of the means for positive metrics (it cannot reach −100 %),
+    /// Welch's interval of the difference otherwise.
     pub interval_pct: Option<[f64; 2]>,
     /// Whether smaller is better for this metric.
     pub lower_is_better: bool,
@@ -299,15 +301,29 @@ fn change(
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
     let (ma, mb) = (mean(a), mean(b));
     let pct = |x: f64| if ma == 0.0 { 0.0 } else { x / ma * 100.0 };
-    let diff: Option<Difference> = welch_at(a, b, confidence);
+    // Positive metrics (every row today) get the ratio interval, which stays above −100 %;
+    // a metric that can be zero or negative falls back to Welch's difference.
+    let (interval_pct, significant) = match ratio_at(a, b, confidence) {
+        Some(r) => (
+            Some([(r.low - 1.0) * 100.0, (r.high - 1.0) * 100.0]),
+            r.is_significant(),
+        ),
+        None => {
+            let diff: Option<Difference> = welch_at(a, b, confidence);
+            (
+                diff.map(|d| [pct(d.low), pct(d.high)]),
+                diff.is_some_and(|d| d.is_significant()),
+            )
+        }
+    };
     Some(Change {
         metric: metric.into(),
         unit: unit.into(),
         baseline: ma,
         best: mb,
         change_pct: pct(mb - ma),
-        interval_pct: diff.map(|d| [pct(d.low), pct(d.high)]),
+        interval_pct,
         lower_is_better: lower,
-        significant: diff.is_some_and(|d| d.is_significant()),
+        significant,
     })
 }

@@ -1,5 +1,5 @@
-//! Statistics over repeated measurements: means with 95 % confidence intervals, and Welch's
-//! comparison of two candidates.
+//! Statistics over repeated measurements: means with 95 % confidence intervals, Welch's
+//! comparison of two candidates, and the interval of their ratio for relative changes.
 //!
 //! Repeats on a VM spread by about ±10 % (testbed-notes §6, "Noise band"), so one run decides
 //! nothing. Intervals use Student's t because a tune repeats a candidate 2–10 times, not 30.
@@ -141,20 +141,65 @@ pub fn welch_at(a: &[f64], b: &[f64], confidence: Confidence) -> Option<Differen
     let va = ea.stddev.powi(2) / ea.n as f64;
     let vb = eb.stddev.powi(2) / eb.n as f64;
     let delta = eb.mean - ea.mean;
-    let se = (va + vb).sqrt();
-    if se == 0.0 {
-        return Some(Difference {
-            delta,
-            low: delta,
-            high: delta,
-        });
-    }
-    let df = (va + vb).powi(2) / (va.powi(2) / (ea.n - 1) as f64 + vb.powi(2) / (eb.n - 1) as f64);
-    let half = confidence.t(df) * se;
+    let half = welch_half_width([va, vb], [ea.n, eb.n], confidence);
     Some(Difference {
         delta,
         low: delta - half,
         high: delta + half,
+    })
+}
+
+/// Half-width of Welch's interval from the two variances of the means `v` and the sample
+/// counts `n` (each ≥ 2): the t quantile at the Welch–Satterthwaite degrees of freedom times
+/// the combined standard error; 0 when both variances are 0.
+fn welch_half_width(v: [f64; 2], n: [usize; 2], confidence: Confidence) -> f64 {
+    let se = (v[0] + v[1]).sqrt();
+    if se == 0.0 {
+        return 0.0;
+    }
+    let df = (v[0] + v[1]).powi(2)
+        / (v[0].powi(2) / (n[0] - 1) as f64 + v[1].powi(2) / (n[1] - 1) as f64);
+    confidence.t(df) * se
+}
+
+/// The ratio `mean(b) / mean(a)` of two positive means with its interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Ratio {
+    /// `mean(b) / mean(a)`.
+    pub ratio: f64,
+    /// Lower end of the interval of the ratio (always above 0).
+    pub low: f64,
+    /// Upper end.
+    pub high: f64,
+}
+
+impl Ratio {
+    /// Whether the interval excludes 1 (no change).
+    pub fn is_significant(&self) -> bool {
+        self.low > 1.0 || self.high < 1.0
+    }
+}
+
+/// The interval of `mean(b) / mean(a)` at `confidence`, built on the log scale: the log of
+/// each mean has standard error ≈ s / (mean·√n) (the delta method), the two combine as in
+/// Welch's test (unequal variances, Welch–Satterthwaite degrees of freedom), and the ends are
+/// exponentiated. Unlike a difference shown relative to `mean(a)`, the interval stays above
+/// −100 % for skewed metrics such as p99 latency, and it is centred on the observed ratio on
+/// the log scale. `None` unless each side has two samples or more and both means are positive.
+pub fn ratio_at(a: &[f64], b: &[f64], confidence: Confidence) -> Option<Ratio> {
+    let (ea, eb) = (Estimate::of(a)?, Estimate::of(b)?);
+    if ea.n < 2 || eb.n < 2 || ea.mean <= 0.0 || eb.mean <= 0.0 {
+        return None;
+    }
+    let ratio = eb.mean / ea.mean;
+    let va = (ea.stddev / ea.mean).powi(2) / ea.n as f64;
+    let vb = (eb.stddev / eb.mean).powi(2) / eb.n as f64;
+    let half = welch_half_width([va, vb], [ea.n, eb.n], confidence);
+    let centre = ratio.ln();
+    Some(Ratio {
+        ratio,
+        low: (centre - half).exp(),
+        high: (centre + half).exp(),
     })
 }
 
@@ -189,6 +234,38 @@ mod tests {
         // The no-op `gft=0, defer=2` cell of testbed-notes §6 vs the default: noise.
         assert!(!welch(&base, &noise).unwrap().is_significant());
         assert!(welch(&base, &[9.0]).is_none());
+    }
+
+    #[test]
+    fn ratio_interval_matches_a_hand_computation() {
+        // a: mean 10, sd 2, n 3 → relative variance of the mean (0.2)²/3; b: mean 20, sd 4,
+        // n 3 → (0.2)²/3. se = √(2·0.04/3); df = 4 (equal parts); t(4) = 2.776.
+        let r = ratio_at(&[8.0, 10.0, 12.0], &[16.0, 20.0, 24.0], Confidence::P95).unwrap();
+        assert_eq!(r.ratio, 2.0);
+        let half = 2.776 * (2.0 * 0.04 / 3.0f64).sqrt();
+        assert!((r.low - 2.0 * (-half).exp()).abs() < 1e-9, "{r:?}");
+        assert!((r.high - 2.0 * half.exp()).abs() < 1e-9, "{r:?}");
+        assert!(r.is_significant());
+    }
+
+    #[test]
+    fn a_skewed_metric_keeps_its_interval_above_minus_100_percent() {
+        // p99 latency of an as-found setting with one slow repeat, against a fast candidate:
+        // the Welch difference relative to the baseline reaches below −100 %, which no latency
+        // can; the ratio interval cannot.
+        let base = [120.0, 900.0, 150.0];
+        let best = [20.0, 25.0, 22.0];
+        let d = welch(&base, &best).unwrap();
+        let mean_base = base.iter().sum::<f64>() / 3.0;
+        assert!(
+            d.low / mean_base < -1.0,
+            "the old interval: {}",
+            d.low / mean_base
+        );
+        let r = ratio_at(&base, &best, Confidence::P95).unwrap();
+        assert!(r.low > 0.0 && r.low < r.ratio && r.ratio < r.high, "{r:?}");
+        assert!(ratio_at(&base, &[0.0, 0.0], Confidence::P95).is_none());
+        assert!(ratio_at(&base, &[22.0], Confidence::P95).is_none());
     }
 
     #[test]
