@@ -645,7 +645,7 @@ pub const EXPLAIN: &str = "\
 seed-isa-ttcp / seed-isa-nfs — Case 4: ISA Ethernet cards in a 40 MHz 486 (Ethernet HOWTO).
 
 Card: 8-bit cards carry 8 kB, 16-bit 16 kB; the driver keeps 3 kB for two transmit buffers;
-the rest is a ring of 256-byte pages (a full frame needs 6). A frame that does not fit is lost.
+the rest is a ring of 256-byte pages (a full frame needs 6); a frame that does not fit overruns.
 Bus: standard ISA memory cycles, 6 bus clocks per byte (8-bit) or 3 per 16-bit word; the
 interrupt handler copies each frame off the card and frees its pages at once. Wire: 10 Mbit/s,
 half duplex, shared by data and ACKs/requests (deference, no collisions).
