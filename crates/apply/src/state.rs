@@ -135,6 +135,42 @@ impl StateDir {
         all.sort_by(|a, b| (a.started_unix_ms, &a.id).cmp(&(b.started_unix_ms, &b.id)));
         Ok(all)
     }
+
+    /// Moves the journals of `owner_pid`'s closed transactions (see [`closed`]) to `dest`,
+    /// returning how many moved. A tune keeps its candidates' history with its report rather
+    /// than in the host's state directory, where it would bury the changes that matter;
+    /// anything not closed stays here, where `status` and `revert` look.
+    pub fn move_closed(
+        &self,
+        owner_pid: u32,
+        dest: &StateDir,
+        _lock: &Lock,
+    ) -> Result<usize, StateError> {
+        let mut moved = 0;
+        for s in self.transactions()? {
+            if s.owner_pid != owner_pid || !closed(&s) {
+                continue;
+            }
+            dest.ensure()?;
+            let (from, to) = (self.journal_path(&s.id), dest.journal_path(&s.id));
+            if fs::rename(&from, &to).is_err() {
+                // Another file system: copy, then remove the original.
+                fs::copy(&from, &to).map_err(StateDir::io("copying", &from))?;
+                fs::remove_file(&from).map_err(StateDir::io("removing", &from))?;
+            }
+            moved += 1;
+        }
+        Ok(moved)
+    }
+}
+
+/// Whether a transaction is over with nothing of it left in place: rolled back or reverted
+/// with every value restored. Its journal is history only.
+pub fn closed(s: &Summary) -> bool {
+    matches!(
+        s.phase,
+        Phase::RolledBack { complete: true } | Phase::Reverted { complete: true, .. }
+    )
 }
 
 /// A transaction that needs attention, and why.

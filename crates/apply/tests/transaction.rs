@@ -232,3 +232,55 @@ fn one_change_at_a_time() {
         "{err}"
     );
 }
+
+#[test]
+fn a_tune_moves_only_its_own_closed_journals() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = StateDir::new(dir.path().join("state"));
+    let archive = StateDir::new(dir.path().join("archive"));
+    let mut h = host();
+    let lock = state.try_lock().unwrap();
+    let apply = |assignment: &str, pid: u32, h: &mut FakeHost| {
+        let d = [parse_assignment(assignment).unwrap()];
+        let plan = resolve(&d, Some(IF), h).unwrap();
+        let now_unix_ms = 1_000 * (state.transactions().unwrap().len() as u64 + 1);
+        let req = ApplyRequest {
+            pid,
+            now_unix_ms,
+            ..request()
+        };
+        apply_plan(&state, &lock, &plan, &req, h).unwrap().unwrap();
+    };
+    // pid 7 (a tune: it applies and reverts itself): one change reverted in full (history),
+    // one left in place.
+    apply("coalesce.rx-usecs=20", 7, &mut h);
+    let reverted = revertible(&state.transactions().unwrap()).unwrap().clone();
+    revert(&state, &lock, &reverted, &mut h, RevertBy::User, 7, 2_000).unwrap();
+    apply("feature.gro=off", 7, &mut h);
+    // pid 8: a closed change of another process.
+    apply("coalesce.rx-usecs=30", 8, &mut h);
+    let other = revertible(&state.transactions().unwrap()).unwrap().clone();
+    revert(&state, &lock, &other, &mut h, RevertBy::User, 8, 4_000).unwrap();
+
+    assert_eq!(state.move_closed(7, &archive, &lock).unwrap(), 1);
+    let moved = archive.transactions().unwrap();
+    assert_eq!(moved.len(), 1);
+    assert_eq!(moved[0].id, reverted.id);
+    assert!(matches!(
+        moved[0].phase,
+        Phase::Reverted { complete: true, .. }
+    ));
+    let left: Vec<(u32, Phase)> = state
+        .transactions()
+        .unwrap()
+        .iter()
+        .map(|s| (s.owner_pid, s.phase))
+        .collect();
+    assert_eq!(left.len(), 2, "{left:?}");
+    assert!(left.contains(&(7, Phase::Applied)), "{left:?}");
+    assert_eq!(
+        state.move_closed(7, &archive, &lock).unwrap(),
+        0,
+        "nothing closed of pid 7 is left"
+    );
+}

@@ -7,8 +7,9 @@
 //!
 //! What is checked independently of the tune's own read-back: the host-wide sysctls
 //! (`/proc/sys/net/core/busy_read`, `busy_poll`) before and after, the journals through
-//! `nictune status --json` (every transaction on both veth ends and on the host reverted,
-//! completely), and that no `nictune-tb-<pid>-…` namespace is left.
+//! `nictune status --json --all` (moved to `<out>/journal`, every transaction on both veth
+//! ends and on the host reverted, completely; none left in the state directory), and that no
+//! `nictune-tb-<pid>-…` namespace is left.
 //!
 //! The tests change host-wide sysctls, so they take turns (a file-wide mutex).
 
@@ -88,11 +89,22 @@ impl Drop for Cleanup {
     }
 }
 
-/// Every journaled change, from `nictune status --json`.
+/// Every journaled change in a state directory, from `nictune status --json --all`.
 fn changes(state: &Path) -> Vec<Json> {
-    let out = nictune(state, &["status", "--json"]);
+    let out = nictune(state, &["status", "--json", "--all"]);
     let status: Json = serde_json::from_slice(&out.stdout).unwrap();
     status["changes"].as_array().unwrap().clone()
+}
+
+/// A finished tune's journals: moved from the state directory to `<out>/journal`, with
+/// nothing of the tune left behind in the state directory.
+fn moved_journals(state: &Path, out: &Path) -> Vec<Json> {
+    let left = changes(state);
+    assert!(
+        left.is_empty(),
+        "journals left in the state directory: {left:?}"
+    );
+    changes(&out.join("journal"))
 }
 
 /// A finished tune on the testbed, with what the tests check afterwards. Holding it keeps the
@@ -184,7 +196,9 @@ fn a_short_live_tune_writes_three_files_and_leaves_every_setting_as_found() {
     // Every setting back as found: the host-wide sysctls read directly, the veth ends
     // through their journals (the testbed itself is gone).
     assert_eq!(&busy_values(), before, "busy_read/busy_poll restored");
-    let all = changes(state.path());
+    let all = moved_journals(state.path(), out_dir.path());
+    let notes = results["environment"]["notes"].to_string();
+    assert!(notes.contains("journal/"), "{notes}");
     // Transactions in the client namespace, the server namespace, and on the host.
     let on = |end: Option<&str>| {
         let here = |c: &&Json| match (c["netns"].as_str(), end) {
@@ -367,7 +381,9 @@ fn a_live_tune_with_predict_ranks_by_the_veth_model_and_reports_every_prediction
     let html = std::fs::read_to_string(out_dir.path().join("report.html")).unwrap();
     assert!(html.contains(r#"id="plot-predicted""#));
     assert_eq!(&busy_values(), before, "busy_read/busy_poll restored");
-    for c in &changes(state.path()) {
+    let all = moved_journals(state.path(), out_dir.path());
+    assert!(!all.is_empty());
+    for c in &all {
         assert_eq!(c["phase"], "reverted", "{c}");
     }
 }

@@ -3,8 +3,9 @@
 //! root, `ip` and ethtool; elsewhere it prints `skipped: <reason>`.
 //!
 //! What is checked independently of the tune's own read-back: the veth end's settings read
-//! with sysfs and ethtool before and after, the journals through `nictune status --json`
-//! (every transaction in the tuned namespace, reverted completely), and that neither the
+//! with sysfs and ethtool before and after, the journals through `nictune status --json --all`
+//! (the candidates' moved to `<out>/journal`, the applied recommendation in the state directory,
+//! every one in the tuned namespace and reverted completely), and that neither the
 //! namespaces nor the server are left.
 
 mod common;
@@ -168,7 +169,7 @@ fn namespaces_left(pid: u32) -> Vec<String> {
 fn wait_until_all_reverted(state: &Path) -> Vec<Json> {
     let deadline = Instant::now() + Duration::from_secs(15);
     loop {
-        let status = nictune(state, &["status", "--json"]);
+        let status = nictune(state, &["status", "--json", "--all"]);
         let status: Json = serde_json::from_slice(&status.stdout).unwrap();
         let changes = status["changes"].as_array().unwrap().clone();
         let pending = changes.iter().any(|c| c["phase"] != "reverted");
@@ -267,8 +268,12 @@ fn a_tune_of_a_veth_end_against_a_serve_peer_writes_three_files_and_restores_it(
     );
 
     assert_eq!(lab.settings_of_a(), before, "tp-a's settings as found");
-    assert!(!changes.is_empty(), "the candidates were journaled");
-    for c in changes {
+    // The state directory keeps only the applied recommendation; the candidates' journals
+    // moved to <out>/journal.
+    assert_eq!(changes.len(), usize::from(applied), "{changes:?}");
+    let candidates = wait_until_all_reverted(&out_dir.path().join("journal"));
+    assert!(!candidates.is_empty(), "the candidates were journaled");
+    for c in changes.into_iter().chain(candidates) {
         assert_eq!(c["netns"], lab.a.as_str(), "{c}");
         assert_eq!(c["phase"], "reverted", "{c}");
         assert_eq!(c["complete"], true, "{c}");

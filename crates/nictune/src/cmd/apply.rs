@@ -80,6 +80,10 @@ pub struct RevertArgs {
 pub struct StatusArgs {
     #[command(flatten)]
     pub state: StateArgs,
+    /// Also list every older change that was rolled back or reverted in full (by default only
+    /// the newest 10 of those are shown; open changes and problems always are).
+    #[arg(long)]
+    pub all: bool,
 }
 
 /// What was typed, checked without touching the system.
@@ -368,7 +372,7 @@ pub fn status(args: StatusArgs, ctx: &Ctx) -> Result<Outcome> {
     let state = StateDir::new(&args.state.state_dir);
     let all = state.transactions()?;
     let now = now_unix_ms();
-    let body = render::StatusBody::new(&all, now, detach::alive);
+    let body = render::StatusBody::new(&all, now, detach::alive, args.all);
     let problems = !state::needing_recovery(&all, now, detach::alive).is_empty();
     ctx.emit("status", &body, render::status_text)?;
     Ok(if problems {

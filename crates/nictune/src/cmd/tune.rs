@@ -12,6 +12,7 @@
 
 use crate::output::{Ctx, HintExt, Outcome};
 use anyhow::Result;
+use nictune_apply::state::{Lock, StateDir};
 use nictune_tune::objective::Goal;
 use nictune_tune::observe::{CpuScope, RateUnit};
 use nictune_tune::predict::Predictor;
@@ -319,6 +320,7 @@ fn run_synthetic(c: &Checked, config: &TuneConfig, seed: u64, ctx: &Ctx) -> Resu
         predictor,
         environment: demo_environment(),
         cancel: &never,
+        journals: None,
     };
     execute(c, &mut host, &mut bench, parts, ctx, |_, _| {})
 }
@@ -330,6 +332,9 @@ struct Parts<'a> {
     environment: Environment,
     /// Set by Ctrl-C / SIGTERM in a live tune.
     cancel: &'a dyn StopRequest,
+    /// A live tune's state directory and change lock: when the tune ends with every setting
+    /// as found, its candidates' journals move to `<out>/journal`.
+    journals: Option<(&'a StateDir, &'a Lock)>,
 }
 
 /// Runs the tune loop on `target` and `measurer` (restoring the settings as found whatever
@@ -352,10 +357,31 @@ fn execute<T: Target, M: Measurer>(
         .map_err(with_recovery_hint)?;
     let mut environment = parts.environment;
     notes(measurer, &mut environment);
+    let moved = match parts.journals {
+        Some((state, lock)) => move_journals(state, lock, &c.out)?,
+        None => 0,
+    };
+    if moved > 0 {
+        environment.notes.push(format!(
+            "The journals of the {moved} candidate changes, every one reverted, are in journal/ \
+             beside this report (`nictune status --all --state-dir {}/journal`).",
+            c.out.display()
+        ));
+    }
     let results = TuneResults::build(&run, parts.config, environment);
     write_outputs(&c.out, &results)?;
-    ctx.emit("tune", &results, |r| human(r, &c.out))?;
+    ctx.emit("tune", &results, |r| human(r, &c.out, moved))?;
     Ok(Outcome::Success)
+}
+
+/// Moves this process's closed journals (its candidates, applied and reverted in full) from
+/// the state directory to `<out>/journal`, where `nictune status --state-dir` reads them, so
+/// the host's state directory keeps only what still matters.
+fn move_journals(state: &StateDir, lock: &Lock, out: &std::path::Path) -> Result<usize> {
+    let dest = StateDir::new(out.join("journal"));
+    state
+        .move_closed(std::process::id(), &dest, lock)
+        .hint("the tune finished and restored every setting; only moving its journals failed")
 }
 
 /// A failed tune's error with what to do next: nothing when the settings were restored,

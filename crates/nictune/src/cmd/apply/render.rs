@@ -4,7 +4,7 @@
 use nictune_apply::engine::Restored;
 use nictune_apply::journal::{Phase, RevertBy, Summary};
 use nictune_apply::plan::Plan;
-use nictune_apply::state::{attention, Problem};
+use nictune_apply::state::{self, attention, Problem};
 use nictune_apply::txn::{Applied, Reverted};
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -236,7 +236,12 @@ fn restored_row(x: &Restored) -> Vec<String> {
 #[derive(Debug, Serialize)]
 pub struct StatusBody {
     pub changes: Vec<StatusRow>,
+    /// Closed changes (rolled back or reverted in full) left out; `status --all` lists them.
+    pub hidden_closed: usize,
 }
+
+/// How many closed changes `status` shows without `--all`: the newest ones.
+pub const CLOSED_SHOWN: usize = 10;
 
 #[derive(Debug, Serialize)]
 pub struct StatusRow {
@@ -251,9 +256,30 @@ pub struct StatusRow {
 }
 
 impl StatusBody {
-    pub fn new(all: &[Summary], now: u64, alive: impl Fn(u32) -> bool) -> StatusBody {
+    /// Every change that is open or needs attention, and the newest [`CLOSED_SHOWN`] closed
+    /// ones (all of them with `show_all`), oldest first.
+    pub fn new(
+        all: &[Summary],
+        now: u64,
+        alive: impl Fn(u32) -> bool,
+        show_all: bool,
+    ) -> StatusBody {
+        let closed_total = all.iter().filter(|s| state::closed(s)).count();
+        let hidden_closed = if show_all {
+            0
+        } else {
+            closed_total.saturating_sub(CLOSED_SHOWN)
+        };
+        let mut closed_seen = 0;
         let changes = all
             .iter()
+            .filter(|s| {
+                if !state::closed(s) {
+                    return true;
+                }
+                closed_seen += 1;
+                closed_seen > hidden_closed
+            })
             .map(|s| StatusRow {
                 id: s.id.clone(),
                 started_unix_ms: s.started_unix_ms,
@@ -264,7 +290,10 @@ impl StatusBody {
                 attention: attention(s, now, &alive),
             })
             .collect();
-        StatusBody { changes }
+        StatusBody {
+            changes,
+            hidden_closed,
+        }
     }
 }
 
@@ -290,10 +319,18 @@ pub fn status_text(b: &StatusBody) -> String {
             ]
         })
         .collect();
-    table(
+    let mut text = table(
         &["CHANGE", "STARTED", "NETNS", "IFACE", "SETTINGS", "STATE"],
         &rows,
-    )
+    );
+    if b.hidden_closed > 0 {
+        text.push_str(&format!(
+            "\n{} older changes, rolled back or reverted in full, not shown; \
+             `nictune status --all` lists them.",
+            b.hidden_closed
+        ));
+    }
+    text
 }
 
 fn problem_text(p: Problem) -> &'static str {
@@ -418,8 +455,57 @@ mod tests {
             ],
         ];
         let all: Vec<Summary> = txns.iter().map(|r| summarize(r).unwrap()).collect();
-        let body = StatusBody::new(&all, 1_795_239_800_000, |_| false);
+        let body = StatusBody::new(&all, 1_795_239_800_000, |_| false, false);
         insta::assert_snapshot!(status_text(&body));
+    }
+
+    #[test]
+    fn status_hides_older_closed_changes_unless_all() {
+        let p = plan();
+        let txn = |i: u64, reverted: bool| {
+            let mut records = vec![
+                Record::Begin {
+                    id: format!("{}-{i}", 1_795_239_660_000 + i),
+                    pid: 7,
+                    started_unix_ms: 1_795_239_660_000 + i,
+                    netns: None,
+                    iface: Some("v0".into()),
+                    changes: p.changes.clone(),
+                    preserve: Vec::new(),
+                },
+                Record::Intent { step: 0 },
+                Record::Applied {
+                    confirm_deadline_unix_ms: None,
+                },
+            ];
+            if reverted {
+                records.push(Record::RevertBegin {
+                    pid: 7,
+                    by: RevertBy::User,
+                });
+                records.push(Record::Reverted {
+                    at_unix_ms: 1,
+                    by: RevertBy::User,
+                    complete: true,
+                });
+            }
+            summarize(&records).unwrap()
+        };
+        // The oldest change is still applied; 14 reverted ones follow.
+        let all: Vec<Summary> = (0..15).map(|i| txn(i, i > 0)).collect();
+        let body = StatusBody::new(&all, 1_795_239_800_000, |_| false, false);
+        assert_eq!(body.hidden_closed, 4);
+        assert_eq!(body.changes.len(), 1 + CLOSED_SHOWN);
+        assert_eq!(body.changes[0].id, all[0].id, "open changes always show");
+        assert_eq!(body.changes[1].id, all[5].id, "then the newest closed ones");
+        let text = status_text(&body);
+        assert!(
+            text.contains("4 older changes") && text.contains("--all"),
+            "{text}"
+        );
+        let every = StatusBody::new(&all, 1_795_239_800_000, |_| false, true);
+        assert_eq!((every.changes.len(), every.hidden_closed), (15, 0));
+        assert!(!status_text(&every).contains("older changes"));
     }
 
     #[test]

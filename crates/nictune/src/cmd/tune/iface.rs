@@ -130,6 +130,7 @@ fn tune_on(
         predictor: None,
         environment,
         cancel: &stop,
+        journals: Some((state, lock)),
     };
     execute(c, &mut target, &mut measurer, parts, ctx, |m, env| {
         env.notes

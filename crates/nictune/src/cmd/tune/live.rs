@@ -203,6 +203,7 @@ fn tune_on(
         predictor,
         environment: environment(bed, test, started_at),
         cancel: &stop,
+        journals: Some((state, lock)),
     };
     execute(c, &mut target, &mut measurer, parts, ctx, |m, env| {
         env.notes

@@ -26,8 +26,9 @@ pub fn write_outputs(dir: &Path, results: &TuneResults) -> Result<()> {
     Ok(())
 }
 
-/// The few lines a terminal shows; the report has the rest.
-pub fn human(r: &TuneResults, out: &Path) -> String {
+/// The few lines a terminal shows; the report has the rest. `journals`: how many candidate
+/// journals moved to `<out>/journal`.
+pub fn human(r: &TuneResults, out: &Path, journals: usize) -> String {
     let rec = &r.recommendation;
     let mut lines = Vec::new();
     if r.environment.target == TargetKind::Synthetic {
@@ -58,5 +59,13 @@ pub fn human(r: &TuneResults, out: &Path) -> String {
         "Wrote {0}/results.json, {0}/recommended.toml, {0}/report.html",
         out.display()
     ));
+    if journals > 0 {
+        lines.push(format!(
+            "Journals of the {journals} candidate changes: {}/journal \
+             (`nictune status --all --state-dir {}/journal`)",
+            out.display(),
+            out.display()
+        ));
+    }
     lines.join("\n")
 }
