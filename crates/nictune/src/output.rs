@@ -22,6 +22,48 @@ pub enum Outcome {
 
 /// Exit code for usage errors, bad input and runtime errors.
 pub const EXIT_ERROR: u8 = 2;
+/// Exit code when a change failed part-way and every value written was put back.
+pub const EXIT_PARTIAL_ROLLED_BACK: u8 = 3;
+/// Exit code when a change failed part-way and some values could not be put back: the host
+/// needs attention (`nictune revert`).
+pub const EXIT_PARTIAL_NOT_ROLLED_BACK: u8 = 4;
+/// Exit code when the command needs root (`EX_NOPERM` of sysexits.h).
+pub const EXIT_NEEDS_ROOT: u8 = 77;
+
+/// An error that ends the process with `code` instead of [`EXIT_ERROR`]. It reads as the
+/// error it wraps (the printed cause chain shows that error once, hint included).
+#[derive(Debug)]
+pub struct ExitWith {
+    code: u8,
+    error: anyhow::Error,
+}
+
+impl ExitWith {
+    /// `error`, ending the process with `code`.
+    pub fn wrap(error: anyhow::Error, code: u8) -> anyhow::Error {
+        anyhow::Error::new(ExitWith { code, error })
+    }
+}
+
+impl std::fmt::Display for ExitWith {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&self.error, f)
+    }
+}
+
+impl std::error::Error for ExitWith {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(self.error.as_ref())
+    }
+}
+
+/// The exit code of a failed command: the first [`ExitWith`] along the chain, else
+/// [`EXIT_ERROR`].
+pub(crate) fn exit_code(err: &anyhow::Error) -> u8 {
+    err.chain()
+        .find_map(|e| e.downcast_ref::<ExitWith>())
+        .map_or(EXIT_ERROR, |e| e.code)
+}
 
 /// Output settings shared by all commands.
 #[derive(Debug)]
@@ -120,7 +162,7 @@ pub fn finish(ctx: &Ctx, result: Result<Outcome>) -> ExitCode {
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             report_error(ctx, &err);
-            ExitCode::from(EXIT_ERROR)
+            ExitCode::from(exit_code(&err))
         }
     }
 }
@@ -162,6 +204,7 @@ fn report_error(ctx: &Ctx, err: &anyhow::Error) {
             "error": chain.first(),
             "causes": chain.get(1..).unwrap_or(&[]),
             "hint": hint,
+            "exit_code": exit_code(err),
         });
         let _ = writeln!(stderr, "{doc}");
         return;
@@ -215,5 +258,17 @@ mod tests {
             .context("reading settings");
         assert_eq!(find_hint(&err), Some("do this"));
         assert_eq!(causes(&err).len(), 2);
+    }
+
+    #[test]
+    fn an_exit_code_travels_with_the_error_and_prints_it_once() {
+        let rolled_back = Err::<(), _>(io::Error::other("step 2 failed"))
+            .hint("every value is back as it was")
+            .unwrap_err();
+        let err = ExitWith::wrap(rolled_back, EXIT_PARTIAL_ROLLED_BACK).context("applying");
+        assert_eq!(exit_code(&err), EXIT_PARTIAL_ROLLED_BACK);
+        assert_eq!(causes(&err), ["applying", "step 2 failed"]);
+        assert_eq!(find_hint(&err), Some("every value is back as it was"));
+        assert_eq!(exit_code(&anyhow::anyhow!("plain")), EXIT_ERROR);
     }
 }

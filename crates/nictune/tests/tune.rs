@@ -86,7 +86,7 @@ fn setpriv() -> Option<std::path::PathBuf> {
 }
 
 #[test]
-fn without_root_a_live_tune_exits_2_and_points_at_sim() {
+fn without_root_a_live_tune_exits_77_and_points_at_sim() {
     let out = match setpriv() {
         // As root: drop to nobody for this one command.
         Some(setpriv) => Command::new(setpriv)
@@ -113,7 +113,7 @@ fn without_root_a_live_tune_exits_2_and_points_at_sim() {
         );
         return;
     }
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(77));
     assert!(err.contains("needs root"), "{err}");
     assert!(err.contains("nictune sim"), "{err}");
 }

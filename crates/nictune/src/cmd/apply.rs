@@ -8,7 +8,10 @@ mod paced;
 pub(crate) mod render;
 pub(crate) mod watchdog;
 
-use crate::output::{Ctx, HintExt, Outcome};
+use crate::output::{
+    Ctx, ExitWith, HintExt, Outcome, EXIT_ERROR, EXIT_NEEDS_ROOT, EXIT_PARTIAL_NOT_ROLLED_BACK,
+    EXIT_PARTIAL_ROLLED_BACK,
+};
 use anyhow::{bail, Context, Result};
 use nictune_apply::desired::{self, Desired};
 use nictune_apply::journal::{Phase, RevertBy, Summary};
@@ -149,9 +152,9 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
     if !args.dry_run {
         if !nictune_linux::write::is_root() {
             let msg = "applying changes needs root (CAP_NET_ADMIN, and write access to /sys, /proc and the state directory)".to_string();
-            return Err(refusal(
-                msg,
-                "run it as root, or add --dry-run to see the plan",
+            return Err(ExitWith::wrap(
+                refusal(msg, "run it as root, or add --dry-run to see the plan"),
+                EXIT_NEEDS_ROOT,
             ));
         }
         refuse_if_unfinished(&state)?;
@@ -197,8 +200,11 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
     let applied = match txn::apply_plan(&state, &lock, &plan, &request, &mut host) {
         Ok(applied) => applied.expect("a non-empty plan is applied"),
         Err(e) => {
-            let hint = failure_hint(&e);
-            return Err(anyhow::Error::new(Hinted::new(e, hint)));
+            let (hint, code) = failure_hint(&e);
+            return Err(ExitWith::wrap(
+                anyhow::Error::new(Hinted::new(e, hint)),
+                code,
+            ));
         }
     };
     let watchdog = match applied.confirm_deadline_unix_ms {
@@ -214,19 +220,26 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
     Ok(Outcome::Success)
 }
 
-/// What to do after a failed apply: nothing when it rolled back, revert when it could not.
-fn failure_hint(e: &txn::TxnError) -> &'static str {
+/// What to do after a failed apply, and the exit code: nothing when it rolled back (3),
+/// revert when it could not (4).
+pub(crate) fn failure_hint(e: &txn::TxnError) -> (&'static str, u8) {
     use nictune_apply::engine::ApplyError;
     match e {
         txn::TxnError::Apply {
             source: ApplyError::RolledBack { .. },
             ..
-        } => "every value is back as it was; `nictune status` shows the journal",
+        } => (
+            "every value is back as it was; `nictune status` shows the journal",
+            EXIT_PARTIAL_ROLLED_BACK,
+        ),
         txn::TxnError::Apply {
             source: ApplyError::RollbackIncomplete { .. },
             ..
-        } => "some values are still changed: fix the cause, then run `nictune revert`",
-        _ => "see `nictune status`",
+        } => (
+            "some values are still changed: fix the cause, then run `nictune revert`",
+            EXIT_PARTIAL_NOT_ROLLED_BACK,
+        ),
+        _ => ("see `nictune status`", EXIT_ERROR),
     }
 }
 
@@ -404,4 +417,44 @@ pub(crate) fn now_unix_ms() -> u64 {
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
     u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nictune_apply::engine::ApplyError;
+
+    fn failed(source: ApplyError) -> txn::TxnError {
+        txn::TxnError::Apply {
+            id: "1795239660000-7".into(),
+            source,
+        }
+    }
+
+    #[test]
+    fn a_partial_apply_exits_3_when_rolled_back_and_4_when_not() {
+        let rolled_back = failed(ApplyError::RolledBack {
+            step: 1,
+            cause: "EINVAL".into(),
+            restored: Vec::new(),
+        });
+        let (hint, code) = failure_hint(&rolled_back);
+        assert_eq!(code, EXIT_PARTIAL_ROLLED_BACK);
+        assert!(hint.contains("back as it was"), "{hint}");
+        let stuck = failed(ApplyError::RollbackIncomplete {
+            step: 1,
+            cause: "EINVAL".into(),
+            restored: Vec::new(),
+        });
+        let (hint, code) = failure_hint(&stuck);
+        assert_eq!(code, EXIT_PARTIAL_NOT_ROLLED_BACK);
+        assert!(hint.contains("nictune revert"), "{hint}");
+        let journal = std::io::Error::other("disk full");
+        let nothing = failed(ApplyError::Journal(nictune_apply::journal::JournalError {
+            op: "writing",
+            path: "/var/lib/nictune/changes/x.jsonl".into(),
+            source: journal,
+        }));
+        assert_eq!(failure_hint(&nothing).1, EXIT_ERROR, "nothing was changed");
+    }
 }

@@ -10,7 +10,7 @@
 //! shows what the outputs look like without root, and everything it writes says SYNTHETIC.
 //! It is never presented as a tune of this machine.
 
-use crate::output::{Ctx, HintExt, Outcome};
+use crate::output::{Ctx, ExitWith, HintExt, Outcome, EXIT_NEEDS_ROOT};
 use anyhow::Result;
 use nictune_apply::state::{Lock, StateDir};
 use nictune_tune::objective::Goal;
@@ -258,7 +258,8 @@ pub fn require_root(uid: Option<u32>) -> Result<()> {
         .hint(
             "run it with sudo; for a what-if without root use `nictune sim`, and `nictune tune \
              --synthetic` shows what a tune's report looks like",
-        ),
+        )
+        .map_err(|e| ExitWith::wrap(e, EXIT_NEEDS_ROOT)),
     }
 }
 
@@ -449,6 +450,10 @@ mod tests {
     #[test]
     fn without_root_the_error_explains_and_points_at_sim() {
         let err = require_root(Some(1000)).unwrap_err();
+        assert_eq!(
+            crate::output::exit_code(&err),
+            crate::output::EXIT_NEEDS_ROOT
+        );
         let text = format!("{err:#}");
         assert!(
             text.contains("needs root") && text.contains("uid 1000"),
