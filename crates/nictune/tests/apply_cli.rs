@@ -90,4 +90,5 @@ fn status_and_revert_with_no_history() {
     let doc = json(&out);
     assert_eq!(doc["schema"], "nictune.status/v1");
     assert_eq!(doc["changes"], serde_json::json!([]));
+    assert_eq!(doc["hidden_closed"], 0);
 }
