@@ -43,9 +43,24 @@ fn render_nic(out: &mut String, snap: &HostSnapshot, nic: &Nic) {
         nic.name,
         nic.driver.display()
     );
-    let _ = writeln!(out, "  coalesce  {}", coalesce_text(&nic.coalesce));
-    let _ = writeln!(out, "  rings     {}  (current/max)", rings_text(&nic.rings));
-    let _ = writeln!(out, "  channels  {}", channels_text(&nic.channels));
+    let none_offered = matches!(nic.coalesce, Readable::Unsupported(_))
+        && matches!(nic.rings, Readable::Unsupported(_))
+        && matches!(nic.channels, Readable::Unsupported(_));
+    if none_offered {
+        // A virtual device (ifb, dummy, bridge): one line instead of three identical reasons.
+        let _ = writeln!(
+            out,
+            "  ethtool   n/a: the driver supports no coalescing, ring or channel settings"
+        );
+    } else {
+        let _ = writeln!(out, "  coalesce  {}", coalesce_text(&nic.coalesce));
+        let rings = match &nic.rings {
+            Readable::Value(_) => format!("{}  (current/max)", rings_text(&nic.rings)),
+            other => other.absent_text(),
+        };
+        let _ = writeln!(out, "  rings     {rings}");
+        let _ = writeln!(out, "  channels  {}", channels_text(&nic.channels));
+    }
     let _ = writeln!(
         out,
         "  napi      gro {}  defer_hard_irqs {}  gro_flush_timeout_ns {}  threaded {}",
@@ -350,6 +365,32 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("coalesce  ? (not captured)"), "{text}");
+    }
+
+    #[test]
+    fn a_device_without_ethtool_settings_says_so_once() {
+        let host = FakeHost::new()
+            .with_file("/proc/interrupts", "  CPU0\n")
+            .with_file("/sys/class/net/ifb0/queues/rx-0/rps_cpus", "0\n");
+        let mut snap = snapshot::build(&host, &[]);
+        let why = || "ethtool of ifb0: Operation not supported (os error 95)".to_string();
+        let nic = snap.nics.iter_mut().find(|n| n.name == "ifb0").unwrap();
+        nic.coalesce = Readable::Unsupported(why());
+        nic.rings = Readable::Unsupported(why());
+        nic.channels = Readable::Unsupported(why());
+        let text = render_show(&snap, None);
+        assert!(
+            text.contains("ethtool   n/a: the driver supports no"),
+            "{text}"
+        );
+        assert!(!text.contains("coalesce  n/a"), "{text}");
+        // One of them readable: each on its own line, rings without the current/max legend.
+        let nic = snap.nics.iter_mut().find(|n| n.name == "ifb0").unwrap();
+        nic.coalesce = Readable::Unreadable("not captured".into());
+        let text = render_show(&snap, None);
+        assert!(text.contains("coalesce  ? (not captured)"), "{text}");
+        assert!(text.contains("rings     n/a (ethtool of ifb0"), "{text}");
+        assert!(!text.contains("(os error 95)  (current/max)"), "{text}");
     }
 
     #[test]
