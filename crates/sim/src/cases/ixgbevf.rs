@@ -105,8 +105,14 @@ high. In mode 1 the vector runs at ≈47 K interrupts/s, the EITR wait is ≤ 21
 the moderation accounts for them: the extra ≈0.37 ms appears only at the high interrupt rate,
 which points at costs outside this model — Xen's delivery of each VF interrupt to the HVM guest
 (event channel injection, EOI trap), and the 2.6.32 softirq hand-off to ksoftirqd competing
-with 150 iperf threads on CPU0 — for which the report gives no figures. “Ping average barely
-moves across the settings” is therefore met by the measurement but not by the model (0.10 vs
+with 150 iperf threads on CPU0 — for which the report gives no figures. The hand-off fits the
+shape best: once __do_softirq has restarted 10 times it leaves NET_RX to ksoftirqd, the VF
+vector stays masked while its NAPI waits there, and the poll runs when ksoftirqd gets the CPU
+or at the next 1 ms timer tick (HZ=1000) — a wait of up to one or two ticks, like the 1.9 ms
+maximum. How often that happens depends on how bursty the 150 senders are, which the report
+does not say; with Poisson arrivals at 59 % softirq, chains of 10 restarts are rare. Modelling
+it would mean fitting that burstiness to the ping figure itself. “Ping average barely moves
+across the settings” is therefore met by the measurement but not by the model (0.10 vs
 0.61 ms).
 ";
 
