@@ -8,7 +8,10 @@ const EXIT_CODES: &str = "\
 Exit codes:
   0  success (including \"already in the desired state\")
   1  the command ran and found problems: failed checks, doctor findings, thresholds missed
-  2  usage error, bad input, or runtime error (the message names the cause and a hint)";
+  2  usage error, bad input, or runtime error (the message names the cause and a hint)
+  3  a change failed part-way and every value written was put back
+  4  a change failed part-way and some values could not be put back: run `nictune revert`
+ 77  the command needs root";
 
 /// See, predict, measure, change safely, persist and tune NIC interrupt moderation.
 #[derive(Debug, Parser)]
