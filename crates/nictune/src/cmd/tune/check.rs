@@ -94,14 +94,6 @@ fn target(a: &Opts) -> Result<TargetArg> {
     }
 }
 
-fn invalid(what: &str, value: &str, allowed: &str) -> InvalidInput {
-    InvalidInput {
-        what: what.into(),
-        value: value.into(),
-        allowed: allowed.into(),
-    }
-}
-
 /// `90s`, `3m`, `500ms`, `1h`, or bare seconds; more than zero and at most a day.
 pub fn parse_duration(s: &str) -> Option<Nanos> {
     let s = s.trim();
@@ -127,7 +119,7 @@ fn check_duration(flag: &str, s: &str) -> Result<Nanos> {
     let bare = s.parse::<f64>().ok().map(|secs| format!("{secs}s"));
     parse_duration(bare.as_deref().unwrap_or(s))
         .ok_or_else(|| {
-            invalid(
+            InvalidInput::new(
                 flag,
                 s,
                 "a duration above 0 and up to 24h: 500ms, 2s, 3m, 1h",
@@ -146,7 +138,7 @@ fn check_budget(s: &str) -> Result<Budget> {
     parse_duration(s)
         .map(Budget::Time)
         .ok_or_else(|| {
-            invalid(
+            InvalidInput::new(
                 "--budget",
                 s,
                 "a number of runs from 1 to 10000, or a duration up to 24h (90s, 3m, 1h)",
@@ -161,7 +153,7 @@ fn check_workload(s: &str) -> Result<Workload> {
         "stream" => Ok(Workload::Stream),
         "mixed" => Ok(Workload::Mixed),
         path if Path::new(path).is_file() => Ok(Workload::File(path.into())),
-        _ => Err(invalid(
+        _ => Err(InvalidInput::new(
             "--workload",
             s,
             "rr, stream, mixed, or the path of an existing workload file",
@@ -183,7 +175,7 @@ fn check_limit(flag: &str, s: &str, absolute: fn(&str) -> Option<f64>) -> Result
     };
     parsed
         .ok_or_else(|| {
-            invalid(
+            InvalidInput::new(
                 flag,
                 s,
                 "a percentage of the settings as found (90%) or a positive absolute value",
@@ -210,7 +202,7 @@ fn parse_latency_us(s: &str) -> Option<f64> {
 /// `HOST` or `HOST:PORT` with a port from 1 to 65535.
 fn check_peer(s: &str) -> Result<()> {
     let bad = || {
-        Err(invalid(
+        Err(InvalidInput::new(
             "--peer",
             s,
             "HOST or HOST:PORT with a port from 1 to 65535",
