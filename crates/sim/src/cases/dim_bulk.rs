@@ -6,7 +6,7 @@
 //! hundred ns per GRO'd TCP frame). The fixed setting programs the same timer semantics DIM
 //! uses (EQE: the timer starts at the first completion) with DIM's own frame count.
 
-use super::rxhost::{run as run_host, tcp_payload, HostCosts, RxHostOutcome, RxHostParams, RxMode};
+use super::rxhost::{run as run_host, HostCosts, RxHostOutcome, RxHostParams, RxMode};
 use crate::moderation::dim::{Dim, Direction};
 use crate::moderation::{Coalescing, Fixed, ModerationPolicy, TimerStart};
 use nictune_core::units::{Bytes, Nanos};
@@ -28,7 +28,6 @@ pub fn run(policy: Box<dyn ModerationPolicy + Send>, duration: Nanos) -> RxHostO
     run_host(RxHostParams {
         offered_pps: BULK_PPS,
         frame: Bytes(1514),
-        payload: tcp_payload(Bytes(1514)),
         ring: 1024,
         socket_frames: 1 << 20,
         mode: RxMode::Interrupts { policy, weight: 64 },

@@ -9,7 +9,7 @@
 //! other vCPUs, so CPU0 does only receive work. Ping probes every 200 ms go through the same
 //! queue.
 
-use super::rxhost::{run as run_host, tcp_payload, HostCosts, RxHostOutcome, RxHostParams, RxMode};
+use super::rxhost::{run as run_host, HostCosts, RxHostOutcome, RxHostParams, RxMode};
 use crate::moderation::ixgbe_legacy::{
     LegacyItr, LegacySetting, LegacyVariant, MAX_RATE, MIN_RATE,
 };
@@ -58,7 +58,6 @@ pub fn run(itr: LegacySetting, duration: Nanos, seed: u64) -> RxHostOutcome {
     run_host(RxHostParams {
         offered_pps: OFFERED_PPS,
         frame: FRAME,
-        payload: tcp_payload(FRAME),
         ring: 512,
         socket_frames: 1 << 20,
         mode: RxMode::Interrupts {

@@ -19,7 +19,7 @@
 //! saturation (the HZ × burst_max cap, the user_frac share).
 
 use super::rxhost::{
-    run as run_host, tcp_payload, HostCosts, RxHostOutcome, RxHostParams, RxMode, TxCompletions,
+    run as run_host, HostCosts, RxHostOutcome, RxHostParams, RxMode, TxCompletions,
 };
 use crate::freebsd::polling::PollingConfig;
 use crate::moderation::{rate_to_256ns_throttle, Fixed};
@@ -78,7 +78,6 @@ pub fn run(
     run_host(RxHostParams {
         offered_pps,
         frame,
-        payload: tcp_payload(frame),
         ring: 256, // em default rx descriptors
         socket_frames: 256,
         mode,
@@ -198,7 +197,6 @@ mod validation {
         let o = run_host(RxHostParams {
             offered_pps: 400_000.0,
             frame: Bytes(64),
-            payload: tcp_payload(Bytes(64)),
             ring: 256,
             socket_frames: 256,
             mode: RxMode::Polling(cfg),

@@ -84,9 +84,6 @@ pub struct RxHostParams {
     pub offered_pps: f64,
     /// Frame size as the driver counts it (no FCS).
     pub frame: Bytes,
-    /// Application payload per received frame, on average (what iperf counts): the
-    /// throughput metric is this, not frame bytes. See [`tcp_payload`].
-    pub payload: Bytes,
     /// Rx descriptors.
     pub ring: u32,
     /// Socket buffer of the application, in frames.
@@ -111,11 +108,11 @@ pub struct RxHostParams {
 }
 
 /// Ethernet (14), IPv4 (20) and TCP with timestamps (32) headers of every TCP frame.
-pub const TCP_FRAME_HEADERS: Bytes = Bytes(66);
+const TCP_FRAME_HEADERS: Bytes = Bytes(66);
 
 /// The TCP payload of a frame of `frame` bytes; for a mean over data segments and pure ACKs
 /// it is the mean payload, since every frame carries the same headers.
-pub fn tcp_payload(frame: Bytes) -> Bytes {
+fn tcp_payload(frame: Bytes) -> Bytes {
     Bytes(frame.0.saturating_sub(TCP_FRAME_HEADERS.0))
 }
 
@@ -623,7 +620,8 @@ fn outcome(p: &RxHostParams, sim: Sim) -> RxHostOutcome {
     host.drops.insert("ring_full".into(), sim.ring_drops);
     host.drops.insert("socket_full".into(), sim.socket_drops);
     let mut metrics = Metrics {
-        throughput_bps: Some(sim.consumed as f64 * p.payload.0 as f64 * 8.0 / secs),
+        // Every receive host carries TCP: the metric counts payload, not frame bytes.
+        throughput_bps: Some(sim.consumed as f64 * tcp_payload(p.frame).0 as f64 * 8.0 / secs),
         latency_us: sim.latency.summary_us(),
         ..Metrics::default()
     };
@@ -650,7 +648,6 @@ mod tests {
         run(RxHostParams {
             offered_pps: 400_000.0,
             frame: Bytes(64),
-            payload: tcp_payload(Bytes(64)),
             ring: 256,
             socket_frames: 64,
             mode,
@@ -711,7 +708,6 @@ mod tests {
         run(RxHostParams {
             offered_pps: 20_000.0,
             frame: Bytes(200),
-            payload: tcp_payload(Bytes(200)),
             ring: 256,
             socket_frames: 64,
             mode: RxMode::Interrupts {
