@@ -54,11 +54,7 @@ fn render_nic(out: &mut String, snap: &HostSnapshot, nic: &Nic) {
         );
     } else {
         let _ = writeln!(out, "  coalesce  {}", coalesce_text(&nic.coalesce));
-        let rings = match &nic.rings {
-            Readable::Value(_) => format!("{}  (current/max)", rings_text(&nic.rings)),
-            other => other.absent_text(),
-        };
-        let _ = writeln!(out, "  rings     {rings}");
+        let _ = writeln!(out, "  rings     {}", rings_text(&nic.rings));
         let _ = writeln!(out, "  channels  {}", channels_text(&nic.channels));
     }
     let _ = writeln!(
@@ -86,11 +82,11 @@ fn coalesce_text(coalesce: &Readable<Coalesce>) -> String {
     }
 }
 
-/// `rx 256/4096  tx 256/4096`: current/max.
+/// `rx 256/4096  tx 256/4096  (current/max)`.
 fn rings_text(rings: &Readable<Rings>) -> String {
     match rings {
         Readable::Value(r) => format!(
-            "rx {}/{}  tx {}/{}",
+            "rx {}/{}  tx {}/{}  (current/max)",
             opt(r.rx),
             opt(r.rx_max),
             opt(r.tx),
