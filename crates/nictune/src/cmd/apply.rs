@@ -197,16 +197,9 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
         iface: req.iface.clone(),
         confirm_within_ms: req.confirm_within_ms,
     };
-    let applied = match txn::apply_plan(&state, &lock, &plan, &request, &mut host) {
-        Ok(applied) => applied.expect("a non-empty plan is applied"),
-        Err(e) => {
-            let (hint, code) = failure_hint(&e);
-            return Err(ExitWith::wrap(
-                anyhow::Error::new(Hinted::new(e, hint)),
-                code,
-            ));
-        }
-    };
+    let applied = txn::apply_plan(&state, &lock, &plan, &request, &mut host)
+        .map_err(apply_failure)?
+        .expect("a non-empty plan is applied");
     let watchdog = match applied.confirm_deadline_unix_ms {
         Some(_) => Some(watchdog::start(&state, &applied.id)?),
         None => None,
@@ -220,9 +213,15 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
     Ok(Outcome::Success)
 }
 
+/// A failed apply as the error the user sees: its hint and its exit code.
+pub(crate) fn apply_failure(e: txn::TxnError) -> anyhow::Error {
+    let (hint, code) = failure_hint(&e);
+    ExitWith::wrap(anyhow::Error::new(Hinted::new(e, hint)), code)
+}
+
 /// What to do after a failed apply, and the exit code: nothing when it rolled back (3),
 /// revert when it could not (4).
-pub(crate) fn failure_hint(e: &txn::TxnError) -> (&'static str, u8) {
+fn failure_hint(e: &txn::TxnError) -> (&'static str, u8) {
     use nictune_apply::engine::ApplyError;
     match e {
         txn::TxnError::Apply {

@@ -16,7 +16,7 @@ use super::measure::BenchMeasurer;
 use super::target::LiveTarget;
 use super::{execute, tune_config, Checked, Opts, Parts, TargetArg};
 use crate::cmd::apply::{check_netns_name, now_unix_ms, refuse_risky_iface, render::utc, watchdog};
-use crate::output::{Ctx, ExitWith, HintExt, Outcome};
+use crate::output::{Ctx, HintExt, Outcome};
 use anyhow::{Context, Result};
 use nictune_apply::desired::parse_profile;
 use nictune_apply::plan;
@@ -165,10 +165,8 @@ fn apply_recommended(
         iface: Some(at.iface.to_string()),
         confirm_within_ms: Some((within.as_secs_f64() * 1000.0).round() as u64),
     };
-    let applied = txn::apply_plan(state, lock, &plan, &request, &mut host).map_err(|e| {
-        let (hint, code) = crate::cmd::apply::failure_hint(&e);
-        ExitWith::wrap(anyhow::Error::new(Hinted::new(e, hint)), code)
-    })?;
+    let applied = txn::apply_plan(state, lock, &plan, &request, &mut host)
+        .map_err(crate::cmd::apply::apply_failure)?;
     let Some(applied) = applied else {
         eprintln!("--apply: the recommendation is already in place");
         return Ok(());
