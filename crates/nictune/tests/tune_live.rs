@@ -30,26 +30,6 @@ const BUSY: [&str; 2] = [
 /// The two tests both change busy_read/busy_poll: one at a time.
 static HOST_WIDE: Mutex<()> = Mutex::new(());
 
-/// Why this machine cannot run a live tune, if it cannot.
-fn skip_reason() -> Option<String> {
-    if let Err(why) = nictune_bench::testbed_available() {
-        return Some(why);
-    }
-    let probe = format!("nictune-tlprobe-{}", std::process::id());
-    let made = Command::new("ip").args(["netns", "add", &probe]).output();
-    match made {
-        Ok(o) if o.status.success() => {
-            let _ = Command::new("ip").args(["netns", "del", &probe]).output();
-            None
-        }
-        Ok(o) => Some(format!(
-            "cannot create a network namespace: {}",
-            String::from_utf8_lossy(&o.stderr).trim()
-        )),
-        Err(e) => Some(format!("cannot run `ip`: {e}")),
-    }
-}
-
 fn busy_values() -> Vec<String> {
     BUSY.iter()
         .map(|p| std::fs::read_to_string(p).unwrap().trim().to_string())
@@ -118,11 +98,12 @@ struct TuneRun {
     results: Json,
 }
 
-/// Runs `nictune tune ARGS --json --out DIR` on the testbed and asserts it succeeded; `None`
-/// (after printing why) when this machine cannot run live tunes.
+/// Runs `nictune tune ARGS` on the testbed with short runs (300 ms after 100 ms of warm-up),
+/// `--json --out DIR`, and asserts it succeeded; `None` (after printing why) when this machine
+/// cannot run live tunes.
 fn run_tune(args: &[&str]) -> Option<TuneRun> {
     let turn = HOST_WIDE.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(why) = skip_reason() {
+    if let Some(why) = common::netns_skip_reason("tl") {
         eprintln!("skipped: {why}");
         return None;
     }
@@ -136,6 +117,7 @@ fn run_tune(args: &[&str]) -> Option<TuneRun> {
     let started = Instant::now();
     let mut all = vec!["tune"];
     all.extend_from_slice(args);
+    all.extend_from_slice(&["--duration", "300ms", "--warm-up", "100ms"]);
     all.extend_from_slice(&["--json", "--out", out_dir.path().to_str().unwrap()]);
     let out = nictune(state.path(), &all);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -160,14 +142,7 @@ fn run_tune(args: &[&str]) -> Option<TuneRun> {
 
 #[test]
 fn a_short_live_tune_writes_three_files_and_leaves_every_setting_as_found() {
-    let Some(run) = run_tune(&[
-        "--budget",
-        "60",
-        "--duration",
-        "300ms",
-        "--warm-up",
-        "100ms",
-    ]) else {
+    let Some(run) = run_tune(&["--budget", "60"]) else {
         return;
     };
     let TuneRun {
@@ -248,7 +223,7 @@ impl Drop for Running {
 #[test]
 fn after_kill_9_mid_tune_revert_restores_the_host_wide_sysctls() {
     let _turn = HOST_WIDE.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(why) = skip_reason() {
+    if let Some(why) = common::netns_skip_reason("tl") {
         eprintln!("skipped: {why}");
         return;
     }
@@ -338,15 +313,7 @@ fn after_kill_9_mid_tune_revert_restores_the_host_wide_sysctls() {
 
 #[test]
 fn a_live_tune_with_predict_ranks_by_the_veth_model_and_reports_every_prediction() {
-    let Some(run) = run_tune(&[
-        "--predict",
-        "--budget",
-        "12",
-        "--duration",
-        "300ms",
-        "--warm-up",
-        "100ms",
-    ]) else {
+    let Some(run) = run_tune(&["--predict", "--budget", "12"]) else {
         return;
     };
     let TuneRun {

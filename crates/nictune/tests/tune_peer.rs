@@ -19,25 +19,6 @@ const BIN: &str = env!("CARGO_BIN_EXE_nictune");
 const TOKEN: &str = "tune-peer-test-token-0123";
 const PORT: &str = "12877";
 
-/// Why this machine cannot run the test, if it cannot.
-fn skip_reason() -> Option<String> {
-    if let Err(why) = nictune_bench::testbed_available() {
-        return Some(why);
-    }
-    let probe = format!("nictune-tpprobe-{}", std::process::id());
-    match Command::new("ip").args(["netns", "add", &probe]).output() {
-        Ok(o) if o.status.success() => {
-            let _ = Command::new("ip").args(["netns", "del", &probe]).output();
-            None
-        }
-        Ok(o) => Some(format!(
-            "cannot create a network namespace: {}",
-            String::from_utf8_lossy(&o.stderr).trim()
-        )),
-        Err(e) => Some(format!("cannot run `ip`: {e}")),
-    }
-}
-
 fn ip(args: &[&str]) -> Output {
     let out = Command::new("ip").args(args).output().unwrap();
     assert!(
@@ -182,7 +163,7 @@ fn wait_until_all_reverted(state: &Path) -> Vec<Json> {
 
 #[test]
 fn a_tune_of_a_veth_end_against_a_serve_peer_writes_three_files_and_restores_it() {
-    if let Some(why) = skip_reason() {
+    if let Some(why) = common::netns_skip_reason("tp") {
         eprintln!("skipped: {why}");
         return;
     }

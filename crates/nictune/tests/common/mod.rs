@@ -55,3 +55,24 @@ pub fn namespaces_with_prefix(prefix: &str) -> Vec<String> {
         .map(str::to_string)
         .collect()
 }
+
+/// Why this machine cannot run a live test on namespaces it creates, if it cannot: the
+/// testbed's needs (root, `ip`, ethtool), then an actual `ip netns add` of a probe named
+/// `nictune-<tag>probe-<pid>`, removed at once.
+pub fn netns_skip_reason(tag: &str) -> Option<String> {
+    if let Err(why) = nictune_bench::testbed_available() {
+        return Some(why);
+    }
+    let probe = format!("nictune-{tag}probe-{}", std::process::id());
+    match Command::new("ip").args(["netns", "add", &probe]).output() {
+        Ok(o) if o.status.success() => {
+            let _ = Command::new("ip").args(["netns", "del", &probe]).output();
+            None
+        }
+        Ok(o) => Some(format!(
+            "cannot create a network namespace: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        )),
+        Err(e) => Some(format!("cannot run `ip`: {e}")),
+    }
+}
