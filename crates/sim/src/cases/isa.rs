@@ -247,11 +247,28 @@ struct Sim<'a> {
     next_id: u64,
     waiting: Vec<(u64, u64, u32)>,
     replies_pending: VecDeque<(u64, u64)>,
+    /// The frames of every reply (fixed for a run).
+    reply_frames: Vec<u64>,
     replies_out: VecDeque<Frame>,
     // Results.
     irqs: u64,
     delivered: u64,
     retransmissions: u64,
+}
+
+/// The frames of one NFS read reply: the datagram cut into IP fragments (none for TTCP).
+fn reply_frames(workload: IsaWorkload) -> Vec<u64> {
+    let IsaWorkload::Nfs { size, .. } = workload else {
+        return vec![];
+    };
+    let mut left = size.0 + NFS_REPLY_HEADERS;
+    let mut frames = Vec::new();
+    while left > 0 {
+        let chunk = left.min(FRAG_PAYLOAD);
+        frames.push(chunk + 34); // Ethernet 14 + IP 20
+        left -= chunk;
+    }
+    frames
 }
 
 fn wire_time(bytes: u64) -> u64 {
@@ -452,7 +469,7 @@ impl Sim<'_> {
             // The fragments of one datagram leave in one pass of the server's IP output, back
             // to back on the wire; the per-send gap applies between datagrams and segments.
             let gap = match f.kind {
-                Kind::Fragment { idx, .. } if idx + 1 < self.fragments().len() as u32 => 0,
+                Kind::Fragment { idx, .. } if idx as usize + 1 < self.reply_frames.len() => 0,
                 _ => self.p.costs.peer_gap.0,
             };
             let free = self.now + wire_time(f.bytes) + gap;
@@ -481,22 +498,8 @@ impl Sim<'_> {
 
     // --- NFS ------------------------------------------------------------------------
 
-    fn fragments(&self) -> Vec<u64> {
-        let IsaWorkload::Nfs { size, .. } = self.p.workload else {
-            return vec![];
-        };
-        let mut left = size.0 + NFS_REPLY_HEADERS;
-        let mut frames = Vec::new();
-        while left > 0 {
-            let chunk = left.min(FRAG_PAYLOAD);
-            frames.push(chunk + 34); // Ethernet 14 + IP 20
-            left -= chunk;
-        }
-        frames
-    }
-
     fn queue_reply(&mut self, id: u64) {
-        for (idx, bytes) in self.fragments().into_iter().enumerate() {
+        for (idx, &bytes) in self.reply_frames.iter().enumerate() {
             self.replies_out.push_back(Frame {
                 to_pc: true,
                 bytes,
@@ -523,7 +526,7 @@ impl Sim<'_> {
             return; // a gap: the datagram cannot be reassembled
         }
         w.2 += 1;
-        if w.2 as usize == self.fragments().len() {
+        if w.2 as usize == self.reply_frames.len() {
             self.waiting.retain(|w| w.0 != id);
             if let IsaWorkload::Nfs { size, .. } = self.p.workload {
                 self.delivered += size.0;
@@ -576,6 +579,7 @@ pub fn run(p: &IsaParams) -> IsaOutcome {
         next_id: 0,
         waiting: Vec::new(),
         replies_pending: VecDeque::new(),
+        reply_frames: reply_frames(p.workload),
         replies_out: VecDeque::new(),
         irqs: 0,
         delivered: 0,
