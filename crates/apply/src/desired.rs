@@ -7,6 +7,7 @@
 
 use crate::setting::{kernel_feature, Channel, Key, Napi, Ring, Steering, SysfsNapi};
 use crate::value::{parse_value, Value, ValueError};
+use nictune_core::names;
 use serde::{Deserialize, Serialize};
 
 /// One requested setting.
@@ -47,6 +48,14 @@ pub enum DesiredError {
     BadDuration { value: String },
     #[error("setting {key} is given twice")]
     Duplicate { key: String },
+    #[error("profile: {0}")]
+    Name(names::NameError),
+}
+
+impl From<names::NameError> for DesiredError {
+    fn from(e: names::NameError) -> Self {
+        DesiredError::Name(e)
+    }
 }
 
 /// The key families accepted, for error messages.
@@ -260,6 +269,12 @@ pub fn profile_parts(
     text: &str,
 ) -> Result<(Option<String>, Option<String>, toml::Table), DesiredError> {
     let raw: RawProfile = toml::from_str(text).map_err(|e| DesiredError::Profile(e.to_string()))?;
+    if let Some(iface) = &raw.iface {
+        names::check_iface(iface)?;
+    }
+    if let Some(netns) = &raw.netns {
+        names::check_netns(netns)?;
+    }
     Ok((raw.iface, raw.netns, raw.settings))
 }
 

@@ -73,6 +73,8 @@ pub enum PlanError {
     ChannelsWithPerQueue { iface: String, key: String },
     #[error(transparent)]
     Host(#[from] HostError),
+    #[error(transparent)]
+    Name(#[from] nictune_core::names::NameError),
 }
 
 /// Resolves `desired` on `iface` against the host's current state.
@@ -81,6 +83,9 @@ pub fn resolve(
     iface: Option<&str>,
     host: &mut impl HostWrite,
 ) -> Result<Plan, PlanError> {
+    if let Some(name) = iface {
+        nictune_core::names::check_iface(name)?;
+    }
     let mut plan = Plan::default();
     for d in desired {
         for setting in targets(d, iface, host)? {

@@ -128,7 +128,8 @@ impl StateDir {
         for entry in entries.flatten() {
             let path = entry.path();
             if path.extension().is_some_and(|e| e == "jsonl") {
-                let text = fs::read_to_string(&path).map_err(StateDir::io("reading", &path))?;
+                let text = nictune_core::input::read_file(&path, nictune_core::input::JOURNAL)
+                    .map_err(|e| StateDir::io("reading", &path)(std::io::Error::other(e)))?;
                 all.extend(summarize(&parse(&text)));
             }
         }

@@ -104,3 +104,84 @@ fn the_reapply_unit_passes_systemd_analyze_verify() {
         "systemd-analyze verify: {stderr}\n{text}"
     );
 }
+
+/// Issue #12 item 6: a newline in `iface` put an `ExecStartPre=` line into the unit (which
+/// `systemd-analyze verify` accepted); a quote put a `RUN+=` into the udev rule.
+#[test]
+fn export_refuses_an_iface_whose_newline_would_add_an_execstartpre_line() {
+    let injected = "eth1\nExecStartPre=/bin/sh -c id";
+    let profile = format!("iface = {injected:?}\n[settings]\n\"coalesce.rx-usecs\" = 50\n");
+    let err = parse_profile(&profile).unwrap_err().to_string();
+    assert!(
+        err.contains("interface name") && err.contains("contains '\\n'"),
+        "{err}"
+    );
+    let items = parse_profile(PROFILE).unwrap().items;
+    let target = Target {
+        iface: Some(injected),
+        profile_path: "/etc/nictune/eth1.toml",
+        nictune: "/usr/bin/nictune",
+        netns: None,
+    };
+    let err = export(Format::SystemdUnit, &items, &target).unwrap_err();
+    assert!(
+        err.to_string().contains("allowed: 1-15 ASCII letters"),
+        "{err}"
+    );
+}
+
+#[test]
+fn export_refuses_an_iface_whose_quote_would_add_a_udev_run_key() {
+    let items = parse_profile(PROFILE).unwrap().items;
+    for iface in ["eth1\", RUN+=\"/bin/sh", "e\"", "e'1", "e 1", "e%i", "e$x"] {
+        let target = Target {
+            iface: Some(iface),
+            profile_path: "/etc/nictune/eth1.toml",
+            nictune: "/usr/bin/nictune",
+            netns: None,
+        };
+        for format in [
+            Format::Udev,
+            Format::SystemdLink,
+            Format::Tuned,
+            Format::RcConf,
+        ] {
+            let err = export(format, &items, &target).unwrap_err();
+            assert!(err.to_string().contains("interface name"), "{iface}: {err}");
+        }
+    }
+}
+
+#[test]
+fn export_refuses_control_characters_in_paths_and_names_in_netns() {
+    let items = parse_profile(PROFILE).unwrap().items;
+    let base = Target {
+        iface: Some("eth1"),
+        profile_path: "/etc/nictune/eth1.toml",
+        nictune: "/usr/bin/nictune",
+        netns: None,
+    };
+    let newline_path = Target {
+        profile_path: "/tmp/x\nExecStartPre=/bin/sh",
+        ..base.clone()
+    };
+    let err = export(Format::SystemdUnit, &items, &newline_path).unwrap_err();
+    assert!(err.to_string().contains("control character"), "{err}");
+    let bad_netns = Target {
+        netns: Some("lab\nExecStartPre=/bin/sh"),
+        ..base.clone()
+    };
+    let err = export(Format::SystemdUnit, &items, &bad_netns).unwrap_err();
+    assert!(err.to_string().contains("network namespace name"), "{err}");
+    // A path with a space stays one argument.
+    let spaced = Target {
+        profile_path: "/etc/my profiles/eth1.toml",
+        ..base
+    };
+    let text = export(Format::SystemdUnit, &items, &spaced).unwrap().text;
+    assert!(
+        text.contains("--profile \"/etc/my profiles/eth1.toml\" --iface eth1"),
+        "{text}"
+    );
+    validate::ini(&text).unwrap();
+}

@@ -63,6 +63,20 @@ impl BenchError {
         }
     }
 
+    /// A bounded file read ([`nictune_core::input`]) that failed during `op`.
+    pub fn read(op: &'static str, e: nictune_core::input::ReadError) -> BenchError {
+        match e {
+            nictune_core::input::ReadError::Io { name, source, .. } => {
+                BenchError::system(op, name, source)
+            }
+            other => BenchError::Invalid(nictune_core::error::InvalidInput::new(
+                op,
+                other.to_string(),
+                "a file within its size limit",
+            )),
+        }
+    }
+
     /// A control-protocol error with `peer`.
     pub fn protocol(peer: impl Into<String>, detail: impl Into<String>) -> BenchError {
         BenchError::Protocol {

@@ -1,6 +1,7 @@
 //! The shared secret `serve` requires before it runs anything.
 
 use nictune_core::error::InvalidInput;
+use nictune_core::input;
 use std::fmt;
 
 /// Environment variable holding the token when no file is given.
@@ -37,9 +38,8 @@ impl Token {
     pub fn load(file: Option<&std::path::Path>) -> Result<Token, crate::BenchError> {
         let (text, source) = match file {
             Some(path) => {
-                let text = std::fs::read_to_string(path).map_err(|e| {
-                    crate::BenchError::system("reading token file", path.display().to_string(), e)
-                })?;
+                let text = input::read_file(path, input::TOKEN)
+                    .map_err(|e| crate::BenchError::read("reading token file", e))?;
                 (text, path.display().to_string())
             }
             None => {

@@ -8,13 +8,17 @@
 //!
 //! [`envelope`] fixes the JSON convention (`{"schema": "nictune.<command>/v1", ...}`),
 //! [`units`] the unit newtypes, [`cpuset`] CPU sets in list and mask notation, [`progress`]
-//! the progress-reporting seam the binary renders.
+//! the progress-reporting seam the binary renders, [`names`] the one rule for interface and
+//! namespace names, [`input`] the size limits of everything read from outside (its bounded
+//! reader is this crate's only I/O).
 #![forbid(unsafe_code)]
 
 pub mod catalog;
 pub mod cpuset;
 pub mod envelope;
 pub mod error;
+pub mod input;
 pub mod metrics;
+pub mod names;
 pub mod progress;
 pub mod units;

@@ -8,6 +8,7 @@
 //! - `netlink.json`: the ethtool and netdev replies decoded, and the process names;
 //! - `manifest.json`: what, when and where ([`Manifest`]).
 
+use nictune_core::input;
 use nictune_host::read::{EthtoolInfo, FakeHost, NetdevInfo, ReadError};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -62,7 +63,17 @@ pub enum CaptureError {
     NotACapture { path: PathBuf },
     #[error("refusing to store {path:?}: only /proc, /sys and /etc/modprobe.d are captured")]
     BadPath { path: String },
+    #[error(transparent)]
+    Read(#[from] input::ReadError),
+    #[error("{path}: the capture's files add up to more than {limit}, the most a capture may hold; point --root at a `nictune capture` directory")]
+    TooLarge { path: PathBuf, limit: input::Limit },
 }
+
+/// The most all files of one capture may add up to.
+pub const CAPTURE_TOTAL: input::Limit = input::Limit {
+    what: "capture",
+    bytes: 256 << 20,
+};
 
 fn io_err<'a>(op: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> CaptureError + 'a {
     move |source| CaptureError::Io {
@@ -117,8 +128,9 @@ pub fn load(dir: &Path) -> Result<(FakeHost, Manifest), CaptureError> {
         processes: netlink.processes,
         ..FakeHost::default()
     };
+    let mut total = 0;
     for top in ["proc", "sys", "etc"] {
-        collect_files(dir, &dir.join(top), &mut host.files)?;
+        collect_files(dir, &dir.join(top), &mut host.files, &mut total)?;
     }
     Ok((host, manifest))
 }
@@ -135,21 +147,37 @@ fn stored_path(dir: &Path, path: &str) -> Result<PathBuf, CaptureError> {
     Ok(dir.join(path.trim_start_matches('/')))
 }
 
+/// Reads every regular file under `dir` into `out`, keyed by its path below `root`. Links are
+/// not followed (the capture keeps them in `index.json`); each file and the sum (`total`) are
+/// bounded.
 fn collect_files(
     root: &Path,
     dir: &Path,
     out: &mut BTreeMap<String, String>,
+    total: &mut u64,
 ) -> Result<(), CaptureError> {
     if !dir.is_dir() {
         return Ok(());
     }
     for entry in std::fs::read_dir(dir).map_err(io_err("listing", dir))? {
-        let path = entry.map_err(io_err("listing", dir))?.path();
-        if path.is_dir() {
-            collect_files(root, &path, out)?;
+        let entry = entry.map_err(io_err("listing", dir))?;
+        let kind = entry.file_type().map_err(io_err("listing", dir))?;
+        let path = entry.path();
+        if kind.is_dir() {
+            collect_files(root, &path, out, total)?;
             continue;
         }
-        let text = std::fs::read_to_string(&path).map_err(io_err("reading", &path))?;
+        if !kind.is_file() {
+            continue;
+        }
+        let text = input::read_file(&path, input::CAPTURE_FILE)?;
+        *total += text.len() as u64;
+        if *total > CAPTURE_TOTAL.bytes {
+            return Err(CaptureError::TooLarge {
+                path: root.to_path_buf(),
+                limit: CAPTURE_TOTAL,
+            });
+        }
         let rel = path.strip_prefix(root).unwrap_or(&path);
         out.insert(format!("/{}", rel.to_string_lossy()), text);
     }
@@ -165,7 +193,7 @@ fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), CaptureError> 
 }
 
 fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, CaptureError> {
-    let text = std::fs::read_to_string(path).map_err(io_err("reading", path))?;
+    let text = input::read_file(path, input::CAPTURE_FILE)?;
     serde_json::from_str(&text).map_err(|source| CaptureError::Json {
         path: path.to_path_buf(),
         source,

@@ -3,6 +3,7 @@
 
 use crate::netlink::genl::{Family, GenlSocket};
 use crate::{ethtool, netdev};
+use nictune_core::input;
 use nictune_host::read::{EthtoolInfo, HostRead, NetdevInfo, ReadError, ReadErrorKind};
 use nictune_host::snapshot::Readable;
 use std::io;
@@ -63,7 +64,10 @@ fn read_error(path: &str, err: &io::Error) -> ReadError {
 
 impl HostRead for LinuxHost {
     fn file(&self, path: &str) -> Result<String, ReadError> {
-        std::fs::read_to_string(self.path(path)).map_err(|e| read_error(path, &e))
+        input::read_file(&self.path(path), input::KERNEL_FILE).map_err(|e| match e.io() {
+            Some(io) => read_error(path, io),
+            None => ReadError::new(path, ReadErrorKind::Other, e.to_string()),
+        })
     }
 
     fn link(&self, path: &str) -> Result<String, ReadError> {

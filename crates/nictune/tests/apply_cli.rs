@@ -52,7 +52,7 @@ fn bad_input_is_refused_before_touching_anything() {
         ),
         (
             &["apply", "--netns", "../x", "napi.threaded=1"],
-            "not a namespace name",
+            "network namespace name \"../x\" is not allowed",
         ),
         (
             &["export", "nope.toml", "--format", "ini"],

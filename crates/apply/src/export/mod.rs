@@ -19,6 +19,7 @@ pub mod validate;
 
 use crate::desired::DesiredError;
 use nictune_core::catalog::{self as cat, AliasKind, Entry, Via};
+use nictune_core::names::{self, NameError};
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -197,10 +198,38 @@ pub enum ExportError {
     NeedsIface { format: &'static str },
     #[error("{format:?} is not a format; allowed: {}", Format::ALL.map(|(_, n)| n).join(", "))]
     UnknownFormat { format: String },
+    #[error(transparent)]
+    Name(#[from] NameError),
+    #[error("{what} {path:?} cannot go into a generated file: it holds a control character; allowed: a path without control characters")]
+    BadPath { what: &'static str, path: String },
+}
+
+/// Checks every name and path `target` puts into generated files: a newline or quote there
+/// would add lines (an `ExecStartPre=`, a `RUN+=`) to files that run as root.
+pub fn check_target(target: &Target) -> Result<(), ExportError> {
+    if let Some(iface) = target.iface {
+        names::check_iface(iface)?;
+    }
+    if let Some(netns) = target.netns {
+        names::check_netns(netns)?;
+    }
+    for (what, path) in [
+        ("profile path", target.profile_path),
+        ("nictune path", target.nictune),
+    ] {
+        if path.chars().any(char::is_control) {
+            return Err(ExportError::BadPath {
+                what,
+                path: path.to_string(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Renders `items` in `format`.
 pub fn export(format: Format, items: &[Item], target: &Target) -> Result<Exported, ExportError> {
+    check_target(target)?;
     let iface = || {
         target.iface.ok_or(ExportError::NeedsIface {
             format: format.name(),

@@ -19,7 +19,7 @@ pub fn render(items: &[Item], target: &Target, iface: &str) -> (String, String, 
     let device = format!("sys-subsystem-net-devices-{}.device", escape(iface));
     let netns = target
         .netns
-        .map(|n| format!(" --netns {n}"))
+        .map(|n| format!(" --netns {}", exec_arg(n)))
         .unwrap_or_default();
     let out = format!(
         "# Re-applies the profile when {iface} appears (boot, driver reload, hotplug).\n\
@@ -28,7 +28,7 @@ pub fn render(items: &[Item], target: &Target, iface: &str) -> (String, String, 
          # settings on link up.\n\
          # Install: systemctl daemon-reload && systemctl enable --now nictune-{iface}.service\n\
          [Unit]\n\
-         Description=nictune: re-apply {profile} to {iface}\n\
+         Description=nictune: re-apply {described} to {iface}\n\
          BindsTo={device}\n\
          After={device} network-pre.target\n\
          Before=network.target\n\
@@ -40,14 +40,27 @@ pub fn render(items: &[Item], target: &Target, iface: &str) -> (String, String, 
          \n\
          [Install]\n\
          WantedBy={device}\n",
-        profile = target.profile_path,
-        exe = target.nictune,
+        described = target.profile_path.replace('%', "%%"),
+        profile = exec_arg(target.profile_path),
+        exe = exec_arg(target.nictune),
     );
     (
         format!("/etc/systemd/system/nictune-{iface}.service"),
         out,
         omitted,
     )
+}
+
+/// One `ExecStart=` argument (systemd.service(5), "Command lines"): `%` and `$` doubled so
+/// systemd expands no specifier or variable; quoted, with `\\` and `"` escaped, unless it is
+/// plain. The caller has refused control characters.
+fn exec_arg(arg: &str) -> String {
+    let literal = arg.replace('%', "%%").replace('$', "$$");
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:@,=%$".contains(c);
+    if !literal.is_empty() && literal.chars().all(plain) {
+        return literal;
+    }
+    format!("\"{}\"", literal.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
 /// systemd's unit-name escaping of one path component (systemd.unit(5), "String Escaping"):
@@ -86,6 +99,17 @@ mod tests {
             get("Install", "WantedBy").as_deref(),
             Some("sys-subsystem-net-devices-eth1.device")
         );
+    }
+
+    #[test]
+    fn paths_with_spaces_quotes_and_specifiers_stay_one_literal_argument() {
+        assert_eq!(
+            super::exec_arg("/etc/nictune/eth1.toml"),
+            "/etc/nictune/eth1.toml"
+        );
+        assert_eq!(super::exec_arg("/a b/p.toml"), "\"/a b/p.toml\"");
+        assert_eq!(super::exec_arg("/p%i$X.toml"), "/p%%i$$X.toml");
+        assert_eq!(super::exec_arg("/a\"b\\c"), "\"/a\\\"b\\\\c\"");
     }
 
     #[test]

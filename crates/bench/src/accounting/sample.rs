@@ -5,6 +5,7 @@
 //! parsed, so tests feed captured files and the live path reads `/proc`.
 
 use crate::error::{BenchError, Result};
+use nictune_core::input;
 use nictune_host::procfs::{
     parse_interrupts, parse_net_dev, parse_softirqs, parse_softnet_stat, parse_stat,
     NetDevCounters, ProcInterrupts, ProcSoftirqs, ProcStat, SoftnetRow,
@@ -57,8 +58,7 @@ impl Sample {
 }
 
 fn read(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path)
-        .map_err(|e| BenchError::system("reading", path.display().to_string(), e))
+    input::read_file(path, input::KERNEL_FILE).map_err(|e| BenchError::read("reading", e))
 }
 
 /// Reads the host-wide files from `/proc`, and the namespace files of `netns` (the calling
@@ -82,7 +82,7 @@ fn read_netns_files(netns: Option<&PathBuf>) -> Result<(String, String)> {
     let reader = move || -> Result<(String, String)> {
         crate::net::server::enter(&netns, None)?;
         let dev = read(Path::new("/proc/thread-self/net/dev"))?;
-        let netstat = std::fs::read_to_string("/proc/thread-self/net/netstat").unwrap_or_default();
+        let netstat = read(Path::new("/proc/thread-self/net/netstat")).unwrap_or_default();
         Ok((dev, netstat))
     };
     std::thread::spawn(reader)

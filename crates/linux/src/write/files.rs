@@ -3,6 +3,7 @@
 //!
 //! Paths are built from [`Roots`], so tests run against a directory tree in a temp dir.
 
+use nictune_core::input;
 use nictune_host::write::setting::{Key, Setting, Steering, SysfsNapi, Target};
 use nictune_host::write::value::{CpuSet, Value};
 use nictune_host::write::{HostError, HostErrorKind, Op};
@@ -110,8 +111,16 @@ pub fn render(value: &Value, form: Form) -> String {
 
 /// Reads a setting's file.
 pub fn read(setting: &Setting, path: &Path, form: Form) -> Result<Value, HostError> {
-    let text = fs::read_to_string(path).map_err(|e| io_error(Op::Read, setting, path, &e))?;
+    let text = read_text(setting, path)?;
     parse(&text, form).map_err(|why| HostError::new(Op::Read, setting, HostErrorKind::Garbled(why)))
+}
+
+/// Reads a kernel file for `setting`, bounded by [`input::KERNEL_FILE`].
+pub fn read_text(setting: &Setting, path: &Path) -> Result<String, HostError> {
+    input::read_file(path, input::KERNEL_FILE).map_err(|e| match e.io() {
+        Some(io) => io_error(Op::Read, setting, path, io),
+        None => HostError::new(Op::Read, setting, HostErrorKind::Garbled(e.to_string())),
+    })
 }
 
 /// Writes a setting's file in one `write(2)`, as sysfs and procfs expect; never creates it.

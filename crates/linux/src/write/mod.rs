@@ -49,8 +49,7 @@ impl LinuxWriter {
 
     fn ifindex(&self, iface: &str, s: &Setting) -> Result<u32, HostError> {
         let path = self.roots.sys.join("class/net").join(iface).join("ifindex");
-        let text =
-            std::fs::read_to_string(&path).map_err(|e| files::io_error(Op::Read, s, &path, &e))?;
+        let text = files::read_text(s, &path)?;
         text.trim()
             .parse()
             .map_err(|_| HostError::new(Op::Read, s, HostErrorKind::Garbled(text)))

@@ -8,11 +8,12 @@ mod paced;
 pub(crate) mod render;
 pub(crate) mod watchdog;
 
+use crate::cmd::source::{check_iface_name, check_netns_name};
 use crate::output::{
     Ctx, ExitWith, HintExt, Outcome, EXIT_ERROR, EXIT_NEEDS_ROOT, EXIT_PARTIAL_NOT_ROLLED_BACK,
     EXIT_PARTIAL_ROLLED_BACK,
 };
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use nictune_apply::desired::{self, Desired};
 use nictune_apply::journal::{Phase, RevertBy, Summary};
 use nictune_apply::plan;
@@ -100,8 +101,7 @@ struct Request {
 fn check_args(args: &Args) -> Result<Request> {
     let (settings, iface, ns) = match &args.profile {
         Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("reading profile {}", path.display()))?;
+            let text = nictune_core::input::read_file(path, nictune_core::input::PROFILE)?;
             let p = desired::parse_profile(&text).hint(
                 "a profile is TOML: iface = \"eth1\" and a [settings] table of KEY = VALUE",
             )?;
@@ -121,6 +121,10 @@ fn check_args(args: &Args) -> Result<Request> {
     if let Some(name) = &netns {
         check_netns_name(name)?;
     }
+    let iface = args.iface.clone().or(iface);
+    if let Some(name) = &iface {
+        check_iface_name(name)?;
+    }
     let confirm_within_ms = args
         .confirm_within
         .as_deref()
@@ -129,21 +133,10 @@ fn check_args(args: &Args) -> Result<Request> {
         .hint("e.g. --confirm-within 30s")?;
     Ok(Request {
         settings,
-        iface: args.iface.clone().or(iface),
+        iface,
         netns,
         confirm_within_ms,
     })
-}
-
-/// A namespace is a plain file name under /run/netns.
-pub(crate) fn check_netns_name(name: &str) -> Result<()> {
-    if name.is_empty() || name.contains('/') || name == "." || name == ".." {
-        let msg = format!(
-            "--netns {name:?} is not a namespace name; allowed: a name listed by `ip netns list`"
-        );
-        return Err(refusal(msg, "create one with `ip netns add NAME`"));
-    }
-    Ok(())
 }
 
 pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {

@@ -33,6 +33,7 @@ struct DoctorBody<'a> {
 }
 
 pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
+    source::check_iface_names(&args.ifaces)?;
     let interval = source::check(
         &args.source,
         args.interval,

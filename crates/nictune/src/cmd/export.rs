@@ -5,6 +5,7 @@ use crate::output::{Ctx, HintExt, Outcome};
 use anyhow::{Context, Result};
 use nictune_apply::export::{self, ExportError, Exported, Format, Target};
 use nictune_core::error::Hinted;
+use nictune_core::input;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
@@ -43,8 +44,7 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
             format: args.format.clone(),
         })
         .hint("see `nictune export --help` for what each format holds")?;
-    let text = std::fs::read_to_string(&args.profile)
-        .with_context(|| format!("reading profile {}", args.profile.display()))?;
+    let text = input::read_file(&args.profile, input::PROFILE)?;
     let profile = export::parse_profile(&text)
         .hint("a profile is TOML: iface = \"eth1\" and a [settings] table of KEY = VALUE")?;
     let iface = args.iface.clone().or(profile.iface.clone());
@@ -56,8 +56,14 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
         nictune: &exe.to_string_lossy(),
         netns: profile.netns.as_deref(),
     };
-    let exported = export::export(format, &profile.items, &target)
-        .map_err(|e| anyhow::Error::new(Hinted::new(e, "add --iface IF")))?;
+    let exported = export::export(format, &profile.items, &target).map_err(|e| {
+        let hint = match e {
+            ExportError::Name(_) => "give names as `ip link` and `ip netns list` show them",
+            ExportError::BadPath { .. } => "move the profile to a path without control characters",
+            _ => "add --iface IF",
+        };
+        anyhow::Error::new(Hinted::new(e, hint))
+    })?;
     for o in &exported.omitted {
         eprintln!(
             "note: not expressible as {}: {} ({})",

@@ -5,7 +5,7 @@
 //! and only then is anything run. Wall time is measured here, around each run, never inside.
 
 use crate::output::{Ctx, HintExt, Outcome};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use nictune_core::metrics::{HostMetrics, Metrics};
 use nictune_sim::cases::registry as cases;
 use nictune_sim::scenario::sweep::{self, Axis};
@@ -139,8 +139,7 @@ fn load(args: &Args) -> Result<Scenario> {
                     "`nictune sim --list` shows the built-in scenarios; or give a TOML file",
                 );
             }
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("reading scenario file {}", path.display()))?;
+            let text = nictune_core::input::read_file(path, nictune_core::input::PROFILE)?;
             let stem = path
                 .file_stem()
                 .map_or(name.into(), |s| s.to_string_lossy());

@@ -15,6 +15,7 @@ use nictune_sim::scenario::RunResult;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::path::Path;
 use std::time::Instant;
 
 #[derive(Debug, Serialize)]
@@ -123,7 +124,7 @@ fn binding_file(key: &str, value: &str) -> Result<String> {
     if key != "binding" || matches!(value, "default" | "spread") {
         return Ok(value.to_string());
     }
-    std::fs::read_to_string(value)
+    nictune_core::input::read_file(Path::new(value), nictune_core::input::PROFILE)
         .hint("binding is default, spread, or a file with lines like `igb7:que 0 12`")
         .with_context(|| format!("reading binding map {value}"))
 }

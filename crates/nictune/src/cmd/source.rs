@@ -6,6 +6,7 @@ use crate::output::{Ctx, HintExt};
 use anyhow::{Context, Result};
 use nictune_core::error::InvalidInput;
 use nictune_core::units::Nanos;
+use nictune_core::{input, names};
 use nictune_host::freebsd::{self, FreeBsdInputs, FreeBsdSnapshot};
 use nictune_host::rates::{self, Rates};
 use nictune_host::read::HostRead;
@@ -149,8 +150,7 @@ fn read_freebsd(dir: &Path) -> Result<FreeBsdSnapshot> {
     for name in freebsd::FILES {
         let path = dir.join(name);
         if path.is_file() {
-            let text = std::fs::read_to_string(&path)
-                .with_context(|| format!("reading {}", path.display()))?;
+            let text = input::read_file(&path, input::CAPTURE_FILE)?;
             inputs.insert(name.to_string(), text);
         }
     }
@@ -170,23 +170,20 @@ fn freebsd_needs_root<T>() -> Result<T> {
         .hint("FreeBSD is read from captured command output: --os freebsd --root DIR")
 }
 
-fn check_netns_name(name: &str) -> Result<()> {
-    let ok = !name.is_empty()
-        && name.len() <= 64
-        && name != "."
-        && name != ".."
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
-    if ok {
-        return Ok(());
-    }
-    Err(InvalidInput::new(
-        "--netns",
-        name,
-        "a namespace name: letters, digits, - _ .",
-    ))
-    .hint("list namespaces with `ip netns list`")
+/// A network-namespace name, by the one rule in `nictune_core::names`.
+pub fn check_netns_name(name: &str) -> Result<()> {
+    names::check_netns(name).hint("list namespaces with `ip netns list`")
+}
+
+/// An interface name, by the one rule in `nictune_core::names`.
+pub fn check_iface_name(name: &str) -> Result<()> {
+    names::check_iface(name)
+        .hint("give the name as `ip link` lists it (eth0, enp3s0f1); `nictune show` lists the interfaces here")
+}
+
+/// Every interface name of `ifaces` by the same rule.
+pub fn check_iface_names(ifaces: &[String]) -> Result<()> {
+    ifaces.iter().try_for_each(|i| check_iface_name(i))
 }
 
 /// `--interval`: more than 0 and at most an hour.

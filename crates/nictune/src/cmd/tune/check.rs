@@ -3,6 +3,7 @@
 //! a hint; a bad value exits 2 before anything runs.
 
 use super::Opts;
+use crate::cmd::source::{check_iface_name, check_netns_name};
 use crate::output::HintExt;
 use anyhow::Result;
 use nictune_core::error::InvalidInput;
@@ -84,6 +85,10 @@ fn target(a: &Opts) -> Result<TargetArg> {
     }
     match (&a.iface, &a.peer) {
         (Some(iface), Some(peer)) => {
+            check_iface_name(iface)?;
+            if let Some(name) = &a.netns {
+                check_netns_name(name)?;
+            }
             check_peer(peer)?;
             Ok(TargetArg::Interface {
                 iface: iface.clone(),

@@ -15,7 +15,8 @@ use super::live::{hold, knobs, test_kind, unmark, workload_label, Held};
 use super::measure::BenchMeasurer;
 use super::target::LiveTarget;
 use super::{execute, tune_config, Checked, Opts, Parts, TargetArg};
-use crate::cmd::apply::{check_netns_name, now_unix_ms, refuse_risky_iface, render::utc, watchdog};
+use crate::cmd::apply::{now_unix_ms, refuse_risky_iface, render::utc, watchdog};
+use crate::cmd::source::check_netns_name;
 use crate::output::{Ctx, HintExt, Outcome};
 use anyhow::{Context, Result};
 use nictune_apply::desired::parse_profile;
@@ -147,8 +148,7 @@ fn apply_recommended(
     within: Option<Nanos>,
 ) -> Result<()> {
     let path = c.out.join("recommended.toml");
-    let text =
-        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    let text = nictune_core::input::read_file(&path, nictune_core::input::PROFILE)?;
     let profile = parse_profile(&text).with_context(|| format!("parsing {}", path.display()))?;
     if profile.settings.is_empty() {
         eprintln!("--apply: nothing to apply, the recommendation is to keep the settings as found");

@@ -1,0 +1,186 @@
+//! Size limits for everything read from outside, and the one reader that enforces them.
+//!
+//! Every file nictune reads from a user, a capture, the kernel or a peer goes through
+//! [`read_limited`] (or [`read_file`]): it reads at most the limit and fails naming the file,
+//! the limit and a hint instead of growing without end (`--profile /dev/zero`). This is the
+//! crate's only I/O, kept here so that the limits live in one place.
+
+use std::fmt;
+use std::io::{self, Read};
+use std::path::Path;
+
+/// A size limit in bytes for one kind of input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limit {
+    /// What kind of input this is, e.g. `profile`.
+    pub what: &'static str,
+    /// Most bytes accepted.
+    pub bytes: u64,
+}
+
+/// Profiles (`apply --profile`, `export`), scenario files and other TOML a user writes.
+pub const PROFILE: Limit = Limit {
+    what: "profile",
+    bytes: 1 << 20,
+};
+/// One file of a capture directory (Linux `nictune capture`, FreeBSD command output).
+pub const CAPTURE_FILE: Limit = Limit {
+    what: "capture file",
+    bytes: 16 << 20,
+};
+/// One procfs or sysfs file read live (`/proc/interrupts` of a large machine is the largest).
+pub const KERNEL_FILE: Limit = Limit {
+    what: "kernel file",
+    bytes: 64 << 20,
+};
+/// One change journal of the state directory.
+pub const JOURNAL: Limit = Limit {
+    what: "journal",
+    bytes: 16 << 20,
+};
+/// A token file (`serve --token-file`, `bench --token-file`).
+pub const TOKEN: Limit = Limit {
+    what: "token file",
+    bytes: 4 << 10,
+};
+
+impl fmt::Display for Limit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.bytes {
+            b if b >= 1 << 20 && b % (1 << 20) == 0 => write!(f, "{} MiB", b >> 20),
+            b if b >= 1 << 10 && b % (1 << 10) == 0 => write!(f, "{} KiB", b >> 10),
+            b => write!(f, "{b} bytes"),
+        }
+    }
+}
+
+/// A read that failed or went over its limit.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("reading {what} {name}: {source}")]
+    Io {
+        what: &'static str,
+        name: String,
+        #[source]
+        source: io::Error,
+    },
+    #[error(
+        "{what} {name} is larger than {limit}, the most a {what} may be; \
+         check that it names the right file (devices such as /dev/zero never end)"
+    )]
+    TooLarge {
+        what: &'static str,
+        name: String,
+        limit: Limit,
+    },
+    #[error("{what} {name} is not UTF-8 text (byte {offset}); allowed: UTF-8 text")]
+    NotText {
+        what: &'static str,
+        name: String,
+        offset: usize,
+    },
+}
+
+impl ReadError {
+    /// The underlying I/O error, if the read itself failed.
+    pub fn io(&self) -> Option<&io::Error> {
+        match self {
+            ReadError::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+/// Reads `reader` to its end as UTF-8 text, failing once it holds more than `limit` bytes.
+/// `name` names the input in errors.
+pub fn read_limited(reader: impl Read, limit: Limit, name: &str) -> Result<String, ReadError> {
+    let mut bytes = Vec::new();
+    reader
+        .take(limit.bytes + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|source| ReadError::Io {
+            what: limit.what,
+            name: name.to_string(),
+            source,
+        })?;
+    if bytes.len() as u64 > limit.bytes {
+        return Err(ReadError::TooLarge {
+            what: limit.what,
+            name: name.to_string(),
+            limit,
+        });
+    }
+    String::from_utf8(bytes).map_err(|e| ReadError::NotText {
+        what: limit.what,
+        name: name.to_string(),
+        offset: e.utf8_error().valid_up_to(),
+    })
+}
+
+/// Reads the file at `path` as text of at most `limit` bytes.
+pub fn read_file(path: &Path, limit: Limit) -> Result<String, ReadError> {
+    let name = path.display().to_string();
+    let file = std::fs::File::open(path).map_err(|source| ReadError::Io {
+        what: limit.what,
+        name: name.clone(),
+        source,
+    })?;
+    read_limited(file, limit, &name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SMALL: Limit = Limit {
+        what: "profile",
+        bytes: 8,
+    };
+
+    #[test]
+    fn text_within_the_limit_is_read_whole() {
+        assert_eq!(
+            read_limited(&b"12345678"[..], SMALL, "p").unwrap(),
+            "12345678"
+        );
+        assert_eq!(read_limited(&b""[..], SMALL, "p").unwrap(), "");
+    }
+
+    #[test]
+    fn an_endless_input_stops_at_the_limit_and_names_it() {
+        let err = read_limited(io::repeat(0), PROFILE, "/dev/zero").unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("profile /dev/zero is larger than 1 MiB"),
+            "{text}"
+        );
+        assert!(text.contains("/dev/zero never end"), "{text}");
+    }
+
+    #[test]
+    fn one_byte_over_is_too_large_and_bad_utf8_is_named() {
+        let err = read_limited(&b"123456789"[..], SMALL, "p").unwrap_err();
+        assert!(matches!(err, ReadError::TooLarge { .. }), "{err}");
+        let err = read_limited(&b"ab\xffc"[..], SMALL, "p").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "profile p is not UTF-8 text (byte 2); allowed: UTF-8 text"
+        );
+    }
+
+    #[test]
+    fn limits_print_in_readable_units() {
+        assert_eq!(PROFILE.to_string(), "1 MiB");
+        assert_eq!(TOKEN.to_string(), "4 KiB");
+        assert_eq!(SMALL.to_string(), "8 bytes");
+    }
+
+    #[test]
+    fn a_missing_file_names_the_path() {
+        let err = read_file(Path::new("/nonexistent/nictune/p.toml"), PROFILE).unwrap_err();
+        assert!(err.io().is_some());
+        assert!(err
+            .to_string()
+            .starts_with("reading profile /nonexistent/nictune/p.toml"));
+    }
+}
