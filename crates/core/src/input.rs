@@ -44,6 +44,36 @@ pub const TOKEN: Limit = Limit {
     bytes: 4 << 10,
 };
 
+/// Most CPUs a host may report (Linux `NR_CPUS` maximum); CPU ids are below it.
+pub const MAX_CPUS: u64 = crate::cpuset::MAX_CPU as u64 + 1;
+/// Most queues or channels of one kind a device may report (`ip link` caps at 4096).
+pub const MAX_QUEUES: u64 = 4096;
+
+/// A count or number read from input that is outside its sane range.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{what}: {value} is out of range; allowed: {min}..={max}")]
+pub struct OutOfRange {
+    /// What the number counts, e.g. `hw.ncpu`.
+    pub what: String,
+    /// The number as read.
+    pub value: i128,
+    pub min: u64,
+    pub max: u64,
+}
+
+/// `value` when it is within `min..=max`; else an error naming `what` and the range.
+pub fn in_range(what: &str, value: i128, min: u64, max: u64) -> Result<u64, OutOfRange> {
+    if (i128::from(min)..=i128::from(max)).contains(&value) {
+        return Ok(value as u64);
+    }
+    Err(OutOfRange {
+        what: what.to_string(),
+        value,
+        min,
+        max,
+    })
+}
+
 impl fmt::Display for Limit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.bytes {
@@ -166,6 +196,17 @@ mod tests {
             err.to_string(),
             "profile p is not UTF-8 text (byte 2); allowed: UTF-8 text"
         );
+    }
+
+    #[test]
+    fn counts_outside_their_range_name_it() {
+        assert_eq!(in_range("hw.ncpu", 4, 1, MAX_CPUS), Ok(4));
+        let err = in_range("hw.ncpu", -1, 1, MAX_CPUS).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "hw.ncpu: -1 is out of range; allowed: 1..=8192"
+        );
+        assert!(in_range("q", i128::from(u64::MAX) + 1, 0, u64::MAX).is_err());
     }
 
     #[test]

@@ -152,3 +152,43 @@ fn polling_warns_when_the_observed_rate_nears_the_ceiling() {
         .unwrap();
     assert_eq!(f.severity, Severity::Info);
 }
+
+/// Issue #12 item 9: `hw.ncpu: -1` made the pile-up rule spread over 4 billion CPUs (8–12 GB).
+#[test]
+fn hw_ncpu_minus_one_is_an_error_naming_the_range_not_gigabytes() {
+    for bad in ["-1", "0", "4294967295", "18446744073709551616", "8193"] {
+        let mut inputs = inputs("freebsd-case5-before");
+        let sysctl = inputs["sysctl.txt"].replace("hw.ncpu: 24", &format!("hw.ncpu: {bad}"));
+        assert_ne!(
+            sysctl, inputs["sysctl.txt"],
+            "the fixture states hw.ncpu: 24"
+        );
+        inputs.insert("sysctl.txt".into(), sysctl);
+        let err = freebsd::snapshot(&inputs).unwrap_err().to_string();
+        assert!(
+            err.contains(&format!(
+                "hw.ncpu: {bad} is out of range; allowed: 1..=8192"
+            )),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn cpu_numbers_outside_the_cpu_range_are_refused_or_ignored() {
+    let mut inputs = FreeBsdInputs::new();
+    inputs.insert(
+        "top.txt".into(),
+        "CPU 4294967295:  0.0% user,  0.0% nice,  5.1% system, 61.4% interrupt, 33.5% idle\n"
+            .into(),
+    );
+    let err = freebsd::snapshot(&inputs).unwrap_err().to_string();
+    assert!(
+        err.contains("CPU 4294967295 is out of range; allowed: 0..=8191"),
+        "{err}"
+    );
+    let dmesg = freebsd::parse_dmesg(
+        "igb0: Bound queue 0 to cpu 4294967295\nigb0: Bound queue 1 to cpu 1\n",
+    );
+    assert_eq!(dmesg.bound_queues, vec![("igb0".to_string(), 1, 1)]);
+}

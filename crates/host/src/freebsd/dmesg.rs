@@ -1,6 +1,7 @@
 //! `dmesg` lines the doctor uses: receive-structure failures (cluster shortage at init) and
 //! the driver's queue → CPU binding (`igb0: Bound queue 2 to cpu 2`).
 
+use nictune_core::input::{MAX_CPUS, MAX_QUEUES};
 use serde::Serialize;
 
 /// What dmesg says about the NICs.
@@ -29,8 +30,12 @@ pub fn parse_dmesg(text: &str) -> DmesgFacts {
             let mut words = rest.split_whitespace();
             let queue = words.next().and_then(|q| q.parse().ok());
             let cpu = words.nth(2).and_then(|c| c.parse().ok());
+            // Out-of-range numbers are not a binding the doctor could act on.
+            let sane = |q: u32, c: u32| u64::from(q) < MAX_QUEUES && u64::from(c) < MAX_CPUS;
             if let (Some(q), Some(c)) = (queue, cpu) {
-                f.bound_queues.push((dev.to_string(), q, c));
+                if sane(q, c) {
+                    f.bound_queues.push((dev.to_string(), q, c));
+                }
             }
         }
     }

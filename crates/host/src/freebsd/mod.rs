@@ -19,6 +19,7 @@ pub use topology::parse_smt_groups;
 pub use vmstat_i::{parse_vmstat_i, VmstatIrq};
 
 use crate::error::ParseError;
+use nictune_core::input;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -82,19 +83,46 @@ impl FreeBsdSnapshot {
             .unwrap_or_else(|| [cpu].into_iter().collect())
     }
 
-    /// Number of CPUs: `hw.ncpu`, else the `top` lines.
+    /// Number of CPUs: `hw.ncpu`, else the `top` lines; [`snapshot`] has checked both are
+    /// within 1..=[`input::MAX_CPUS`].
     pub fn ncpu(&self) -> Option<u32> {
+        let top = || self.cpus.as_ref().map(|c| c.len() as u32);
         self.setting_i64("hw.ncpu")
-            .map(|n| n as u32)
-            .or_else(|| self.cpus.as_ref().map(|c| c.len() as u32))
+            .and_then(|n| u32::try_from(n).ok())
+            .or_else(top)
+            .filter(|n| u64::from(*n) <= input::MAX_CPUS)
     }
+}
+
+/// Counts the doctor sizes its work by must be sane: `hw.ncpu: -1` once meant 4 billion CPUs.
+fn check_counts(snap: &FreeBsdSnapshot) -> Result<(), ParseError> {
+    let sources = [
+        (&snap.sysctl, "sysctl -a"),
+        (&snap.sysctl_conf, "sysctl.conf"),
+        (&snap.loader_conf, "loader.conf"),
+    ];
+    for (map, input_name) in sources {
+        let Some(n) = map
+            .get("hw.ncpu")
+            .and_then(|v| v.trim().parse::<i128>().ok())
+        else {
+            continue;
+        };
+        input::in_range("hw.ncpu", n, 1, input::MAX_CPUS)
+            .map_err(|e| ParseError::new(input_name, 0, e.to_string()))?;
+    }
+    if let Some(cpus) = &snap.cpus {
+        input::in_range("CPU lines", cpus.len() as i128, 0, input::MAX_CPUS)
+            .map_err(|e| ParseError::new("top -SIP", 0, e.to_string()))?;
+    }
+    Ok(())
 }
 
 /// Parses whatever files are present.
 pub fn snapshot(inputs: &FreeBsdInputs) -> Result<FreeBsdSnapshot, ParseError> {
     let get = |name: &str| inputs.get(name).map(String::as_str);
     let kv = |name: &str| get(name).map(parse_kv).unwrap_or_default();
-    Ok(FreeBsdSnapshot {
+    let snap = FreeBsdSnapshot {
         interrupts: get("vmstat-i.txt").map(parse_vmstat_i).transpose()?,
         mbufs: get("netstat-m.txt").map(parse_netstat_m).transpose()?,
         sysctl: kv("sysctl.txt"),
@@ -110,5 +138,7 @@ pub fn snapshot(inputs: &FreeBsdInputs) -> Result<FreeBsdSnapshot, ParseError> {
             .filter(|f| !inputs.contains_key(**f))
             .map(|f| f.to_string())
             .collect(),
-    })
+    };
+    check_counts(&snap)?;
+    Ok(snap)
 }

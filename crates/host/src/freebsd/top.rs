@@ -2,6 +2,7 @@
 //! 33.5% idle`.
 
 use crate::error::ParseError;
+use nictune_core::input;
 use serde::Serialize;
 
 const INPUT: &str = "top -SIP";
@@ -30,6 +31,14 @@ pub fn parse_top(text: &str) -> Result<Vec<TopCpu>, ParseError> {
         let Ok(cpu) = id.trim().parse::<u32>() else {
             continue;
         };
+        if u64::from(cpu) >= input::MAX_CPUS {
+            let max = input::MAX_CPUS - 1;
+            return Err(ParseError::new(
+                INPUT,
+                i + 1,
+                format!("CPU {cpu} is out of range; allowed: 0..={max}"),
+            ));
+        }
         let mut c = TopCpu {
             cpu,
             user: 0.0,

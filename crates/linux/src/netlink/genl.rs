@@ -21,6 +21,9 @@ const CTRL_ATTR_VERSION: u16 = 3;
 const RECV_TIMEOUT: Duration = Duration::from_secs(5);
 /// Receive buffer: large enough for one dump datagram (the kernel fills up to ~32 KiB).
 const RECV_BUFFER: usize = 64 * 1024;
+/// Most bytes one request may receive in all its datagrams (a dump of every NAPI instance of
+/// a large machine is a few MiB).
+pub const MAX_REPLY_BYTES: usize = 64 << 20;
 
 /// A failed netlink operation, naming it.
 #[derive(Debug, thiserror::Error)]
@@ -39,6 +42,8 @@ pub enum NlError {
         #[source]
         source: DecodeError,
     },
+    #[error("{op}: the kernel's reply went past {MAX_REPLY_BYTES} bytes, the most one request may receive; allowed: a complete reply within that")]
+    TooLarge { op: String },
 }
 
 impl NlError {
@@ -47,7 +52,7 @@ impl NlError {
         match self {
             NlError::Kernel { error, .. } => Some(error.errno),
             NlError::Io { source, .. } => source.raw_os_error(),
-            NlError::Decode { .. } => None,
+            NlError::Decode { .. } | NlError::TooLarge { .. } => None,
         }
     }
 
@@ -167,8 +172,13 @@ impl GenlSocket {
         self.sock.send(&msg).map_err(io)?;
         let mut out = Vec::new();
         let mut buf = vec![0u8; RECV_BUFFER];
+        let mut received = 0;
         loop {
             let n = self.sock.recv(&mut buf).map_err(io)?;
+            received += n;
+            if received > MAX_REPLY_BYTES {
+                return Err(NlError::TooLarge { op: op.to_string() });
+            }
             if collect(&buf[..n], seq, &mut out, op)? {
                 return Ok(out);
             }

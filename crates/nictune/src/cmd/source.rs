@@ -162,7 +162,11 @@ fn read_freebsd(dir: &Path) -> Result<FreeBsdSnapshot> {
         ))
         .hint(format!("expected any of: {}", freebsd::FILES.join(", ")));
     }
-    freebsd::snapshot(&inputs).with_context(|| format!("parsing the capture in {}", dir.display()))
+    freebsd::snapshot(&inputs)
+        .hint(
+            "the files hold FreeBSD command output as captured; correct or remove the value named",
+        )
+        .with_context(|| format!("parsing the capture in {}", dir.display()))
 }
 
 fn freebsd_needs_root<T>() -> Result<T> {

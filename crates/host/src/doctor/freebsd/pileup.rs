@@ -110,14 +110,14 @@ fn bindings(
 ) -> (BTreeMap<u32, u32>, &'static str) {
     let bound = &snap.dmesg.bound_queues;
     if !bound.is_empty() {
+        // The first line for a (port, queue) wins, as a linear search would find it.
+        let mut by_queue: BTreeMap<(&str, u32), u32> = BTreeMap::new();
+        for (d, q, cpu) in bound {
+            by_queue.entry((d.as_str(), *q)).or_insert(*cpu);
+        }
         let map = vectors
             .iter()
-            .filter_map(|v| {
-                let (_, _, cpu) = bound
-                    .iter()
-                    .find(|(d, q, _)| *d == v.dev && *q == v.queue)?;
-                Some((v.irq, *cpu))
-            })
+            .filter_map(|v| Some((v.irq, *by_queue.get(&(v.dev.as_str(), v.queue))?)))
             .collect();
         return (map, "dmesg (Bound queue Q to cpu C)");
     }

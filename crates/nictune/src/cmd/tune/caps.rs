@@ -51,7 +51,8 @@ pub fn capabilities(snap: &HostSnapshot, nic: &Nic) -> Capabilities {
             .channels
             .value()
             .and_then(|c| c.combined_max)
-            .map(u64::from),
+            // A driver's maximum is a u32; no device has more than MAX_QUEUES channels.
+            .map(|m| u64::from(m).min(nictune_core::input::MAX_QUEUES)),
         cpus: 1,
     }
 }
