@@ -33,6 +33,16 @@ pub enum BenchError {
     /// The peer broke the control protocol or refused the test.
     #[error("control protocol with {peer}: {detail}")]
     Protocol { peer: String, detail: String },
+    /// The peer runs another client's test (`detail` says whose and for how long).
+    #[error("{peer}: {detail}")]
+    PeerBusy { peer: String, detail: String },
+    /// The peer did not answer a control message in time: it stopped, crashed or vanished.
+    #[error("{peer}: peer stopped answering: no {awaited} within {waited:?}")]
+    PeerSilent {
+        peer: String,
+        awaited: &'static str,
+        waited: std::time::Duration,
+    },
     /// The run was stopped (Ctrl-C, SIGTERM) before it finished.
     #[error("the measurement was interrupted")]
     Interrupted,

@@ -4,7 +4,7 @@
 use crate::accounting::Work;
 use crate::error::{BenchError, Result};
 use crate::net::server::ServerReport;
-use crate::protocol::{self, Reply, Request, VERSION};
+use crate::protocol::{self, Reply, Request, WireError, BUSY, VERSION};
 use crate::run::far::FarReport;
 use crate::spec::BenchSpec;
 use crate::token::Token;
@@ -23,8 +23,13 @@ pub struct PeerTarget {
 /// Default control port of `nictune serve`.
 pub const DEFAULT_PORT: u16 = 12_866;
 
-/// The longest the client waits for any control reply.
+/// The longest the client waits for the welcome and ready replies (the server binds its data
+/// listener in between).
 const REPLY_TIMEOUT: Duration = Duration::from_secs(10);
+/// The longest the client waits for the report after stop: the server only samples its
+/// counters and joins its data threads (one poll slice), so a silent peer is declared gone
+/// this soon after the test's end.
+pub const REPORT_TIMEOUT: Duration = Duration::from_millis(1500);
 
 /// An open control connection with a test negotiated.
 #[derive(Debug)]
@@ -42,7 +47,6 @@ impl PeerSession {
         let io = |e| BenchError::socket("talking to", target.addr.to_string(), e);
         let writer =
             TcpStream::connect_timeout(&target.addr, Duration::from_secs(5)).map_err(io)?;
-        writer.set_read_timeout(Some(REPLY_TIMEOUT)).map_err(io)?;
         writer.set_nodelay(true).map_err(io)?;
         let reader = BufReader::new(writer.try_clone().map_err(io)?);
         let mut s = PeerSession {
@@ -55,12 +59,12 @@ impl PeerSession {
             version: VERSION,
             token: target.token.expose().to_string(),
         })?;
-        match s.recv()? {
+        match s.recv("welcome", REPLY_TIMEOUT)? {
             Reply::Welcome { version: VERSION } => {}
             other => return Err(s.unexpected(other)),
         }
         s.send(&Request::Start { spec: spec.clone() })?;
-        match s.recv()? {
+        match s.recv("ready", REPLY_TIMEOUT)? {
             Reply::Ready { port } => s.data.set_port(port),
             other => return Err(s.unexpected(other)),
         }
@@ -84,7 +88,7 @@ impl PeerSession {
             transactions: w.transactions,
             bytes: w.bytes,
         })?;
-        match self.recv()? {
+        match self.recv("report", REPORT_TIMEOUT)? {
             Reply::Report(r) => Ok(FarReport {
                 accounting: r.accounting,
                 server: ServerReport {
@@ -103,17 +107,40 @@ impl PeerSession {
             .map_err(|e| BenchError::socket("sending to", self.peer.clone(), e))
     }
 
-    fn recv(&mut self) -> Result<Reply> {
-        protocol::recv(&mut self.reader)
-            .map_err(|e| BenchError::protocol(self.peer.clone(), e.to_string()))
+    /// Waits at most `wait` for the `awaited` reply.
+    fn recv(&mut self, awaited: &'static str, wait: Duration) -> Result<Reply> {
+        let peer = self.peer.clone();
+        self.writer
+            .set_read_timeout(Some(wait))
+            .map_err(|e| BenchError::socket("configuring", peer.clone(), e))?;
+        protocol::recv(&mut self.reader).map_err(|e| match e {
+            WireError::Io(io) if is_timeout(&io) => BenchError::PeerSilent {
+                peer,
+                awaited,
+                waited: wait,
+            },
+            other => BenchError::protocol(peer, other.to_string()),
+        })
     }
 
     fn unexpected(&self, reply: Reply) -> BenchError {
         match reply {
+            Reply::Error { message } if message.starts_with(BUSY) => BenchError::PeerBusy {
+                peer: self.peer.clone(),
+                detail: message,
+            },
             Reply::Error { message } => {
                 BenchError::protocol(self.peer.clone(), format!("refused: {message}"))
             }
             other => BenchError::protocol(self.peer.clone(), format!("unexpected reply {other:?}")),
         }
     }
+}
+
+/// A read that hit its timeout (`EAGAIN` on Linux sockets with `SO_RCVTIMEO`).
+fn is_timeout(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+    )
 }

@@ -24,6 +24,9 @@ use std::io::{self, BufRead, Write};
 
 /// Protocol version; a peer with another version is refused.
 pub const VERSION: u32 = 1;
+/// How a refusal because another client's test is running starts (`peer busy: a test from
+/// ADDR is running, retry in ~Ns`); clients tell it apart from other refusals by it.
+pub const BUSY: &str = "peer busy:";
 /// Longest accepted line, bytes (a report with per-CPU figures for 512 CPUs fits).
 pub const MAX_LINE: usize = 256 * 1024;
 

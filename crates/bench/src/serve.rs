@@ -4,9 +4,12 @@
 //! It must not become an open traffic reflector, so it:
 //! * listens only on the address it is given;
 //! * runs nothing before the client proves it knows the shared [`Token`];
-//! * runs one test at a time (others are told `busy`) and keeps at most
-//!   [`MAX_PENDING`] unauthenticated connections, each cut off after [`HELLO_TIMEOUT`]
-//!   in total (a client dripping bytes cannot hold a slot);
+//! * runs one test at a time (others are told `peer busy: a test from ADDR is running, retry
+//!   in ~Ns`); an unauthenticated connection never holds the test slot;
+//! * keeps at most [`MAX_PENDING`] unauthenticated connections, each cut off after
+//!   [`HELLO_TIMEOUT`] in total (a client dripping bytes cannot hold a place); when all are
+//!   taken a new connection cuts off the oldest, so idle connections cannot lock real
+//!   clients out (a real client authenticates within one round trip);
 //! * accepts only specs within [`Limits::SERVE`] (duration, connections, sizes, rate);
 //! * answers data traffic only from the control connection's address, and stops every
 //!   test at its deadline even if the client vanishes.
@@ -16,23 +19,23 @@ use crate::cancel::{Cancel, POLL_SLICE};
 use crate::engine::GRACE;
 use crate::error::{BenchError, Result};
 use crate::net::server::{self, ServerPlan};
-use crate::protocol::{self, PeerReport, Reply, Request, WireError, VERSION};
+use crate::protocol::{self, PeerReport, Reply, Request, WireError, BUSY, VERSION};
 use crate::spec::{BenchSpec, Limits};
 use crate::token::Token;
 use nictune_core::units::Nanos;
+use std::collections::VecDeque;
 use std::io::BufReader;
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Connections allowed to be open but not yet authenticated.
 pub const MAX_PENDING: usize = 8;
 /// Time a new connection has to send a valid hello.
-pub const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
-/// Time between welcome and start.
-const START_TIMEOUT: Duration = Duration::from_secs(30);
+pub const HELLO_TIMEOUT: Duration = Duration::from_secs(2);
+/// Time between welcome and start (the client sends start as soon as it reads welcome).
+const START_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How `serve` runs.
 #[derive(Debug, Clone)]
@@ -72,15 +75,24 @@ pub fn serve(listener: TcpListener, cfg: &ServeConfig, log: &(dyn Fn(&str) + Syn
                     continue;
                 }
             };
-            if state.pending.fetch_add(1, Ordering::SeqCst) >= MAX_PENDING {
-                state.pending.fetch_sub(1, Ordering::SeqCst);
-                log(&format!("{from}: refused, too many pending connections"));
-                continue;
-            }
             sessions += 1;
+            let id = sessions;
+            match stream.try_clone() {
+                Ok(handle) => {
+                    if let Some(old) = state.admit(id, handle) {
+                        log(&format!(
+                            "{old}: cut off unauthenticated: {MAX_PENDING} others were waiting"
+                        ));
+                    }
+                }
+                Err(e) => {
+                    log(&format!("{from}: refused: {e}"));
+                    continue;
+                }
+            }
             let state = Arc::clone(&state);
             scope.spawn(move || {
-                let outcome = session(stream, from, cfg, &state);
+                let outcome = session(stream, from, id, cfg, &state);
                 match outcome {
                     Ok(()) => log(&format!("{from}: test done")),
                     Err(e) => log(&format!("{from}: {e}")),
@@ -91,19 +103,83 @@ pub fn serve(listener: TcpListener, cfg: &ServeConfig, log: &(dyn Fn(&str) + Syn
     Ok(())
 }
 
+/// What the sessions share: the unauthenticated connections and the one test slot.
 #[derive(Debug, Default)]
 struct State {
-    pending: AtomicUsize,
-    busy: AtomicBool,
+    /// Unauthenticated connections by session id, oldest first.
+    pending: Mutex<VecDeque<(u64, TcpStream)>>,
+    running: Mutex<Option<Running>>,
 }
 
-/// Holds the one-test-at-a-time flag; releases it when dropped.
-struct BusyGuard<'a>(&'a AtomicBool);
+/// The test holding the slot: who asked and when it should be over.
+#[derive(Debug, Clone, Copy)]
+struct Running {
+    from: SocketAddr,
+    until: Instant,
+}
 
-impl Drop for BusyGuard<'_> {
-    fn drop(&mut self) {
-        self.0.store(false, Ordering::SeqCst);
+impl State {
+    /// Registers connection `id` as unauthenticated; when [`MAX_PENDING`] already are, cuts
+    /// the oldest off and returns its address.
+    fn admit(&self, id: u64, stream: TcpStream) -> Option<SocketAddr> {
+        let mut pending = lock(&self.pending);
+        let evicted = match pending.len() >= MAX_PENDING {
+            true => pending.pop_front().map(|(_, old)| {
+                let _ = old.shutdown(Shutdown::Both);
+                old.peer_addr().ok()
+            }),
+            false => None,
+        };
+        pending.push_back((id, stream));
+        evicted.flatten()
     }
+
+    /// Connection `id` has authenticated (or given up): it no longer counts as pending.
+    fn leave(&self, id: u64) {
+        lock(&self.pending).retain(|(i, _)| *i != id);
+    }
+
+    /// Takes the test slot for `from` for at most `hold`, or says who holds it.
+    fn claim(&self, from: SocketAddr, hold: Duration) -> std::result::Result<Slot<'_>, String> {
+        let mut running = lock(&self.running);
+        if let Some(r) = *running {
+            let left = r.until.saturating_duration_since(Instant::now());
+            let secs = left.as_secs() + u64::from(left.subsec_nanos() > 0);
+            return Err(format!(
+                "{BUSY} a test from {} is running, retry in ~{}s",
+                r.from,
+                secs.max(1)
+            ));
+        }
+        *running = Some(Running {
+            from,
+            until: Instant::now() + hold,
+        });
+        Ok(Slot(self))
+    }
+}
+
+/// Holds the one test slot; frees it when dropped.
+struct Slot<'a>(&'a State);
+
+impl Slot<'_> {
+    /// The test is expected to be over after `left` from now.
+    fn expect_end(&self, left: Duration) {
+        if let Some(r) = lock(&self.0.running).as_mut() {
+            r.until = Instant::now() + left;
+        }
+    }
+}
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        *lock(&self.0.running) = None;
+    }
+}
+
+/// Locks `m`, also after a session thread panicked while holding it.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 struct Control {
@@ -139,7 +215,13 @@ impl Control {
     }
 }
 
-fn session(stream: TcpStream, peer: SocketAddr, cfg: &ServeConfig, state: &State) -> Result<()> {
+fn session(
+    stream: TcpStream,
+    peer: SocketAddr,
+    id: u64,
+    cfg: &ServeConfig,
+    state: &State,
+) -> Result<()> {
     let io = |e| BenchError::socket("configuring", peer.to_string(), e);
     stream.set_nonblocking(false).map_err(io)?;
     stream
@@ -157,12 +239,12 @@ fn session(stream: TcpStream, peer: SocketAddr, cfg: &ServeConfig, state: &State
     };
     let authed = authenticate(&mut c, cfg);
     drop(watchdog);
-    state.pending.fetch_sub(1, Ordering::SeqCst);
+    state.leave(id);
     authed?;
-    if state.busy.swap(true, Ordering::SeqCst) {
-        return Err(c.refuse("busy: another test is running; one test at a time"));
-    }
-    let _busy = BusyGuard(&state.busy);
+    let slot = match state.claim(peer, START_TIMEOUT) {
+        Ok(slot) => slot,
+        Err(busy) => return Err(c.refuse(busy)),
+    };
     c.send(&Reply::Welcome { version: VERSION })?;
     c.timeout(START_TIMEOUT)?;
     let spec = match c.recv()? {
@@ -172,6 +254,7 @@ fn session(stream: TcpStream, peer: SocketAddr, cfg: &ServeConfig, state: &State
     if let Err(e) = spec.validate(&cfg.limits) {
         return Err(c.refuse(e.to_string()));
     }
+    slot.expect_end(Duration::from_nanos((spec.total() + GRACE).0));
     run_test(&mut c, &spec, cfg)
 }
 

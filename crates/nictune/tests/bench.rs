@@ -1,6 +1,8 @@
 //! `nictune bench` and `nictune serve` as a user meets them: JSON envelope, errors with hints,
 //! and the help text (snapshot).
 
+#![allow(unsafe_code)] // kill(2) on the serve this test started
+
 mod common;
 
 use common::{assert_exit, command as nictune, json, stderr};
@@ -77,4 +79,79 @@ fn bench_help_is_stable() {
         .output()
         .unwrap();
     insta::assert_snapshot!(String::from_utf8_lossy(&out.stdout));
+}
+
+/// A `nictune serve` this test starts on loopback (port chosen by the kernel); stopped with
+/// SIGKILL by its pid when dropped, also after a failed assertion.
+struct LoopbackServe {
+    child: std::process::Child,
+    addr: String,
+}
+
+const SERVE_TOKEN: &str = "bench-cli-test-token-0123";
+
+impl LoopbackServe {
+    fn start() -> LoopbackServe {
+        use std::io::BufRead;
+        let mut child = nictune()
+            .args(["serve", "--bind", "127.0.0.1:0"])
+            .env("NICTUNE_TOKEN", SERVE_TOKEN)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+        let first = lines.next().expect("serve prints its address").unwrap();
+        let addr = first
+            .rsplit_once("serving on ")
+            .map(|(_, a)| a.trim().to_string())
+            .unwrap_or_else(|| panic!("no address in {first:?}"));
+        // Keep draining its log so it never blocks on a full pipe.
+        std::thread::spawn(move || lines.for_each(drop));
+        LoopbackServe { child, addr }
+    }
+
+    fn signal(&self, sig: libc::c_int) {
+        let pid = libc::pid_t::try_from(self.child.id()).unwrap();
+        // SAFETY: kill(2) on the pid of a child this test spawned and has not reaped.
+        assert_eq!(unsafe { libc::kill(pid, sig) }, 0);
+    }
+}
+
+impl Drop for LoopbackServe {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Issue #12 item 11b: a peer that vanished mid-test gave "Resource temporarily unavailable
+/// (os error 11)" after 15 s; now "peer stopped answering" within ~2 s of the test's end.
+#[test]
+fn a_peer_that_stops_mid_test_is_reported_within_2s_of_the_deadline() {
+    let server = LoopbackServe::start();
+    let started = std::time::Instant::now();
+    let bench = nictune()
+        .args(["bench", "rr", "--peer", &server.addr])
+        .args(["--duration", "1.5", "--warmup", "0.5"])
+        .env("NICTUNE_TOKEN", SERVE_TOKEN)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    server.signal(libc::SIGSTOP);
+    let out = bench.wait_with_output().unwrap();
+    let elapsed = started.elapsed();
+    server.signal(libc::SIGCONT);
+    assert_exit(&out, 2);
+    let err = stderr(&out);
+    assert!(err.contains("peer stopped answering"), "{err}");
+    assert!(!err.contains("os error 11"), "{err}");
+    assert!(err.contains("hint: "), "{err}");
+    // Window end at 2 s after start (plus connection set-up); ~2 s more at most.
+    assert!(
+        elapsed < std::time::Duration::from_millis(5_000),
+        "took {elapsed:?}: {err}"
+    );
 }

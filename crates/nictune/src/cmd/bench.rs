@@ -121,7 +121,21 @@ fn measure(
     progress: &dyn nictune_core::progress::Progress,
     cancel: &Cancel,
 ) -> Result<nictune_bench::BenchResult> {
-    nictune_bench::run_cancellable(spec, target, progress, cancel).context("measuring")
+    nictune_bench::run_cancellable(spec, target, progress, cancel)
+        .map_err(peer_hint)
+        .context("measuring")
+}
+
+/// The next step for a peer that is busy or went silent; other errors unchanged.
+fn peer_hint(e: BenchError) -> anyhow::Error {
+    let hint = match &e {
+        BenchError::PeerBusy { .. } => "one test at a time per `nictune serve`: retry then",
+        BenchError::PeerSilent { .. } => {
+            "check that `nictune serve` still runs on the peer and that the path to it is up"
+        }
+        _ => return anyhow::Error::new(e),
+    };
+    Err::<(), _>(e).hint(hint).unwrap_err()
 }
 
 fn testbed_hint(e: BenchError) -> anyhow::Error {
