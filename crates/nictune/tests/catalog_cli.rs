@@ -235,3 +235,18 @@ fn check_treats_its_arguments_as_one_set() {
     assert_eq!(together.status.code(), Some(0), "{}", stdout(&together));
     assert!(stdout(&together).contains("20000 ns = 20.000 µs"));
 }
+
+/// Issue #12 item 11b: too many digits said "not an integer"; they are out of range for the
+/// setting's type, and the message names the range.
+#[test]
+fn check_an_integer_beyond_64_bits_is_out_of_range_naming_the_range() {
+    let out = nictune(&["check", "rx-usecs=99999999999999999999999"]);
+    assert_exit(&out, 2);
+    let err = stderr(&out);
+    assert!(
+        err.contains("\"99999999999999999999999\" is out of range for kernel (any driver): allowed 0–4294967295 µs"),
+        "{err}"
+    );
+    assert!(!err.contains("not an integer"), "{err}");
+    assert!(err.contains("hint: "), "{err}");
+}

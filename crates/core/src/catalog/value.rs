@@ -44,14 +44,24 @@ pub const DIM_PROFILE_ENTRIES: usize = 5;
 
 /// A value that does not fit the entry's type.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("setting {key}: {value:?} is not {expected}")]
+#[error("setting {key}: {value:?} is {problem}")]
 pub struct ValueError {
     /// Canonical key of the setting.
     pub key: String,
     /// The value as typed.
     pub value: String,
-    /// What is allowed, e.g. `an integer (µs)`.
-    pub expected: String,
+    /// What is wrong, naming what is allowed: `not an integer (µs)`, or for digits too many
+    /// for any integer `out of range for kernel (any driver): allowed 0–4294967295 µs`.
+    pub problem: String,
+}
+
+/// Why text is not an integer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum IntError {
+    /// Not digits at all.
+    NotInt,
+    /// Digits, but beyond what 64 bits hold.
+    TooLarge,
 }
 
 impl Value {
@@ -133,7 +143,11 @@ impl Entry {
 
     fn parse_one(&self, part: &str, whole: &str) -> Result<Value, ValueError> {
         let parsed = match self.value_type {
-            ValueType::Integer => parse_integer(part).map(Value::Integer),
+            ValueType::Integer => match parse_integer(part) {
+                Ok(n) => Some(Value::Integer(n)),
+                Err(IntError::TooLarge) => return Err(self.too_large(whole)),
+                Err(IntError::NotInt) => None,
+            },
             ValueType::Bool => parse_bool(part).map(Value::Bool),
             ValueType::Enum => self.parse_choice(part),
             // An empty list would leave the IRQ nowhere to run; the kernel refuses it too.
@@ -147,12 +161,38 @@ impl Entry {
         parsed.ok_or_else(|| ValueError {
             key: self.key.clone(),
             value: whole.to_string(),
-            expected: self.expected(),
+            problem: format!("not {}", self.expected()),
         })
     }
 
+    /// An integer with more digits than 64 bits hold: out of range of the entry's generic
+    /// spec (the kernel's type), else of a 64-bit integer.
+    fn too_large(&self, whole: &str) -> ValueError {
+        let spec = super::check::select_spec(self, &super::check::Context::default())
+            .ok()
+            .flatten()
+            .filter(|s| s.is_ranged());
+        let problem = match spec {
+            Some(s) => format!(
+                "out of range for {}: allowed {}",
+                s.label,
+                s.allowed(self.unit)
+            ),
+            None => format!(
+                "out of range for a 64-bit integer: allowed {}–{}",
+                i64::MIN,
+                i64::MAX
+            ),
+        };
+        ValueError {
+            key: self.key.clone(),
+            value: whole.to_string(),
+            problem,
+        }
+    }
+
     fn parse_choice(&self, text: &str) -> Option<Value> {
-        let number = parse_integer(text);
+        let number = parse_integer(text).ok();
         self.choices
             .iter()
             .find(|c| c.name.eq_ignore_ascii_case(text) || Some(c.number) == number)
@@ -164,22 +204,24 @@ impl Entry {
 }
 
 /// Decimal, or hexadecimal with `0x`, optionally negative.
-fn parse_integer(text: &str) -> Option<i64> {
+fn parse_integer(text: &str) -> Result<i64, IntError> {
     let (negative, digits) = match text.strip_prefix('-') {
         Some(rest) => (true, rest),
         None => (false, text),
     };
-    let magnitude = match digits
+    let (digits, radix) = match digits
         .strip_prefix("0x")
         .or_else(|| digits.strip_prefix("0X"))
     {
-        Some(hex) => i64::from_str_radix(hex, 16).ok()?,
-        None if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) => {
-            digits.parse().ok()?
-        }
-        None => return None,
+        Some(hex) => (hex, 16),
+        None => (digits, 10),
     };
-    Some(if negative { -magnitude } else { magnitude })
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return Err(IntError::NotInt);
+    }
+    let magnitude = i128::from_str_radix(digits, radix).map_err(|_| IntError::TooLarge)?;
+    let n = if negative { -magnitude } else { magnitude };
+    i64::try_from(n).map_err(|_| IntError::TooLarge)
 }
 
 fn parse_bool(text: &str) -> Option<bool> {
@@ -244,13 +286,27 @@ mod tests {
 
     #[test]
     fn integers_in_decimal_hex_and_negative() {
-        assert_eq!(parse_integer("8000"), Some(8000));
-        assert_eq!(parse_integer("0x20"), Some(32));
-        assert_eq!(parse_integer("-1"), Some(-1));
-        assert_eq!(parse_integer("abc"), None);
-        assert_eq!(parse_integer("1e3"), None);
-        assert_eq!(parse_integer(""), None);
-        assert_eq!(parse_integer("99999999999999999999"), None);
+        assert_eq!(parse_integer("8000"), Ok(8000));
+        assert_eq!(parse_integer("0x20"), Ok(32));
+        assert_eq!(parse_integer("-1"), Ok(-1));
+        assert_eq!(parse_integer("abc"), Err(IntError::NotInt));
+        assert_eq!(parse_integer("1e3"), Err(IntError::NotInt));
+        assert_eq!(parse_integer(""), Err(IntError::NotInt));
+        assert_eq!(parse_integer("0x"), Err(IntError::NotInt));
+        assert_eq!(parse_integer(&i64::MIN.to_string()), Ok(i64::MIN));
+    }
+
+    /// Issue #12 item 11b: too many digits said "not an integer".
+    #[test]
+    fn integers_beyond_64_bits_are_out_of_range_not_not_integers() {
+        for text in [
+            "99999999999999999999",
+            "-99999999999999999999",
+            "0xfffffffffffffffff",
+        ] {
+            assert_eq!(parse_integer(text), Err(IntError::TooLarge), "{text}");
+        }
+        assert_eq!(parse_integer(&"9".repeat(10_000)), Err(IntError::TooLarge));
     }
 
     #[test]

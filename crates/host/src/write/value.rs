@@ -58,6 +58,13 @@ pub enum ValueError {
         max: u64,
         unit: &'static str,
     },
+    #[error("{value} is out of range for the setting's type; allowed: {min}..={max} ({unit})")]
+    TooLarge {
+        value: String,
+        min: u64,
+        max: u64,
+        unit: &'static str,
+    },
     #[error("{value} is out of range; allowed: {min}..={max} ({unit})")]
     OutOfRange {
         value: u64,
@@ -87,11 +94,23 @@ pub fn parse_value(kind: ValueKind, raw: &str) -> Result<Value, ValueError> {
 
 fn parse_int(raw: &str, min: u64, max: u64, unit: &'static str) -> Result<u64, ValueError> {
     let clean = raw.replace('_', "");
-    let value: u64 = clean.parse().map_err(|_| ValueError::NotInt {
-        value: raw.to_string(),
-        min,
-        max,
-        unit,
+    let digits = clean.strip_prefix('+').unwrap_or(&clean);
+    let value: u64 = clean.parse().map_err(|_| {
+        let (value, min, max, unit) = (raw.to_string(), min, max, unit);
+        match !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+            true => ValueError::TooLarge {
+                value,
+                min,
+                max,
+                unit,
+            },
+            false => ValueError::NotInt {
+                value,
+                min,
+                max,
+                unit,
+            },
+        }
     })?;
     if value < min || value > max {
         return Err(ValueError::OutOfRange {
@@ -159,6 +178,24 @@ mod cpus_text {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn integers_beyond_64_bits_are_out_of_range_for_the_type() {
+        let kind = ValueKind::Int {
+            min: 0,
+            max: u64::from(u32::MAX),
+            unit: "µs",
+        };
+        let err = parse_value(kind, "99999999999999999999999").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "99999999999999999999999 is out of range for the setting's type; allowed: 0..=4294967295 (µs)"
+        );
+        assert!(matches!(
+            parse_value(kind, "9x"),
+            Err(ValueError::NotInt { .. })
+        ));
+    }
 
     #[test]
     fn user_forms_are_accepted_and_nonsense_named() {
