@@ -59,7 +59,7 @@ impl MbufStats {
         ]
         .iter()
         .flatten()
-        .sum()
+        .fold(0, |sum: u64, c| sum.saturating_add(*c))
     }
 }
 

@@ -135,7 +135,7 @@ fn parse_line(line: &str, n: usize, ncpu: usize) -> Result<IrqLine, ParseError> 
         IrqSource::Device(_) => device_tail(tail),
         IrqSource::Arch(_) => arch_tail(tail),
     };
-    parsed.total = counts.iter().sum();
+    parsed.total = super::total(&counts);
     parsed.per_cpu = if counted == ncpu { counts } else { Vec::new() };
     parsed.source = source;
     Ok(parsed)

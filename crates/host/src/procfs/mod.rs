@@ -67,3 +67,9 @@ pub(crate) fn labelled_counts<'a>(
         .collect::<Result<Vec<u64>, _>>()?;
     Ok((name, counts))
 }
+
+/// The sum of counters read from text, saturating at `u64::MAX` rather than overflowing: a
+/// capture can hold any number.
+pub fn total<'a>(counts: impl IntoIterator<Item = &'a u64>) -> u64 {
+    counts.into_iter().fold(0, |sum, c| sum.saturating_add(*c))
+}

@@ -56,12 +56,17 @@ impl CpuTimes {
             self.softirq,
             self.steal,
         ];
-        Ticks(parts.iter().map(|t| t.0).sum())
+        Ticks(super::total(parts.iter().map(|t| &t.0)))
     }
 
     /// Ticks not spent idle or waiting for I/O.
     pub fn busy(&self) -> Ticks {
-        Ticks(self.total().0 - self.idle.0 - self.iowait.0)
+        Ticks(
+            self.total()
+                .0
+                .saturating_sub(self.idle.0)
+                .saturating_sub(self.iowait.0),
+        )
     }
 
     /// `self - earlier`, field by field, saturating at zero (counters can step back when a

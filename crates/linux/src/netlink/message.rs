@@ -150,7 +150,8 @@ fn parse_one(msg: &[u8]) -> Result<Reply<'_>, DecodeError> {
 
 fn errno_of(body: &[u8]) -> Option<i32> {
     body.get(0..4)
-        .map(|b| -i32::from_ne_bytes(b.try_into().expect("4 bytes")))
+        // Saturating: a corrupt i32::MIN must not overflow the negation.
+        .map(|b| i32::from_ne_bytes(b.try_into().expect("4 bytes")).saturating_neg())
 }
 
 fn kernel_error(errno: i32, flags: u16, tlvs: &[u8]) -> KernelError {
@@ -169,6 +170,15 @@ fn kernel_error(errno: i32, flags: u16, tlvs: &[u8]) -> KernelError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_error_code_of_i32_min_does_not_overflow() {
+        let mut msg = genl_request(0x20, 0, 7, 1, 1, &[]);
+        msg[4..6].copy_from_slice(&NLMSG_ERROR.to_ne_bytes());
+        msg[NLMSG_HDRLEN..NLMSG_HDRLEN + 4].copy_from_slice(&i32::MIN.to_ne_bytes());
+        let replies = parse_replies(&msg).unwrap();
+        assert!(matches!(&replies[0], Reply::Error { seq: 7, error } if error.errno == i32::MAX));
+    }
 
     #[test]
     fn request_header_is_laid_out_as_the_kernel_expects() {

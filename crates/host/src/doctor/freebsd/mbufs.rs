@@ -21,7 +21,10 @@ pub fn clusters(snap: &FreeBsdSnapshot) -> Vec<Finding> {
         return Vec::new();
     };
     let need = ring_clusters(snap);
-    let required: u64 = need.values().map(|(_, _, c)| c).sum();
+    // Saturating: the counts come from captured text (a mutated `hw.igb.rxd` once overflowed).
+    let required = need
+        .values()
+        .fold(0u64, |sum, (_, _, c)| sum.saturating_add(*c));
     let wanted = ((required as f64) * HEADROOM).ceil() as u64;
     let in_use = snap.mbufs.as_ref().and_then(|m| m.clusters_current);
     let denied = snap.mbufs.as_ref().map_or(0, |m| m.denied());
@@ -63,7 +66,7 @@ pub fn clusters(snap: &FreeBsdSnapshot) -> Vec<Finding> {
 /// The cluster limit: the tunable when captured, else the maximum `netstat -m` reports.
 fn cluster_limit(snap: &FreeBsdSnapshot) -> Option<u64> {
     snap.setting_i64("kern.ipc.nmbclusters")
-        .map(|v| v as u64)
+        .and_then(|v| u64::try_from(v).ok())
         .or(snap.mbufs.as_ref().and_then(|m| m.clusters_max))
 }
 
@@ -87,8 +90,12 @@ fn usage_evidence(mut f: Finding, snap: &FreeBsdSnapshot, denied: u64) -> Findin
 /// Short: exactly what the rings need with headroom; otherwise (in use near the limit,
 /// denials) double the limit. Rounded up to a multiple of 1024.
 fn target_limit(wanted: u64, limit: u64, short: bool) -> u64 {
-    let target = if short { wanted } else { wanted.max(limit * 2) };
-    target.div_ceil(1024) * 1024
+    let target = if short {
+        wanted
+    } else {
+        wanted.max(limit.saturating_mul(2))
+    };
+    target.div_ceil(1024).saturating_mul(1024)
 }
 
 /// Per driver: `(ports, queues per port, clusters)` for the receive rings.
@@ -104,14 +111,18 @@ fn ring_clusters(snap: &FreeBsdSnapshot) -> BTreeMap<String, (u64, u64, u64)> {
         .map(|(drv, per_port)| {
             let rxd = snap
                 .setting_i64(&format!("hw.{drv}.rxd"))
-                .map_or(DEFAULT_RXD, |v| v as u64);
+                .and_then(|v| u64::try_from(v).ok())
+                .unwrap_or(DEFAULT_RXD);
             let queues = snap
                 .setting_i64(&format!("hw.{drv}.num_queues"))
                 .filter(|q| *q > 0)
                 .map(|q| q as u64)
                 .unwrap_or_else(|| per_port.values().copied().max().unwrap_or(1));
             let n = per_port.len() as u64;
-            (drv, (n, queues, n * queues * rxd))
+            (
+                drv,
+                (n, queues, n.saturating_mul(queues).saturating_mul(rxd)),
+            )
         })
         .collect()
 }

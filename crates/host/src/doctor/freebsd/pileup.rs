@@ -36,7 +36,7 @@ pub fn irq_pileup(snap: &FreeBsdSnapshot) -> Vec<Finding> {
         .evidence("CPUs serving queue vectors", per_cpu.len())
         .evidence("binding from", source);
     for (cpu, irqs) in &per_cpu {
-        let rate: u64 = irqs.iter().map(|(_, r)| r).sum();
+        let rate = crate::procfs::total(irqs.iter().map(|(_, r)| r));
         f = f.evidence(
             format!("cpu {cpu}"),
             format!("{} vectors, {rate} interrupts/s", irqs.len()),

@@ -30,7 +30,8 @@ pub fn polling_ceiling(snap: &FreeBsdSnapshot) -> Vec<Finding> {
     let burst_max = snap
         .setting_i64("kern.polling.burst_max")
         .unwrap_or(DEFAULT_BURST_MAX);
-    let ceiling = hz * burst_max;
+    // Saturating: both come from captured text.
+    let ceiling = hz.saturating_mul(burst_max);
     let idle_poll = snap.setting_i64("kern.polling.idle_poll").unwrap_or(0);
     let mut f = Finding::new("polling-ceiling", Severity::Info, polled.join(", "))
         .evidence("kern.hz", hz)
@@ -58,7 +59,7 @@ pub fn polling_ceiling(snap: &FreeBsdSnapshot) -> Vec<Finding> {
     }
     f = f.fix(format!(
         "sysctl kern.polling.burst_max={}",
-        (burst_max * 2).min(1000)
+        burst_max.saturating_mul(2).min(1000)
     ));
     vec![f]
 }

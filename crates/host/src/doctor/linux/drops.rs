@@ -61,8 +61,8 @@ pub fn softnet(snap: &HostSnapshot, rates: Option<&Rates>) -> Vec<Finding> {
     let Some(rows) = snap.counters.softnet.value() else {
         return Vec::new();
     };
-    let squeeze: u64 = rows.iter().map(|r| r.time_squeeze).sum();
-    let dropped: u64 = rows.iter().map(|r| r.dropped).sum();
+    let squeeze = crate::procfs::total(rows.iter().map(|r| &r.time_squeeze));
+    let dropped = crate::procfs::total(rows.iter().map(|r| &r.dropped));
     let growing = rates.map(|r| {
         r.cpus
             .iter()
