@@ -288,7 +288,8 @@ impl Summary {
             .attempted
             .iter()
             .copied()
-            .filter(|s| !self.undone.contains(s))
+            // A step beyond the plan is a damaged journal line, not something to restore.
+            .filter(|s| *s < self.changes.len() && !self.undone.contains(s))
             .collect();
         steps.sort_unstable();
         steps.dedup();
@@ -323,6 +324,17 @@ mod tests {
             }],
             preserve: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_damaged_intent_step_beyond_the_plan_is_not_restored() {
+        let records = [
+            begin(),
+            Record::Intent { step: 0 },
+            Record::Intent { step: usize::MAX },
+        ];
+        let s = summarize(&records).unwrap();
+        assert_eq!(s.steps_to_restore(), [0]);
     }
 
     #[test]

@@ -43,17 +43,7 @@ fn every_format_matches_its_snapshot_and_parses() {
     for (format, name) in Format::ALL {
         let text = render(format, "/usr/bin/nictune");
         insta::assert_snapshot!(name, text);
-        let checked = match format {
-            Format::SystemdLink | Format::Networkmanager | Format::Tuned | Format::SystemdUnit => {
-                validate::ini(&text).map(|v| v.len())
-            }
-            Format::Udev => validate::udev_rules(&text).map(|v| v.len()),
-            Format::Modprobe => validate::modprobe(&text).map(|v| v.len()),
-            Format::SysctlD | Format::FreebsdSysctlConf | Format::LoaderConf => {
-                validate::sysctl_lines(&text).map(|v| v.len())
-            }
-            Format::RcConf | Format::Cpuset => Ok(shell_check(&text)),
-        };
+        let checked = validate::check(format, &text).unwrap_or_else(|| Ok(shell_check(&text)));
         let n = checked.unwrap_or_else(|e| panic!("{name}: {e}\n{text}"));
         assert!(n > 0, "{name}: nothing rendered");
     }

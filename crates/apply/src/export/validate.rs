@@ -13,6 +13,21 @@ pub struct FormatError {
     pub text: String,
 }
 
+/// Checks `text` with the strict parser of `format` and returns how many statements it
+/// holds; `None` for the shell formats (`rc.conf`, `cpuset`), which only `sh -n` checks.
+pub fn check(format: super::Format, text: &str) -> Option<Result<usize, FormatError>> {
+    use super::Format as F;
+    Some(match format {
+        F::SystemdLink | F::Networkmanager | F::Tuned | F::SystemdUnit => {
+            ini(text).map(|v| v.len())
+        }
+        F::Udev => udev_rules(text).map(|v| v.len()),
+        F::Modprobe => modprobe(text).map(|v| v.len()),
+        F::SysctlD | F::FreebsdSysctlConf | F::LoaderConf => sysctl_lines(text).map(|v| v.len()),
+        F::RcConf | F::Cpuset => return None,
+    })
+}
+
 fn lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
     text.lines()
         .enumerate()

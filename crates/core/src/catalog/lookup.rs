@@ -71,11 +71,16 @@ impl NameIndex {
     /// Canonical keys whose names are closest to `name`, best first.
     pub(super) fn suggest(&self, name: &str, entries: &[Entry], limit: usize) -> Vec<String> {
         let lower = name.trim().to_ascii_lowercase();
-        let budget = (lower.chars().count() / 3).max(1);
+        let length = lower.chars().count();
+        let budget = (length / 3).max(1);
         let mut scored: Vec<(usize, &str)> = Vec::new();
         for (known, positions) in &self.names {
             let distance = if lower.len() >= 4 && known.contains(&lower) {
                 1
+            } else if length.abs_diff(known.chars().count()) > budget {
+                // The distance is at least the difference in length: skip the quadratic
+                // comparison (a 20,000-character name once took seconds per lookup).
+                continue;
             } else {
                 edit_distance(&lower, known)
             };
@@ -131,6 +136,18 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_huge_unknown_name_gets_no_suggestions_quickly() {
+        let started = std::time::Instant::now();
+        let name = format!("irq.affinity@{}", "9".repeat(20_000));
+        assert!(crate::catalog::catalog().suggest(&name).is_empty());
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(1),
+            "{:?}",
+            started.elapsed()
+        );
+    }
 
     #[test]
     fn edit_distance_known_values() {

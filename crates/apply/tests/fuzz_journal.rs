@@ -1,0 +1,140 @@
+//! Fuzz tier: change journals (what `status`, `revert` and every command's leftover check
+//! read from the state directory). Journals written by this crate's own serializer, mutated
+//! structure-aware, and arbitrary text: parsing and replaying never panic, stay within the
+//! time budget, keep output in proportion to the input, and never name a step to restore
+//! that the plan does not have (a damaged `intent` line once made `revert` index past it).
+
+use nictune_apply::journal::{self, Record, RevertBy};
+use nictune_apply::plan::Change;
+use nictune_apply::setting::{Key, Napi, Setting, Target};
+use nictune_apply::state::{self, StateDir};
+use nictune_apply::value::Value;
+use nictune_fuzz::{any_text, assert_output_bounded, bounded, config, mutated};
+use proptest::prelude::*;
+
+fn change(index: u32, old: u64, new: u64) -> Change {
+    let target = Target::Napi {
+        iface: "v0".into(),
+        index,
+    };
+    Change {
+        setting: Setting::new(target, Key::Napi(Napi::DeferHardIrqs)),
+        old: Value::Int(old),
+        new: Value::Int(new),
+    }
+}
+
+fn begin(id: &str) -> Record {
+    Record::Begin {
+        id: id.into(),
+        pid: 4242,
+        started_unix_ms: 1_795_241_134_910,
+        netns: Some("lab".into()),
+        iface: Some("v0".into()),
+        changes: vec![change(0, 0, 2), change(1, 0, 2)],
+        preserve: Vec::new(),
+    }
+}
+
+/// Journal text of `records`, one JSON line each, as `Journal::append` writes it.
+fn text(records: &[Record]) -> String {
+    records
+        .iter()
+        .map(|r| serde_json::to_string(r).unwrap() + "\n")
+        .collect()
+}
+
+/// A failed apply rolled back, and an applied change reverted by the watchdog.
+fn seeds() -> Vec<String> {
+    let rolled_back = [
+        begin("1-1"),
+        Record::Intent { step: 0 },
+        Record::Written {
+            step: 0,
+            effective: Value::Int(2),
+        },
+        Record::Intent { step: 1 },
+        Record::Failed {
+            step: 1,
+            error: "Operation not supported".into(),
+        },
+        Record::Undo { step: 0 },
+        Record::Undone {
+            step: 0,
+            effective: Some(Value::Int(0)),
+            error: None,
+        },
+        Record::RolledBack { complete: true },
+    ];
+    let reverted = [
+        begin("2-2"),
+        Record::Intent { step: 0 },
+        Record::Written {
+            step: 0,
+            effective: Value::Int(2),
+        },
+        Record::Applied {
+            confirm_deadline_unix_ms: Some(1_795_241_164_910),
+        },
+        Record::Watchdog { pid: 4243 },
+        Record::RevertBegin {
+            pid: 4243,
+            by: RevertBy::Watchdog,
+        },
+        Record::Undo { step: 0 },
+        Record::Reverted {
+            at_unix_ms: 1_795_241_165_000,
+            by: RevertBy::Watchdog,
+            complete: true,
+        },
+    ];
+    vec![text(&rolled_back), text(&reverted)]
+}
+
+/// Parses, replays and lists what a revert would restore.
+fn replay(text: &str) {
+    bounded("journal parse and replay", || {
+        let records = journal::parse(text);
+        assert!(records.len() <= text.lines().count());
+        let Some(summary) = journal::summarize(&records) else {
+            return;
+        };
+        assert_output_bounded("summary", &summary, text.len());
+        for (step, _) in state::restore_list(&summary) {
+            assert!(step < summary.changes.len(), "step {step} beyond the plan");
+        }
+    });
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn fuzz_journal_written_journals_mutated(text in mutated(seeds())) {
+        replay(&text);
+    }
+
+    #[test]
+    fn fuzz_journal_arbitrary_text(text in any_text()) {
+        replay(&text);
+    }
+}
+
+/// The state directory reads every journal through the bounded reader, whatever is in it.
+#[test]
+fn fuzz_journal_state_dir_reads_damaged_journals() {
+    let dir = tempfile::tempdir().unwrap();
+    let changes = dir.path().join("changes");
+    std::fs::create_dir_all(&changes).unwrap();
+    let mut runner = proptest::test_runner::TestRunner::new(config());
+    let strategy = mutated(seeds());
+    for i in 0..32 {
+        let tree = strategy.new_tree(&mut runner).unwrap();
+        let text = proptest::strategy::ValueTree::current(&tree);
+        std::fs::write(changes.join(format!("{i}.jsonl")), text).unwrap();
+    }
+    let all = bounded("listing the state directory", || {
+        StateDir::new(dir.path()).transactions().unwrap()
+    });
+    assert!(all.len() <= 32);
+}
