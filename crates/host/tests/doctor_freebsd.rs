@@ -192,3 +192,38 @@ fn cpu_numbers_outside_the_cpu_range_are_refused_or_ignored() {
     );
     assert_eq!(dmesg.bound_queues, vec![("igb0".to_string(), 1, 1)]);
 }
+
+/// Interface names come from captured text; one outside the name rule never reaches a fix
+/// command (`sysctl dev.igb0;reboot.0.rx_processing_limit=-1`).
+#[test]
+fn interface_names_with_shell_characters_never_reach_fix_commands() {
+    let mut inputs = FreeBsdInputs::new();
+    inputs.insert(
+        "vmstat-i.txt".into(),
+        "interrupt total rate\nirq264: igb0;reboot:que 0 999999 9999\n\
+         irq265: igb1:que 0 999999 9999\n"
+            .into(),
+    );
+    inputs.insert(
+        "sysctl.txt".into(),
+        "hw.igb.rx_process_limit: 100\nhw.ncpu: 4\n".into(),
+    );
+    inputs.insert(
+        "ifconfig.txt".into(),
+        "igb0;reboot: flags=8843<UP> mtu 1500\n\toptions=8<POLLING>\n".into(),
+    );
+    inputs.insert(
+        "dmesg.txt".into(),
+        "igb0`id`: could not setup receive structures\n".into(),
+    );
+    let snap = freebsd::snapshot(&inputs).unwrap();
+    assert!(snap.interfaces.as_ref().unwrap().is_empty());
+    assert!(snap.dmesg.rx_setup_failed.is_empty());
+    let all = doctor::freebsd::run(&snap);
+    let text = serde_json::to_string(&all).unwrap();
+    assert!(!text.contains("reboot") && !text.contains("`id`"), "{text}");
+    assert!(
+        text.contains("igb1 queue 0"),
+        "the valid vector is still examined: {text}"
+    );
+}

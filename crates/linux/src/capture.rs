@@ -65,6 +65,12 @@ pub enum CaptureError {
     BadPath { path: String },
     #[error(transparent)]
     Read(#[from] input::ReadError),
+    #[error("{path}: {source}")]
+    Name {
+        path: PathBuf,
+        #[source]
+        source: nictune_core::names::NameError,
+    },
     #[error("{path}: the capture's files add up to more than {limit}, the most a capture may hold; point --root at a `nictune capture` directory")]
     TooLarge { path: PathBuf, limit: input::Limit },
 }
@@ -119,6 +125,7 @@ pub fn load(dir: &Path) -> Result<(FakeHost, Manifest), CaptureError> {
     let manifest: Manifest = read_json(&manifest_path)?;
     let index: Index = read_json(&dir.join("index.json"))?;
     let netlink: NetlinkDump = read_json(&dir.join("netlink.json"))?;
+    check_names(dir, &index, &netlink)?;
     let mut host = FakeHost {
         links: index.links,
         dirs: index.dirs,
@@ -133,6 +140,19 @@ pub fn load(dir: &Path) -> Result<(FakeHost, Manifest), CaptureError> {
         collect_files(dir, &dir.join(top), &mut host.files, &mut total)?;
     }
     Ok((host, manifest))
+}
+
+/// Interface names in a capture follow the rule every other entry point does: they end up in
+/// the doctor's fix commands.
+fn check_names(dir: &Path, index: &Index, netlink: &NetlinkDump) -> Result<(), CaptureError> {
+    let listed = index.dirs.get("/sys/class/net").into_iter().flatten();
+    for name in listed.chain(netlink.ethtool.keys()) {
+        nictune_core::names::check_iface(name).map_err(|source| CaptureError::Name {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    }
+    Ok(())
 }
 
 /// Where captured files may come from: kernel state, and the module options for the next load.
@@ -245,6 +265,36 @@ mod tests {
             back.file("/proc/irq/9/smp_affinity_list").unwrap_err().kind,
             ReadErrorKind::Denied
         );
+    }
+
+    #[test]
+    fn a_capture_naming_an_interface_like_a_command_is_refused() {
+        for (listed, ethtool) in [("eth0;reboot", "eth0"), ("eth0", "../../x")] {
+            let mut host = FakeHost::new();
+            host.dirs
+                .insert("/sys/class/net".into(), vec![listed.into()]);
+            host.ethtool
+                .insert(ethtool.into(), EthtoolInfo::unreadable("test"));
+            let dir = tempfile::tempdir().unwrap();
+            save(dir.path(), &host, &manifest()).unwrap();
+            let err = load(dir.path()).unwrap_err();
+            assert!(matches!(err, CaptureError::Name { .. }), "{err}");
+            assert!(err.to_string().contains("interface name"), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_capture_file_larger_than_the_limit_or_a_link_loop_is_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        save(dir.path(), &FakeHost::new(), &manifest()).unwrap();
+        let sys = dir.path().join("sys");
+        std::fs::create_dir_all(&sys).unwrap();
+        std::os::unix::fs::symlink("..", sys.join("loop")).unwrap();
+        assert!(load(dir.path()).is_ok(), "a link back up is not followed");
+        let big = vec![b'x'; input::CAPTURE_FILE.bytes as usize + 1];
+        std::fs::write(sys.join("big"), big).unwrap();
+        let err = load(dir.path()).unwrap_err();
+        assert!(err.to_string().contains("larger than 16 MiB"), "{err}");
     }
 
     #[test]

@@ -20,6 +20,10 @@ pub fn parse_dmesg(text: &str) -> DmesgFacts {
         let Some((dev, msg)) = line.split_once(": ") else {
             continue;
         };
+        // Names outside the interface-name rule would end up in the doctor's fix commands.
+        if nictune_core::names::check_iface(dev).is_err() {
+            continue;
+        }
         let msg = msg.trim();
         if msg.contains("could not setup receive structures")
             && !f.rx_setup_failed.iter().any(|d| d == dev)

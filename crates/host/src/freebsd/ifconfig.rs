@@ -41,6 +41,8 @@ pub fn parse_ifconfig(text: &str) -> Vec<IfInfo> {
             }
         }
     }
+    // Names outside the interface-name rule would end up in the doctor's fix commands.
+    out.retain(|i| nictune_core::names::check_iface(&i.name).is_ok());
     out
 }
 

@@ -27,8 +27,11 @@ pub struct VmstatIrq {
 
 impl VmstatIrq {
     /// `(interface, queue)` for queue vectors named `igb7:que 0` / `ix0:rxq3` / `em0:rx 0`.
+    /// A name outside the interface-name rule ([`nictune_core::names`]) is not an interface:
+    /// it would end up in the doctor's fix commands.
     pub fn queue(&self) -> Option<(&str, u32)> {
         let (dev, rest) = self.name.split_once(':')?;
+        nictune_core::names::check_iface(dev).ok()?;
         let digits = rest.trim_start_matches(|c: char| !c.is_ascii_digit());
         let is_queue = rest.starts_with("que") || rest.starts_with("rxq") || rest.starts_with("rx");
         if !is_queue || digits.is_empty() {
