@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// Cases per property when `PROPTEST_CASES` is not set.
-pub const CASES: u32 = 200;
+pub const CASES: u32 = 256;
 
 /// Longest one case may take. Generous: the machine is shared with other builds; a parser
 /// that loops on its input takes far longer.
