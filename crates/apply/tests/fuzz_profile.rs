@@ -1,9 +1,9 @@
 //! Fuzz tier: profiles (`apply --profile`, `export`) and `KEY=VALUE` settings (`apply`,
 //! `check`). The README's example profiles and a list of real assignments, mutated
 //! structure-aware, and arbitrary text: parsing never panics and stays within its time
-//! budget; whatever parses exports in every format to a file that the format's strict parser
-//! accepts, whose unit has only the keys nictune writes (no injected `ExecStartPre=`), and
-//! whose size is in proportion to the profile.
+//! budget; whatever parses exports in every format to a file without control characters
+//! that the format's strict parser accepts, whose unit has only the keys nictune writes (no
+//! injected `ExecStartPre=`), and whose size is in proportion to the profile.
 
 use nictune_apply::desired;
 use nictune_apply::export::{self, validate, Format, Target};
@@ -56,6 +56,15 @@ fn profile(text: &str) {
                 continue;
             };
             assert_size_bounded(name, out.text.len(), text.len() + 4096);
+            let control = out
+                .text
+                .chars()
+                .find(|c| c.is_control() && !matches!(c, '\n' | '\t'));
+            assert_eq!(
+                control, None,
+                "{name}: a control character in\n{}",
+                out.text
+            );
             if let Some(checked) = validate::check(format, &out.text) {
                 checked.unwrap_or_else(|e| panic!("{name}: {e}\n{}", out.text));
             }

@@ -76,7 +76,7 @@ pub enum ValueError {
     NotBool(String),
     #[error("{0:?} is not a CPU list; allowed: a list like 0-3,8 or a hex mask like 0xf")]
     NotCpus(String),
-    #[error("sysctl values cannot be empty or contain newlines")]
+    #[error("sysctl values cannot be empty or contain newlines or control characters; allowed: printable text, words separated by spaces or tabs")]
     BadText,
 }
 
@@ -87,7 +87,9 @@ pub fn parse_value(kind: ValueKind, raw: &str) -> Result<Value, ValueError> {
         ValueKind::Int { min, max, unit } => parse_int(raw, min, max, unit).map(Value::Int),
         ValueKind::Bool => parse_bool(raw).map(Value::Bool),
         ValueKind::Cpus => parse_cpus(raw).map(Value::Cpus),
-        ValueKind::Text if raw.is_empty() || raw.contains('\n') => Err(ValueError::BadText),
+        ValueKind::Text if raw.is_empty() || raw.chars().any(|c| c.is_control() && c != '\t') => {
+            Err(ValueError::BadText)
+        }
         ValueKind::Text => Ok(Value::text(raw)),
     }
 }
@@ -178,6 +180,21 @@ mod cpus_text {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sysctl_text_with_control_characters_is_refused() {
+        for bad in ["1\n2", "a\rb", "x\u{1b}[2J", "\u{7}"] {
+            assert_eq!(
+                parse_value(ValueKind::Text, bad),
+                Err(ValueError::BadText),
+                "{bad:?}"
+            );
+        }
+        assert_eq!(
+            parse_value(ValueKind::Text, "4096\t87380  16777216"),
+            Ok(Value::text("4096 87380 16777216"))
+        );
+    }
 
     #[test]
     fn integers_beyond_64_bits_are_out_of_range_for_the_type() {
