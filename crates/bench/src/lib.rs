@@ -67,7 +67,7 @@ pub mod window;
 pub use error::{BenchError, Result};
 pub use measure::{FakeMeasurer, LiveMeasurer, Measurer};
 pub use peer::PeerTarget;
-pub use result::BenchResult;
+pub use result::{BenchResult, TestbedInfo};
 pub use run::{run, run_cancellable, Target};
 pub use spec::{BenchSpec, Limits, TestKind};
 pub use testbed::Testbed;

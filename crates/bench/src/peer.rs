@@ -10,6 +10,7 @@ use crate::spec::BenchSpec;
 use crate::token::Token;
 use std::io::BufReader;
 use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// A `nictune serve` to measure against.
@@ -18,6 +19,20 @@ pub struct PeerTarget {
     /// The control address (`HOST:PORT`).
     pub addr: SocketAddr,
     pub token: Token,
+    /// The network namespace the client side runs in (`/run/netns/NAME`): the host side
+    /// of the real-driver testbed, whose guest is the peer. `None`: this process's own.
+    pub client_netns: Option<PathBuf>,
+}
+
+impl PeerTarget {
+    /// A peer reached from this process's own namespace.
+    pub fn new(addr: SocketAddr, token: Token) -> PeerTarget {
+        PeerTarget {
+            addr,
+            token,
+            client_netns: None,
+        }
+    }
 }
 
 /// Default control port of `nictune serve`.
@@ -40,8 +55,7 @@ impl PeerSession {
     pub fn open(target: &PeerTarget, spec: &BenchSpec) -> Result<PeerSession> {
         let peer = target.addr.to_string();
         let io = |e| BenchError::socket("talking to", target.addr.to_string(), e);
-        let writer =
-            TcpStream::connect_timeout(&target.addr, Duration::from_secs(5)).map_err(io)?;
+        let writer = connect_from(target.client_netns.as_deref(), target.addr).map_err(io)?;
         writer.set_read_timeout(Some(REPLY_TIMEOUT)).map_err(io)?;
         writer.set_nodelay(true).map_err(io)?;
         let reader = BufReader::new(writer.try_clone().map_err(io)?);
@@ -116,4 +130,19 @@ impl PeerSession {
             other => BenchError::protocol(self.peer.clone(), format!("unexpected reply {other:?}")),
         }
     }
+}
+
+/// Connects to `addr` from namespace `netns` (a socket keeps the namespace it was made in,
+/// so only the connecting thread has to enter it).
+fn connect_from(netns: Option<&Path>, addr: SocketAddr) -> std::io::Result<TcpStream> {
+    let connect = move || TcpStream::connect_timeout(&addr, Duration::from_secs(5));
+    let Some(ns) = netns.map(Path::to_path_buf) else {
+        return connect();
+    };
+    std::thread::spawn(move || {
+        crate::sys::enter_netns(&ns)?;
+        connect()
+    })
+    .join()
+    .unwrap_or_else(|_| Err(std::io::Error::other("the connecting thread panicked")))
 }

@@ -114,6 +114,9 @@ pub struct VmBed {
     qemu: Option<Child>,
     agent: Option<AgentClient>,
     boot: Option<BootInfo>,
+    /// The guest's `nictune serve`, once started ([`VmBed::peer`]).
+    pub(crate) serving: Option<nictune_bench::PeerTarget>,
+    pub(crate) serve_pid: Option<u32>,
     removed: bool,
 }
 
@@ -134,6 +137,8 @@ impl VmBed {
             qemu: None,
             agent: None,
             boot: None,
+            serving: None,
+            serve_pid: None,
             removed: false,
         };
         bed.start(opts, &guest, program)?;
@@ -168,28 +173,27 @@ impl VmBed {
             tap: self.names.tap.clone(),
             mac: [0x52, 0x54, 0x00, 0x4e, 0x54, 0x02],
         };
-        let (accel, note) = self.boot_with(opts.accel, guest, &mut spec)?;
-        let boot = self.boot.get_or_insert_with(|| BootInfo {
+        let (accel, note, boot_seconds) = self.boot_with(opts.accel, guest, &mut spec)?;
+        self.boot = Some(BootInfo {
             accel,
-            accel_note: None,
-            boot_seconds: 0.0,
+            accel_note: note,
+            boot_seconds,
             kernel_release: guest.kernel_release.clone(),
             qemu_device: opts.nic.qemu_device(),
             nic_model: opts.nic.model(),
         });
-        boot.accel = accel;
-        boot.accel_note = note;
         Ok(())
     }
 
     /// Boots with KVM when chosen or found usable, falling back to TCG (and remembering
-    /// that KVM did not work here); returns the accelerator used and why not KVM.
+    /// that KVM did not work here); returns the accelerator used, why not KVM, and the
+    /// boot time.
     fn boot_with(
         &mut self,
         choice: AccelChoice,
         guest: &GuestDir,
         spec: &mut QemuSpec,
-    ) -> Result<(Accel, Option<String>)> {
+    ) -> Result<(Accel, Option<String>, f64)> {
         let (try_kvm, mut note) = match choice {
             AccelChoice::Only(a) => (a == Accel::Kvm, None),
             AccelChoice::Auto => kvm_prospect(guest),
@@ -197,9 +201,9 @@ impl VmBed {
         if try_kvm {
             spec.accel = Accel::Kvm;
             match self.boot_once(spec, KVM_BOOT_WAIT) {
-                Ok(()) => {
+                Ok(seconds) => {
                     remember_kvm(guest, "usable");
-                    return Ok((Accel::Kvm, None));
+                    return Ok((Accel::Kvm, None, seconds));
                 }
                 Err(e) if choice == AccelChoice::Auto => {
                     let why = format!("KVM did not boot the guest: {}", first_line(&e));
@@ -213,11 +217,12 @@ impl VmBed {
             }
         }
         spec.accel = Accel::Tcg;
-        self.boot_once(spec, TCG_BOOT_WAIT)?;
-        Ok((Accel::Tcg, note))
+        let seconds = self.boot_once(spec, TCG_BOOT_WAIT)?;
+        Ok((Accel::Tcg, note, seconds))
     }
 
-    fn boot_once(&mut self, spec: &QemuSpec, wait: Duration) -> Result<()> {
+    /// Starts QEMU and waits for the agent; the seconds that took.
+    fn boot_once(&mut self, spec: &QemuSpec, wait: Duration) -> Result<f64> {
         let t0 = Instant::now();
         let _ = std::fs::remove_file(&spec.agent_socket);
         let _ = std::fs::remove_file(&spec.console);
@@ -229,16 +234,7 @@ impl VmBed {
             Duration::from_secs(10),
         )?;
         self.wait_for_agent(spec, t0, wait)?;
-        let boot = self.boot.get_or_insert_with(|| BootInfo {
-            accel: spec.accel,
-            accel_note: None,
-            boot_seconds: 0.0,
-            kernel_release: String::new(),
-            qemu_device: spec.nic.qemu_device(),
-            nic_model: spec.nic.model(),
-        });
-        boot.boot_seconds = t0.elapsed().as_secs_f64();
-        Ok(())
+        Ok(t0.elapsed().as_secs_f64())
     }
 
     /// Connects to the control socket and pings until the agent answers, QEMU exits, or

@@ -14,6 +14,7 @@ pub mod show;
 pub mod sim;
 pub mod sim_cases;
 mod source;
+pub mod testbed;
 pub mod tune;
 pub mod vm_agent;
 
