@@ -195,6 +195,8 @@ pub fn predict_rr(
         app_jitter: Rng::new(seed, 1),
         host_jitter: Rng::new(seed, 2),
         m: Measure {
+            // Warm-up: the first window phases and the dynamic ITR's ramp settle within a few
+            // transactions; a tenth of the run also covers several 10 ms windows at 100/s.
             from: end / 10,
             to: end,
             transactions: 0,

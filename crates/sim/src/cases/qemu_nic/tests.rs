@@ -26,7 +26,10 @@ fn e1000e(itr: i64) -> QemuNicSettings {
 /// default-settings figure was measured; the prototype's TCG ceiling for e1000, ≈3,000
 /// trans/s, which the fast settings all reach, stands in for it.
 fn costs() -> QemuNicCosts {
-    QemuNicCosts::calibrate(QemuNic::E1000, &defaults(QemuNic::E1000), 3_000.0).unwrap()
+    static COSTS: std::sync::OnceLock<QemuNicCosts> = std::sync::OnceLock::new();
+    *COSTS.get_or_init(|| {
+        QemuNicCosts::calibrate(QemuNic::E1000, &defaults(QemuNic::E1000), 3_000.0).unwrap()
+    })
 }
 
 fn predict(nic: QemuNic, s: QemuNicSettings) -> QemuNicPrediction {
