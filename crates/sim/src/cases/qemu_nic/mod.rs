@@ -135,10 +135,12 @@
 //!
 //! # Not modelled
 //!
-//! - The "other" vector: link changes only. (QEMU 7.2 also raises ICR.ACK for received TCP
-//!   ACKs, an "other" cause; `e1000e_mac_icr_read` never clears ICR in MSI-X mode without
-//!   IAME, so once latched it stays pending and `msi_causes_pending` suppresses every later
-//!   message: at most one per run.) Its rate is reported as 0.
+//! - The "other" vector: link changes only; its rate is reported as 0. (QEMU 7.2 also raises
+//!   ICR.ACK, an "other" cause, for received TCP segments with ACK set while RFCTL.ACK_DIS is
+//!   clear. Whether the driver unmasks it was not checked against 6.1; if it does, the first
+//!   one stays latched — `e1000e_mac_icr_read` clears ICR only when IMS is 0 or IAME is set,
+//!   neither the case in MSI-X mode — and `e1000e_send_msi`'s `msi_causes_pending` suppresses
+//!   every later message: one interrupt per run at most.)
 //! - The e1000e watchdog's 2 s software rx interrupt (0.5/s), ICR causes other than rx/tx
 //!   write-back (RXDMT0, RXO, LSC), ring exhaustion (one request in flight on 256
 //!   descriptors), GRO, delayed ACKs (each segment's ACK rides on the next), MSI (non-X)
