@@ -54,7 +54,8 @@ const KNOWN: &str = "channels.{rx,tx,other,combined}, ring.{rx,rx-mini,rx-jumbo,
 feature.<ethtool feature>, coalesce.<ethtool parameter>, \
 sysfs.{napi_defer_hard_irqs,gro_flush_timeout,threaded}, \
 napi.{defer-hard-irqs,gro-flush-timeout,irq-suspend-timeout,threaded}[@index], \
-sysctl.<name>, irq.affinity@<irq>, rps.cpus[@queue], rps.flow-cnt[@queue], xps.cpus[@queue]";
+sysctl.<name>, irq.affinity@<irq>, rps.cpus[@queue], rps.flow-cnt[@queue], xps.cpus[@queue], \
+<driver>.<module parameter> (e1000.InterruptThrottleRate: reloads the driver)";
 
 /// Parses one `KEY=VALUE` argument.
 pub fn parse_assignment(arg: &str) -> Result<Desired, DesiredError> {
@@ -153,6 +154,10 @@ pub fn parse_key(name: &str) -> Result<Key, DesiredError> {
         "sysctl" if is_sysctl(rest) => Key::Sysctl(rest.to_string()),
         "irq" if rest == "affinity" => Key::IrqAffinity,
         "rps" | "xps" => Key::Steering(steering(name).ok_or_else(unknown)?),
+        _ if crate::catalog::is_module_param(name) => Key::ModuleParam {
+            module: family.to_string(),
+            param: rest.to_string(),
+        },
         _ => return Err(unknown()),
     };
     Ok(key)
@@ -394,10 +399,22 @@ mod tests {
             ),
             "{err}"
         );
-        let err = parse_assignment("e1000e.InterruptThrottleRate=3000")
+        let d = parse_assignment("e1000e.InterruptThrottleRate=3000").unwrap();
+        assert_eq!(
+            d.key,
+            Key::ModuleParam {
+                module: "e1000e".into(),
+                param: "InterruptThrottleRate".into()
+            },
+            "a driver module parameter is appliable (by a reload)"
+        );
+        assert_eq!(d.value, Value::Text("3000".into()));
+        let per_port = parse_assignment("e1000.TxIntDelay=0, 8").unwrap();
+        assert_eq!(per_port.value, Value::Text("0,8".into()));
+        let err = parse_assignment("e1000.InterruptThrottleRate=50")
             .unwrap_err()
             .to_string();
-        assert!(err.contains("module parameter"), "{err}");
+        assert!(err.contains("100"), "the catalog's range is checked: {err}");
         let d = parse_assignment("gro=off").unwrap();
         assert_eq!(
             d.key,

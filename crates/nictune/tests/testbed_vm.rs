@@ -78,3 +78,54 @@ fn an_e1000_guest_boots_runs_the_real_driver_and_leaves_nothing_behind() {
     assert!(!names.dir.exists());
     assert!(common::namespaces_with_prefix(&names.netns).is_empty());
 }
+
+/// `nictune apply` of a module parameter in the guest: the driver reloads with it, the
+/// port comes back addressed, the journal reverts it, and `show` reads the real driver.
+#[test]
+fn module_parameters_apply_by_reload_and_revert_in_the_guest() {
+    if let Some(why) = skip_reason() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let mut bed = VmBed::create(&options(Nic::E1000)).expect("guest boots");
+    let t = Duration::from_secs(60);
+    let apply = bed.run(
+        &[
+            "nictune",
+            "apply",
+            "--json",
+            "--state-dir",
+            "/run/st",
+            "e1000.InterruptThrottleRate=500",
+            "e1000.TxIntDelay=0",
+        ],
+        t,
+    );
+    let apply = apply.unwrap();
+    assert_eq!(apply.code, Some(0), "{}\n{}", apply.stdout, apply.stderr);
+    let record = bed.read("/run/nictune/module-params/e1000").unwrap();
+    assert_eq!(record, "InterruptThrottleRate=500\nTxIntDelay=0\n");
+    let ping = bed
+        .run_ok(&["ping", "-c", "2", "-i", "0.2", "198.18.1.1"], t)
+        .expect("the port is back with its address after the reload");
+    assert!(ping.contains("2 packets received"), "{ping}");
+    let show = bed.run_ok(&["nictune", "show", "--json"], t).unwrap();
+    let show: serde_json::Value = serde_json::from_str(&show).unwrap();
+    let nic = &show["nics"].as_array().unwrap()[0];
+    assert_eq!(nic["driver"]["value"], "e1000", "{nic}");
+    assert_eq!(
+        nic["coalesce"]["value"]["rx-usecs"], 2000,
+        "ITR 500 reads back as 10^6/500 µs: {nic}"
+    );
+    let revert = bed
+        .run(&["nictune", "revert", "--state-dir", "/run/st"], t)
+        .unwrap();
+    assert_eq!(revert.code, Some(0), "{}\n{}", revert.stdout, revert.stderr);
+    let record = bed.read("/run/nictune/module-params/e1000").unwrap();
+    assert_eq!(record, "", "reverted to the driver's defaults");
+    let ping = bed
+        .run_ok(&["ping", "-c", "2", "-i", "0.2", "198.18.1.1"], t)
+        .unwrap();
+    assert!(ping.contains("2 packets received"), "{ping}");
+    bed.destroy().unwrap();
+}

@@ -269,12 +269,21 @@ pub(crate) fn refuse_if_unfinished(state: &StateDir) -> Result<()> {
     Ok(())
 }
 
-/// Refuses to touch the interface that carries the default route or this SSH session.
+/// Refuses to touch the interface that carries the default route or this SSH session,
+/// including every port of a driver whose module parameters would reload it.
 fn refuse_risky(req: &Request, force: bool) -> Result<()> {
-    match &req.iface {
-        Some(iface) => refuse_risky_iface(iface, force),
-        None => Ok(()),
+    if let Some(iface) = &req.iface {
+        refuse_risky_iface(iface, force)?;
     }
+    for d in &req.settings {
+        if let nictune_apply::setting::Key::ModuleParam { module, .. } = &d.key {
+            for port in nictune_linux::write::module::ports_bound(module) {
+                refuse_risky_iface(&port, force)
+                    .with_context(|| format!("reloading {module} takes {port} down"))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Refuses `iface` when it carries the default route or this SSH session, unless `force`.
