@@ -53,6 +53,7 @@ pub fn capabilities(snap: &HostSnapshot, nic: &Nic) -> Capabilities {
             .and_then(|c| c.combined_max)
             .map(u64::from),
         cpus: 1,
+        ..Capabilities::default()
     }
 }
 
