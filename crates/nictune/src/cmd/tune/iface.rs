@@ -10,7 +10,7 @@
 //! with `--apply`, apply `recommended.toml` as one more transaction with an auto-revert
 //! watchdog.
 
-use super::caps::capabilities;
+use super::caps::capabilities_for;
 use super::live::{hold, knobs, test_kind, unmark, workload_label, Held};
 use super::measure::BenchMeasurer;
 use super::target::LiveTarget;
@@ -52,8 +52,9 @@ pub fn run_interface(c: &Checked, opts: &Opts, ctx: &Ctx) -> Result<Outcome> {
     }
     refuse_risky_iface(iface, opts.force)?;
     let snap = snapshot::build(&LinuxHost::live(), std::slice::from_ref(iface));
+    // Module parameters (a driver reload per candidate) need an explicit opt-in: none yet.
     let caps = match snap.nic(iface) {
-        Some(nic) => capabilities(&snap, nic),
+        Some(nic) => capabilities_for(&snap, nic, false)?,
         None => return Err(no_such_iface(iface, opts.netns.as_deref())),
     };
     let config = tune_config(c, &caps)?;
