@@ -57,6 +57,10 @@ napi.{defer-hard-irqs,gro-flush-timeout,irq-suspend-timeout,threaded}[@index], \
 sysctl.<name>, irq.affinity@<irq>, rps.cpus[@queue], rps.flow-cnt[@queue], xps.cpus[@queue], \
 <driver>.<module parameter> (e1000.InterruptThrottleRate: reloads the driver)";
 
+/// The value that unsets a module parameter (`e1000.TxIntDelay=default`): the driver is
+/// reloaded without it, so it runs with its own default.
+pub const MODULE_DEFAULT: &str = "default";
+
 /// Parses one `KEY=VALUE` argument.
 pub fn parse_assignment(arg: &str) -> Result<Desired, DesiredError> {
     let (key, value) = arg
@@ -78,6 +82,16 @@ pub fn parse_pair(key_text: &str, value_text: &str) -> Result<Desired, DesiredEr
     }
     let key = parse_key(&canonical).map_err(|e| with_suggestions(e, name))?;
     check_instance(&key, instance, key_text)?;
+    if matches!(key, Key::ModuleParam { .. }) && value.trim() == MODULE_DEFAULT {
+        // Not given at the next load: the driver's own default.
+        return Ok(Desired {
+            key,
+            instance,
+            value: Value::Text(String::new()),
+            warnings: Vec::new(),
+            raw: value_text.to_string(),
+        });
+    }
     let (value, warnings) = match entry {
         Some(entry) => crate::catalog::parse(entry, &key, value)?,
         None => {
@@ -409,6 +423,12 @@ mod tests {
             "a driver module parameter is appliable (by a reload)"
         );
         assert_eq!(d.value, Value::Text("3000".into()));
+        let unset = parse_assignment("e1000.TxIntDelay=default").unwrap();
+        assert_eq!(
+            unset.value,
+            Value::Text(String::new()),
+            "the driver's default"
+        );
         let per_port = parse_assignment("e1000.TxIntDelay=0, 8").unwrap();
         assert_eq!(per_port.value, Value::Text("0,8".into()));
         let err = parse_assignment("e1000.InterruptThrottleRate=50")

@@ -29,6 +29,7 @@ mod hostnet;
 pub mod image;
 pub mod modules;
 pub mod qemu;
+pub mod tune;
 
 pub use bed::{BedOptions, BootInfo, VmBed};
 pub use error::{Result, VmError};

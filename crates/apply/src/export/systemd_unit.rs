@@ -10,7 +10,9 @@ use super::{partition, Item, Omitted, Target};
 /// modprobe.d.
 pub fn render(items: &[Item], target: &Target, iface: &str) -> (String, String, Vec<Omitted>) {
     let (_, omitted) = partition(items, |i| {
-        if i.entry.is_some_and(|e| crate::catalog::is_module_param(&e.key)) {
+        if i.entry
+            .is_some_and(|e| crate::catalog::is_module_param(&e.key))
+        {
             return Err(format!(
                 "{}; applied from this unit it would reload the driver each time the device \
                  appears, so persist it with `--format modprobe` and keep it out of this profile",
