@@ -28,3 +28,16 @@ pub mod bit {
     pub const NAME: u16 = 2;
     pub const VALUE: u16 = 3;
 }
+
+/// Feature names as the kernel spells them (net/ethtool/common.c, netdev_features_strings).
+pub mod names {
+    /// NETIF_F_GRO_BIT: `ethtool -K DEV gro`.
+    pub const GRO: &str = "rx-gro";
+    /// NETIF_F_ALL_TSO: the four bits `ethtool -K DEV tso` changes together.
+    pub const TSO: [&str; 4] = [
+        "tx-tcp-segmentation",
+        "tx-tcp-ecn-segmentation",
+        "tx-tcp-mangleid-segmentation",
+        "tx-tcp6-segmentation",
+    ];
+}
