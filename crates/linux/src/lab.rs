@@ -36,6 +36,7 @@ use crate::netlink::genl::{GenlSocket, NlError};
 use crate::netns::{self, NetnsError};
 use crate::rtnetlink::link::request::{self as link, VethEnd};
 use crate::rtnetlink::{addr, RouteSocket};
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::net::Ipv4Addr;
 use std::os::fd::AsFd;
@@ -144,6 +145,16 @@ pub fn set_features(netns: &str, iface: &str, changes: &[(&str, bool)]) -> Resul
             "the kernel accepted the feature change but {}",
             wrong.join(", ")
         ),
+    })
+}
+
+/// In namespace `netns`: the active ethtool features of `iface` by name (`ethtool -k`); a
+/// feature missing from the map is off.
+pub fn active_features(netns: &str, iface: &str) -> Result<BTreeMap<String, bool>, LabError> {
+    in_netns(netns, || {
+        let sock = GenlSocket::open()?;
+        let family = sock.family(crate::ethtool::FAMILY_NAME)?;
+        features::request::get_active(&sock, family, iface)
     })
 }
 
