@@ -57,7 +57,9 @@ pub fn list() -> Result<Vec<String>, NetnsError> {
 }
 
 /// Creates network namespace `name` (`ip netns add NAME`) and returns its handle's path.
-/// Fails if it exists. The new namespace has only `lo`, down. Needs root.
+/// Fails if it exists. The new namespace has only `lo`, down. Needs root. The handle is
+/// mounted in the calling thread's mount namespace: call it from a thread that has not
+/// unshared its mounts (not from inside [`super::enter`]), so every process sees it.
 pub fn create(name: &str) -> Result<PathBuf, NetnsError> {
     let fail = failure_of("creating", name);
     check_name(name).map_err(|e| fail("checking the name", e))?;
