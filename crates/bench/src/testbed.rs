@@ -128,12 +128,19 @@ impl Testbed {
         Ok(())
     }
 
-    /// GRO on, TSO off on both ends (read back), then each end must list NAPI instances
-    /// where the kernel can list them; the error says which step fell short.
+    /// GRO on, TSO off (every TCP segmentation bit the end has on) on both ends, read back;
+    /// then each end must list NAPI instances where the kernel can list them. The error
+    /// says which step fell short.
     fn enable_napi(&self) -> std::result::Result<(), String> {
-        let mut changes = vec![(names::GRO, true)];
-        changes.extend(names::TSO.iter().map(|name| (*name, false)));
         for (ns, dev) in self.ends() {
+            let active = lab::active_features(ns, dev).map_err(|e| e.to_string())?;
+            let mut changes = vec![(names::GRO, true)];
+            changes.extend(
+                active
+                    .iter()
+                    .filter(|(name, on)| **on && names::is_tso(name))
+                    .map(|(name, _)| (name.as_str(), false)),
+            );
             lab::set_features(ns, dev, &changes).map_err(|e| e.to_string())?;
         }
         for (ns, dev) in self.ends() {
