@@ -16,9 +16,9 @@ pub enum BenchError {
         #[source]
         source: io::Error,
     },
-    /// An external command (`ip`, `ethtool`) failed or could not be started.
-    #[error("running `{command}` failed: {detail}")]
-    Command { command: String, detail: String },
+    /// Building or removing the namespace testbed failed (the step and namespace named).
+    #[error("testbed: {0}")]
+    Testbed(#[from] nictune_linux::lab::LabError),
     /// A system call outside sockets (setns, affinity, procfs read) failed.
     #[error("{op} {object}: {source}")]
     System {

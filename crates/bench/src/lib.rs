@@ -73,7 +73,7 @@ pub use spec::{BenchSpec, Limits, TestKind};
 pub use testbed::Testbed;
 pub use token::Token;
 
-/// True when this process may build a testbed (root and `ip` available); the reason if not.
+/// True when this process may build a testbed (root); the reason if not.
 pub fn testbed_available() -> std::result::Result<(), String> {
     testbed::check_available().map_err(|e| e.to_string())
 }

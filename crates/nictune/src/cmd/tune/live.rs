@@ -40,7 +40,10 @@ pub fn run_testbed(
         marked,
         cancel,
     } = hold(state_dir)?;
-    let bed = Testbed::create().hint("the testbed needs root, `ip` (iproute2) and ethtool")?;
+    let bed = Testbed::create()
+        .hint("the testbed needs root and a kernel with network namespaces and veth")
+        .and_then(require_napi_mode);
+    let bed = bed.inspect_err(|_| unmark(&state, &marked))?;
     let started_at = utc(now_unix_ms()).replace(' ', "T");
     let outcome = tune_on(
         c,
@@ -57,6 +60,29 @@ pub fn run_testbed(
     let outcome = outcome?;
     removed.hint("the tune finished but its testbed namespaces could not be removed; `ip netns list` shows them")?;
     Ok(outcome)
+}
+
+/// The testbed's search space is per-NAPI settings and busy polling: without veth NAPI
+/// instances every candidate would fail to plan. Says why NAPI mode is off instead.
+fn require_napi_mode(bed: Testbed) -> Result<Testbed> {
+    if bed.napi_mode() {
+        return Ok(bed);
+    }
+    Err(not_in_napi_mode(bed.warnings()))
+}
+
+/// The error for a testbed out of NAPI mode, carrying why (the testbed's warnings).
+fn not_in_napi_mode(why: &[String]) -> anyhow::Error {
+    let message = format!(
+        "the testbed's veth pair is not in NAPI mode, so the per-NAPI settings a tune tries \
+         would have nothing to act on: {}",
+        why.join("; ")
+    );
+    anyhow::Error::new(nictune_core::error::Hinted::new(
+        message,
+        "this kernel's veth needs GRO on (and TSO off) to run its NAPI instances; \
+         tune a real interface with --iface instead",
+    ))
 }
 
 /// What a live tune holds while it runs: the journals, the change lock, its mark, and the
@@ -301,6 +327,19 @@ mod tests {
             owner_pid: owner,
             watchdog_pid: None,
         }
+    }
+
+    #[test]
+    fn out_of_napi_mode_the_error_says_why_not_that_a_device_has_no_napi() {
+        let why = [
+            "veth NAPI mode not enabled: in network namespace \"nictune-tb-1-0-c\": \
+                    ethtool features set rx-gro on on nt1x0c: Operation not supported"
+                .to_string(),
+        ];
+        let text = format!("{:#}", not_in_napi_mode(&why));
+        assert!(text.contains("not in NAPI mode"), "{text}");
+        assert!(text.contains("Operation not supported"), "{text}");
+        assert!(!text.contains("has no NAPI instances"), "{text}");
     }
 
     #[test]
