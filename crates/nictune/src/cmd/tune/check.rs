@@ -3,6 +3,7 @@
 //! a hint; a bad value exits 2 before anything runs.
 
 use super::Opts;
+use crate::cmd::testbed::TestbedArg;
 use crate::output::HintExt;
 use anyhow::Result;
 use nictune_core::error::InvalidInput;
@@ -30,8 +31,15 @@ pub enum Workload {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TargetArg {
     Testbed,
-    Interface { iface: String, peer: String },
-    Synthetic { seed: u64 },
+    /// The real-driver testbed: a QEMU guest running this driver.
+    Guest(nictune_tune::knob::Driver),
+    Interface {
+        iface: String,
+        peer: String,
+    },
+    Synthetic {
+        seed: u64,
+    },
 }
 
 /// Everything typed, checked, before anything touches the system.
@@ -90,7 +98,11 @@ fn target(a: &Opts) -> Result<TargetArg> {
                 peer: peer.clone(),
             })
         }
-        _ => Ok(TargetArg::Testbed),
+        _ => Ok(match a.testbed.and_then(TestbedArg::nic) {
+            Some(nictune_vm::Nic::E1000) => TargetArg::Guest(nictune_tune::knob::Driver::E1000),
+            Some(nictune_vm::Nic::E1000e) => TargetArg::Guest(nictune_tune::knob::Driver::E1000e),
+            None => TargetArg::Testbed,
+        }),
     }
 }
 
