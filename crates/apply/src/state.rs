@@ -1,14 +1,20 @@
 //! The state directory (default `/var/lib/nictune`): one journal per transaction under
-//! `changes/`, and a `lock` file so only one change runs at a time.
+//! `changes/`, and a `lock` file so only one change runs at a time. Its file operations go
+//! through [`Fs`] so tests can fail any of them.
 //!
 //! Machine facts (the time, whether a process is alive) are arguments, so the decisions here
 //! are testable without a clock or a process table.
 
-use crate::journal::{parse, summarize, Journal, JournalError, Phase, Record, Summary};
+use crate::fs::{Fs, StdFs};
+use crate::journal::{
+    parse_numbered, summarize_numbered, Journal, JournalError, Phase, Record, Summary,
+};
+use crate::lock::{self, LockError};
 use crate::plan::Change;
 use serde::Serialize;
-use std::fs::{self, File, TryLockError};
+use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The default state directory.
 pub const DEFAULT_STATE_DIR: &str = "/var/lib/nictune";
@@ -24,8 +30,15 @@ pub enum StateError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("another nictune change is running (lock {path} is held)")]
-    Busy { path: PathBuf },
+    /// The state directory cannot be written by this process (permissions, read-only mount).
+    #[error("{op} {path}: the state directory is not writable ({source})")]
+    NotWritable {
+        op: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("another nictune change is running (lock {path} is held{})", lock::by(*holder))]
+    Busy { path: PathBuf, holder: Option<u32> },
     #[error(transparent)]
     Journal(#[from] JournalError),
 }
@@ -34,6 +47,7 @@ pub enum StateError {
 #[derive(Debug, Clone)]
 pub struct StateDir {
     root: PathBuf,
+    fs: Arc<dyn Fs>,
 }
 
 /// Held while a change runs; released on drop.
@@ -45,7 +59,15 @@ pub struct Lock {
 
 impl StateDir {
     pub fn new(root: impl Into<PathBuf>) -> StateDir {
-        StateDir { root: root.into() }
+        StateDir::with_fs(root, Arc::new(StdFs))
+    }
+
+    /// A state directory whose file operations go through `fs` (tests inject failures).
+    pub fn with_fs(root: impl Into<PathBuf>, fs: Arc<dyn Fs>) -> StateDir {
+        StateDir {
+            root: root.into(),
+            fs,
+        }
     }
 
     pub fn root(&self) -> &Path {
@@ -57,34 +79,22 @@ impl StateDir {
     }
 
     fn io<'a>(op: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> StateError + 'a {
-        move |source| StateError::Io {
-            op,
-            path: path.to_path_buf(),
-            source,
-        }
+        move |source| io_error(op, path.to_path_buf(), source)
     }
 
     /// Creates the directories if missing.
     pub fn ensure(&self) -> Result<(), StateError> {
         let dir = self.changes_dir();
-        fs::create_dir_all(&dir).map_err(StateDir::io("creating", &dir))
+        self.fs
+            .create_dir_all(&dir)
+            .map_err(StateDir::io("creating", &dir))
     }
 
     /// Takes the change lock without waiting.
     pub fn try_lock(&self) -> Result<Lock, StateError> {
         self.ensure()?;
-        let path = self.root.join("lock");
-        let file = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(StateDir::io("opening", &path))?;
-        match file.try_lock() {
-            Ok(()) => Ok(Lock { _file: file }),
-            Err(TryLockError::WouldBlock) => Err(StateError::Busy { path }),
-            Err(TryLockError::Error(e)) => Err(StateDir::io("locking", &path)(e)),
-        }
+        let file = lock::try_take(&self.root.join("lock"))?;
+        Ok(Lock { _file: file })
     }
 
     /// Takes the change lock, retrying for up to `attempts` × 50 ms (confirm and the
@@ -93,14 +103,13 @@ impl StateDir {
         let mut last = None;
         for _ in 0..attempts.max(1) {
             match self.try_lock() {
-                Err(StateError::Busy { path }) => last = Some(path),
+                Err(StateError::Busy { path, holder }) => last = Some((path, holder)),
                 other => return other,
             }
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
-        Err(StateError::Busy {
-            path: last.unwrap_or_else(|| self.root.join("lock")),
-        })
+        let (path, holder) = last.unwrap_or_else(|| (self.root.join("lock"), None));
+        Err(StateError::Busy { path, holder })
     }
 
     /// Starts a transaction: writes its `begin` record (the plan with old values) to disk.
@@ -108,9 +117,20 @@ impl StateDir {
         let Record::Begin { id, .. } = begin else {
             unreachable!("begin() takes a Begin record");
         };
-        let mut journal = Journal::create(&self.journal_path(id))?;
-        journal.append(begin)?;
+        let path = self.journal_path(id);
+        let mut journal = Journal::create(self.fs.as_ref(), &path)?;
+        if let Err(e) = journal.append(begin) {
+            // Nothing was written to the host: a journal without its whole begin record is
+            // noise. If removing it fails too, `revert` closes it (it names no write).
+            let _ = self.fs.remove_file(&path);
+            return Err(e.into());
+        }
         Ok(journal)
+    }
+
+    /// Opens the journal of transaction `id` to append to it.
+    pub fn open_journal(&self, id: &str) -> Result<Journal, JournalError> {
+        Journal::open(self.fs.as_ref(), &self.journal_path(id))
     }
 
     pub fn journal_path(&self, id: &str) -> PathBuf {
@@ -120,16 +140,18 @@ impl StateDir {
     /// Every transaction on disk, oldest first.
     pub fn transactions(&self) -> Result<Vec<Summary>, StateError> {
         let dir = self.changes_dir();
-        let entries = match fs::read_dir(&dir) {
+        let entries = match self.fs.list(&dir) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
             other => other.map_err(StateDir::io("listing", &dir))?,
         };
         let mut all = Vec::new();
-        for entry in entries.flatten() {
-            let path = entry.path();
+        for path in entries {
             if path.extension().is_some_and(|e| e == "jsonl") {
-                let text = fs::read_to_string(&path).map_err(StateDir::io("reading", &path))?;
-                all.extend(summarize(&parse(&text)));
+                let text = self
+                    .fs
+                    .read_to_string(&path)
+                    .map_err(StateDir::io("reading", &path))?;
+                all.extend(summarize_numbered(&parse_numbered(&text)));
             }
         }
         all.sort_by(|a, b| (a.started_unix_ms, &a.id).cmp(&(b.started_unix_ms, &b.id)));
@@ -153,14 +175,36 @@ impl StateDir {
             }
             dest.ensure()?;
             let (from, to) = (self.journal_path(&s.id), dest.journal_path(&s.id));
-            if fs::rename(&from, &to).is_err() {
+            if self.fs.rename(&from, &to).is_err() {
                 // Another file system: copy, then remove the original.
-                fs::copy(&from, &to).map_err(StateDir::io("copying", &from))?;
-                fs::remove_file(&from).map_err(StateDir::io("removing", &from))?;
+                self.fs
+                    .copy(&from, &to)
+                    .map_err(StateDir::io("copying", &from))?;
+                self.fs
+                    .remove_file(&from)
+                    .map_err(StateDir::io("removing", &from))?;
             }
             moved += 1;
         }
         Ok(moved)
+    }
+}
+
+/// An I/O error, told apart when it means the directory cannot be written at all.
+fn io_error(op: &'static str, path: PathBuf, source: std::io::Error) -> StateError {
+    use std::io::ErrorKind::{PermissionDenied, ReadOnlyFilesystem};
+    match source.kind() {
+        PermissionDenied | ReadOnlyFilesystem => StateError::NotWritable { op, path, source },
+        _ => StateError::Io { op, path, source },
+    }
+}
+
+impl From<LockError> for StateError {
+    fn from(e: LockError) -> StateError {
+        match e {
+            LockError::Busy { path, holder } => StateError::Busy { path, holder },
+            LockError::Io { op, path, source } => io_error(op, path, source),
+        }
     }
 }
 
@@ -245,23 +289,20 @@ pub fn needing_recovery(
 }
 
 /// The transaction `nictune revert` undoes: the newest one whose changes are (or may be)
-/// still in place.
+/// still in place, or that never ended. One that stopped before its first write (a crash
+/// between its `begin` and its first `intent`) has nothing to restore, but it is still
+/// picked, so the revert can close it and changes can proceed.
 pub fn revertible(all: &[Summary]) -> Option<&Summary> {
-    all.iter().rev().find(|s| {
-        !s.attempted.is_empty()
-            && matches!(
-                s.phase,
-                Phase::Applying
-                    | Phase::Applied
-                    | Phase::Pending { .. }
-                    | Phase::Confirmed
-                    | Phase::Reverting
-                    | Phase::RolledBack { complete: false }
-                    | Phase::Reverted {
-                        complete: false,
-                        ..
-                    }
-            )
+    all.iter().rev().find(|s| match s.phase {
+        Phase::Applying | Phase::Reverting => true,
+        Phase::Applied
+        | Phase::Pending { .. }
+        | Phase::Confirmed
+        | Phase::RolledBack { complete: false }
+        | Phase::Reverted {
+            complete: false, ..
+        } => !s.attempted.is_empty(),
+        Phase::RolledBack { complete: true } | Phase::Reverted { complete: true, .. } => false,
     })
 }
 

@@ -6,6 +6,9 @@
 //! inspection code) and `cat` of sysfs/procfs inside the namespace. Nothing outside the
 //! namespaces is touched: the only sysctl written, net.core.somaxconn, is per-namespace, and
 //! the state directory is a temp dir.
+//!
+//! Every change of the live host also takes the machine-wide lock (/run/nictune/change.lock),
+//! so the tests take turns (a file-wide mutex) instead of refusing each other.
 
 mod common;
 
@@ -13,13 +16,18 @@ use serde_json::Value as Json;
 use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, MutexGuard};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
+
+/// One test at a time: they all take the machine-wide change lock.
+static MACHINE: Mutex<()> = Mutex::new(());
 
 /// A namespace with a veth pair v0/v1 (4 queues each, up, GRO on v0 so NAPIs exist).
 struct Testbed {
     ns: String,
     state: tempfile::TempDir,
+    _turn: MutexGuard<'static, ()>,
 }
 
 impl Testbed {
@@ -28,6 +36,7 @@ impl Testbed {
             eprintln!("skipped: {why}");
             return None;
         }
+        let turn = MACHINE.lock().unwrap_or_else(|e| e.into_inner());
         static N: AtomicU32 = AtomicU32::new(0);
         let ns = format!(
             "nictune-apply-{}-{}",
@@ -37,6 +46,7 @@ impl Testbed {
         let bed = Testbed {
             ns,
             state: tempfile::tempdir().unwrap(),
+            _turn: turn,
         };
         bed.ip(&["netns", "add", &bed.ns]);
         let q = ["numrxqueues", "4", "numtxqueues", "4"];

@@ -57,22 +57,28 @@ fn pending_deadline(state: &StateDir, id: &str) -> Result<Option<u64>> {
 
 fn revert_now(state: &StateDir, id: &str) -> Result<Outcome> {
     // Wait up to 10 s for a `confirm` or `revert` holding the lock, then look again.
-    let lock = state.lock_waiting(200)?;
+    let locks = super::lock_live(state, 200)?;
     let txn = find(state, id)?;
     if !matches!(txn.phase, Phase::Pending { .. }) {
         return Ok(Outcome::Success);
     }
-    let reverted = revert_txn(state, &lock, &txn, RevertBy::Watchdog)?;
+    let reverted = revert_txn(state, &locks.state, &txn, RevertBy::Watchdog)?;
     eprintln!(
-        "nictune watchdog: change {id} not confirmed in time; reverted {} settings ({})",
+        "nictune watchdog: change {id} not confirmed in time; reverted {} settings ({}){}",
         reverted.restored.len(),
         if reverted.complete {
             "complete"
         } else {
             "INCOMPLETE, see `nictune status`"
-        }
+        },
+        reverted
+            .unrecorded
+            .as_ref()
+            .map_or_else(String::new, |e| format!(
+                "; the journal could not record it ({e}): run `nictune revert` to record it"
+            ))
     );
-    Ok(if reverted.complete {
+    Ok(if reverted.complete && reverted.unrecorded.is_none() {
         Outcome::Success
     } else {
         Outcome::Problems

@@ -10,7 +10,7 @@ use super::measure::BenchMeasurer;
 use super::nshost::NsHost;
 use super::target::{End, LiveTarget};
 use super::{execute, Checked, Parts, Workload};
-use crate::cmd::apply::{now_unix_ms, refuse_if_unfinished, render::utc};
+use crate::cmd::apply::{lock_live, now_unix_ms, refuse_if_unfinished, render::utc, LiveLocks};
 use crate::output::{Ctx, HintExt, Outcome};
 use anyhow::Result;
 use nictune_apply::journal::Summary;
@@ -36,17 +36,18 @@ pub fn run_testbed(
     let test = test_kind(&c.workload)?;
     let Held {
         state,
-        lock,
+        locks,
         marked,
         cancel,
     } = hold(state_dir)?;
+    let lock = &locks.state;
     let bed = Testbed::create().hint("the testbed needs root, `ip` (iproute2) and ethtool")?;
     let started_at = utc(now_unix_ms()).replace(' ', "T");
     let outcome = tune_on(
         c,
         config,
         &bed,
-        (&state, &lock),
+        (&state, lock),
         test,
         &cancel,
         started_at,
@@ -59,30 +60,28 @@ pub fn run_testbed(
     Ok(outcome)
 }
 
-/// What a live tune holds while it runs: the journals, the change lock, its mark, and the
-/// Ctrl-C / SIGTERM flag.
+/// What a live tune holds while it runs: the journals, the change locks, its mark, and the
+/// Ctrl-C / SIGTERM / SIGHUP flag.
 pub(super) struct Held {
     pub state: StateDir,
-    pub lock: nictune_apply::state::Lock,
+    pub locks: LiveLocks,
     pub marked: PathBuf,
     pub cancel: Cancel,
 }
 
 /// Refuses while an earlier change is unfinished or a killed tune's changes are in place,
-/// then takes the lock, marks this tune and catches Ctrl-C / SIGTERM.
+/// then takes the lock, marks this tune and catches Ctrl-C / SIGTERM / SIGHUP.
 pub(super) fn hold(state_dir: &Path) -> Result<Held> {
     let state = StateDir::new(state_dir);
     refuse_if_unfinished(&state)?;
     refuse_after_killed_tune(&state, state_dir)?;
-    let lock = state
-        .try_lock()
-        .hint("another nictune change is running; see `nictune status`")?;
+    let locks = lock_live(&state, 1)?;
     let marked = mark(state_dir)?;
     let cancel = Cancel::new();
     cancel.on_signals()?;
     Ok(Held {
         state,
-        lock,
+        locks,
         marked,
         cancel,
     })
@@ -300,6 +299,7 @@ mod tests {
             phase,
             owner_pid: owner,
             watchdog_pid: None,
+            defects: Vec::new(),
         }
     }
 
