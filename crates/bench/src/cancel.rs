@@ -1,4 +1,5 @@
-//! Stopping a run early: a shared flag every engine loop polls, set by Ctrl-C or SIGTERM.
+//! Stopping a run early: a shared flag every engine loop polls, set by Ctrl-C, SIGTERM or
+//! SIGHUP (the terminal or SSH session closed).
 //!
 //! Loops never block longer than [`POLL_SLICE`] without looking at the flag, so an
 //! interrupted run returns within a fraction of a second and its testbed guard cleans up.
@@ -30,9 +31,12 @@ impl Cancel {
         self.0.load(Ordering::Relaxed)
     }
 
-    /// Sets this flag on SIGINT and SIGTERM (the binary calls this once).
+    /// Sets this flag on SIGINT, SIGTERM and SIGHUP (the binary calls this once). Each of
+    /// them then no longer ends the process: whoever registered must poll the flag, clean up
+    /// and exit.
     pub fn on_signals(&self) -> std::io::Result<()> {
-        for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        for signal in [SIGINT, SIGTERM, SIGHUP] {
             signal_hook::flag::register(signal, Arc::clone(&self.0))?;
         }
         Ok(())
