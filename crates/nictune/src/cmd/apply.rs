@@ -9,8 +9,8 @@ pub(crate) mod render;
 pub(crate) mod watchdog;
 
 use crate::output::{
-    Ctx, ExitWith, HintExt, Outcome, EXIT_ERROR, EXIT_NEEDS_ROOT, EXIT_PARTIAL_NOT_ROLLED_BACK,
-    EXIT_PARTIAL_ROLLED_BACK,
+    is_broken_pipe, Ctx, ExitWith, HintExt, Outcome, EXIT_ERROR, EXIT_NEEDS_ROOT,
+    EXIT_PARTIAL_NOT_ROLLED_BACK, EXIT_PARTIAL_ROLLED_BACK,
 };
 use anyhow::{bail, Context, Result};
 use nictune_apply::desired::{self, Desired};
@@ -209,15 +209,23 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
     };
     if watchdog.is_some() && cancel.is_cancelled() {
         // A signal while the watchdog was starting: the person is not there to confirm.
-        return revert_after_signal(&state, &locks, &applied.id);
+        let why = "interrupted by a signal as it finished";
+        return revert_unannounced(&state, &locks, &applied.id, why);
     }
     let body = render::AppliedBody {
         plan: &plan,
         applied: &applied,
         watchdog_pid: watchdog,
     };
-    ctx.emit("apply", &body, render::applied_text)?;
-    Ok(Outcome::Success)
+    match ctx.emit("apply", &body, render::applied_text) {
+        Err(e) if !is_broken_pipe(&e) => {
+            // Nobody learns that the change is in place (a full disk under a redirected
+            // stdout, a terminal gone): an error exit must not leave values changed.
+            let why = format!("its report could not be written ({e:#})");
+            revert_unannounced(&state, &locks, &applied.id, &why)
+        }
+        _ => Ok(Outcome::Success),
+    }
 }
 
 /// The locks a change of the live host holds: the state directory's, then the machine-wide
@@ -268,15 +276,16 @@ pub(crate) fn require_root(what: &str, hint: &str) -> Result<()> {
     ))
 }
 
-/// Reverts change `id` at once (a signal arrived as the apply finished), then exits 3.
-fn revert_after_signal(state: &StateDir, locks: &LiveLocks, id: &str) -> Result<Outcome> {
+/// Reverts change `id`, applied but not announced (`why` says what came between), and exits
+/// 3 when every value is back, else 4.
+fn revert_unannounced(state: &StateDir, locks: &LiveLocks, id: &str, why: &str) -> Result<Outcome> {
     let all = state.transactions()?;
     let txn = all
         .iter()
         .find(|s| s.id == id)
         .with_context(|| format!("change {id} has no journal"))?;
     let reverted = revert_txn(state, &locks.state, txn, RevertBy::User)?;
-    let message = format!("change {id}: interrupted by a signal as it finished; reverted");
+    let message = format!("change {id} was applied, but {why}; it was reverted");
     let (hint, code) = match reverted.complete && reverted.unrecorded.is_none() {
         true => (
             "every value is back as it was; `nictune status` shows the journal",
