@@ -133,6 +133,19 @@ impl StateDir {
         Journal::open(self.fs.as_ref(), &self.journal_path(id))
     }
 
+    /// Where running tunes mark themselves: `tunes/<pid>`, removed when the tune ends with
+    /// nothing of its own left in place, so a mark whose process is gone means a killed tune.
+    pub fn tunes_dir(&self) -> PathBuf {
+        self.root.join("tunes")
+    }
+
+    /// The pids of the tunes marked in [`StateDir::tunes_dir`] (none when it is unreadable).
+    pub fn tune_marks(&self) -> Vec<u32> {
+        let entries = self.fs.list(&self.tunes_dir()).unwrap_or_default();
+        let pid = |p: &PathBuf| p.file_name()?.to_str()?.parse().ok();
+        entries.iter().filter_map(pid).collect()
+    }
+
     pub fn journal_path(&self, id: &str) -> PathBuf {
         self.changes_dir().join(format!("{id}.jsonl"))
     }
@@ -236,6 +249,9 @@ pub enum Problem {
     Incomplete,
     /// Waiting for `nictune confirm` (not a fault; shown so nobody is surprised).
     Pending,
+    /// Applied by a tune that was killed (`kill -9`, a crash) before it could revert it: a
+    /// candidate's values, meant to last one measurement, still in place.
+    LeftByKilledTune,
 }
 
 impl std::fmt::Display for Problem {
@@ -245,6 +261,7 @@ impl std::fmt::Display for Problem {
             Problem::Overdue => "overdue (not confirmed in time and no watchdog is alive)",
             Problem::Incomplete => "incompletely restored",
             Problem::Pending => "waiting for confirmation",
+            Problem::LeftByKilledTune => "left in place by a tune that was killed",
         })
     }
 }
@@ -288,6 +305,35 @@ pub fn needing_recovery(
         .collect()
 }
 
+/// Changes by process `pid` that are (or may be) still in effect.
+pub fn in_place_by(all: &[Summary], pid: u32) -> Vec<&Summary> {
+    all.iter()
+        .filter(|s| s.owner_pid == pid)
+        .filter(|s| revertible(std::slice::from_ref(*s)).is_some())
+        .collect()
+}
+
+/// The changes tunes left in place when they were killed: those of every marked tune
+/// (`tunes` are the pids [`StateDir::tune_marks`] found) that is no longer alive. A
+/// change that needs recovery for another reason is left to [`needing_recovery`].
+pub fn left_by_killed_tunes(
+    all: &[Summary],
+    tunes: &[u32],
+    now_unix_ms: u64,
+    alive: impl Fn(u32) -> bool,
+) -> Vec<Attention> {
+    tunes
+        .iter()
+        .filter(|pid| !alive(**pid))
+        .flat_map(|pid| in_place_by(all, *pid))
+        .filter(|s| attention(s, now_unix_ms, &alive).is_none())
+        .map(|s| Attention {
+            id: s.id.clone(),
+            problem: Problem::LeftByKilledTune,
+        })
+        .collect()
+}
+
 /// The transaction `nictune revert` undoes: the newest one whose changes are (or may be)
 /// still in place, or that never ended. One that stopped before its first write (a crash
 /// between its `begin` and its first `intent`) has nothing to restore, but it is still
@@ -312,4 +358,76 @@ pub fn restore_list(s: &Summary) -> Vec<(usize, &Change)> {
         .into_iter()
         .map(|i| (i, &s.changes[i]))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::journal::RevertBy;
+
+    fn txn(id: &str, owner: u32, netns: Option<&str>, phase: Phase) -> Summary {
+        Summary {
+            id: id.into(),
+            started_unix_ms: 0,
+            netns: netns.map(str::to_string),
+            iface: None,
+            changes: Vec::new(),
+            preserve: Vec::new(),
+            attempted: vec![0],
+            effective: Default::default(),
+            undone: Vec::new(),
+            phase,
+            owner_pid: owner,
+            watchdog_pid: None,
+            defects: Vec::new(),
+        }
+    }
+
+    fn sample() -> Vec<Summary> {
+        let reverted = Phase::Reverted {
+            by: RevertBy::User,
+            complete: true,
+        };
+        vec![
+            txn("1-10", 10, None, Phase::Applied),
+            txn("2-20", 20, Some("nictune-tb-20-0-s"), reverted),
+            txn("3-20", 20, Some("nictune-tb-20-0-s"), Phase::Applied),
+            txn("4-20", 20, None, Phase::Applying),
+        ]
+    }
+
+    #[test]
+    fn a_tunes_changes_still_in_place_are_the_revertible_ones_it_owns() {
+        let all = sample();
+        let ids: Vec<&str> = in_place_by(&all, 20)
+            .iter()
+            .map(|s| s.id.as_str())
+            .collect();
+        assert_eq!(ids, ["3-20", "4-20"]);
+        assert!(in_place_by(&all[..2], 20).is_empty());
+    }
+
+    /// Issue #12.2: after `kill -9` of a tune its candidate's changes were plain "applied".
+    #[test]
+    fn changes_of_a_killed_tune_need_attention_and_a_live_tunes_or_a_plain_apply_do_not() {
+        let all = sample();
+        let dead = |_| false;
+        let left = left_by_killed_tunes(&all, &[20], 0, dead);
+        // 4-20 is interrupted (needing_recovery says so); 3-20 is the applied leftover.
+        assert_eq!(
+            left,
+            [Attention {
+                id: "3-20".into(),
+                problem: Problem::LeftByKilledTune
+            }]
+        );
+        assert!(
+            left_by_killed_tunes(&all, &[20], 0, |_| true).is_empty(),
+            "running"
+        );
+        assert!(
+            left_by_killed_tunes(&all, &[], 0, dead).is_empty(),
+            "pid 10 is no tune"
+        );
+    }
 }

@@ -24,6 +24,7 @@ use nictune_bench::cancel::Cancel;
 use nictune_core::error::Hinted;
 use nictune_linux::netns;
 use nictune_linux::write::{detach, guard, LinuxWriter};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -321,18 +322,28 @@ fn failure_hint(e: &txn::TxnError) -> (&'static str, u8) {
     }
 }
 
+/// Every change that must be reverted before another starts: interrupted, overdue,
+/// incompletely restored, or left in place by a tune that was killed.
+pub(crate) fn problems(state: &StateDir, all: &[Summary]) -> Vec<state::Attention> {
+    let now = now_unix_ms();
+    let mut found = state::needing_recovery(all, now, detach::alive);
+    let tunes = state.tune_marks();
+    found.extend(state::left_by_killed_tunes(all, &tunes, now, detach::alive));
+    found
+}
+
 /// Refuses to start while an earlier change is unfinished or waiting for confirmation.
 pub(crate) fn refuse_if_unfinished(state: &StateDir) -> Result<()> {
     let all = state.transactions()?;
-    let attention = state::needing_recovery(&all, now_unix_ms(), detach::alive);
-    if let Some(a) = attention.first() {
+    if let Some(a) = problems(state, &all).first() {
         let msg = format!(
             "change {} is {} and must be reverted first",
             a.id, a.problem
         );
         return Err(refusal(
             msg,
-            "run `nictune revert` to restore the values from before it",
+            "run `nictune revert` to restore the values from before it (`nictune status` \
+             lists what is still in place)",
         ));
     }
     if let Some(p) = all
@@ -525,30 +536,58 @@ fn revert_txn(
 pub fn status(args: StatusArgs, ctx: &Ctx) -> Result<Outcome> {
     let state = StateDir::new(&args.state.state_dir);
     let all = state.transactions()?;
-    let now = now_unix_ms();
-    let body = render::StatusBody::new(&all, now, detach::alive, args.all);
-    let problems = !state::needing_recovery(&all, now, detach::alive).is_empty();
+    let problems = problems(&state, &all);
+    let facts = render::StatusFacts {
+        now: now_unix_ms(),
+        problems: &problems,
+        undo: undo_command(&args.state.state_dir),
+    };
+    let body = render::StatusBody::new(&all, &facts, detach::alive, args.all);
     ctx.emit("status", &body, render::status_text)?;
-    Ok(if problems {
-        Outcome::Problems
-    } else {
+    Ok(if problems.is_empty() {
         Outcome::Success
+    } else {
+        Outcome::Problems
     })
 }
 
-/// Every command calls this first: a journal left by a crash is reported on stderr with the
-/// way out. Silent when the state directory does not exist or cannot be read.
+/// `nictune revert`, with `--state-dir` when the directory is not the default (quoted for
+/// a POSIX shell when it needs to be).
+fn undo_command(state_dir: &Path) -> String {
+    if state_dir == Path::new(DEFAULT_STATE_DIR) {
+        return "nictune revert".into();
+    }
+    let dir = state_dir.display().to_string();
+    let plain = dir
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+:,@".contains(c));
+    match plain {
+        true => format!("nictune revert --state-dir {dir}"),
+        false => format!(
+            "nictune revert --state-dir '{}'",
+            dir.replace('\'', "'\\''")
+        ),
+    }
+}
+
+/// Every command calls this first: a journal left by a crash (or a killed tune) is reported
+/// on stderr with the way out. Silent when the state directory does not exist or cannot be
+/// read.
 pub fn warn_on_leftover_journal() {
     let dir =
         std::env::var_os(STATE_DIR_ENV).map_or_else(|| DEFAULT_STATE_DIR.into(), PathBuf::from);
-    let Ok(all) = StateDir::new(dir).transactions() else {
+    let state = StateDir::new(dir);
+    let Ok(all) = state.transactions() else {
         return;
     };
-    for a in state::needing_recovery(&all, now_unix_ms(), detach::alive) {
-        eprintln!(
-            "warning: nictune change {} is {}: some settings may be half-changed; run \
+    for a in problems(&state, &all) {
+        // Not eprintln!: a closed stderr (the terminal is gone) must not panic here.
+        let _ = writeln!(
+            std::io::stderr(),
+            "warning: nictune change {} is {}: some settings may still be changed; run \
              `nictune revert` to restore the values from before it (`nictune status` for details)",
-            a.id, a.problem
+            a.id,
+            a.problem
         );
     }
 }

@@ -13,7 +13,6 @@ use super::{execute, Checked, Parts, Workload};
 use crate::cmd::apply::{lock_live, now_unix_ms, refuse_if_unfinished, render::utc, LiveLocks};
 use crate::output::{Ctx, HintExt, Outcome};
 use anyhow::Result;
-use nictune_apply::journal::Summary;
 use nictune_apply::state::{self, StateDir};
 use nictune_bench::cancel::Cancel;
 use nictune_bench::{LiveMeasurer, Target as BenchTarget, TestKind, Testbed};
@@ -74,9 +73,9 @@ pub(super) struct Held {
 pub(super) fn hold(state_dir: &Path) -> Result<Held> {
     let state = StateDir::new(state_dir);
     refuse_if_unfinished(&state)?;
-    refuse_after_killed_tune(&state, state_dir)?;
+    forget_clean_killed_tunes(&state)?;
     let locks = lock_live(&state, 1)?;
-    let marked = mark(state_dir)?;
+    let marked = mark(&state)?;
     let cancel = Cancel::new();
     cancel.on_signals()?;
     Ok(Held {
@@ -95,58 +94,22 @@ pub(super) fn workload_label(test: TestKind) -> String {
     }
 }
 
-/// A running tune marks itself with `<state dir>/tunes/<pid>`, removed when it ends with
-/// nothing of its own left in place.
-fn marker_dir(state_dir: &Path) -> PathBuf {
-    state_dir.join("tunes")
-}
-
-/// A tune killed mid-run leaves its last candidate in place, journaled as an ordinary kept
-/// change; a new tune would take those values for the settings as found. Refuses until they
-/// are reverted (and forgets the marker of a killed tune whose changes are all reverted).
-fn refuse_after_killed_tune(state: &StateDir, state_dir: &Path) -> Result<()> {
+/// Forgets the marks of killed tunes whose changes are all reverted (a killed tune with
+/// changes still in place is refused by [`refuse_if_unfinished`] until they are).
+fn forget_clean_killed_tunes(state: &StateDir) -> Result<()> {
     let all = state.transactions()?;
-    let Ok(entries) = std::fs::read_dir(marker_dir(state_dir)) else {
-        return Ok(());
-    };
     let alive = nictune_linux::write::detach::alive;
-    for entry in entries.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else {
-            continue;
-        };
-        if alive(pid) {
-            continue;
+    for pid in state.tune_marks() {
+        if !alive(pid) && state::in_place_by(&all, pid).is_empty() {
+            let _ = std::fs::remove_file(state.tunes_dir().join(pid.to_string()));
         }
-        let left = in_place_by(&all, pid);
-        let Some(newest) = left.last() else {
-            let _ = std::fs::remove_file(entry.path());
-            continue;
-        };
-        let message = format!(
-            "an earlier tune (pid {pid}) was killed with {} change(s) still in place, the newest {}",
-            left.len(),
-            newest.id
-        );
-        return Err(anyhow::Error::new(nictune_core::error::Hinted::new(
-            message,
-            "run `nictune revert` once per change (`nictune status` lists them) to restore \
-             the settings from before that tune, then tune again",
-        )));
     }
     Ok(())
 }
 
-/// Changes by process `pid` that are (or may be) still in effect.
-fn in_place_by(all: &[Summary], pid: u32) -> Vec<&Summary> {
-    all.iter()
-        .filter(|s| s.owner_pid == pid)
-        .filter(|s| state::revertible(std::slice::from_ref(*s)).is_some())
-        .collect()
-}
-
 /// Marks this tune as running; [`unmark`] removes the mark.
-fn mark(state_dir: &Path) -> Result<PathBuf> {
-    let dir = marker_dir(state_dir);
+fn mark(state: &StateDir) -> Result<PathBuf> {
+    let dir = state.tunes_dir();
     std::fs::create_dir_all(&dir)?;
     let path = dir.join(std::process::id().to_string());
     std::fs::write(&path, b"")?;
@@ -158,7 +121,7 @@ fn mark(state_dir: &Path) -> Result<PathBuf> {
 pub(super) fn unmark(state: &StateDir, mark: &Path) {
     let clean = state
         .transactions()
-        .is_ok_and(|all| in_place_by(&all, std::process::id()).is_empty());
+        .is_ok_and(|all| state::in_place_by(&all, std::process::id()).is_empty());
     if clean {
         let _ = std::fs::remove_file(mark);
     }
@@ -277,49 +240,5 @@ fn environment(bed: &Testbed, test: TestKind, started_at: String) -> Environment
         nictune_version: env!("CARGO_PKG_VERSION").into(),
         started_at: Some(started_at),
         notes,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use nictune_apply::journal::{Phase, RevertBy};
-
-    fn txn(id: &str, owner: u32, netns: Option<&str>, phase: Phase) -> Summary {
-        Summary {
-            id: id.into(),
-            started_unix_ms: 0,
-            netns: netns.map(str::to_string),
-            iface: None,
-            changes: Vec::new(),
-            preserve: Vec::new(),
-            attempted: vec![0],
-            effective: Default::default(),
-            undone: Vec::new(),
-            phase,
-            owner_pid: owner,
-            watchdog_pid: None,
-            defects: Vec::new(),
-        }
-    }
-
-    #[test]
-    fn a_tunes_changes_still_in_place_are_the_revertible_ones_it_owns() {
-        let reverted = Phase::Reverted {
-            by: RevertBy::User,
-            complete: true,
-        };
-        let all = vec![
-            txn("1-10", 10, None, Phase::Applied),
-            txn("2-20", 20, Some("nictune-tb-20-0-s"), reverted),
-            txn("3-20", 20, Some("nictune-tb-20-0-s"), Phase::Applied),
-            txn("4-20", 20, None, Phase::Applying),
-        ];
-        let ids: Vec<&str> = in_place_by(&all, 20)
-            .iter()
-            .map(|s| s.id.as_str())
-            .collect();
-        assert_eq!(ids, ["3-20", "4-20"]);
-        assert!(in_place_by(&all[..2], 20).is_empty());
     }
 }
