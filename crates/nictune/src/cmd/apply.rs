@@ -21,7 +21,7 @@ use nictune_apply::plan;
 use nictune_apply::state::{self, StateDir, StateError, DEFAULT_STATE_DIR, STATE_DIR_ENV};
 use nictune_apply::txn::{self, ApplyRequest};
 use nictune_bench::cancel::Cancel;
-use nictune_core::error::Hinted;
+use nictune_core::error::{Hinted, InvalidInput};
 use nictune_linux::netns;
 use nictune_linux::write::{detach, guard, LinuxWriter};
 use std::io::Write as _;
@@ -128,15 +128,27 @@ fn check_args(args: &Args) -> Result<Request> {
     let confirm_within_ms = args
         .confirm_within
         .as_deref()
-        .map(desired::parse_duration_ms)
-        .transpose()
-        .hint("e.g. --confirm-within 30s")?;
+        .map(check_confirm_within)
+        .transpose()?;
     Ok(Request {
         settings,
         iface: args.iface.clone().or(iface),
         netns,
         confirm_within_ms,
     })
+}
+
+/// The longest `--confirm-within`: a day (the watchdog sleeps that long at most).
+const MAX_CONFIRM_WITHIN_MS: u64 = 86_400_000;
+
+/// `--confirm-within`: a duration with a unit, from 1 ms to a day.
+fn check_confirm_within(text: &str) -> Result<u64> {
+    let ms = desired::parse_duration_ms(text).hint("e.g. --confirm-within 30s")?;
+    if ms > MAX_CONFIRM_WITHIN_MS {
+        let bad = InvalidInput::new("--confirm-within", text, "from 1ms to 24h");
+        return Err(bad).hint("e.g. --confirm-within 30s, or 10m for a slow check");
+    }
+    Ok(ms)
 }
 
 /// A namespace is a plain file name under /run/netns.
@@ -257,8 +269,9 @@ pub(crate) fn state_error(e: StateError, dir: &Path) -> anyhow::Error {
             holder.map_or_else(|| "the other nictune".to_string(), |p| format!("pid {p}"))
         ),
         StateError::NotWritable { .. } => format!(
-            "{} (or the lock under /run/nictune) cannot be written as this user: run as root, \
-             or give a writable directory with --state-dir DIR (or NICTUNE_STATE_DIR)",
+            "{} (or the lock under /run/nictune) cannot be written here (permissions or a \
+             read-only file system): give a writable directory with --state-dir DIR (or \
+             NICTUNE_STATE_DIR), or run as root if it belongs to root",
             dir.display()
         ),
         _ => "see `nictune status`".to_string(),
