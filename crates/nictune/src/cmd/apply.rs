@@ -21,6 +21,7 @@ use nictune_apply::plan;
 use nictune_apply::state::{self, StateDir, StateError, DEFAULT_STATE_DIR, STATE_DIR_ENV};
 use nictune_apply::txn::{self, ApplyRequest};
 use nictune_bench::cancel::Cancel;
+use nictune_bench::testbed;
 use nictune_core::error::{Hinted, InvalidInput};
 use nictune_linux::netns;
 use nictune_linux::write::{detach, guard, LinuxWriter};
@@ -554,6 +555,7 @@ pub fn status(args: StatusArgs, ctx: &Ctx) -> Result<Outcome> {
         now: now_unix_ms(),
         problems: &problems,
         undo: undo_command(&args.state.state_dir),
+        stale_testbeds: stale_testbeds(),
     };
     let body = render::StatusBody::new(&all, &facts, detach::alive, args.all);
     ctx.emit("status", &body, render::status_text)?;
@@ -562,6 +564,12 @@ pub fn status(args: StatusArgs, ctx: &Ctx) -> Result<Outcome> {
     } else {
         Outcome::Problems
     })
+}
+
+/// Testbed namespaces whose tune is gone (killed: it could not remove them).
+fn stale_testbeds() -> Vec<String> {
+    let gone = |name: &String| testbed::owner_of(name).is_some_and(|pid| !detach::alive(pid));
+    testbed::list().into_iter().filter(gone).collect()
 }
 
 /// `nictune revert`, with `--state-dir` when the directory is not the default (quoted for

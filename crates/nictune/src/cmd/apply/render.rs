@@ -241,6 +241,8 @@ pub struct StatusBody {
     pub hidden_closed: usize,
     /// The command that undoes the changes needing attention (one change per run), if any.
     pub undo: Option<String>,
+    /// Testbed namespaces left by tunes that were killed (the next tune removes them).
+    pub stale_testbeds: Vec<String>,
 }
 
 /// How many closed changes `status` shows without `--all`: the newest ones.
@@ -279,6 +281,8 @@ pub struct StatusFacts<'a> {
     pub problems: &'a [state::Attention],
     /// `nictune revert` with the state directory's flag when it is not the default.
     pub undo: String,
+    /// Testbed namespaces whose tune is gone.
+    pub stale_testbeds: Vec<String>,
 }
 
 impl StatusBody {
@@ -328,6 +332,7 @@ impl StatusBody {
             changes,
             hidden_closed,
             undo: (!facts.problems.is_empty()).then(|| facts.undo.clone()),
+            stale_testbeds: facts.stale_testbeds.clone(),
         }
     }
 }
@@ -350,6 +355,19 @@ fn still_changed(s: &Summary) -> Vec<StillChanged> {
 }
 
 pub fn status_text(b: &StatusBody) -> String {
+    let mut text = changes_text(b);
+    if !b.stale_testbeds.is_empty() {
+        let _ = write!(
+            text,
+            "\nTestbed namespaces of a tune that was killed are still there: {}; the next \
+             `nictune tune` removes them (or `ip netns del NAME`).",
+            b.stale_testbeds.join(", ")
+        );
+    }
+    text
+}
+
+fn changes_text(b: &StatusBody) -> String {
     if b.changes.is_empty() {
         return "No changes recorded.".into();
     }
@@ -621,6 +639,7 @@ mod tests {
             now,
             problems,
             undo: "nictune revert --state-dir /tmp/s".into(),
+            stale_testbeds: vec!["nictune-tb-77-0-s".into()],
         }
     }
 
@@ -662,6 +681,7 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("tune pid 77, which was killed"), "{text}");
+        assert!(text.contains("still there: nictune-tb-77-0-s"), "{text}");
         assert!(
             text.contains("Undo with: nictune revert --state-dir /tmp/s"),
             "{text}"
