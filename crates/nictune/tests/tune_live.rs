@@ -416,6 +416,9 @@ fn a_signal_mid_tune_restores_the_host_wide_sysctls_and_removes_the_testbed() {
         let (mut tune, _cleanup) =
             tune_until_busy_polling(&args, state.path(), out_dir.path(), &before);
         let pid = tune.0.id();
+        if signal == "INT" {
+            second_tune_is_refused_naming(pid, out_dir.path());
+        }
         if signal == "HUP" {
             drop(tune.0.stdout.take());
             drop(tune.0.stderr.take());
@@ -459,4 +462,25 @@ fn a_signal_mid_tune_restores_the_host_wide_sysctls_and_removes_the_testbed() {
         assert!(open.is_empty(), "{signal}: {open:?}");
         eprintln!("{signal}: {:.1} s", started.elapsed().as_secs_f64());
     }
+}
+
+/// Issue #12.5: two tunes with different state directories both wrote the host-wide
+/// busy-poll sysctls, and reverting both left the wrong value. A second tune now stops at
+/// the machine-wide lock, naming the first.
+fn second_tune_is_refused_naming(first: u32, out: &Path) {
+    let other = tempfile::tempdir().unwrap();
+    let out = out.join("second");
+    let args = [
+        "tune",
+        "--budget",
+        "60",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let second = nictune(other.path(), &args);
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(2), "{err}");
+    assert!(err.contains(&format!("held by pid {first}")), "{err}");
+    assert!(err.contains("/run/nictune/change.lock"), "{err}");
 }
