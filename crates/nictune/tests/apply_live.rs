@@ -104,7 +104,7 @@ impl Testbed {
     /// Starts `apply SETTINGS EXTRA` with every write slowed to 150 ms, so a test can act in
     /// the middle of it; stdout and stderr piped.
     fn spawn_apply(&self, settings: &[&str], extra: &[&str]) -> Child {
-        common::command()
+        common::command_with_default_signals()
             .args(["apply", "--netns", &self.ns, "--iface", "v0"])
             .args(settings)
             .args(extra)

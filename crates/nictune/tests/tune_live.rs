@@ -229,7 +229,7 @@ fn tune_until_busy_polling(
     out: &Path,
     before: &[String],
 ) -> (Running, Cleanup) {
-    let child = Command::new(BIN)
+    let child = common::command_with_default_signals()
         .arg("tune")
         .args(args)
         .args(["--quiet", "--out"])

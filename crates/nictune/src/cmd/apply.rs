@@ -177,12 +177,6 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
         true => None,
         false => Some(lock_live(&state, 1)?),
     };
-    // From here on INT, TERM and HUP (a closed terminal or SSH session) no longer end the
-    // process: the apply rolls back at its next step instead, so nothing stays half-changed.
-    let cancel = Cancel::new();
-    if locks.is_some() {
-        cancel.on_signals()?;
-    }
     if let Some(name) = &req.netns {
         netns::enter(name).hint("create it with `ip netns add NAME`; entering needs root")?;
     }
@@ -213,6 +207,10 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
         iface: req.iface.clone(),
         confirm_within_ms: req.confirm_within_ms,
     };
+    // From here on INT, TERM and HUP (a closed terminal or SSH session) no longer end the
+    // process: the apply rolls back at its next step instead, so nothing stays half-changed.
+    let cancel = Cancel::new();
+    cancel.on_signals()?;
     let stop = || cancel.is_cancelled();
     let applied = txn::apply_plan_until(&state, &locks.state, &plan, &request, &mut host, &stop)
         .map_err(apply_failure)?
