@@ -648,3 +648,33 @@ fn a_change_interrupted_before_its_first_write_is_closed_by_revert_and_apply_pro
     ok(&bed.apply(&["napi.defer-hard-irqs=2"], &[]));
     ok(&bed.nictune(&["revert"]));
 }
+
+/// The machine-wide lock must not defeat the auto-revert: a watchdog whose deadline comes
+/// while another change (a tune through another state directory, say) holds the lock waits
+/// for its turn, however long, and then reverts.
+#[test]
+fn the_watchdog_waits_for_the_machine_wide_lock_and_then_reverts() {
+    let Some(bed) = Testbed::new() else { return };
+    let before = bed.napi_field("defer_hard_irqs");
+    ok(&bed.apply(&["napi.defer-hard-irqs=2"], &["--confirm-within", "1s"]));
+    let lock = std::path::Path::new(nictune_apply::lock::MACHINE_LOCK);
+    let held = nictune_apply::lock::MachineLock::try_take(lock).unwrap();
+    // Longer than one round of the watchdog's waiting (10 s).
+    sleep(Duration::from_secs(12));
+    assert!(
+        bed.napi_field("defer_hard_irqs").iter().all(|v| v == 2),
+        "still held"
+    );
+    drop(held);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while bed.napi_field("defer_hard_irqs") != before && Instant::now() < deadline {
+        sleep(Duration::from_millis(100));
+    }
+    assert_eq!(
+        bed.napi_field("defer_hard_irqs"),
+        before,
+        "the watchdog reverted"
+    );
+    let status = ok(&bed.nictune(&["status"]));
+    assert!(status.contains("reverted by the watchdog"), "{status}");
+}

@@ -249,11 +249,13 @@ pub(crate) struct LiveLocks {
 }
 
 pub(crate) fn lock_live(state: &StateDir, attempts: u32) -> Result<LiveLocks> {
-    let dir = state.root();
-    let locked = state.lock_waiting(attempts);
-    let state_lock = locked.map_err(|e| state_error(e, dir))?;
-    let machine = MachineLock::waiting(Path::new(MACHINE_LOCK), attempts)
-        .map_err(|e| state_error(e.into(), dir))?;
+    try_lock_live(state, attempts).map_err(|e| state_error(e, state.root()))
+}
+
+/// [`lock_live`] with the library's error, for a caller that tells busy from broken.
+pub(crate) fn try_lock_live(state: &StateDir, attempts: u32) -> Result<LiveLocks, StateError> {
+    let state_lock = state.lock_waiting(attempts)?;
+    let machine = MachineLock::waiting(Path::new(MACHINE_LOCK), attempts)?;
     Ok(LiveLocks {
         state: state_lock,
         _machine: machine,
