@@ -216,7 +216,13 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
         .map_err(apply_failure)?
         .expect("a non-empty plan is applied");
     let watchdog = match applied.confirm_deadline_unix_ms {
-        Some(_) => Some(watchdog::start(&state, &applied.id)?),
+        Some(_) => match watchdog::start(&state, &applied.id) {
+            Ok(pid) => Some(pid),
+            Err(e) => {
+                let why = format!("its auto-revert watchdog could not be started ({e:#})");
+                return revert_unannounced(&state, &locks, &applied.id, &why);
+            }
+        },
         None => None,
     };
     if watchdog.is_some() && cancel.is_cancelled() {
