@@ -33,7 +33,7 @@ pub enum BenchError {
     /// The peer broke the control protocol or refused the test.
     #[error("control protocol with {peer}: {detail}")]
     Protocol { peer: String, detail: String },
-    /// The run was stopped (Ctrl-C, SIGTERM) before it finished.
+    /// The run was stopped (Ctrl-C, SIGTERM, SIGHUP) before it finished.
     #[error("the measurement was interrupted")]
     Interrupted,
     /// A worker thread panicked or could not be started.

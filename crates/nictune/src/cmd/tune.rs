@@ -343,7 +343,7 @@ struct Parts<'a> {
     config: &'a TuneConfig,
     predictor: Option<&'a mut dyn Predictor>,
     environment: Environment,
-    /// Set by Ctrl-C / SIGTERM in a live tune.
+    /// Set by Ctrl-C / SIGTERM / SIGHUP in a live tune.
     cancel: &'a dyn StopRequest,
     /// A live tune's state directory and change lock: when the tune ends with every setting
     /// as found, its candidates' journals move to `<out>/journal`.

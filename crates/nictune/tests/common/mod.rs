@@ -10,6 +10,26 @@ pub fn command() -> Command {
     Command::new(env!("CARGO_BIN_EXE_nictune"))
 }
 
+/// The `nictune` binary with SIGHUP, SIGINT and SIGTERM back at their default action, for
+/// tests that send them: a test run started in the background or under nohup passes them
+/// on ignored, and nictune leaves a signal that was ignored at start ignored. Goes through
+/// `env --default-signal` (coreutils 8.31 and later) when it is there.
+pub fn command_with_default_signals() -> Command {
+    let supported = Command::new("env")
+        .args(["--default-signal=HUP,INT,TERM", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !supported {
+        return command();
+    }
+    let mut c = Command::new("env");
+    c.args([
+        "--default-signal=HUP,INT,TERM",
+        env!("CARGO_BIN_EXE_nictune"),
+    ]);
+    c
+}
+
 /// Runs `nictune args...` to completion.
 pub fn nictune(args: &[&str]) -> Output {
     command().args(args).output().expect("nictune runs")

@@ -61,10 +61,11 @@ pub fn run_interface(c: &Checked, opts: &Opts, ctx: &Ctx) -> Result<Outcome> {
     let peer_target = crate::cmd::bench::peer_target(peer, opts.token_file.as_ref())?;
     let Held {
         state,
-        lock,
+        locks,
         marked,
         cancel,
     } = hold(&opts.state.state_dir)?;
+    let lock = &locks.state;
     let where_ = Where {
         iface,
         netns: opts.netns.as_deref(),
@@ -74,7 +75,7 @@ pub fn run_interface(c: &Checked, opts: &Opts, ctx: &Ctx) -> Result<Outcome> {
     let outcome = tune_on(
         c,
         &config,
-        (&state, &lock),
+        (&state, lock),
         (iface, opts.netns.as_deref()),
         &peer_target,
         test,
@@ -85,7 +86,7 @@ pub fn run_interface(c: &Checked, opts: &Opts, ctx: &Ctx) -> Result<Outcome> {
     unmark(&state, &marked);
     let outcome = outcome?;
     if let Some(within) = c.apply {
-        apply_recommended(c, (&state, &lock), &where_, within)?;
+        apply_recommended(c, (&state, lock), &where_, within)?;
     }
     Ok(outcome)
 }
