@@ -22,11 +22,11 @@ pub fn suggest(name: &str) -> Vec<String> {
     cat::catalog().suggest(name)
 }
 
-/// Refuses catalog entries `apply` cannot change at run time on Linux.
+/// Refuses catalog entries `apply` cannot change at run time on Linux. Driver module
+/// parameters are appliable: the write reloads the driver.
 pub fn check_appliable(entry: &Entry) -> Result<(), DesiredError> {
-    let why = match (entry.os, entry.driver.is_some()) {
-        (Os::Freebsd, _) => "is a FreeBSD setting; use `nictune export --format loader.conf` (or sysctl.conf, rc.conf)",
-        (_, true) => "is a driver module parameter, applied only by reloading the driver; use `nictune export --format modprobe`",
+    let why = match entry.os {
+        Os::Freebsd => "is a FreeBSD setting; use `nictune export --format loader.conf` (or sysctl.conf, rc.conf)",
         _ => return Ok(()),
     };
     Err(DesiredError::NotAppliable {
@@ -84,6 +84,24 @@ pub fn recheck_together(settings: &mut [crate::desired::Desired]) {
     }
 }
 
+/// A module parameter's value as `modprobe` takes it: one number, or one per port separated
+/// by commas (the catalog has checked each number).
+fn module_value(v: &cat::Value, raw: &str) -> Result<Value, DesiredError> {
+    let text = match v {
+        cat::Value::Integer(n) | cat::Value::Enum { number: n, .. } => n.to_string(),
+        cat::Value::Bool(b) => u8::from(*b).to_string(),
+        _ => raw.split(',').map(str::trim).collect::<Vec<_>>().join(","),
+    };
+    Ok(Value::Text(text))
+}
+
+/// True when the catalog lists `name` as a Linux driver module parameter.
+pub fn is_module_param(name: &str) -> bool {
+    cat::catalog()
+        .get(name)
+        .is_some_and(|e| e.driver.is_some() && e.os != Os::Freebsd)
+}
+
 /// The catalog's value as this crate's, re-checked against the kernel interface's range.
 fn convert(v: &cat::Value, key: &Key, raw: &str) -> Result<Value, DesiredError> {
     let bad_value = |source: ValueError| DesiredError::BadValue {
@@ -94,6 +112,9 @@ fn convert(v: &cat::Value, key: &Key, raw: &str) -> Result<Value, DesiredError> 
         let text = n.to_string();
         crate::value::parse_value(key.value_kind(), &text).map_err(bad_value)
     };
+    if let Key::ModuleParam { .. } = key {
+        return module_value(v, raw);
+    }
     match v {
         cat::Value::Integer(n) | cat::Value::Enum { number: n, .. } => int(*n),
         cat::Value::Bool(b) => Ok(Value::Bool(*b)),

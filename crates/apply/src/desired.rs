@@ -63,7 +63,12 @@ const KNOWN: &str = "channels.{rx,tx,other,combined}, ring.{rx,rx-mini,rx-jumbo,
 feature.<ethtool feature>, coalesce.<ethtool parameter>, \
 sysfs.{napi_defer_hard_irqs,gro_flush_timeout,threaded}, \
 napi.{defer-hard-irqs,gro-flush-timeout,irq-suspend-timeout,threaded}[@index], \
-sysctl.<name>, irq.affinity@<irq>, rps.cpus[@queue], rps.flow-cnt[@queue], xps.cpus[@queue]";
+sysctl.<name>, irq.affinity@<irq>, rps.cpus[@queue], rps.flow-cnt[@queue], xps.cpus[@queue], \
+<driver>.<module parameter> (e1000.InterruptThrottleRate: reloads the driver)";
+
+/// The value that unsets a module parameter (`e1000.TxIntDelay=default`): the driver is
+/// reloaded without it, so it runs with its own default.
+pub const MODULE_DEFAULT: &str = "default";
 
 /// Parses one `KEY=VALUE` argument.
 pub fn parse_assignment(arg: &str) -> Result<Desired, DesiredError> {
@@ -86,6 +91,16 @@ pub fn parse_pair(key_text: &str, value_text: &str) -> Result<Desired, DesiredEr
     }
     let key = parse_key(&canonical).map_err(|e| with_suggestions(e, name))?;
     check_instance(&key, instance, key_text)?;
+    if matches!(key, Key::ModuleParam { .. }) && value.trim() == MODULE_DEFAULT {
+        // Not given at the next load: the driver's own default.
+        return Ok(Desired {
+            key,
+            instance,
+            value: Value::Text(String::new()),
+            warnings: Vec::new(),
+            raw: value_text.to_string(),
+        });
+    }
     let (value, warnings) = match entry {
         Some(entry) => crate::catalog::parse(entry, &key, value)?,
         None => {
@@ -162,6 +177,10 @@ pub fn parse_key(name: &str) -> Result<Key, DesiredError> {
         "sysctl" if is_sysctl(rest) => Key::Sysctl(rest.to_string()),
         "irq" if rest == "affinity" => Key::IrqAffinity,
         "rps" | "xps" => Key::Steering(steering(name).ok_or_else(unknown)?),
+        _ if crate::catalog::is_module_param(name) => Key::ModuleParam {
+            module: family.to_string(),
+            param: rest.to_string(),
+        },
         _ => return Err(unknown()),
     };
     Ok(key)
@@ -409,10 +428,28 @@ mod tests {
             ),
             "{err}"
         );
-        let err = parse_assignment("e1000e.InterruptThrottleRate=3000")
+        let d = parse_assignment("e1000e.InterruptThrottleRate=3000").unwrap();
+        assert_eq!(
+            d.key,
+            Key::ModuleParam {
+                module: "e1000e".into(),
+                param: "InterruptThrottleRate".into()
+            },
+            "a driver module parameter is appliable (by a reload)"
+        );
+        assert_eq!(d.value, Value::Text("3000".into()));
+        let unset = parse_assignment("e1000.TxIntDelay=default").unwrap();
+        assert_eq!(
+            unset.value,
+            Value::Text(String::new()),
+            "the driver's default"
+        );
+        let per_port = parse_assignment("e1000.TxIntDelay=0, 8").unwrap();
+        assert_eq!(per_port.value, Value::Text("0,8".into()));
+        let err = parse_assignment("e1000.InterruptThrottleRate=50")
             .unwrap_err()
             .to_string();
-        assert!(err.contains("module parameter"), "{err}");
+        assert!(err.contains("100"), "the catalog's range is checked: {err}");
         let d = parse_assignment("gro=off").unwrap();
         assert_eq!(
             d.key,

@@ -7,7 +7,7 @@
 //! so [`restore`] can finish the job after a crash from the journal alone.
 
 use crate::host::{HostError, HostWrite};
-use crate::journal::{Journal, JournalError, Record};
+use crate::journal::{Journal, Record};
 use crate::plan::{Change, Preserved};
 use crate::setting::Setting;
 use crate::value::Value;
@@ -43,19 +43,20 @@ impl Restored {
 /// Why an apply did not complete.
 #[derive(Debug, thiserror::Error)]
 pub enum ApplyError {
-    /// Journaling failed before the first write: nothing was changed.
-    #[error("nothing was changed: {0}")]
-    Journal(#[from] JournalError),
-    /// A step failed and every earlier step was put back.
-    #[error("step {} failed ({cause}); it and the {step} step(s) before it were rolled back", step + 1)]
+    /// Stopped before the first write (journaling failed, or a signal): nothing was changed.
+    #[error("{cause}; nothing was changed")]
+    NothingChanged { cause: String },
+    /// Stopped part-way and every step started was put back.
+    #[error("{cause}; rolled back: every value written is back as it was")]
     RolledBack {
+        /// The step that failed (the number of steps for a failure after the last one).
         step: usize,
         cause: String,
         restored: Vec<Restored>,
     },
-    /// A step failed and some values could not be put back.
+    /// Stopped part-way and some values could not be put back.
     #[error(
-        "step {step} failed ({cause}); rollback incomplete: {}",
+        "{cause}; rollback incomplete, still changed: {}",
         failed_names(restored)
     )]
     RollbackIncomplete {
@@ -63,6 +64,40 @@ pub enum ApplyError {
         cause: String,
         restored: Vec<Restored>,
     },
+}
+
+/// What a failed change left on the host: the exit-code contract of `apply` (2, 3, 4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Left {
+    /// Nothing was written.
+    Nothing,
+    /// Something was written and every value was put back.
+    AllPutBack,
+    /// Some values are still changed; the error names them.
+    SomeChanged,
+}
+
+impl ApplyError {
+    pub fn left(&self) -> Left {
+        match self {
+            ApplyError::NothingChanged { .. } => Left::Nothing,
+            ApplyError::RolledBack { .. } => Left::AllPutBack,
+            ApplyError::RollbackIncomplete { .. } => Left::SomeChanged,
+        }
+    }
+
+    /// The settings still changed (empty unless [`Left::SomeChanged`]).
+    pub fn still_changed(&self) -> Vec<&Setting> {
+        match self {
+            ApplyError::RollbackIncomplete { restored, .. } => restored
+                .iter()
+                .filter(|r| !r.ok())
+                .map(|r| &r.setting)
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
 }
 
 fn failed_names(restored: &[Restored]) -> String {
@@ -76,16 +111,33 @@ fn failed_names(restored: &[Restored]) -> String {
 
 /// Applies `changes` in order, journaling each step. The `begin` record must already be in
 /// the journal. Ends with an `applied` record carrying the confirmation deadline, if any.
+/// `stop` is asked before each step and before the end: when it says so (a signal arrived),
+/// the steps written are rolled back.
+///
+/// A step is written only after its `intent` record is on disk, and the change counts as
+/// applied only once its `applied` record is: when either cannot be journaled, every step
+/// written so far is rolled back, so a journal error never leaves values changed silently.
 pub fn apply(
     changes: &[Change],
     preserve: &[Preserved],
     host: &mut impl HostWrite,
     journal: &mut Journal,
-    confirm_deadline_unix_ms: Option<u64>,
+    (confirm_deadline_unix_ms, stop): (Option<u64>, &dyn Fn() -> bool),
 ) -> Result<Vec<StepResult>, ApplyError> {
     let mut done = Vec::with_capacity(changes.len());
+    let undo = |failure: Failure, host: &mut _, journal: &mut _| {
+        roll_back(changes, preserve, failure, host, journal)
+    };
     for (step, change) in changes.iter().enumerate() {
-        journal.append(&Record::Intent { step })?;
+        let name = || format!("step {} ({})", step + 1, change.setting);
+        if stop() {
+            let cause = format!("interrupted by a signal before {}", name());
+            return Err(undo(Failure::before(step, cause), host, journal));
+        }
+        if let Err(e) = journal.append(&Record::Intent { step }) {
+            let cause = format!("journaling {} failed before its write: {e}", name());
+            return Err(undo(Failure::before(step, cause), host, journal));
+        }
         match write_and_read(host, &change.setting, &change.new) {
             Ok(effective) => {
                 journal_best_effort(
@@ -103,17 +155,23 @@ pub fn apply(
                 });
             }
             Err(e) => {
-                let failure = Failure {
-                    step,
-                    cause: e.to_string(),
-                };
-                return Err(roll_back(changes, preserve, failure, host, journal));
+                let cause = format!("{} failed ({e})", name());
+                return Err(undo(Failure::at(step, cause), host, journal));
             }
         }
     }
-    journal.append(&Record::Applied {
+    let all = changes.len();
+    if stop() {
+        let cause = format!("interrupted by a signal after all {all} step(s), before the end");
+        return Err(undo(Failure::before(all, cause), host, journal));
+    }
+    let end = Record::Applied {
         confirm_deadline_unix_ms,
-    })?;
+    };
+    if let Err(e) = journal.append(&end) {
+        let cause = format!("journaling the end of the change failed after all {all} step(s): {e}");
+        return Err(undo(Failure::before(all, cause), host, journal));
+    }
     Ok(done)
 }
 
@@ -132,15 +190,41 @@ fn journal_best_effort(journal: &mut Journal, record: &Record) {
     let _ = journal.append(record);
 }
 
+/// Where an apply stopped: steps `0..written` were started (their intent is on disk).
 struct Failure {
     step: usize,
+    written: usize,
     cause: String,
+}
+
+impl Failure {
+    /// Step `step` failed in its write: it may have half taken effect.
+    fn at(step: usize, cause: String) -> Failure {
+        Failure {
+            step,
+            written: step + 1,
+            cause,
+        }
+    }
+
+    /// Stopped before step `step` was written.
+    fn before(step: usize, cause: String) -> Failure {
+        Failure {
+            step,
+            written: step,
+            cause,
+        }
+    }
 }
 
 fn roll_back(
     changes: &[Change],
     preserve: &[Preserved],
-    Failure { step, cause }: Failure,
+    Failure {
+        step,
+        written,
+        cause,
+    }: Failure,
     host: &mut impl HostWrite,
     journal: &mut Journal,
 ) -> ApplyError {
@@ -151,7 +235,11 @@ fn roll_back(
             error: cause.clone(),
         },
     );
-    let steps: Vec<usize> = (0..=step).rev().collect();
+    if written == 0 {
+        journal_best_effort(journal, &Record::RolledBack { complete: true });
+        return ApplyError::NothingChanged { cause };
+    }
+    let steps: Vec<usize> = (0..written).rev().collect();
     let restored = restore(changes, preserve, &steps, host, journal);
     let complete = restored.iter().all(Restored::ok);
     journal_best_effort(journal, &Record::RolledBack { complete });

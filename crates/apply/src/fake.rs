@@ -2,8 +2,8 @@
 //!
 //! It models the behaviours the engine must survive: unsupported settings (absent keys),
 //! driver maxima, values the driver rounds, a channel change wiping the RPS masks of the
-//! device (as recreating queues does on Linux), and a write that fails once at a chosen
-//! point, either before or after it took effect.
+//! device (as recreating queues does on Linux), a write that fails once at a chosen point,
+//! either before or after it took effect, and a device that refuses every write from a point on.
 
 use crate::host::{HostError, HostErrorKind, HostWrite, Op};
 use crate::setting::{Key, Setting, Steering, Target};
@@ -30,6 +30,8 @@ pub struct FakeHost {
     pub queues: BTreeMap<String, (u32, u32)>,
     /// Fail the write with this index (counting from 0 over all writes), once.
     pub fail_at: Option<(usize, FailMode)>,
+    /// Refuse every write from this index on (a device that stopped answering), until reset.
+    pub refuse_from: Option<usize>,
     /// Writes performed so far, including failed ones.
     pub writes: usize,
 }
@@ -53,6 +55,9 @@ impl FakeHost {
     fn take_failure(&mut self) -> Option<FailMode> {
         let index = self.writes;
         self.writes += 1;
+        if self.refuse_from.is_some_and(|from| index >= from) {
+            return Some(FailMode::Refused);
+        }
         match self.fail_at {
             Some((at, mode)) if at == index => {
                 self.fail_at = None;

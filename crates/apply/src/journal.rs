@@ -7,12 +7,11 @@
 //! `failed` + `undo`/`undone` + `rolled-back`; later `watchdog`, `confirmed`, or
 //! `revert-begin` + `undo`/`undone` + `reverted`.
 
+use crate::fs::{AppendFile, Fs};
 use crate::plan::{Change, Preserved};
 use crate::value::Value;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::fs::{File, OpenOptions};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// One journal line.
@@ -83,7 +82,10 @@ pub enum RevertBy {
 #[derive(Debug)]
 pub struct Journal {
     path: PathBuf,
-    file: File,
+    file: Box<dyn AppendFile>,
+    /// The file may end in a torn line (a write failed part-way, or the file was found so):
+    /// the next record starts on a new line, so it is not glued to the torn one.
+    torn: bool,
 }
 
 /// A journal could not be written or read.
@@ -96,41 +98,47 @@ pub struct JournalError {
     pub source: std::io::Error,
 }
 
-impl Journal {
-    /// Creates a new journal (failing if it exists) and makes its directory entry durable.
-    pub fn create(path: &Path) -> Result<Journal, JournalError> {
-        let err = |source| JournalError {
-            op: "creating",
+impl JournalError {
+    fn at<'a>(
+        op: &'static str,
+        path: &'a Path,
+    ) -> impl FnOnce(std::io::Error) -> JournalError + 'a {
+        move |source| JournalError {
+            op,
             path: path.to_path_buf(),
             source,
-        };
-        let file = OpenOptions::new()
-            .append(true)
-            .create_new(true)
-            .open(path)
-            .map_err(err)?;
+        }
+    }
+}
+
+impl Journal {
+    /// Creates a new journal (failing if it exists) and makes its directory entry durable.
+    pub fn create(fs: &dyn Fs, path: &Path) -> Result<Journal, JournalError> {
+        let err = JournalError::at("creating", path);
+        let file = fs.create_new(path).map_err(err)?;
         if let Some(dir) = path.parent() {
-            File::open(dir).and_then(|d| d.sync_all()).map_err(err)?;
+            fs.sync_dir(dir)
+                .map_err(JournalError::at("creating", path))?;
         }
         Ok(Journal {
             path: path.to_path_buf(),
             file,
+            torn: false,
         })
     }
 
     /// Opens an existing journal to append to it.
-    pub fn open(path: &Path) -> Result<Journal, JournalError> {
-        let file = OpenOptions::new()
-            .append(true)
-            .open(path)
-            .map_err(|source| JournalError {
-                op: "opening",
-                path: path.to_path_buf(),
-                source,
-            })?;
+    pub fn open(fs: &dyn Fs, path: &Path) -> Result<Journal, JournalError> {
+        let text = fs
+            .read_to_string(path)
+            .map_err(JournalError::at("opening", path))?;
+        let file = fs
+            .open_append(path)
+            .map_err(JournalError::at("opening", path))?;
         Ok(Journal {
             path: path.to_path_buf(),
             file,
+            torn: !text.is_empty() && !text.ends_with('\n'),
         })
     }
 
@@ -140,25 +148,43 @@ impl Journal {
 
     /// Appends one record as a line and waits until it is on disk.
     pub fn append(&mut self, record: &Record) -> Result<(), JournalError> {
-        let mut line = serde_json::to_string(record).expect("journal records always serialise");
+        let mut line = if self.torn {
+            "\n".to_string()
+        } else {
+            String::new()
+        };
+        line += &serde_json::to_string(record).expect("journal records always serialise");
         line.push('\n');
-        self.file
-            .write_all(line.as_bytes())
+        let written = self.file.write_all(line.as_bytes());
+        self.torn = written.is_err();
+        written
             .and_then(|()| self.file.sync_data())
-            .map_err(|source| JournalError {
-                op: "writing",
-                path: self.path.clone(),
-                source,
-            })
+            .map_err(JournalError::at("writing", &self.path))
     }
 }
 
 /// Parses journal text. A last line cut short by a crash is ignored; so is any line that is
 /// not a record (a journal must stay readable for recovery whatever happened to it).
 pub fn parse(text: &str) -> Vec<Record> {
+    parse_numbered(text).into_iter().map(|(_, r)| r).collect()
+}
+
+/// [`parse`], keeping each record's line number (from 1) for messages about it.
+pub fn parse_numbered(text: &str) -> Vec<(usize, Record)> {
     text.lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
+        .enumerate()
+        .filter_map(|(i, l)| serde_json::from_str(l).ok().map(|r| (i + 1, r)))
         .collect()
+}
+
+/// A journal line that parses but cannot be nictune's: it names a step the change does not
+/// have. It is left out of the summary (so a revert restores the valid steps and never
+/// indexes past the plan) and reported.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Defect {
+    /// The line number in the journal file, from 1.
+    pub line: usize,
+    pub problem: String,
 }
 
 /// Where a transaction stands, from its records alone.
@@ -205,19 +231,35 @@ pub struct Summary {
     /// The process that last worked on the journal: the applier, reverter or watchdog.
     pub owner_pid: u32,
     pub watchdog_pid: Option<u32>,
+    /// Lines left out because they cannot be nictune's.
+    pub defects: Vec<Defect>,
 }
 
 /// Replays records into a summary; `None` without a `begin` record.
 pub fn summarize(records: &[Record]) -> Option<Summary> {
-    let Some(Record::Begin {
-        id,
-        pid,
-        started_unix_ms,
-        netns,
-        iface,
-        changes,
-        preserve,
-    }) = records.first()
+    let numbered: Vec<(usize, Record)> = records
+        .iter()
+        .cloned()
+        .zip(1..)
+        .map(|(r, i)| (i, r))
+        .collect();
+    summarize_numbered(&numbered)
+}
+
+/// [`summarize`] over records with their line numbers (see [`parse_numbered`]).
+pub fn summarize_numbered(records: &[(usize, Record)]) -> Option<Summary> {
+    let Some((
+        _,
+        Record::Begin {
+            id,
+            pid,
+            started_unix_ms,
+            netns,
+            iface,
+            changes,
+            preserve,
+        },
+    )) = records.first()
     else {
         return None;
     };
@@ -234,9 +276,37 @@ pub fn summarize(records: &[Record]) -> Option<Summary> {
         phase: Phase::Applying,
         owner_pid: *pid,
         watchdog_pid: None,
+        defects: Vec::new(),
     };
-    records[1..].iter().for_each(|r| replay(&mut s, r));
+    for (line, record) in &records[1..] {
+        match step_defect(record, s.changes.len()) {
+            Some(problem) => s.defects.push(Defect {
+                line: *line,
+                problem,
+            }),
+            None => replay(&mut s, record),
+        }
+    }
     Some(s)
+}
+
+/// Why a record cannot belong to a change of `steps` steps: it names a step past the end.
+/// (`failed` may name the end itself: a failure after the last step.)
+fn step_defect(record: &Record, steps: usize) -> Option<String> {
+    let (name, step, limit) = match record {
+        Record::Intent { step } => ("intent", *step, steps),
+        Record::Written { step, .. } => ("written", *step, steps),
+        Record::Undo { step } => ("undo", *step, steps),
+        Record::Undone { step, .. } => ("undone", *step, steps),
+        Record::Failed { step, .. } => ("failed", *step, steps + 1),
+        _ => return None,
+    };
+    (step >= limit).then(|| {
+        format!(
+            "record \"{name}\" names step {step}, but the change has {steps} step(s), numbered 0 to {}",
+            steps.saturating_sub(1)
+        )
+    })
 }
 
 fn replay(s: &mut Summary, record: &Record) {
@@ -301,6 +371,7 @@ impl Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fs::StdFs;
     use crate::setting::{Key, Napi, Setting, Target};
 
     fn begin() -> Record {
@@ -375,20 +446,41 @@ mod tests {
     fn records_survive_a_file_round_trip() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.jsonl");
-        let mut j = Journal::create(&path).unwrap();
+        let mut j = Journal::create(&StdFs, &path).unwrap();
         j.append(&begin()).unwrap();
         j.append(&Record::Intent { step: 0 }).unwrap();
         drop(j);
-        Journal::open(&path)
+        Journal::open(&StdFs, &path)
             .unwrap()
             .append(&Record::Written {
                 step: 0,
                 effective: Value::Int(2),
             })
             .unwrap();
-        assert!(Journal::create(&path).is_err(), "never overwrite a journal");
+        assert!(
+            Journal::create(&StdFs, &path).is_err(),
+            "never overwrite a journal"
+        );
         let records = parse(&std::fs::read_to_string(&path).unwrap());
         assert_eq!(records.len(), 3);
         assert_eq!(summarize(&records).unwrap().effective[&0], Value::Int(2));
+    }
+
+    #[test]
+    fn a_record_naming_a_step_past_the_plan_is_a_defect_not_a_step() {
+        let mut text = serde_json::to_string(&begin()).unwrap() + "\n";
+        text += "{\"record\":\"intent\",\"step\":0}\n";
+        text += "{\"record\":\"intent\",\"step\":99}\n";
+        let s = summarize_numbered(&parse_numbered(&text)).unwrap();
+        assert_eq!(s.attempted, [0]);
+        assert_eq!(s.defects.len(), 1);
+        assert_eq!(s.defects[0].line, 3);
+        assert!(
+            s.defects[0]
+                .problem
+                .contains("names step 99, but the change has 1 step(s)"),
+            "{}",
+            s.defects[0].problem
+        );
     }
 }

@@ -10,6 +10,8 @@
 //! - [`plan`]: desired settings resolved against current values into ordered changes.
 //! - [`engine`]: the transaction (journal → write → read back; reverse-order undo).
 //! - [`journal`], [`state`], [`txn`]: the durable record, the lock, confirm and revert.
+//! - [`fs`]: the journal's file operations, with a fault-injecting test implementation;
+//!   [`lock`]: the locks that name their holder, the machine-wide one among them.
 //! - [`export`]: native configuration for systemd, NetworkManager, udev, tuned, FreeBSD, ….
 //! - [`host`], [`setting`], [`value`]: the seam and what crosses it, defined in the pure
 //!   `nictune_host::write` so the Linux adapter needs no apply; re-exported here.
@@ -21,8 +23,10 @@ pub mod desired;
 pub mod engine;
 pub mod export;
 pub mod fake;
+pub mod fs;
 pub mod host;
 pub mod journal;
+pub mod lock;
 pub mod plan;
 pub mod setting;
 pub mod state;

@@ -193,6 +193,11 @@ fn targets(
     let one = |target| Ok(vec![Setting::new(target, key.clone())]);
     match (&d.key, d.instance) {
         (Key::Sysctl(_), _) => return one(Target::Netns),
+        (Key::ModuleParam { module, .. }, _) => {
+            return one(Target::Module {
+                module: module.clone(),
+            })
+        }
         (Key::IrqAffinity, Some(irq)) => return one(Target::Irq { irq }),
         _ => {}
     }

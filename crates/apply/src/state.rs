@@ -1,14 +1,20 @@
 //! The state directory (default `/var/lib/nictune`): one journal per transaction under
-//! `changes/`, and a `lock` file so only one change runs at a time.
+//! `changes/`, and a `lock` file so only one change runs at a time. Its file operations go
+//! through [`Fs`] so tests can fail any of them.
 //!
 //! Machine facts (the time, whether a process is alive) are arguments, so the decisions here
 //! are testable without a clock or a process table.
 
-use crate::journal::{parse, summarize, Journal, JournalError, Phase, Record, Summary};
+use crate::fs::{Fs, StdFs};
+use crate::journal::{
+    parse_numbered, summarize_numbered, Journal, JournalError, Phase, Record, Summary,
+};
+use crate::lock::{self, LockError};
 use crate::plan::Change;
 use serde::Serialize;
-use std::fs::{self, File, TryLockError};
+use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The default state directory.
 pub const DEFAULT_STATE_DIR: &str = "/var/lib/nictune";
@@ -24,8 +30,15 @@ pub enum StateError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("another nictune change is running (lock {path} is held)")]
-    Busy { path: PathBuf },
+    /// The state directory cannot be written by this process (permissions, read-only mount).
+    #[error("{op} {path}: the state directory is not writable ({source})")]
+    NotWritable {
+        op: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("another nictune change is running (lock {path} is held{})", lock::by(*holder))]
+    Busy { path: PathBuf, holder: Option<u32> },
     #[error(transparent)]
     Journal(#[from] JournalError),
 }
@@ -34,6 +47,7 @@ pub enum StateError {
 #[derive(Debug, Clone)]
 pub struct StateDir {
     root: PathBuf,
+    fs: Arc<dyn Fs>,
 }
 
 /// Held while a change runs; released on drop.
@@ -45,7 +59,15 @@ pub struct Lock {
 
 impl StateDir {
     pub fn new(root: impl Into<PathBuf>) -> StateDir {
-        StateDir { root: root.into() }
+        StateDir::with_fs(root, Arc::new(StdFs))
+    }
+
+    /// A state directory whose file operations go through `fs` (tests inject failures).
+    pub fn with_fs(root: impl Into<PathBuf>, fs: Arc<dyn Fs>) -> StateDir {
+        StateDir {
+            root: root.into(),
+            fs,
+        }
     }
 
     pub fn root(&self) -> &Path {
@@ -57,34 +79,22 @@ impl StateDir {
     }
 
     fn io<'a>(op: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> StateError + 'a {
-        move |source| StateError::Io {
-            op,
-            path: path.to_path_buf(),
-            source,
-        }
+        move |source| io_error(op, path.to_path_buf(), source)
     }
 
     /// Creates the directories if missing.
     pub fn ensure(&self) -> Result<(), StateError> {
         let dir = self.changes_dir();
-        fs::create_dir_all(&dir).map_err(StateDir::io("creating", &dir))
+        self.fs
+            .create_dir_all(&dir)
+            .map_err(StateDir::io("creating", &dir))
     }
 
     /// Takes the change lock without waiting.
     pub fn try_lock(&self) -> Result<Lock, StateError> {
         self.ensure()?;
-        let path = self.root.join("lock");
-        let file = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(StateDir::io("opening", &path))?;
-        match file.try_lock() {
-            Ok(()) => Ok(Lock { _file: file }),
-            Err(TryLockError::WouldBlock) => Err(StateError::Busy { path }),
-            Err(TryLockError::Error(e)) => Err(StateDir::io("locking", &path)(e)),
-        }
+        let file = lock::try_take(&self.root.join("lock"))?;
+        Ok(Lock { _file: file })
     }
 
     /// Takes the change lock, retrying for up to `attempts` × 50 ms (confirm and the
@@ -93,14 +103,13 @@ impl StateDir {
         let mut last = None;
         for _ in 0..attempts.max(1) {
             match self.try_lock() {
-                Err(StateError::Busy { path }) => last = Some(path),
+                Err(StateError::Busy { path, holder }) => last = Some((path, holder)),
                 other => return other,
             }
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
-        Err(StateError::Busy {
-            path: last.unwrap_or_else(|| self.root.join("lock")),
-        })
+        let (path, holder) = last.unwrap_or_else(|| (self.root.join("lock"), None));
+        Err(StateError::Busy { path, holder })
     }
 
     /// Starts a transaction: writes its `begin` record (the plan with old values) to disk.
@@ -108,9 +117,33 @@ impl StateDir {
         let Record::Begin { id, .. } = begin else {
             unreachable!("begin() takes a Begin record");
         };
-        let mut journal = Journal::create(&self.journal_path(id))?;
-        journal.append(begin)?;
+        let path = self.journal_path(id);
+        let mut journal = Journal::create(self.fs.as_ref(), &path)?;
+        if let Err(e) = journal.append(begin) {
+            // Nothing was written to the host: a journal without its whole begin record is
+            // noise. If removing it fails too, `revert` closes it (it names no write).
+            let _ = self.fs.remove_file(&path);
+            return Err(e.into());
+        }
         Ok(journal)
+    }
+
+    /// Opens the journal of transaction `id` to append to it.
+    pub fn open_journal(&self, id: &str) -> Result<Journal, JournalError> {
+        Journal::open(self.fs.as_ref(), &self.journal_path(id))
+    }
+
+    /// Where running tunes mark themselves: `tunes/<pid>`, removed when the tune ends with
+    /// nothing of its own left in place, so a mark whose process is gone means a killed tune.
+    pub fn tunes_dir(&self) -> PathBuf {
+        self.root.join("tunes")
+    }
+
+    /// The pids of the tunes marked in [`StateDir::tunes_dir`] (none when it is unreadable).
+    pub fn tune_marks(&self) -> Vec<u32> {
+        let entries = self.fs.list(&self.tunes_dir()).unwrap_or_default();
+        let pid = |p: &PathBuf| p.file_name()?.to_str()?.parse().ok();
+        entries.iter().filter_map(pid).collect()
     }
 
     pub fn journal_path(&self, id: &str) -> PathBuf {
@@ -120,17 +153,18 @@ impl StateDir {
     /// Every transaction on disk, oldest first.
     pub fn transactions(&self) -> Result<Vec<Summary>, StateError> {
         let dir = self.changes_dir();
-        let entries = match fs::read_dir(&dir) {
+        let entries = match self.fs.list(&dir) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
             other => other.map_err(StateDir::io("listing", &dir))?,
         };
         let mut all = Vec::new();
-        for entry in entries.flatten() {
-            let path = entry.path();
+        for path in entries {
             if path.extension().is_some_and(|e| e == "jsonl") {
-                let text = nictune_core::input::read_file(&path, nictune_core::input::JOURNAL)
-                    .map_err(|e| StateDir::io("reading", &path)(std::io::Error::other(e)))?;
-                all.extend(summarize(&parse(&text)));
+                let text = self
+                    .fs
+                    .read_to_string(&path)
+                    .map_err(StateDir::io("reading", &path))?;
+                all.extend(summarize_numbered(&parse_numbered(&text)));
             }
         }
         all.sort_by(|a, b| (a.started_unix_ms, &a.id).cmp(&(b.started_unix_ms, &b.id)));
@@ -154,14 +188,36 @@ impl StateDir {
             }
             dest.ensure()?;
             let (from, to) = (self.journal_path(&s.id), dest.journal_path(&s.id));
-            if fs::rename(&from, &to).is_err() {
+            if self.fs.rename(&from, &to).is_err() {
                 // Another file system: copy, then remove the original.
-                fs::copy(&from, &to).map_err(StateDir::io("copying", &from))?;
-                fs::remove_file(&from).map_err(StateDir::io("removing", &from))?;
+                self.fs
+                    .copy(&from, &to)
+                    .map_err(StateDir::io("copying", &from))?;
+                self.fs
+                    .remove_file(&from)
+                    .map_err(StateDir::io("removing", &from))?;
             }
             moved += 1;
         }
         Ok(moved)
+    }
+}
+
+/// An I/O error, told apart when it means the directory cannot be written at all.
+fn io_error(op: &'static str, path: PathBuf, source: std::io::Error) -> StateError {
+    use std::io::ErrorKind::{PermissionDenied, ReadOnlyFilesystem};
+    match source.kind() {
+        PermissionDenied | ReadOnlyFilesystem => StateError::NotWritable { op, path, source },
+        _ => StateError::Io { op, path, source },
+    }
+}
+
+impl From<LockError> for StateError {
+    fn from(e: LockError) -> StateError {
+        match e {
+            LockError::Busy { path, holder } => StateError::Busy { path, holder },
+            LockError::Io { op, path, source } => io_error(op, path, source),
+        }
     }
 }
 
@@ -193,6 +249,9 @@ pub enum Problem {
     Incomplete,
     /// Waiting for `nictune confirm` (not a fault; shown so nobody is surprised).
     Pending,
+    /// Applied by a tune that was killed (`kill -9`, a crash) before it could revert it: a
+    /// candidate's values, meant to last one measurement, still in place.
+    LeftByKilledTune,
 }
 
 impl std::fmt::Display for Problem {
@@ -202,6 +261,7 @@ impl std::fmt::Display for Problem {
             Problem::Overdue => "overdue (not confirmed in time and no watchdog is alive)",
             Problem::Incomplete => "incompletely restored",
             Problem::Pending => "waiting for confirmation",
+            Problem::LeftByKilledTune => "left in place by a tune that was killed",
         })
     }
 }
@@ -245,24 +305,50 @@ pub fn needing_recovery(
         .collect()
 }
 
+/// Changes by process `pid` that are (or may be) still in effect.
+pub fn in_place_by(all: &[Summary], pid: u32) -> Vec<&Summary> {
+    all.iter()
+        .filter(|s| s.owner_pid == pid)
+        .filter(|s| revertible(std::slice::from_ref(*s)).is_some())
+        .collect()
+}
+
+/// The changes tunes left in place when they were killed: those of every marked tune
+/// (`tunes` are the pids [`StateDir::tune_marks`] found) that is no longer alive. A
+/// change that needs recovery for another reason is left to [`needing_recovery`].
+pub fn left_by_killed_tunes(
+    all: &[Summary],
+    tunes: &[u32],
+    now_unix_ms: u64,
+    alive: impl Fn(u32) -> bool,
+) -> Vec<Attention> {
+    tunes
+        .iter()
+        .filter(|pid| !alive(**pid))
+        .flat_map(|pid| in_place_by(all, *pid))
+        .filter(|s| attention(s, now_unix_ms, &alive).is_none())
+        .map(|s| Attention {
+            id: s.id.clone(),
+            problem: Problem::LeftByKilledTune,
+        })
+        .collect()
+}
+
 /// The transaction `nictune revert` undoes: the newest one whose changes are (or may be)
-/// still in place.
+/// still in place, or that never ended. One that stopped before its first write (a crash
+/// between its `begin` and its first `intent`) has nothing to restore, but it is still
+/// picked, so the revert can close it and changes can proceed.
 pub fn revertible(all: &[Summary]) -> Option<&Summary> {
-    all.iter().rev().find(|s| {
-        !s.attempted.is_empty()
-            && matches!(
-                s.phase,
-                Phase::Applying
-                    | Phase::Applied
-                    | Phase::Pending { .. }
-                    | Phase::Confirmed
-                    | Phase::Reverting
-                    | Phase::RolledBack { complete: false }
-                    | Phase::Reverted {
-                        complete: false,
-                        ..
-                    }
-            )
+    all.iter().rev().find(|s| match s.phase {
+        Phase::Applying | Phase::Reverting => true,
+        Phase::Applied
+        | Phase::Pending { .. }
+        | Phase::Confirmed
+        | Phase::RolledBack { complete: false }
+        | Phase::Reverted {
+            complete: false, ..
+        } => !s.attempted.is_empty(),
+        Phase::RolledBack { complete: true } | Phase::Reverted { complete: true, .. } => false,
     })
 }
 
@@ -272,4 +358,76 @@ pub fn restore_list(s: &Summary) -> Vec<(usize, &Change)> {
         .into_iter()
         .map(|i| (i, &s.changes[i]))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::journal::RevertBy;
+
+    fn txn(id: &str, owner: u32, netns: Option<&str>, phase: Phase) -> Summary {
+        Summary {
+            id: id.into(),
+            started_unix_ms: 0,
+            netns: netns.map(str::to_string),
+            iface: None,
+            changes: Vec::new(),
+            preserve: Vec::new(),
+            attempted: vec![0],
+            effective: Default::default(),
+            undone: Vec::new(),
+            phase,
+            owner_pid: owner,
+            watchdog_pid: None,
+            defects: Vec::new(),
+        }
+    }
+
+    fn sample() -> Vec<Summary> {
+        let reverted = Phase::Reverted {
+            by: RevertBy::User,
+            complete: true,
+        };
+        vec![
+            txn("1-10", 10, None, Phase::Applied),
+            txn("2-20", 20, Some("nictune-tb-20-0-s"), reverted),
+            txn("3-20", 20, Some("nictune-tb-20-0-s"), Phase::Applied),
+            txn("4-20", 20, None, Phase::Applying),
+        ]
+    }
+
+    #[test]
+    fn a_tunes_changes_still_in_place_are_the_revertible_ones_it_owns() {
+        let all = sample();
+        let ids: Vec<&str> = in_place_by(&all, 20)
+            .iter()
+            .map(|s| s.id.as_str())
+            .collect();
+        assert_eq!(ids, ["3-20", "4-20"]);
+        assert!(in_place_by(&all[..2], 20).is_empty());
+    }
+
+    /// Issue #12.2: after `kill -9` of a tune its candidate's changes were plain "applied".
+    #[test]
+    fn changes_of_a_killed_tune_need_attention_and_a_live_tunes_or_a_plain_apply_do_not() {
+        let all = sample();
+        let dead = |_| false;
+        let left = left_by_killed_tunes(&all, &[20], 0, dead);
+        // 4-20 is interrupted (needing_recovery says so); 3-20 is the applied leftover.
+        assert_eq!(
+            left,
+            [Attention {
+                id: "3-20".into(),
+                problem: Problem::LeftByKilledTune
+            }]
+        );
+        assert!(
+            left_by_killed_tunes(&all, &[20], 0, |_| true).is_empty(),
+            "running"
+        );
+        assert!(
+            left_by_killed_tunes(&all, &[], 0, dead).is_empty(),
+            "pid 10 is no tune"
+        );
+    }
 }

@@ -1,9 +1,9 @@
 //! The three user-level operations over the state directory: apply a plan, confirm a pending
 //! change, revert the last change. The caller holds the [`Lock`] and passes the time.
 
-use crate::engine::{self, ApplyError, Restored, StepResult};
+use crate::engine::{self, ApplyError, Left, Restored, StepResult};
 use crate::host::HostWrite;
-use crate::journal::{Journal, Phase, Record, RevertBy, Summary};
+use crate::journal::{Phase, Record, RevertBy, Summary};
 use crate::plan::Plan;
 use crate::state::{Lock, StateDir, StateError};
 use serde::Serialize;
@@ -38,6 +38,18 @@ pub enum TxnError {
         #[source]
         source: ApplyError,
     },
+    #[error("a confirmation time of {within_ms} ms puts the deadline past the end of time; nothing was changed")]
+    DeadlineOutOfRange { within_ms: u64 },
+}
+
+impl TxnError {
+    /// What the failed apply left on the host.
+    pub fn left(&self) -> Left {
+        match self {
+            TxnError::Apply { source, .. } => source.left(),
+            TxnError::State(_) | TxnError::DeadlineOutOfRange { .. } => Left::Nothing,
+        }
+    }
 }
 
 /// The transaction id: start time and pid, sortable and unique under the lock.
@@ -53,6 +65,18 @@ pub fn apply_plan(
     req: &ApplyRequest,
     host: &mut impl HostWrite,
 ) -> Result<Option<Applied>, TxnError> {
+    apply_plan_until(state, lock, plan, req, host, &|| false)
+}
+
+/// [`apply_plan`] that rolls back when `stop` says so before a step (a signal arrived).
+pub fn apply_plan_until(
+    state: &StateDir,
+    lock: &Lock,
+    plan: &Plan,
+    req: &ApplyRequest,
+    host: &mut impl HostWrite,
+    stop: &dyn Fn() -> bool,
+) -> Result<Option<Applied>, TxnError> {
     if plan.is_noop() {
         return Ok(None);
     }
@@ -66,15 +90,19 @@ pub fn apply_plan(
         changes: plan.changes.clone(),
         preserve: plan.preserve.clone(),
     };
+    let deadline = confirm_deadline(req)?;
     let mut journal = state.begin(&begin, lock)?;
-    // The deadline counts from the start; the writes take milliseconds, and a deadline that
-    // moved with a slow write would surprise the person waiting on it.
-    let deadline = req.confirm_within_ms.map(|ms| req.now_unix_ms + ms);
-    let steps = engine::apply(&plan.changes, &plan.preserve, host, &mut journal, deadline)
-        .map_err(|source| TxnError::Apply {
-            id: id.clone(),
-            source,
-        })?;
+    let steps = engine::apply(
+        &plan.changes,
+        &plan.preserve,
+        host,
+        &mut journal,
+        (deadline, stop),
+    )
+    .map_err(|source| TxnError::Apply {
+        id: id.clone(),
+        source,
+    })?;
     Ok(Some(Applied {
         id,
         steps,
@@ -82,9 +110,21 @@ pub fn apply_plan(
     }))
 }
 
+/// The deadline counts from the start; the writes take milliseconds, and a deadline that
+/// moved with a slow write would surprise the person waiting on it.
+fn confirm_deadline(req: &ApplyRequest) -> Result<Option<u64>, TxnError> {
+    let Some(within) = req.confirm_within_ms else {
+        return Ok(None);
+    };
+    match req.now_unix_ms.checked_add(within) {
+        Some(deadline) => Ok(Some(deadline)),
+        None => Err(TxnError::DeadlineOutOfRange { within_ms: within }),
+    }
+}
+
 /// Records the watchdog's pid in a pending transaction's journal.
 pub fn record_watchdog(state: &StateDir, id: &str, pid: u32) -> Result<(), StateError> {
-    Ok(Journal::open(&state.journal_path(id))?.append(&Record::Watchdog { pid })?)
+    Ok(state.open_journal(id)?.append(&Record::Watchdog { pid })?)
 }
 
 /// Confirms the pending transaction, if there is one. Returns its id.
@@ -101,7 +141,7 @@ pub fn confirm(
     else {
         return Ok(None);
     };
-    let mut journal = Journal::open(&state.journal_path(&pending.id))?;
+    let mut journal = state.open_journal(&pending.id)?;
     journal.append(&Record::Confirmed {
         at_unix_ms: now_unix_ms,
     })?;
@@ -118,47 +158,62 @@ pub struct Reverted {
     /// Why nothing had to be written, when that is the case.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The values were restored but the journal could not record the end of the revert, so
+    /// it still lists the change as in place; a later revert (same values) records it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unrecorded: Option<String>,
 }
 
-/// Restores the values from before `txn` (from its journal), last change first.
+/// Restores the values from before `txn` (from its journal), last change first. A change
+/// that stopped before its first write has nothing to restore: it is closed without writes.
+///
+/// The host is restored even when the journal cannot be appended to (a full disk must not
+/// keep the old values from coming back): a failed `revert-begin` or `undo` record costs
+/// detail only, and a failed `reverted` record is reported in [`Reverted::unrecorded`].
 pub fn revert(
     state: &StateDir,
-    _lock: &Lock,
+    lock: &Lock,
     txn: &Summary,
     host: &mut impl HostWrite,
     by: RevertBy,
     pid: u32,
     now_unix_ms: u64,
 ) -> Result<Reverted, StateError> {
-    let mut journal = Journal::open(&state.journal_path(&txn.id))?;
-    journal.append(&Record::RevertBegin { pid, by })?;
+    if txn.attempted.is_empty() {
+        let why = "it stopped before its first write, so nothing of it is in place";
+        return close_unwritten(state, lock, txn, why, (by, pid, now_unix_ms));
+    }
+    let mut journal = state.open_journal(&txn.id)?;
+    let _ = journal.append(&Record::RevertBegin { pid, by });
     let steps = txn.steps_to_restore();
     let restored = engine::restore(&txn.changes, &txn.preserve, &steps, host, &mut journal);
     let complete = restored.iter().all(Restored::ok);
-    journal.append(&Record::Reverted {
+    let end = journal.append(&Record::Reverted {
         at_unix_ms: now_unix_ms,
         by,
         complete,
-    })?;
+    });
     Ok(Reverted {
         id: txn.id.clone(),
         by,
         restored,
         complete,
         note: None,
+        unrecorded: end.err().map(|e| e.to_string()),
     })
 }
 
-/// Closes a change whose objects no longer exist (its network namespace was deleted, and
-/// every setting in it with it): journals it as reverted without writing anything.
-pub fn close_vanished(
+/// Closes a change that left nothing to restore, journaling it as reverted without writing
+/// anything to the host: its network namespace was deleted (and every setting in it with
+/// it), or it stopped before its first write. `why` says which.
+pub fn close_unwritten(
     state: &StateDir,
     _lock: &Lock,
     txn: &Summary,
     why: &str,
     (by, pid, now_unix_ms): (RevertBy, u32, u64),
 ) -> Result<Reverted, StateError> {
-    let mut journal = Journal::open(&state.journal_path(&txn.id))?;
+    let mut journal = state.open_journal(&txn.id)?;
     journal.append(&Record::RevertBegin { pid, by })?;
     journal.append(&Record::Reverted {
         at_unix_ms: now_unix_ms,
@@ -172,5 +227,6 @@ pub fn close_vanished(
         restored: Vec::new(),
         complete: true,
         note,
+        unrecorded: None,
     })
 }

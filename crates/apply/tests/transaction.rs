@@ -7,77 +7,14 @@ use nictune_apply::engine::ApplyError;
 use nictune_apply::fake::{FailMode, FakeHost};
 use nictune_apply::journal::{Phase, RevertBy};
 use nictune_apply::plan::resolve;
-use nictune_apply::setting::{Channel, Key, Napi, Ring, Setting, Steering, Target};
+use nictune_apply::setting::Key;
 use nictune_apply::state::{revertible, StateDir};
 use nictune_apply::txn::{apply_plan, revert, ApplyRequest, TxnError};
-use nictune_apply::value::{CpuSet, Value};
+use nictune_apply::value::Value;
 use proptest::prelude::*;
 
-const IF: &str = "v0";
-
-fn dev() -> Target {
-    Target::Device { iface: IF.into() }
-}
-
-/// A device with every stage represented: channels (whose change wipes RPS masks), rings,
-/// a feature, coalescing with 2 µs granularity, two NAPIs, a sysctl and RPS on two queues.
-fn host() -> FakeHost {
-    let s = Setting::new;
-    let rps = |queue| {
-        s(
-            Target::RxQueue {
-                iface: IF.into(),
-                queue,
-            },
-            Key::Steering(Steering::RpsCpus),
-        )
-    };
-    let napi = |index, n| {
-        s(
-            Target::Napi {
-                iface: IF.into(),
-                index,
-            },
-            Key::Napi(n),
-        )
-    };
-    let mut h = FakeHost::default()
-        .with(s(dev(), Key::Channels(Channel::Combined)), Value::Int(2))
-        .with(s(dev(), Key::Ring(Ring::Rx)), Value::Int(256))
-        .with(s(dev(), Key::Feature("rx-gro".into())), Value::Bool(true))
-        .with(s(dev(), Key::Coalesce("rx-usecs".into())), Value::Int(8))
-        .with(
-            s(dev(), Key::Coalesce("adaptive-rx".into())),
-            Value::Bool(false),
-        )
-        .with(napi(0, Napi::DeferHardIrqs), Value::Int(0))
-        .with(napi(1, Napi::DeferHardIrqs), Value::Int(0))
-        .with(napi(0, Napi::GroFlushTimeout), Value::Int(0))
-        .with(napi(1, Napi::GroFlushTimeout), Value::Int(0))
-        .with(
-            s(Target::Netns, Key::Sysctl("net.core.somaxconn".into())),
-            Value::text("4096"),
-        )
-        .with(rps(0), Value::Cpus(CpuSet::from_iter([1])))
-        .with(rps(1), Value::Cpus(CpuSet::default()));
-    h.granularity
-        .insert(s(dev(), Key::Coalesce("rx-usecs".into())), 2);
-    h.limits
-        .insert(s(dev(), Key::Channels(Channel::Combined)), 8);
-    h.napis.insert(IF.into(), 2);
-    h.queues.insert(IF.into(), (2, 2));
-    h
-}
-
-fn request() -> ApplyRequest {
-    ApplyRequest {
-        pid: 1,
-        now_unix_ms: 1_000,
-        netns: None,
-        iface: Some(IF.into()),
-        confirm_within_ms: None,
-    }
-}
+mod common;
+use common::{host, request, IF};
 
 /// Any mix of requests, each with a value valid for its key.
 fn desired() -> impl Strategy<Value = Vec<Desired>> {
@@ -176,27 +113,13 @@ fn effective_values_are_recorded_when_the_driver_rounds() {
 
 #[test]
 fn a_crash_mid_apply_is_recovered_from_the_journal() {
-    let dir = tempfile::tempdir().unwrap();
-    let state = StateDir::new(dir.path());
-    let mut h = host();
-    let before = h.state().clone();
-    let d: Vec<_> = [
-        "channels.combined=4",
-        "feature.gro=off",
-        "coalesce.rx-usecs=20",
-        "sysctl.net.core.somaxconn=1",
-    ]
-    .iter()
-    .map(|a| parse_assignment(a).unwrap())
-    .collect();
-    let plan = resolve(&d, Some(IF), &mut h).unwrap();
     // Steps: channels (which wipes the RPS mask of rx-0), feature, coalesce, sysctl. The
     // process "dies" right after the fourth write, before journaling its result: the host
     // keeps every write and the journal ends with an intent. Simulate it by applying and
     // cutting the journal there.
-    let lock = state.try_lock().unwrap();
-    apply_plan(&state, &lock, &plan, &request(), &mut h).unwrap();
-    let path = state.journal_path(&state.transactions().unwrap()[0].id);
+    let done = four_steps_applied();
+    let (state, lock, mut h) = (done.state, done.lock, done.h);
+    let (before, path) = (done.before, done.path);
     let text = std::fs::read_to_string(&path).unwrap();
     let cut: Vec<&str> = text.lines().take(1 + 2 * 3 + 1).collect();
     std::fs::write(&path, cut.join("\n") + "\n").unwrap();
@@ -283,4 +206,169 @@ fn a_tune_moves_only_its_own_closed_journals() {
         0,
         "nothing closed of pid 7 is left"
     );
+}
+
+/// The plan of `a_crash_mid_apply_is_recovered_from_the_journal`: four steps in four stages.
+fn four_steps(h: &mut FakeHost) -> nictune_apply::plan::Plan {
+    let d: Vec<_> = [
+        "channels.combined=4",
+        "feature.gro=off",
+        "coalesce.rx-usecs=20",
+        "sysctl.net.core.somaxconn=1",
+    ]
+    .iter()
+    .map(|a| parse_assignment(a).unwrap())
+    .collect();
+    resolve(&d, Some(IF), h).unwrap()
+}
+
+/// A finished apply of [`four_steps`], with what the tests look at afterwards.
+struct Done {
+    _dir: tempfile::TempDir,
+    state: StateDir,
+    lock: nictune_apply::state::Lock,
+    h: FakeHost,
+    before: std::collections::BTreeMap<nictune_apply::setting::Setting, Value>,
+    /// The change's journal.
+    path: std::path::PathBuf,
+}
+
+fn four_steps_applied() -> Done {
+    let dir = tempfile::tempdir().unwrap();
+    let state = StateDir::new(dir.path());
+    let mut h = host();
+    let before = h.state().clone();
+    let plan = four_steps(&mut h);
+    let lock = state.try_lock().unwrap();
+    apply_plan(&state, &lock, &plan, &request(), &mut h).unwrap();
+    let path = state.journal_path(&state.transactions().unwrap()[0].id);
+    Done {
+        _dir: dir,
+        state,
+        lock,
+        h,
+        before,
+        path,
+    }
+}
+
+/// Issue #12.1: a journal write error after some values were written used to return "nothing
+/// was changed" (exit 2) and leave them changed. Now the written steps are rolled back.
+#[test]
+fn a_journal_write_error_mid_apply_rolls_back_instead_of_claiming_nothing_changed() {
+    use nictune_apply::engine::Left;
+    use nictune_apply::fs::{FaultyFs, FsOp, WriteFault};
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = host();
+    let before = h.state().clone();
+    let plan = four_steps(&mut h);
+    // Find the write of the third step's intent: the lock, the begin record (create, sync
+    // the directory, write, sync), then per step intent and written (write, sync each).
+    let counting = FaultyFs::counting();
+    {
+        let scratch = tempfile::tempdir().unwrap();
+        let state = StateDir::with_fs(scratch.path(), std::sync::Arc::new(counting.clone()));
+        let lock = state.try_lock().unwrap();
+        apply_plan(&state, &lock, &plan, &request(), &mut host()).unwrap();
+    }
+    let writes: Vec<usize> = (counting.seen().iter().enumerate())
+        .filter(|(_, op)| **op == FsOp::Write)
+        .map(|(i, _)| i)
+        .collect();
+    let third_intent = writes[1 + 2 * 2];
+    let fs = FaultyFs::failing(Some(third_intent), WriteFault::Refused);
+    let state = StateDir::with_fs(dir.path(), std::sync::Arc::new(fs));
+    let lock = state.try_lock().unwrap();
+    let err = apply_plan(&state, &lock, &plan, &request(), &mut h).unwrap_err();
+    assert_eq!(err.left(), Left::AllPutBack, "{err:#}");
+    let text = format!("{:#}", chain_text(&err));
+    assert!(
+        text.contains("journaling step 3") && text.contains("rolled back"),
+        "{text}"
+    );
+    assert!(!text.contains("nothing was changed"), "{text}");
+    assert_eq!(h.state(), &before);
+    let all = state.transactions().unwrap();
+    assert_eq!(all[0].phase, Phase::RolledBack { complete: true });
+}
+
+/// The error and its sources, joined as the binary prints them.
+fn chain_text(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text += &format!(": {s}");
+        source = s.source();
+    }
+    text
+}
+
+/// Issue #12.3: a journal line naming a step the change does not have made `revert` panic
+/// (index out of bounds) after its `revert-begin`, so every later revert panicked too.
+#[test]
+fn a_journal_line_naming_a_missing_step_is_a_defect_and_revert_restores_the_valid_steps() {
+    let done = four_steps_applied();
+    let (state, lock, mut h) = (done.state, done.lock, done.h);
+    let (before, path) = (done.before, done.path);
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    let lines = text.lines().count();
+    text += "{\"record\":\"intent\",\"step\":99}\n";
+    std::fs::write(&path, text).unwrap();
+
+    let all = state.transactions().unwrap();
+    let txn = revertible(&all).unwrap();
+    assert_eq!(txn.defects.len(), 1);
+    assert_eq!(txn.defects[0].line, lines + 1);
+    assert!(
+        txn.defects[0].problem.contains("step 99"),
+        "{:?}",
+        txn.defects
+    );
+    let r = revert(&state, &lock, txn, &mut h, RevertBy::User, 2, 3_000).unwrap();
+    assert!(r.complete);
+    assert_eq!(h.state(), &before, "every valid step restored");
+    let all = state.transactions().unwrap();
+    assert!(revertible(&all).is_none(), "the change is closed");
+}
+
+/// Issue #12.4: a crash between the `begin` record and the first `intent` left a change
+/// "interrupted" that `revert` would not touch ("Nothing to revert"), and apply refused
+/// forever. `revert` now closes it without writing anything.
+#[test]
+fn a_change_that_stopped_before_its_first_write_is_closed_by_revert() {
+    let done = four_steps_applied();
+    let (state, lock, before, path) = (done.state, done.lock, done.before, done.path);
+    let begin = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, begin.lines().next().unwrap().to_string() + "\n").unwrap();
+    let mut h = host(); // the crash came before any write
+    let all = state.transactions().unwrap();
+    let stuck = nictune_apply::state::needing_recovery(&all, 5_000, |_| false);
+    assert_eq!(stuck.len(), 1, "interrupted: {stuck:?}");
+    let txn = revertible(&all).expect("revert picks it");
+    let r = revert(&state, &lock, txn, &mut h, RevertBy::User, 2, 6_000).unwrap();
+    assert!(r.complete && r.restored.is_empty(), "{r:?}");
+    assert!(r.note.unwrap().contains("before its first write"));
+    assert_eq!((h.writes, h.state()), (0, &before), "nothing written");
+    let all = state.transactions().unwrap();
+    assert!(nictune_apply::state::needing_recovery(&all, 7_000, |_| false).is_empty());
+    assert!(revertible(&all).is_none());
+}
+
+/// Issue #12.6: `--confirm-within 18446744073709551615ms` wrapped to a deadline in the past.
+#[test]
+fn a_confirm_deadline_past_the_end_of_time_is_refused_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = StateDir::new(dir.path());
+    let mut h = host();
+    let before = h.state().clone();
+    let plan = four_steps(&mut h);
+    let lock = state.try_lock().unwrap();
+    let req = ApplyRequest {
+        confirm_within_ms: Some(u64::MAX),
+        ..request()
+    };
+    let err = apply_plan(&state, &lock, &plan, &req, &mut h).unwrap_err();
+    assert!(matches!(err, TxnError::DeadlineOutOfRange { .. }), "{err}");
+    assert_eq!((h.writes, h.state()), (0, &before));
+    assert!(state.transactions().unwrap().is_empty(), "no journal");
 }

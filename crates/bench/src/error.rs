@@ -16,9 +16,9 @@ pub enum BenchError {
         #[source]
         source: io::Error,
     },
-    /// An external command (`ip`, `ethtool`) failed or could not be started.
-    #[error("running `{command}` failed: {detail}")]
-    Command { command: String, detail: String },
+    /// Building or removing the namespace testbed failed (the step and namespace named).
+    #[error("testbed: {0}")]
+    Testbed(#[from] nictune_linux::lab::LabError),
     /// A system call outside sockets (setns, affinity, procfs read) failed.
     #[error("{op} {object}: {source}")]
     System {
@@ -43,7 +43,7 @@ pub enum BenchError {
         awaited: &'static str,
         waited: std::time::Duration,
     },
-    /// The run was stopped (Ctrl-C, SIGTERM) before it finished.
+    /// The run was stopped (Ctrl-C, SIGTERM, SIGHUP) before it finished.
     #[error("the measurement was interrupted")]
     Interrupted,
     /// A worker thread panicked or could not be started.

@@ -67,13 +67,13 @@ pub mod window;
 pub use error::{BenchError, Result};
 pub use measure::{FakeMeasurer, LiveMeasurer, Measurer};
 pub use peer::PeerTarget;
-pub use result::BenchResult;
+pub use result::{BenchResult, TestbedInfo};
 pub use run::{run, run_cancellable, Target};
 pub use spec::{BenchSpec, Limits, TestKind};
 pub use testbed::Testbed;
 pub use token::Token;
 
-/// True when this process may build a testbed (root and `ip` available); the reason if not.
+/// True when this process may build a testbed (root); the reason if not.
 pub fn testbed_available() -> std::result::Result<(), String> {
     testbed::check_available().map_err(|e| e.to_string())
 }

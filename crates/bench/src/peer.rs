@@ -10,6 +10,7 @@ use crate::spec::BenchSpec;
 use crate::token::Token;
 use std::io::BufReader;
 use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// A `nictune serve` to measure against.
@@ -18,6 +19,20 @@ pub struct PeerTarget {
     /// The control address (`HOST:PORT`).
     pub addr: SocketAddr,
     pub token: Token,
+    /// The network namespace the client side runs in (`/run/netns/NAME`): the host side
+    /// of the real-driver testbed, whose guest is the peer. `None`: this process's own.
+    pub client_netns: Option<PathBuf>,
+}
+
+impl PeerTarget {
+    /// A peer reached from this process's own namespace.
+    pub fn new(addr: SocketAddr, token: Token) -> PeerTarget {
+        PeerTarget {
+            addr,
+            token,
+            client_netns: None,
+        }
+    }
 }
 
 /// Default control port of `nictune serve`.
@@ -26,10 +41,18 @@ pub const DEFAULT_PORT: u16 = 12_866;
 /// The longest the client waits for the welcome and ready replies (the server binds its data
 /// listener in between).
 const REPLY_TIMEOUT: Duration = Duration::from_secs(10);
-/// The longest the client waits for the report after stop: the server only samples its
-/// counters and joins its data threads (one poll slice), so a silent peer is declared gone
-/// this soon after the test's end.
+/// The longest the client waits for the report after stop on a peer that answered start
+/// promptly: the server only samples its counters and joins its data threads (one poll
+/// slice), so a silent peer is declared gone this soon after the test's end.
 pub const REPORT_TIMEOUT: Duration = Duration::from_millis(1500);
+/// A slow peer (an emulated guest) gets this many times its start-to-ready time on top.
+const SLOW_PEER_FACTOR: u32 = 10;
+
+/// How long to wait for the report from a peer that took `ready` to answer start: at least
+/// [`REPORT_TIMEOUT`], more for a slow peer, never more than [`REPLY_TIMEOUT`].
+pub fn report_timeout(ready: Duration) -> Duration {
+    (REPORT_TIMEOUT + ready * SLOW_PEER_FACTOR).min(REPLY_TIMEOUT)
+}
 
 /// An open control connection with a test negotiated.
 #[derive(Debug)]
@@ -38,6 +61,8 @@ pub struct PeerSession {
     writer: TcpStream,
     reader: BufReader<TcpStream>,
     data: SocketAddr,
+    /// How long to wait for the report ([`report_timeout`] of this peer's start).
+    report_wait: Duration,
 }
 
 impl PeerSession {
@@ -45,8 +70,7 @@ impl PeerSession {
     pub fn open(target: &PeerTarget, spec: &BenchSpec) -> Result<PeerSession> {
         let peer = target.addr.to_string();
         let io = |e| BenchError::socket("talking to", target.addr.to_string(), e);
-        let writer =
-            TcpStream::connect_timeout(&target.addr, Duration::from_secs(5)).map_err(io)?;
+        let writer = connect_from(target.client_netns.as_deref(), target.addr).map_err(io)?;
         writer.set_nodelay(true).map_err(io)?;
         let reader = BufReader::new(writer.try_clone().map_err(io)?);
         let mut s = PeerSession {
@@ -54,6 +78,7 @@ impl PeerSession {
             writer,
             reader,
             data: target.addr,
+            report_wait: REPORT_TIMEOUT,
         };
         s.send(&Request::Hello {
             version: VERSION,
@@ -63,11 +88,13 @@ impl PeerSession {
             Reply::Welcome { version: VERSION } => {}
             other => return Err(s.unexpected(other)),
         }
+        let started = std::time::Instant::now();
         s.send(&Request::Start { spec: spec.clone() })?;
         match s.recv("ready", REPLY_TIMEOUT)? {
             Reply::Ready { port } => s.data.set_port(port),
             other => return Err(s.unexpected(other)),
         }
+        s.report_wait = report_timeout(started.elapsed());
         Ok(s)
     }
 
@@ -88,7 +115,7 @@ impl PeerSession {
             transactions: w.transactions,
             bytes: w.bytes,
         })?;
-        match self.recv("report", REPORT_TIMEOUT)? {
+        match self.recv("report", self.report_wait)? {
             Reply::Report(r) => Ok(FarReport {
                 accounting: r.accounting,
                 server: ServerReport {
@@ -143,4 +170,37 @@ fn is_timeout(e: &std::io::Error) -> bool {
         e.kind(),
         std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
     )
+}
+
+/// Connects to `addr` from namespace `netns` (a socket keeps the namespace it was made in,
+/// so only the connecting thread has to enter it).
+fn connect_from(netns: Option<&Path>, addr: SocketAddr) -> std::io::Result<TcpStream> {
+    let connect = move || TcpStream::connect_timeout(&addr, Duration::from_secs(5));
+    let Some(ns) = netns.map(Path::to_path_buf) else {
+        return connect();
+    };
+    std::thread::spawn(move || {
+        crate::sys::enter_netns(&ns)?;
+        connect()
+    })
+    .join()
+    .unwrap_or_else(|_| Err(std::io::Error::other("the connecting thread panicked")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slow_peer_gets_longer_for_its_report_within_the_reply_limit() {
+        assert_eq!(
+            report_timeout(Duration::from_millis(1)),
+            Duration::from_millis(1510)
+        );
+        assert_eq!(
+            report_timeout(Duration::from_millis(300)),
+            Duration::from_millis(4500)
+        );
+        assert_eq!(report_timeout(Duration::from_secs(5)), REPLY_TIMEOUT);
+    }
 }

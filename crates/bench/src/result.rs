@@ -35,6 +35,26 @@ pub struct BenchResult {
     pub shared_host: bool,
     /// Anything that limits how far the figures can be trusted.
     pub warnings: Vec<String>,
+    /// The real-driver testbed the run used (`None` for veth, loopback and peers).
+    #[serde(default)]
+    pub testbed: Option<TestbedInfo>,
+}
+
+/// What a real-driver testbed was: which NIC and driver, how the guest ran.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TestbedInfo {
+    /// `e1000` or `e1000e`.
+    pub kind: String,
+    /// The emulated controller (`Intel 82545EM`) and QEMU's device model.
+    pub nic_model: String,
+    pub qemu_device: String,
+    /// The guest kernel (`uname -r`), whose driver ran the NIC.
+    pub guest_kernel: String,
+    /// `kvm` or `tcg`, and why not KVM when not.
+    pub accel: String,
+    pub accel_note: Option<String>,
+    /// From starting QEMU to the guest's agent answering.
+    pub boot_seconds: f64,
 }
 
 /// How requests were paced.
@@ -106,6 +126,7 @@ impl BenchResult {
             accounting: BTreeMap::new(),
             shared_host: false,
             warnings: vec!["synthetic result: nothing was measured".into()],
+            testbed: None,
             metrics,
         }
     }

@@ -9,8 +9,13 @@
 //!
 //! Both veth ends run with GRO on and TSO off: only then does veth deliver through its NAPI
 //! instance (with TSO on, TCP skbs are not eligible for veth's GRO path and go through the
-//! per-CPU backlog, NAPI id 0), which is what the moderation knobs act on. The run verifies
-//! this through the sockets' `SO_INCOMING_NAPI_ID`.
+//! per-CPU backlog, NAPI id 0), which is what the moderation knobs act on. The features are
+//! read back after the change and the NAPI instances counted (netdev netlink); the run
+//! verifies the path through the sockets' `SO_INCOMING_NAPI_ID`.
+//!
+//! Everything is done in-process through [`nictune_linux::lab`] (named namespaces, rtnetlink,
+//! ethtool netlink, `/proc/sys` from a thread inside the namespace): the testbed needs root,
+//! not `ip`, `ethtool` or `sysctl`.
 //!
 //! Lifecycle: [`Testbed::create`] first removes stale testbeds whose owning process is gone
 //! (a crash or SIGKILL cannot run destructors), then builds a new one; dropping the
@@ -18,9 +23,10 @@
 //! namespaces, which also deletes the veth pair.
 
 use crate::error::{BenchError, Result};
+use nictune_linux::ethtool::features::attr::names;
+use nictune_linux::{lab, netns};
 use std::net::Ipv4Addr;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// Every testbed namespace name starts with this.
@@ -30,7 +36,8 @@ pub const CLIENT_IP: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 1);
 /// Server end address.
 pub const SERVER_IP: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 2);
 const PREFIX_LEN: u8 = 30;
-const NETNS_DIR: &str = "/run/netns";
+/// Lets every group open ICMP ping sockets (the ping test), in the client namespace only.
+const PING_GROUPS: (&str, &str) = ("net.ipv4.ping_group_range", "0 2147483647");
 
 static NEXT: AtomicU32 = AtomicU32::new(0);
 
@@ -38,7 +45,7 @@ static NEXT: AtomicU32 = AtomicU32::new(0);
 #[derive(Debug)]
 pub struct Testbed {
     names: Names,
-    /// GRO on / TSO off could be set on both ends (ethtool present and accepted it).
+    /// GRO on / TSO off is in effect on both ends, and veth lists NAPI instances.
     napi_mode: bool,
     warnings: Vec<String>,
     removed: bool,
@@ -82,7 +89,7 @@ pub fn owner_of(name: &str) -> Option<u32> {
 }
 
 impl Testbed {
-    /// Checks privileges and tools, removes stale testbeds, and builds a new one.
+    /// Checks privileges, removes stale testbeds, and builds a new one.
     pub fn create() -> Result<Testbed> {
         check_available()?;
         remove_stale()?;
@@ -97,67 +104,60 @@ impl Testbed {
         Ok(bed)
     }
 
+    /// Namespaces (lo up), the veth pair, addresses, links up, NAPI mode, ping sockets. On
+    /// an error the caller drops `self`, which removes whatever was made.
     fn build(&mut self) -> Result<()> {
-        let n = self.names.clone();
-        ip(&["netns", "add", &n.client_ns])?;
-        ip(&["netns", "add", &n.server_ns])?;
-        ip(&[
-            "link",
-            "add",
-            &n.client_if,
-            "netns",
-            &n.client_ns,
-            "type",
-            "veth",
-            "peer",
-            "name",
-            &n.server_if,
-            "netns",
-            &n.server_ns,
-        ])?;
-        for (ns, dev, addr) in [
-            (&n.client_ns, &n.client_if, CLIENT_IP),
-            (&n.server_ns, &n.server_if, SERVER_IP),
-        ] {
-            ip(&[
-                "-n",
-                ns,
-                "addr",
-                "add",
-                &format!("{addr}/{PREFIX_LEN}"),
-                "dev",
-                dev,
-            ])?;
-            ip(&["-n", ns, "link", "set", "lo", "up"])?;
-            ip(&["-n", ns, "link", "set", dev, "up"])?;
+        let n = &self.names;
+        lab::create_netns(&n.client_ns)?;
+        lab::create_netns(&n.server_ns)?;
+        lab::veth_pair((&n.client_ns, &n.client_if), (&n.server_ns, &n.server_if))?;
+        lab::ipv4_up(&n.client_ns, &n.client_if, CLIENT_IP, PREFIX_LEN)?;
+        lab::ipv4_up(&n.server_ns, &n.server_if, SERVER_IP, PREFIX_LEN)?;
+        match self.enable_napi() {
+            Ok(()) => self.napi_mode = true,
+            Err(why) => self.warnings.push(format!(
+                "veth NAPI mode not enabled: {why}; traffic takes the per-CPU backlog path and \
+                 NAPI settings have no effect"
+            )),
         }
-        self.napi_mode = self.enable_napi();
-        // ICMP ping sockets for the ping test, in the client namespace only (a per-namespace
-        // sysctl: the machine's own setting is untouched).
-        let allow = "net.ipv4.ping_group_range=0 2147483647";
-        if let Err(e) = ip(&["netns", "exec", &n.client_ns, "sysctl", "-qw", allow]) {
+        // A per-namespace sysctl: the machine's own setting is untouched.
+        if let Err(e) = lab::write_sysctl(&self.names.client_ns, PING_GROUPS.0, PING_GROUPS.1) {
             self.warnings
                 .push(format!("ICMP ping sockets not enabled in the testbed: {e}"));
         }
         Ok(())
     }
 
-    /// GRO on, TSO off on both ends; a missing ethtool leaves veth on the backlog path.
-    fn enable_napi(&mut self) -> bool {
-        let n = self.names.clone();
-        for (ns, dev) in [(&n.client_ns, &n.client_if), (&n.server_ns, &n.server_if)] {
-            let args = [
-                "netns", "exec", ns, "ethtool", "-K", dev, "gro", "on", "tso", "off",
-            ];
-            if let Err(e) = ip(&args) {
-                self.warnings.push(format!(
-                    "veth NAPI mode not enabled ({e}); traffic takes the per-CPU backlog path and \
-                     NAPI settings have no effect (install ethtool)"
+    /// GRO on, TSO off (every TCP segmentation bit the end has on) on both ends, read back;
+    /// then each end must list NAPI instances where the kernel can list them. The error
+    /// says which step fell short.
+    fn enable_napi(&self) -> std::result::Result<(), String> {
+        for (ns, dev) in self.ends() {
+            let active = lab::active_features(ns, dev).map_err(|e| e.to_string())?;
+            let mut changes = vec![(names::GRO, true)];
+            changes.extend(
+                active
+                    .iter()
+                    .filter(|(name, on)| **on && names::is_tso(name))
+                    .map(|(name, _)| (name.as_str(), false)),
+            );
+            lab::set_features(ns, dev, &changes).map_err(|e| e.to_string())?;
+        }
+        for (ns, dev) in self.ends() {
+            // None: this kernel cannot list NAPI instances; the run's socket check remains.
+            if lab::napi_count(ns, dev).map_err(|e| e.to_string())? == Some(0) {
+                return Err(format!(
+                    "GRO is on but the kernel lists no NAPI instance for {dev} in {ns}"
                 ));
-                return false;
             }
         }
-        true
+        Ok(())
+    }
+
+    /// (namespace, interface) of the client end, then the server end.
+    fn ends(&self) -> [(&str, &str); 2] {
+        let n = &self.names;
+        [(&n.client_ns, &n.client_if), (&n.server_ns, &n.server_if)]
     }
 
     /// The names in use.
@@ -167,29 +167,33 @@ impl Testbed {
 
     /// `/run/netns/<client namespace>`.
     pub fn client_netns(&self) -> PathBuf {
-        Path::new(NETNS_DIR).join(&self.names.client_ns)
+        netns::path(&self.names.client_ns)
     }
 
     /// `/run/netns/<server namespace>`.
     pub fn server_netns(&self) -> PathBuf {
-        Path::new(NETNS_DIR).join(&self.names.server_ns)
+        netns::path(&self.names.server_ns)
     }
 
-    /// True when GRO on / TSO off was applied to both veth ends.
+    /// True when GRO on / TSO off is in effect on both veth ends.
     pub fn napi_mode(&self) -> bool {
         self.napi_mode
     }
 
-    /// Runs `program args…` inside one side's namespace (`ip netns exec`), e.g. to read or
-    /// set `/sys/class/net/<veth>/gro_flush_timeout` there; returns its stdout.
-    pub fn exec(&self, side: Side, program: &str, args: &[&str]) -> Result<String> {
-        let ns = match side {
+    /// The namespace of one side; run code inside it with [`nictune_linux::netns::run_in`].
+    pub fn netns(&self, side: Side) -> &str {
+        match side {
             Side::Client => &self.names.client_ns,
             Side::Server => &self.names.server_ns,
-        };
-        let mut all = vec!["netns", "exec", ns.as_str(), program];
-        all.extend_from_slice(args);
-        ip(&all)
+        }
+    }
+
+    /// The veth end of one side.
+    pub fn iface(&self, side: Side) -> &str {
+        match side {
+            Side::Client => &self.names.client_if,
+            Side::Server => &self.names.server_if,
+        }
     }
 
     /// Problems met while building that did not stop it.
@@ -220,40 +224,30 @@ impl Drop for Testbed {
 
 /// Deletes a namespace if it exists (its veth end goes with it).
 fn remove_netns(name: &str) -> Result<()> {
-    if !Path::new(NETNS_DIR).join(name).exists() {
-        return Ok(());
-    }
-    ip(&["netns", "del", name]).map(|_| ())
+    lab::delete_netns(name)?;
+    Ok(())
 }
 
-/// Root and `ip` are needed; says which is missing.
+/// Root is needed (namespaces, netlink changes); says so when it is missing.
 pub fn check_available() -> Result<()> {
     if crate::sys::euid() != 0 {
         return Err(BenchError::TestbedUnavailable(
             "creating network namespaces needs root".into(),
         ));
     }
-    ip(&["-V"])
-        .map_err(|e| BenchError::TestbedUnavailable(format!("`ip` (iproute2) is needed: {e}")))?;
     Ok(())
 }
 
 /// Testbed namespaces present now.
 pub fn list() -> Vec<String> {
-    let Ok(dir) = std::fs::read_dir(NETNS_DIR) else {
-        return Vec::new();
-    };
-    let mut names: Vec<String> = dir
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|n| owner_of(n).is_some())
-        .collect();
-    names.sort();
+    let mut names = netns::list().unwrap_or_default();
+    names.retain(|n| owner_of(n).is_some());
     names
 }
 
 /// Removes testbed namespaces whose creating process no longer runs; returns their names.
 pub fn remove_stale() -> Result<Vec<String>> {
-    let alive = |pid: u32| Path::new("/proc").join(pid.to_string()).exists();
+    let alive = |pid: u32| std::path::Path::new("/proc").join(pid.to_string()).exists();
     let stale: Vec<String> = list()
         .into_iter()
         .filter(|n| owner_of(n).is_some_and(|p| !alive(p)))
@@ -262,23 +256,6 @@ pub fn remove_stale() -> Result<Vec<String>> {
         remove_netns(name)?;
     }
     Ok(stale)
-}
-
-/// Runs `ip ARGS`, returning stdout; a failure carries stderr.
-fn ip(args: &[&str]) -> Result<String> {
-    let command = format!("ip {}", args.join(" "));
-    let out = Command::new("ip")
-        .args(args)
-        .output()
-        .map_err(|e| BenchError::Command {
-            command: command.clone(),
-            detail: e.to_string(),
-        })?;
-    if !out.status.success() {
-        let detail = String::from_utf8_lossy(&out.stderr).trim().to_string();
-        return Err(BenchError::Command { command, detail });
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 #[cfg(test)]

@@ -186,6 +186,9 @@ fn hosts(out: &mut String, r: &BenchResult) {
     for (name, a) in &r.accounting {
         host_row(out, name, a);
     }
+    for (name, a) in &r.accounting {
+        vectors_row(out, name, a);
+    }
     if r.shared_host {
         let _ = writeln!(
             out,
@@ -214,6 +217,20 @@ fn host_row(out: &mut String, name: &str, a: &Accounting) {
         group(a.net_tx_softirqs_per_sec),
         demand
     );
+}
+
+/// The NIC's vectors one by one (e1000e's MSI-X RX, TX and other), when it has several.
+fn vectors_row(out: &mut String, name: &str, a: &Accounting) {
+    let fired = a.nic_vectors_per_sec.values().any(|&r| r > 0.0);
+    if a.nic_vectors_per_sec.len() < 2 || !fired {
+        return;
+    }
+    let each: Vec<String> = a
+        .nic_vectors_per_sec
+        .iter()
+        .map(|(v, rate)| format!("{v} {}/s", group(*rate)))
+        .collect();
+    let _ = writeln!(out, "  {name} NIC vectors: {}", each.join(", "));
 }
 
 fn min_max(v: &[f64]) -> (f64, f64) {

@@ -52,10 +52,7 @@ impl Server {
     }
 
     fn target(&self, token: &str) -> PeerTarget {
-        PeerTarget {
-            addr: self.addr,
-            token: Token::parse(token, "test").unwrap(),
-        }
+        PeerTarget::new(self.addr, Token::parse(token, "test").unwrap())
     }
 }
 

@@ -3,7 +3,15 @@
 //! `/sys/class/net` lists the namespace's interfaces. `/proc/net/*` follows the namespace by
 //! itself. Needs root (CAP_SYS_ADMIN); call before opening any netlink socket and before
 //! starting threads.
+//!
+//! Named namespaces themselves (`ip netns add/del/list`, running a closure inside one on its
+//! own thread) are in [`named`]; per-namespace sysctls in [`sysctl`].
 #![allow(unsafe_code)]
+
+pub mod named;
+pub mod sysctl;
+
+pub use named::{create, delete, exists, list, path, run_in};
 
 use std::fs::File;
 use std::io;
@@ -12,10 +20,12 @@ use std::os::fd::AsRawFd;
 /// Where `ip netns add NAME` keeps the namespace handle.
 pub const NETNS_RUN_DIR: &str = "/run/netns";
 
-/// A failure to enter a namespace, naming the step.
+/// A failure to create, enter, delete or use a named namespace, naming the step.
 #[derive(Debug, thiserror::Error)]
-#[error("entering network namespace {name:?}: {step}: {source}")]
+#[error("{action} network namespace {name:?}: {step}: {source}")]
 pub struct NetnsError {
+    /// `entering`, `creating`, `deleting`, `listing`, or what was done inside it.
+    pub action: &'static str,
     pub name: String,
     pub step: &'static str,
     #[source]
@@ -72,9 +82,18 @@ fn remount_sys(fail: &impl Fn(&'static str, io::Error) -> NetnsError) -> Result<
     }
 }
 
-/// The error maker for namespace `name`: which step failed and why.
+/// The error maker for entering namespace `name`: which step failed and why.
 fn failure(name: &str) -> impl Fn(&'static str, io::Error) -> NetnsError + '_ {
+    failure_of("entering", name)
+}
+
+/// The error maker for `action` on namespace `name`.
+fn failure_of<'a>(
+    action: &'static str,
+    name: &'a str,
+) -> impl Fn(&'static str, io::Error) -> NetnsError + 'a {
     move |step, source| NetnsError {
+        action,
         name: name.to_string(),
         step,
         source,

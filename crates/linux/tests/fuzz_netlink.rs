@@ -1,12 +1,13 @@
-//! Fuzz tier: the netlink reply decoders (message splitting, attribute iteration, and the
-//! ethtool and netdev decoders) on arbitrary bytes and on well-formed replies built with the
-//! crate's own encoder, then mutated: bytes flipped, length fields set to extremes, cut and
-//! repeated. No panic, bounded time, decoded sizes in proportion to the input.
+//! Fuzz tier: the netlink reply decoders (message splitting, attribute iteration, the ethtool
+//! and netdev decoders, the rtnetlink link and address decoders) on arbitrary bytes and on
+//! well-formed replies built with the crate's own encoder, then mutated: bytes flipped,
+//! length fields set to extremes, cut and repeated. No panic, bounded time, decoded sizes in
+//! proportion to the input.
 
-use nictune_fuzz::{any_bytes, assert_ok_bounded, bounded, config};
+use nictune_fuzz::{any_bytes, assert_ok_bounded, assert_size_bounded, bounded, config};
 use nictune_linux::netlink::attr::{AttrWriter, Attrs};
 use nictune_linux::netlink::message::{self, parse_replies, Reply, NLMSG_DONE, NLMSG_ERROR};
-use nictune_linux::{ethtool, netdev};
+use nictune_linux::{ethtool, netdev, rtnetlink};
 use proptest::prelude::*;
 
 /// A tree of attributes, as the encoder writes it.
@@ -132,6 +133,18 @@ fn decode_all(attrs: &[u8]) {
     assert_ok_bounded("queue", netdev::queue::request::decode(attrs), n);
 }
 
+/// The rtnetlink decoders (links and addresses) on a message body; their results print
+/// (Debug) in proportion to the body.
+fn decode_rtnetlink(body: &[u8]) {
+    let n = body.len();
+    if let Ok(link) = rtnetlink::link::request::decode(body) {
+        assert_size_bounded("link", format!("{link:?}").len(), n);
+    }
+    if let Ok(addr) = rtnetlink::addr::request::decode(body) {
+        assert_size_bounded("address", format!("{addr:?}").len(), n);
+    }
+}
+
 /// Splits `buf` into messages and decodes every data message's attributes.
 fn exercise(buf: &[u8]) {
     bounded("netlink decoders", || {
@@ -141,8 +154,11 @@ fn exercise(buf: &[u8]) {
         };
         assert!(msgs.len() <= buf.len() / message::NLMSG_HDRLEN);
         for m in msgs {
-            if let Reply::Data { attrs, .. } = m {
-                decode_all(attrs);
+            if let Reply::Data { body, .. } = m {
+                decode_rtnetlink(body);
+                if let Ok((_, attrs)) = message::genl_body(body) {
+                    decode_all(attrs);
+                }
             }
         }
     });

@@ -69,4 +69,7 @@ pub enum Command {
     Completions(cmd::meta::CompletionsArgs),
     /// Print the man page (roff).
     Manpage(cmd::meta::ManpageArgs),
+    /// Inside a real-driver testbed guest: answer the host's control requests.
+    #[command(name = "vm-agent", hide = true)]
+    VmAgent(cmd::vm_agent::Args),
 }

@@ -168,7 +168,7 @@ pub fn finish(ctx: &Ctx, result: Result<Outcome>) -> ExitCode {
 }
 
 /// `| head` closing stdout early is a normal end, not an error.
-fn is_broken_pipe(err: &anyhow::Error) -> bool {
+pub(crate) fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain()
         .filter_map(|e| e.downcast_ref::<io::Error>())
         .any(|e| e.kind() == io::ErrorKind::BrokenPipe)

@@ -30,7 +30,7 @@ fn help_apply_and_export() {
 #[test]
 fn bad_input_is_refused_before_touching_anything() {
     let dir = tempfile::tempdir().unwrap();
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 6] = [
         (
             &["apply", "--iface", "v0", "coalesce.rx-usec=5"],
             "did you mean coalesce.rx-usecs",
@@ -49,6 +49,18 @@ fn bad_input_is_refused_before_touching_anything() {
                 "3",
             ],
             "with a unit",
+        ),
+        (
+            // Issue #12.6: this wrapped to a deadline in the past.
+            &[
+                "apply",
+                "--iface",
+                "v0",
+                "napi.threaded=1",
+                "--confirm-within",
+                "18446744073709551615ms",
+            ],
+            "allowed: from 1ms to 24h",
         ),
         (
             &["apply", "--netns", "../x", "napi.threaded=1"],
@@ -91,4 +103,116 @@ fn status_and_revert_with_no_history() {
     assert_eq!(doc["schema"], "nictune.status/v1");
     assert_eq!(doc["changes"], serde_json::json!([]));
     assert_eq!(doc["hidden_closed"], 0);
+}
+
+/// A state directory holding one change that is still in place, pending confirmation, in a
+/// namespace that does not exist (so nothing on this machine could be touched), readable by
+/// every user.
+fn state_with_a_pending_change() -> tempfile::TempDir {
+    use nictune_apply::journal::Record;
+    use nictune_apply::plan::Change;
+    use nictune_apply::setting::{Key, Setting, Target};
+    use nictune_apply::value::Value;
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let changes = dir.path().join("changes");
+    std::fs::create_dir(&changes).unwrap();
+    let sysctl = Setting::new(Target::Netns, Key::Sysctl("net.core.somaxconn".into()));
+    let records = [
+        Record::Begin {
+            id: "1795239660000-7".into(),
+            pid: 4_194_305,
+            started_unix_ms: 1_795_239_660_000,
+            netns: Some(format!("nictune-cli-absent-{}", std::process::id())),
+            iface: None,
+            changes: vec![Change {
+                setting: sysctl,
+                old: Value::text("4096"),
+                new: Value::text("1024"),
+            }],
+            preserve: Vec::new(),
+        },
+        Record::Intent { step: 0 },
+        Record::Applied {
+            confirm_deadline_unix_ms: Some(u64::MAX / 2),
+        },
+    ];
+    let text: String = records
+        .iter()
+        .map(|r| serde_json::to_string(r).unwrap() + "\n")
+        .collect();
+    std::fs::write(changes.join("1795239660000-7.jsonl"), text).unwrap();
+    for (path, mode) in [(dir.path(), 0o755), (changes.as_path(), 0o755)] {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    dir
+}
+
+/// `nictune args...` as an unprivileged user: directly when not root, else through
+/// `setpriv` as nobody; `None` (after printing why) when neither can be done.
+fn as_non_root(args: &[&str], state: &Path) -> Option<Output> {
+    let root = std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
+    });
+    if !root {
+        return Some(nictune(args, state));
+    }
+    let drop = ["--reuid=65534", "--regid=65534", "--clear-groups", "--"];
+    let out = std::process::Command::new("setpriv")
+        .args(drop)
+        .arg(env!("CARGO_BIN_EXE_nictune"))
+        .args(args)
+        .env("NICTUNE_STATE_DIR", state)
+        .output();
+    match out {
+        Ok(o) => Some(o),
+        Err(e) => {
+            eprintln!("skipped: running as root and cannot drop to nobody with setpriv: {e}");
+            None
+        }
+    }
+}
+
+/// Issue #12.6: `revert` and `confirm` as non-root said "another change is running" (exit 2).
+#[test]
+fn revert_and_confirm_without_root_exit_77_saying_they_need_root() {
+    let dir = state_with_a_pending_change();
+    for cmd in ["revert", "confirm"] {
+        let Some(out) = as_non_root(&[cmd], dir.path()) else {
+            return;
+        };
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(77), "{cmd}: {err}");
+        assert!(err.contains("needs root"), "{cmd}: {err}");
+        assert!(
+            err.contains(&format!("hint: run it as root (sudo nictune {cmd})")),
+            "{err}"
+        );
+        assert!(!err.contains("another nictune change"), "{cmd}: {err}");
+    }
+    let journal = std::fs::read_to_string(dir.path().join("changes/1795239660000-7.jsonl"));
+    assert_eq!(journal.unwrap().lines().count(), 3, "nothing was journaled");
+}
+
+/// Issue #12.6: a state directory that cannot be written got the hint "wait for it to
+/// finish". sysfs refuses a new directory even to root, so this runs as root only (without
+/// root, apply stops earlier, at exit 77). It fails before anything is read or written.
+#[test]
+fn a_state_dir_that_cannot_be_written_says_so_and_suggests_state_dir_or_root() {
+    if !nictune_linux::write::is_root() {
+        eprintln!("skipped: as non-root, apply stops at its root check before the state dir");
+        return;
+    }
+    let state = Path::new("/sys/nictune-state-dir-test");
+    let args = ["apply", "--iface", "nictune-none0", "napi.threaded=1"];
+    let out = nictune(&args, state);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("the state directory is not writable"), "{err}");
+    assert!(
+        err.contains("--state-dir DIR") && err.contains("root"),
+        "{err}"
+    );
+    assert!(!err.contains("wait for"), "{err}");
 }

@@ -220,6 +220,42 @@ impl Drop for Running {
     }
 }
 
+/// Starts `nictune tune ARGS --quiet --out OUT` with its journals in `state` (output piped)
+/// and waits up to 90 s until a busy-polling candidate is in place (`before` being the
+/// values as found). The guards kill the tune and put back what it left when dropped.
+fn tune_until_busy_polling(
+    args: &[&str],
+    state: &Path,
+    out: &Path,
+    before: &[String],
+) -> (Running, Cleanup) {
+    let child = common::command_with_default_signals()
+        .arg("tune")
+        .args(args)
+        .args(["--quiet", "--out"])
+        .arg(out)
+        .env("NICTUNE_STATE_DIR", state)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let cleanup = Cleanup {
+        busy: before.to_vec(),
+        pid: Some(child.id()),
+    };
+    let mut tune = Running(child);
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while busy_values() == before {
+        assert!(
+            Instant::now() < deadline,
+            "no busy-polling candidate within 90 s"
+        );
+        assert!(tune.0.try_wait().unwrap().is_none(), "the tune ended early");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (tune, cleanup)
+}
+
 #[test]
 fn after_kill_9_mid_tune_revert_restores_the_host_wide_sysctls() {
     let _turn = HOST_WIDE.lock().unwrap_or_else(|e| e.into_inner());
@@ -231,40 +267,37 @@ fn after_kill_9_mid_tune_revert_restores_the_host_wide_sysctls() {
     let state = tempfile::tempdir().unwrap();
     let out_dir = tempfile::tempdir().unwrap();
     // Long runs: a busy-polling candidate stays in place for seconds, time to catch it.
-    let child = Command::new(BIN)
-        .args([
-            "tune",
-            "--budget",
-            "60",
-            "--duration",
-            "2s",
-            "--warm-up",
-            "100ms",
-        ])
-        .args(["--quiet", "--out", out_dir.path().to_str().unwrap()])
-        .env("NICTUNE_STATE_DIR", state.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let mut tune = Running(child);
-    let _cleanup = Cleanup {
-        busy: before.clone(),
-        pid: Some(pid),
-    };
-    let deadline = Instant::now() + Duration::from_secs(90);
-    while busy_values() == before {
-        assert!(
-            Instant::now() < deadline,
-            "no busy-polling candidate within 90 s"
-        );
-        assert!(tune.0.try_wait().unwrap().is_none(), "the tune ended early");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let args = ["--budget", "60", "--duration", "2s", "--warm-up", "100ms"];
+    let (mut tune, _cleanup) =
+        tune_until_busy_polling(&args, state.path(), out_dir.path(), &before);
+    let pid = tune.0.id();
     tune.0.kill().unwrap(); // SIGKILL: no destructor runs
     tune.0.wait().unwrap();
     assert_ne!(busy_values(), before, "killed while busy polling was on");
+
+    // Issue #12.2: `status` said a plain "applied" (exit 0). It must be loud: which
+    // machine-wide values are still in place, and the exact command that undoes them.
+    let status = nictune(state.path(), &["status"]);
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert_eq!(status.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("LEFT BY A KILLED TUNE") || text.contains("INTERRUPTED"),
+        "{text}"
+    );
+    assert!(
+        text.contains("MACHINE-WIDE CHANGE STILL IN PLACE: sysctl.net.core.busy_"),
+        "{text}"
+    );
+    let undo = format!(
+        "Undo with: nictune revert --state-dir {}",
+        state.path().display()
+    );
+    assert!(text.contains(&undo), "{text}");
+    let testbed = format!("still there: nictune-tb-{pid}-");
+    assert!(
+        text.contains(&testbed),
+        "the killed tune's namespaces: {text}"
+    );
 
     // A new tune would take the killed one's values for the settings as found: refused.
     let again = nictune(
@@ -353,4 +386,101 @@ fn a_live_tune_with_predict_ranks_by_the_veth_model_and_reports_every_prediction
     for c in &all {
         assert_eq!(c["phase"], "reverted", "{c}");
     }
+}
+
+/// Issue #12.2/#12.7: INT, TERM or HUP (the terminal or SSH session closed; its pipes are
+/// closed first) while a busy-polling candidate is in place: the tune restores
+/// busy_read/busy_poll, removes its testbed namespaces, leaves no change open and exits 2.
+#[test]
+fn a_signal_mid_tune_restores_the_host_wide_sysctls_and_removes_the_testbed() {
+    let _turn = HOST_WIDE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(why) = common::netns_skip_reason("tl") {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let before = busy_values();
+    for signal in ["INT", "TERM", "HUP"] {
+        let started = Instant::now();
+        let state = tempfile::tempdir().unwrap();
+        let out_dir = tempfile::tempdir().unwrap();
+        // --predict ranks busy polling across CPUs first: it is in place within seconds.
+        let args = [
+            "--predict",
+            "--budget",
+            "12",
+            "--duration",
+            "1s",
+            "--warm-up",
+            "100ms",
+        ];
+        let (mut tune, _cleanup) =
+            tune_until_busy_polling(&args, state.path(), out_dir.path(), &before);
+        let pid = tune.0.id();
+        if signal == "INT" {
+            second_tune_is_refused_naming(pid, out_dir.path());
+        }
+        if signal == "HUP" {
+            drop(tune.0.stdout.take());
+            drop(tune.0.stderr.take());
+        }
+        let sent = Command::new("kill")
+            .args([&format!("-{signal}"), &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let code = loop {
+            if let Some(status) = tune.0.try_wait().unwrap() {
+                break status.code();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{signal}: still running after 30 s"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert_eq!(code, Some(2), "{signal}: a stopped tune exits 2");
+        assert_eq!(
+            busy_values(),
+            before,
+            "{signal}: busy_read/busy_poll restored"
+        );
+        assert!(
+            namespaces_of(pid).is_empty(),
+            "{signal}: testbed left behind"
+        );
+        let status = nictune(state.path(), &["status"]);
+        assert_eq!(
+            status.status.code(),
+            Some(0),
+            "{signal}: a change left open"
+        );
+        let open: Vec<Json> = changes(state.path())
+            .into_iter()
+            .filter(|c| c["phase"] != "reverted" && c["phase"] != "rolled-back")
+            .collect();
+        assert!(open.is_empty(), "{signal}: {open:?}");
+        eprintln!("{signal}: {:.1} s", started.elapsed().as_secs_f64());
+    }
+}
+
+/// Issue #12.5: two tunes with different state directories both wrote the host-wide
+/// busy-poll sysctls, and reverting both left the wrong value. A second tune now stops at
+/// the machine-wide lock, naming the first.
+fn second_tune_is_refused_naming(first: u32, out: &Path) {
+    let other = tempfile::tempdir().unwrap();
+    let out = out.join("second");
+    let args = [
+        "tune",
+        "--budget",
+        "60",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let second = nictune(other.path(), &args);
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(2), "{err}");
+    assert!(err.contains(&format!("held by pid {first}")), "{err}");
+    assert!(err.contains("/run/nictune/change.lock"), "{err}");
 }

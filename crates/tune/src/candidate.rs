@@ -93,15 +93,14 @@ impl Candidate {
             .map(|s| s.value)
     }
 
-    /// How many settings turn something on (a non-zero time or count, a switch on): the
-    /// measure of how big a change the candidate is, for preferring the simpler of equals.
+    /// How many settings turn something on ([`Knob::is_active`]: a non-zero time or count, a
+    /// switch on, a module parameter off its driver default): the measure of how big a change
+    /// the candidate is, for preferring the simpler of equals.
     pub fn active_settings(&self) -> usize {
-        let on = |v: &Value| match *v {
-            Value::Duration(d) => d.0 > 0,
-            Value::Count(n) => n > 0,
-            Value::Switch(b) => b,
-        };
-        self.settings.iter().filter(|s| on(&s.value)).count()
+        self.settings
+            .iter()
+            .filter(|s| s.knob.is_active(s.value))
+            .count()
     }
 
     /// A stable identifier, e.g. `gro-flush=20µs defer=2 busy_read=50µs busy_poll=50µs @cross-cpu`.

@@ -4,7 +4,14 @@
 //! Its [`Value`] carries its unit in its type; [`Knob::render`] writes it the way the catalog
 //! and `nictune apply` read it (nanoseconds for the NAPI timers, microseconds for the busy-poll
 //! sysctls and coalescing timers, plain counts, `on`/`off`).
+//!
+//! Driver module parameters ([`Knob::Module`]: e1000/e1000e `InterruptThrottleRate` and the
+//! delay timers) are knobs too, keyed as the catalog spells them
+//! (`e1000.InterruptThrottleRate`) and valued as plain integers ([`Value::Count`]:
+//! interrupts/s, or 1.024 µs ticks for the delay timers). They take effect only when the driver
+//! is loaded again ([`Knob::needs_reload`]), which drops the link of every port it drives.
 
+use crate::levels::module_default;
 use nictune_core::units::Nanos;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -35,6 +42,111 @@ pub enum Knob {
     BusyRead,
     /// Host-wide sysctl: µs to busy-poll in poll/select/epoll.
     BusyPoll,
+    /// A driver module parameter, one value for every port of the driver; set by reloading
+    /// the driver. Serialised as `{"module": ["e1000", "interrupt-throttle-rate"]}`.
+    Module(Driver, ModuleParam),
+}
+
+/// A driver whose module parameters a tune can set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Driver {
+    /// `e1000`: 8254x PCI/PCI-X (QEMU's default `-device e1000`, an 82540EM).
+    #[serde(rename = "e1000")]
+    E1000,
+    /// `e1000e`: 8257x/8258x PCI Express and ICH/PCH parts (QEMU's `-device e1000e`, an 82574L).
+    #[serde(rename = "e1000e")]
+    E1000e,
+}
+
+impl Driver {
+    /// Every driver, in declaration order.
+    pub const ALL: [Driver; 2] = [Driver::E1000, Driver::E1000e];
+
+    /// The kernel module's name, as `lsmod`, ethtool's driver field and the catalog spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Driver::E1000 => "e1000",
+            Driver::E1000e => "e1000e",
+        }
+    }
+
+    /// The driver with this module name (exact, as the kernel reports it), if a tune knows
+    /// its module parameters.
+    pub fn from_name(name: &str) -> Option<Driver> {
+        Driver::ALL.into_iter().find(|d| d.name() == name)
+    }
+}
+
+impl fmt::Display for Driver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A moderation module parameter of the e1000 family (e1000_param.c and e1000e/param.c define
+/// the same five).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ModuleParam {
+    /// Interrupts/s, or a mode: 0 off, 1 dynamic, 3 dynamic conservative, 4 simplified.
+    InterruptThrottleRate,
+    /// Tx packet delay timer (TIDV), 1.024 µs ticks; 0 stops requesting delayed Tx interrupts.
+    TxIntDelay,
+    /// Tx absolute delay timer (TADV), 1.024 µs ticks.
+    TxAbsIntDelay,
+    /// Rx packet delay timer (RDTR), 1.024 µs ticks.
+    RxIntDelay,
+    /// Rx absolute delay timer (RADV), 1.024 µs ticks.
+    RxAbsIntDelay,
+}
+
+/// Catalog keys, `[driver][parameter]` in declaration order
+/// (crates/core/src/catalog/data/modparams.toml).
+const MODULE_KEYS: [[&str; 5]; 2] = [
+    [
+        "e1000.InterruptThrottleRate",
+        "e1000.TxIntDelay",
+        "e1000.TxAbsIntDelay",
+        "e1000.RxIntDelay",
+        "e1000.RxAbsIntDelay",
+    ],
+    [
+        "e1000e.InterruptThrottleRate",
+        "e1000e.TxIntDelay",
+        "e1000e.TxAbsIntDelay",
+        "e1000e.RxIntDelay",
+        "e1000e.RxAbsIntDelay",
+    ],
+];
+
+impl ModuleParam {
+    /// Every parameter, in declaration order.
+    pub const ALL: [ModuleParam; 5] = [
+        ModuleParam::InterruptThrottleRate,
+        ModuleParam::TxIntDelay,
+        ModuleParam::TxAbsIntDelay,
+        ModuleParam::RxIntDelay,
+        ModuleParam::RxAbsIntDelay,
+    ];
+
+    /// The parameter's name as modprobe takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ModuleParam::InterruptThrottleRate => "InterruptThrottleRate",
+            ModuleParam::TxIntDelay => "TxIntDelay",
+            ModuleParam::TxAbsIntDelay => "TxAbsIntDelay",
+            ModuleParam::RxIntDelay => "RxIntDelay",
+            ModuleParam::RxAbsIntDelay => "RxAbsIntDelay",
+        }
+    }
+
+    /// A short label: `ITR` (the catalog's short alias) for the throttle rate, else the name.
+    pub fn short(self) -> &'static str {
+        match self {
+            ModuleParam::InterruptThrottleRate => "ITR",
+            other => other.name(),
+        }
+    }
 }
 
 impl Knob {
@@ -52,6 +164,7 @@ impl Knob {
             Knob::IrqSuspendTimeout => "napi.irq-suspend-timeout",
             Knob::BusyRead => "sysctl.net.core.busy_read",
             Knob::BusyPoll => "sysctl.net.core.busy_poll",
+            Knob::Module(driver, param) => MODULE_KEYS[driver as usize][param as usize],
         }
     }
 
@@ -69,12 +182,43 @@ impl Knob {
             Knob::IrqSuspendTimeout => "irq-suspend",
             Knob::BusyRead => "busy_read",
             Knob::BusyPoll => "busy_poll",
+            Knob::Module(_, param) => param.short(),
         }
     }
 
     /// Whether the setting is host-wide rather than per interface (journaled all the same).
+    /// A module parameter is neither: it applies to every port of its driver (see
+    /// [`Knob::needs_reload`] and [`Knob::driver`]).
     pub fn is_host_wide(self) -> bool {
         matches!(self, Knob::BusyRead | Knob::BusyPoll)
+    }
+
+    /// Whether the setting takes effect only by unloading and loading the driver again (a
+    /// module parameter), which drops the link of every port the driver has.
+    pub fn needs_reload(self) -> bool {
+        matches!(self, Knob::Module(..))
+    }
+
+    /// The driver whose module parameter this is.
+    pub fn driver(self) -> Option<Driver> {
+        match self {
+            Knob::Module(driver, _) => Some(driver),
+            _ => None,
+        }
+    }
+
+    /// Whether `value` changes something from the simplest state: a non-zero time or count or
+    /// a switch on; for a module parameter, any value but the driver's default (the catalog's),
+    /// since 0 there is a choice too (InterruptThrottleRate 0 turns throttling off).
+    pub fn is_active(self, value: Value) -> bool {
+        match (self, value) {
+            (Knob::Module(driver, param), Value::Count(n)) => {
+                module_default(driver, param) != Some(n)
+            }
+            (_, Value::Duration(d)) => d.0 > 0,
+            (_, Value::Count(n)) => n > 0,
+            (_, Value::Switch(on)) => on,
+        }
     }
 
     /// The value as the catalog writes it: the knob's native unit, no unit suffix.
@@ -167,6 +311,63 @@ mod tests {
         );
         assert_eq!(Value::Duration(Nanos(1_500)).to_string(), "1500ns");
         assert_eq!(Value::Count(2).to_string(), "2");
+    }
+
+    #[test]
+    fn module_params_are_keyed_driver_dot_name_and_render_as_integers() {
+        for driver in Driver::ALL {
+            assert_eq!(Driver::from_name(driver.name()), Some(driver));
+            for param in ModuleParam::ALL {
+                let knob = Knob::Module(driver, param);
+                assert_eq!(knob.key(), format!("{driver}.{}", param.name()));
+                assert!(knob.needs_reload() && !knob.is_host_wide());
+                assert_eq!(knob.driver(), Some(driver));
+            }
+        }
+        let itr = Knob::Module(Driver::E1000e, ModuleParam::InterruptThrottleRate);
+        let tidv = Knob::Module(Driver::E1000, ModuleParam::TxIntDelay);
+        assert_eq!(
+            Setting::new(itr, Value::Count(2000)).to_key_value(),
+            "e1000e.InterruptThrottleRate=2000"
+        );
+        assert_eq!(
+            Setting::new(tidv, Value::Count(0)).to_key_value(),
+            "e1000.TxIntDelay=0"
+        );
+        assert_eq!((itr.short(), tidv.short()), ("ITR", "TxIntDelay"));
+        assert_eq!(Driver::from_name("igb"), None);
+        assert!(!Knob::RxUsecs.needs_reload());
+    }
+
+    #[test]
+    fn serde_names_are_kebab_case_and_stable() {
+        let knobs = [
+            Knob::RxUsecs,
+            Knob::BusyPoll,
+            Knob::Module(Driver::E1000, ModuleParam::InterruptThrottleRate),
+            Knob::Module(Driver::E1000e, ModuleParam::TxAbsIntDelay),
+        ];
+        let json = serde_json::to_string(&knobs).unwrap();
+        assert_eq!(
+            json,
+            r#"["rx-usecs","busy-poll",{"module":["e1000","interrupt-throttle-rate"]},{"module":["e1000e","tx-abs-int-delay"]}]"#
+        );
+        let back: Vec<Knob> = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, knobs);
+    }
+
+    #[test]
+    fn a_module_param_at_its_driver_default_turns_nothing_on() {
+        let itr = Knob::Module(Driver::E1000, ModuleParam::InterruptThrottleRate);
+        let tidv = Knob::Module(Driver::E1000, ModuleParam::TxIntDelay);
+        assert!(
+            !itr.is_active(Value::Count(3)),
+            "dynamic conservative is the default"
+        );
+        assert!(itr.is_active(Value::Count(0)), "throttling off is a change");
+        assert!(!tidv.is_active(Value::Count(8)));
+        assert!(tidv.is_active(Value::Count(0)));
+        assert!(!Knob::DeferHardIrqs.is_active(Value::Count(0)));
     }
 
     #[test]

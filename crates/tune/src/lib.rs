@@ -8,7 +8,8 @@
 //! ([`profile`], `recommended.toml`) and, through the report crate, `report.html`.
 //!
 //! The pieces, in the order a tune uses them:
-//! - [`space`]: candidates from what the target supports ([`knob`], [`candidate`]);
+//! - [`space`]: candidates from what the target supports ([`knob`], [`candidate`]), with
+//!   per-driver values from the settings catalog ([`levels`]);
 //! - [`session`]: the loop: snapshot → apply → warm up → measure → record → restore;
 //! - [`search`]: successive halving with repeated, interleaved finals;
 //! - [`observe`], [`stats`], [`summary`]: per-run numbers, means with 95 % intervals;
@@ -19,6 +20,7 @@
 
 pub mod candidate;
 pub mod knob;
+pub mod levels;
 pub mod objective;
 pub mod observe;
 pub mod pareto;

@@ -144,7 +144,7 @@ pub struct TuneRun {
     pub space_size: usize,
 }
 
-/// Whether the user asked to stop (Ctrl-C, SIGTERM): asked before every run.
+/// Whether the user asked to stop (Ctrl-C, SIGTERM, SIGHUP): asked before every run.
 pub trait StopRequest {
     fn requested(&self) -> bool;
 }
@@ -162,7 +162,7 @@ impl<F: Fn() -> bool> StopRequest for F {
 }
 
 /// The progress sink and the stop request the loop checks between runs. The binary passes
-/// its progress bar and the Ctrl-C / SIGTERM flag the bench engine registers.
+/// its progress bar and the Ctrl-C / SIGTERM / SIGHUP flag the bench engine registers.
 #[derive(Clone, Copy)]
 pub struct Controls<'a> {
     pub progress: &'a dyn Progress,

@@ -5,9 +5,16 @@
 //! and a fixed timer are one "coalescing mode" dimension (a driver ignores the timer while
 //! adaptive is on), and the two busy-poll sysctls move together (tuned's network-latency
 //! profile and the testbed sweep of testbed-notes §6 set both to the same value).
+//!
+//! A target whose driver module parameters may be tuned ([`Capabilities::module_params`])
+//! gets InterruptThrottleRate × TxIntDelay in place of the coalescing axis: on e1000/e1000e
+//! `rx-usecs` and InterruptThrottleRate write the same ITR register (catalog
+//! `coalesce.rx-usecs`, e1000 note), so combining them would only try redundant pairs. The
+//! values of both come from [`levels`](crate::levels), per driver.
 
 use crate::candidate::{Candidate, Placement};
-use crate::knob::{Knob, Setting, Value};
+use crate::knob::{Driver, Knob, ModuleParam, Setting, Value};
+use crate::levels::{itr_levels, rx_usecs_levels, tx_int_delay_levels};
 use nictune_core::units::Nanos;
 use serde::{Deserialize, Serialize};
 
@@ -31,6 +38,15 @@ pub struct Capabilities {
     pub max_combined_channels: Option<u64>,
     /// CPUs available to client and server threads.
     pub cpus: u32,
+    /// The kernel driver (`e1000`, `igb`, ...), when known: the `rx-usecs` levels are then the
+    /// ones the catalog accepts for it; unknown, a set any driver's range holds.
+    #[serde(default)]
+    pub driver: Option<String>,
+    /// Tune this driver's module parameters: InterruptThrottleRate × TxIntDelay replace the
+    /// coalescing axis. Every candidate is a driver reload, which drops the link of all the
+    /// driver's ports: only a caller that was told it may do that sets it.
+    #[serde(default)]
+    pub module_params: Option<Driver>,
 }
 
 impl Capabilities {
@@ -43,6 +59,27 @@ impl Capabilities {
             napi: true,
             busy_polling: true,
             cpus,
+            ..Capabilities::default()
+        }
+    }
+
+    /// The real-driver testbed: a QEMU guest with one vCPU running `driver` (e1000 or e1000e),
+    /// measured from a client on the host. The space is the driver's InterruptThrottleRate ×
+    /// TxIntDelay (24 candidates: 12 × 2) at one unpinned placement — the guest has one CPU
+    /// and the client is not in it. Each candidate costs a driver reload (≈3 s in the guest)
+    /// plus its runs, so 24 fit a five-minute tune's first round.
+    pub fn real_driver_testbed(driver: Driver) -> Capabilities {
+        Capabilities::reloading(driver)
+    }
+
+    /// Only `driver`'s module parameters, at one unpinned placement: the space of a tune that
+    /// may reload the driver. The run-time knobs are left out — each candidate is a reload,
+    /// so multiplying them in would cost reloads by the hundred.
+    pub fn reloading(driver: Driver) -> Capabilities {
+        Capabilities {
+            driver: Some(driver.name().to_string()),
+            module_params: Some(driver),
+            cpus: 1,
             ..Capabilities::default()
         }
     }
@@ -66,9 +103,6 @@ pub struct Space {
     pub placements: Vec<Placement>,
 }
 
-/// Fixed receive-timer values tried, µs: from an interrupt per packet to well past the
-/// 50–125 µs defaults of common drivers (moderation-algorithms.md), log-spaced.
-const RX_USECS_LEVELS: [u64; 4] = [0, 8, 50, 200];
 /// gro-flush-timeout values, ns: off and the two timeouts of testbed-notes §6.
 const GRO_FLUSH_LEVELS: [u64; 3] = [0, 20_000, 100_000];
 /// defer-hard-irqs values: off and the value of testbed-notes §6 / napi.rst's example.
@@ -82,7 +116,10 @@ impl Space {
     /// The space a target with `caps` supports.
     pub fn from_capabilities(caps: &Capabilities) -> Space {
         let mut dimensions = Vec::new();
-        dimensions.extend(coalescing_dimension(caps));
+        match caps.module_params {
+            Some(driver) => dimensions.extend(module_param_dimensions(driver)),
+            None => dimensions.extend(coalescing_dimension(caps)),
+        }
         dimensions.extend(channels_dimension(caps));
         if caps.napi {
             dimensions.push(duration_dimension(
@@ -174,10 +211,15 @@ fn coalescing_dimension(caps: &Capabilities) -> Option<Dimension> {
     if caps.adaptive_rx {
         levels.push(vec![Setting::new(Knob::AdaptiveRx, Value::Switch(true))]);
     }
-    for us in RX_USECS_LEVELS.iter().filter(|_| timer) {
+    let timers = if timer {
+        rx_usecs_levels(caps.driver.as_deref())
+    } else {
+        Vec::new()
+    };
+    for us in timers {
         let mut level = vec![Setting::new(
             Knob::RxUsecs,
-            Value::Duration(Nanos::from_micros(*us)),
+            Value::Duration(Nanos::from_micros(us)),
         )];
         if caps.adaptive_rx {
             level.push(Setting::new(Knob::AdaptiveRx, Value::Switch(false)));
@@ -188,6 +230,19 @@ fn coalescing_dimension(caps: &Capabilities) -> Option<Dimension> {
         name: "coalescing".into(),
         levels,
     })
+}
+
+/// InterruptThrottleRate, then TxIntDelay, each over the driver's levels; an axis the catalog
+/// gives no levels for is left out.
+fn module_param_dimensions(driver: Driver) -> Vec<Dimension> {
+    let axes = [
+        (ModuleParam::InterruptThrottleRate, itr_levels(driver)),
+        (ModuleParam::TxIntDelay, tx_int_delay_levels(driver)),
+    ];
+    axes.into_iter()
+        .filter(|(_, values)| !values.is_empty())
+        .map(|(param, values)| count_dimension(param.name(), Knob::Module(driver, param), &values))
+        .collect()
 }
 
 /// One channel, half the maximum and the maximum (deduplicated).
@@ -304,6 +359,71 @@ mod tests {
             ]
         );
         assert_eq!(space.dimensions[0].levels.len(), 3);
+    }
+
+    #[test]
+    fn real_driver_testbed_is_itr_by_tx_int_delay_unpinned() {
+        for driver in Driver::ALL {
+            let space = Space::from_capabilities(&Capabilities::real_driver_testbed(driver));
+            let names: Vec<&str> = space.dimensions.iter().map(|d| d.name.as_str()).collect();
+            assert_eq!(names, ["InterruptThrottleRate", "TxIntDelay"], "{driver}");
+            assert_eq!(space.placements, [Placement::Unpinned]);
+            assert_eq!(space.size(), 12 * 2);
+            let all = space.candidates();
+            let unique: std::collections::BTreeSet<_> = all.iter().map(Candidate::id).collect();
+            assert_eq!(unique.len(), 24, "{driver}: ids are distinct");
+            assert!(all.iter().all(|c| c.settings.len() == 2));
+            assert!(all
+                .iter()
+                .all(|c| c.settings.iter().all(|s| s.knob.needs_reload())));
+        }
+    }
+
+    #[test]
+    fn module_params_replace_the_coalescing_axis() {
+        let caps = Capabilities {
+            coalescing: vec![Knob::RxUsecs],
+            napi: true,
+            ..Capabilities::reloading(Driver::E1000)
+        };
+        let space = Space::from_capabilities(&caps);
+        assert!(space
+            .candidates()
+            .iter()
+            .all(|c| c.value_of(Knob::RxUsecs).is_none()));
+        let names: Vec<&str> = space.dimensions.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "InterruptThrottleRate",
+                "TxIntDelay",
+                "gro-flush-timeout",
+                "defer-hard-irqs"
+            ]
+        );
+    }
+
+    #[test]
+    fn rx_usecs_levels_follow_the_driver() {
+        let caps = |driver: Option<&str>| Capabilities {
+            coalescing: vec![Knob::RxUsecs],
+            driver: driver.map(str::to_string),
+            cpus: 1,
+            ..Capabilities::default()
+        };
+        let timers = |driver| {
+            let space = Space::from_capabilities(&caps(driver));
+            space
+                .candidates()
+                .iter()
+                .filter_map(|c| match c.value_of(Knob::RxUsecs) {
+                    Some(Value::Duration(d)) => Some(d.0 / 1_000),
+                    _ => None,
+                })
+                .collect::<Vec<u64>>()
+        };
+        assert_eq!(timers(Some("e1000")), [0, 1, 3, 4, 10, 50, 125, 500]);
+        assert_eq!(timers(None), [0, 10, 50, 200]);
     }
 
     #[test]

@@ -5,9 +5,20 @@
 use super::{partition, Item, Omitted, Target};
 
 /// Path, body and omissions: everything `nictune apply` can set at run time is covered;
-/// FreeBSD settings and module parameters are not, and `apply` refuses a profile with them.
+/// FreeBSD settings are not (`apply` refuses them), nor are module parameters: `apply`
+/// sets one by reloading the driver, which re-triggers this unit; they persist in
+/// modprobe.d.
 pub fn render(items: &[Item], target: &Target, iface: &str) -> (String, String, Vec<Omitted>) {
     let (_, omitted) = partition(items, |i| {
+        if i.entry
+            .is_some_and(|e| crate::catalog::is_module_param(&e.key))
+        {
+            return Err(format!(
+                "{}; applied from this unit it would reload the driver each time the device \
+                 appears, so persist it with `--format modprobe` and keep it out of this profile",
+                super::kind_reason(i)
+            ));
+        }
         match crate::catalog::check_appliable_entry(i.entry) {
             Ok(()) => Ok(()),
             Err(_) => Err(format!(

@@ -34,6 +34,10 @@ pub struct Accounting {
     /// Every device interrupt per second per IRQ (`"<irq>:<action>"`, disks and other
     /// devices too), only those that fired.
     pub device_irqs_per_sec: BTreeMap<String, f64>,
+    /// The NIC's own vectors, each separately (`"<irq>:<action>"`, e.g. e1000e's
+    /// `eth0-rx-0`, `eth0-tx-0` and `eth0`), including those that did not fire.
+    #[serde(default)]
+    pub nic_vectors_per_sec: BTreeMap<String, f64>,
     /// Architecture interrupts per second (`LOC`, `CAL`, `RES`, `TLB`, ...), only those that
     /// fired. `CAL`/`RES` are cross-CPU wake-ups.
     pub arch_irqs_per_sec: BTreeMap<String, f64>,
@@ -76,11 +80,14 @@ pub fn account(
     let secs = elapsed.as_secs_f64().max(1e-9);
     let cpu = split::cpu_split(&before.stat, &after.stat);
     let (device, arch) = irq_rates(before, after, secs);
-    let nic_irqs = nic_irq_rate(before, after, secs, &moved_names(after, interfaces));
+    let nic_names = moved_names(after, interfaces);
+    let nic_vectors = nic_vectors(before, after, secs, &nic_names);
+    let nic_irqs = nic_vectors.values().sum::<f64>();
     let busy_ns = split::busy_nanos(&before.stat, &after.stat, user_hz);
     let mut acc = Accounting {
         interval_s: secs,
         device_irqs_per_sec: device,
+        nic_vectors_per_sec: nic_vectors,
         arch_irqs_per_sec: arch,
         net_rx_softirqs_per_sec: softirq_delta(before, after, "NET_RX") as f64 / secs,
         net_tx_softirqs_per_sec: softirq_delta(before, after, "NET_TX") as f64 / secs,
@@ -187,14 +194,24 @@ pub fn is_nic_irq(actions: &[String], ifaces: &[String]) -> bool {
         .any(|a| virtio_net(a) || ifaces.iter().any(|i| a.contains(i.as_str())))
 }
 
-/// Interrupts per second of the NIC vectors (the simulator's `interrupts_per_sec`).
-fn nic_irq_rate(before: &Sample, after: &Sample, secs: f64, ifaces: &[String]) -> f64 {
-    let nic = after
+/// Interrupts per second of each NIC vector; their sum is the simulator's
+/// `interrupts_per_sec`.
+fn nic_vectors(
+    before: &Sample,
+    after: &Sample,
+    secs: f64,
+    ifaces: &[String],
+) -> BTreeMap<String, f64> {
+    after
         .interrupts
         .lines
         .iter()
-        .filter(|l| l.irq().is_some() && is_nic_irq(&l.actions, ifaces));
-    nic.map(|l| irq_delta(before, l)).sum::<u64>() as f64 / secs
+        .filter(|l| l.irq().is_some() && is_nic_irq(&l.actions, ifaces))
+        .map(|l| {
+            let name = format!("{}:{}", l.irq().unwrap_or(0), l.actions.join(","));
+            (name, irq_delta(before, l) as f64 / secs)
+        })
+        .collect()
 }
 
 /// How often `line` fired since `before` (a line new since then counts from 0).

@@ -82,6 +82,7 @@ pub(super) fn assemble(
         accounting,
         shared_host: route.shared_host,
         warnings,
+        testbed: None,
     }
 }
 

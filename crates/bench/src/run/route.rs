@@ -46,7 +46,7 @@ impl Route {
             },
             Target::Peer(p) => Route {
                 label: format!("peer {}", p.addr),
-                client_netns: None,
+                client_netns: p.client_netns.clone(),
                 server_netns: None,
                 server_ip: p.addr.ip(),
                 client_ifs: Vec::new(),

@@ -14,6 +14,9 @@ use std::fmt;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Stage {
+    /// Driver module parameters: applying one reloads the driver, which recreates every
+    /// device of the driver with default run-time settings, so it goes before everything.
+    Module,
     Channels,
     Rings,
     Features,
@@ -91,6 +94,12 @@ pub enum Key {
     Sysctl(String),
     IrqAffinity,
     Steering(Steering),
+    /// A driver module parameter (`e1000.InterruptThrottleRate`), set by reloading the
+    /// driver with it.
+    ModuleParam {
+        module: String,
+        param: String,
+    },
 }
 
 /// Coalescing parameters that are switches; the rest are 32-bit counts or times.
@@ -145,6 +154,7 @@ impl Key {
             Key::Sysctl(_) => Stage::Sysctl,
             Key::IrqAffinity => Stage::IrqAffinity,
             Key::Steering(_) => Stage::Steering,
+            Key::ModuleParam { .. } => Stage::Module,
         }
     }
 
@@ -177,6 +187,9 @@ impl Key {
                 ValueKind::Cpus
             }
             Key::Steering(Steering::RpsFlowCnt) => int(0, U32, "entries"),
+            // One integer or a per-port comma list; the catalog checks the numbers. An empty
+            // value means "not given": the driver's default.
+            Key::ModuleParam { .. } => ValueKind::Text,
         }
     }
 
@@ -188,6 +201,10 @@ impl Key {
             Key::SysfsNapi(SysfsNapi::NapiDeferHardIrqs | SysfsNapi::GroFlushTimeout) => {
                 Some("overwrites the per-NAPI value of every NAPI instance")
             }
+            Key::ModuleParam { .. } => Some(
+                "reloads the driver: every port it drives goes down and comes back with its \
+                 addresses restored and run-time settings at their defaults",
+            ),
             _ => None,
         }
     }
@@ -205,6 +222,7 @@ impl fmt::Display for Key {
             Key::Sysctl(s) => write!(f, "sysctl.{s}"),
             Key::IrqAffinity => f.write_str("irq.affinity"),
             Key::Steering(s) => f.write_str(steering_name(*s)),
+            Key::ModuleParam { module, param } => write!(f, "{module}.{param}"),
         }
     }
 }
@@ -279,6 +297,10 @@ pub enum Target {
     },
     /// The network namespace the command runs in (sysctls).
     Netns,
+    /// A driver module (module parameters).
+    Module {
+        module: String,
+    },
 }
 
 impl fmt::Display for Target {
@@ -290,6 +312,7 @@ impl fmt::Display for Target {
             Target::TxQueue { iface, queue } => write!(f, "{iface} tx-{queue}"),
             Target::Irq { irq } => write!(f, "irq {irq}"),
             Target::Netns => f.write_str("netns"),
+            Target::Module { module } => write!(f, "module {module}"),
         }
     }
 }
@@ -320,6 +343,10 @@ mod tests {
     #[test]
     fn stages_follow_the_documented_apply_order() {
         let order = [
+            Key::ModuleParam {
+                module: "e1000".into(),
+                param: "InterruptThrottleRate".into(),
+            },
             Key::Channels(Channel::Combined),
             Key::Ring(Ring::Rx),
             Key::Feature("rx-gro".into()),

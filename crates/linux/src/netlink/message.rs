@@ -2,7 +2,8 @@
 //! buffer into replies, acknowledgements and errors with their extended-ack text.
 //!
 //! `struct nlmsghdr` (16 bytes): u32 len, u16 type, u16 flags, u32 seq, u32 pid.
-//! `struct genlmsghdr` (4 bytes): u8 cmd, u8 version, u16 reserved.
+//! `struct genlmsghdr` (4 bytes): u8 cmd, u8 version, u16 reserved. Other protocols
+//! (rtnetlink) put their own fixed header (`struct ifinfomsg`, ...) where genl has its.
 //! An NLMSG_ERROR payload is an i32 errno (0 = ack) and the request's header; with
 //! NETLINK_CAP_ACK the request payload is left out (NLM_F_CAPPED) and with NETLINK_EXT_ACK
 //! attributes follow (NLM_F_ACK_TLVS): NLMSGERR_ATTR_MSG (1) a string,
@@ -29,6 +30,20 @@ pub const NLM_F_ACK_TLVS: u16 = 0x200;
 const NLMSGERR_ATTR_MSG: u16 = 1;
 const NLMSGERR_ATTR_OFFS: u16 = 2;
 
+/// One netlink request of message type `kind` carrying `payload` (the protocol's fixed
+/// header and attributes), ready to send. NLM_F_REQUEST is always set.
+pub fn request(kind: u16, flags: u16, seq: u32, payload: &[u8]) -> Vec<u8> {
+    let len = NLMSG_HDRLEN + payload.len();
+    let mut buf = Vec::with_capacity(len);
+    buf.extend_from_slice(&(len as u32).to_ne_bytes());
+    buf.extend_from_slice(&kind.to_ne_bytes());
+    buf.extend_from_slice(&(flags | NLM_F_REQUEST).to_ne_bytes());
+    buf.extend_from_slice(&seq.to_ne_bytes());
+    buf.extend_from_slice(&0u32.to_ne_bytes());
+    buf.extend_from_slice(payload);
+    buf
+}
+
 /// One generic-netlink request, ready to send.
 pub fn genl_request(
     family: u16,
@@ -38,23 +53,31 @@ pub fn genl_request(
     version: u8,
     attrs: &[u8],
 ) -> Vec<u8> {
-    let len = NLMSG_HDRLEN + GENL_HDRLEN + attrs.len();
-    let mut buf = Vec::with_capacity(len);
-    buf.extend_from_slice(&(len as u32).to_ne_bytes());
-    buf.extend_from_slice(&family.to_ne_bytes());
-    buf.extend_from_slice(&(flags | NLM_F_REQUEST).to_ne_bytes());
-    buf.extend_from_slice(&seq.to_ne_bytes());
-    buf.extend_from_slice(&0u32.to_ne_bytes());
-    buf.extend_from_slice(&[cmd, version, 0, 0]);
-    buf.extend_from_slice(attrs);
-    buf
+    request(family, flags, seq, &genl_payload(cmd, version, attrs))
+}
+
+/// A generic-netlink message body: `struct genlmsghdr`, then the attributes.
+pub fn genl_payload(cmd: u8, version: u8, attrs: &[u8]) -> Vec<u8> {
+    let mut payload = Vec::with_capacity(GENL_HDRLEN + attrs.len());
+    payload.extend_from_slice(&[cmd, version, 0, 0]);
+    payload.extend_from_slice(attrs);
+    payload
+}
+
+/// Splits a generic-netlink message body into its command and attributes.
+pub fn genl_body(body: &[u8]) -> Result<(u8, &[u8]), DecodeError> {
+    if body.len() < GENL_HDRLEN {
+        return Err(DecodeError::new("message shorter than the genl header"));
+    }
+    Ok((body[0], &body[GENL_HDRLEN..]))
 }
 
 /// What one message in a receive buffer says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reply<'a> {
-    /// A generic-netlink message: its command and attributes.
-    Data { seq: u32, cmd: u8, attrs: &'a [u8] },
+    /// A data message: its type (genl family id, RTM_NEWLINK, ...) and everything after the
+    /// netlink header (the protocol's fixed header, then attributes).
+    Data { seq: u32, kind: u16, body: &'a [u8] },
     /// The request succeeded (NLMSG_ERROR with errno 0).
     Ack { seq: u32 },
     /// End of a dump.
@@ -135,16 +158,7 @@ fn parse_one(msg: &[u8]) -> Result<Reply<'_>, DecodeError> {
                 error: kernel_error(errno, flags, tlvs),
             })
         }
-        _ => {
-            if body.len() < GENL_HDRLEN {
-                return Err(DecodeError::new("message shorter than the genl header"));
-            }
-            Ok(Reply::Data {
-                seq,
-                cmd: body[0],
-                attrs: &body[GENL_HDRLEN..],
-            })
-        }
+        _ => Ok(Reply::Data { seq, kind, body }),
     }
 }
 
@@ -227,16 +241,36 @@ mod tests {
         bytes.extend_from_slice(&[0, 0, 0, 0]);
         bytes.extend_from_slice(&[16, 0, 0, 0, 20, 0, 5, 0, 9, 0, 0, 0, 0, 0, 0, 0]);
         let replies = parse_replies(&bytes).unwrap();
-        assert!(matches!(
-            replies[0],
-            Reply::Data {
-                seq: 9,
-                cmd: 11,
-                ..
-            }
-        ));
+        let Reply::Data {
+            seq: 9,
+            kind: 20,
+            body,
+        } = replies[0]
+        else {
+            panic!("{replies:?}")
+        };
+        assert_eq!(genl_body(body).unwrap(), (11, &[][..]));
         assert_eq!(replies[1], Reply::Done { seq: 9 });
         assert_eq!(replies[2], Reply::Ack { seq: 9 });
+    }
+
+    /// An rtnetlink request: the same nlmsghdr, then `struct ifinfomsg` where genl has its
+    /// header (RTM_GETLINK 18, flags REQUEST|ACK, seq 5).
+    #[test]
+    fn a_plain_request_is_the_header_then_the_payload() {
+        let ifinfomsg = [0u8; 16];
+        let msg = request(18, NLM_F_ACK, 5, &ifinfomsg);
+        #[rustfmt::skip]
+        let header: &[u8] = &[
+            32, 0, 0, 0, // nlmsg_len 32
+            18, 0,       // RTM_GETLINK
+            5, 0,        // NLM_F_REQUEST | NLM_F_ACK
+            5, 0, 0, 0,  // seq 5
+            0, 0, 0, 0,  // pid 0: the kernel
+        ];
+        assert_eq!(&msg[..16], header);
+        assert_eq!(&msg[16..], &ifinfomsg);
+        assert!(genl_body(&[1, 2]).is_err(), "shorter than genlmsghdr");
     }
 
     #[test]

@@ -1,6 +1,7 @@
-//! Generic netlink over a raw socket: attributes ([`attr`]), message framing ([`message`]),
-//! the socket itself ([`socket`], the only `unsafe` code) and requests with family
-//! resolution, dumps and extended-ack errors ([`genl`]).
+//! Netlink over a raw socket: attributes ([`attr`]), message framing ([`message`]), the
+//! socket itself ([`socket`], the only `unsafe` code), one request/reply exchange with
+//! extended-ack errors ([`conn`], any protocol) and generic-netlink requests with family
+//! resolution and dumps ([`genl`]). rtnetlink requests live in `crate::rtnetlink`.
 //!
 //! Families build on this: `crate::ethtool` and `crate::netdev` each keep one folder per
 //! feature with its attribute constants and its request/decode functions. A SET is one more
@@ -8,6 +9,7 @@
 //! [`genl::GenlSocket::request_ack`].
 
 pub mod attr;
+pub mod conn;
 pub mod genl;
 pub mod message;
 pub mod socket;

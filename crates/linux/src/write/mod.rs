@@ -8,6 +8,7 @@
 pub mod detach;
 pub mod files;
 pub mod guard;
+pub mod module;
 pub mod netlink;
 
 use files::Roots;
@@ -109,6 +110,9 @@ impl HostWrite for LinuxWriter {
     }
 
     fn read(&mut self, s: &Setting) -> Result<Value, HostError> {
+        if let (Target::Module { module }, Key::ModuleParam { param, .. }) = (&s.target, &s.key) {
+            return module::read(&module::ModuleRoots::from(&self.roots), module, param, s);
+        }
         if let Some((path, form)) = files::file_for(s, &self.roots) {
             return files::read(s, &path, form);
         }
@@ -132,6 +136,10 @@ impl HostWrite for LinuxWriter {
     }
 
     fn write(&mut self, s: &Setting, value: &Value) -> Result<(), HostError> {
+        if let (Target::Module { module }, Key::ModuleParam { param, .. }) = (&s.target, &s.key) {
+            let roots = module::ModuleRoots::from(&self.roots);
+            return module::write(&roots, module, param, value, s);
+        }
         if let Some((path, form)) = files::file_for(s, &self.roots) {
             return files::write(s, &path, form, value);
         }

@@ -10,18 +10,23 @@ pub(crate) mod watchdog;
 
 use crate::cmd::source::{check_iface_name, check_netns_name};
 use crate::output::{
-    Ctx, ExitWith, HintExt, Outcome, EXIT_ERROR, EXIT_NEEDS_ROOT, EXIT_PARTIAL_NOT_ROLLED_BACK,
-    EXIT_PARTIAL_ROLLED_BACK,
+    is_broken_pipe, Ctx, ExitWith, HintExt, Outcome, EXIT_ERROR, EXIT_NEEDS_ROOT,
+    EXIT_PARTIAL_NOT_ROLLED_BACK, EXIT_PARTIAL_ROLLED_BACK,
 };
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use nictune_apply::desired::{self, Desired};
+use nictune_apply::engine::Left;
 use nictune_apply::journal::{Phase, RevertBy, Summary};
+use nictune_apply::lock::{MachineLock, MACHINE_LOCK};
 use nictune_apply::plan;
-use nictune_apply::state::{self, StateDir, DEFAULT_STATE_DIR, STATE_DIR_ENV};
+use nictune_apply::state::{self, StateDir, StateError, DEFAULT_STATE_DIR, STATE_DIR_ENV};
 use nictune_apply::txn::{self, ApplyRequest};
-use nictune_core::error::Hinted;
+use nictune_bench::cancel::Cancel;
+use nictune_bench::testbed;
+use nictune_core::error::{Hinted, InvalidInput};
 use nictune_linux::netns;
 use nictune_linux::write::{detach, guard, LinuxWriter};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -128,9 +133,8 @@ fn check_args(args: &Args) -> Result<Request> {
     let confirm_within_ms = args
         .confirm_within
         .as_deref()
-        .map(desired::parse_duration_ms)
-        .transpose()
-        .hint("e.g. --confirm-within 30s")?;
+        .map(check_confirm_within)
+        .transpose()?;
     Ok(Request {
         settings,
         iface,
@@ -139,26 +143,32 @@ fn check_args(args: &Args) -> Result<Request> {
     })
 }
 
+/// The longest `--confirm-within`: a day (the watchdog sleeps that long at most).
+const MAX_CONFIRM_WITHIN_MS: u64 = 86_400_000;
+
+/// `--confirm-within`: a duration with a unit, from 1 ms to a day.
+fn check_confirm_within(text: &str) -> Result<u64> {
+    let ms = desired::parse_duration_ms(text).hint("e.g. --confirm-within 30s")?;
+    if ms > MAX_CONFIRM_WITHIN_MS {
+        let bad = InvalidInput::new("--confirm-within", text, "from 1ms to 24h");
+        return Err(bad).hint("e.g. --confirm-within 30s, or 10m for a slow check");
+    }
+    Ok(ms)
+}
+
 pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
     let req = check_args(&args)?;
     let state = StateDir::new(&args.state.state_dir);
     if !args.dry_run {
-        if !nictune_linux::write::is_root() {
-            let msg = "applying changes needs root (CAP_NET_ADMIN, and write access to /sys, /proc and the state directory)".to_string();
-            return Err(ExitWith::wrap(
-                refusal(msg, "run it as root, or add --dry-run to see the plan"),
-                EXIT_NEEDS_ROOT,
-            ));
-        }
+        require_root(
+            "applying changes needs root (CAP_NET_ADMIN, and write access to /sys, /proc and the state directory)",
+            "run it as root, or add --dry-run to see the plan",
+        )?;
         refuse_if_unfinished(&state)?;
     }
-    let lock = match args.dry_run {
+    let locks = match args.dry_run {
         true => None,
-        false => Some(
-            state
-                .try_lock()
-                .hint("wait for it to finish, or see `nictune status`")?,
-        ),
+        false => Some(lock_live(&state, 1)?),
     };
     if let Some(name) = &req.netns {
         netns::enter(name).hint("create it with `ip netns add NAME`; entering needs root")?;
@@ -166,7 +176,7 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
     let mut host = paced::paced(LinuxWriter::live());
     let plan = plan::resolve(&req.settings, req.iface.as_deref(), &mut host)
         .hint("nothing was changed; `nictune show` lists what this device supports")?;
-    let Some(lock) = lock else {
+    let Some(locks) = locks else {
         ctx.emit(
             "apply",
             &render::PlanBody::new(&plan, true),
@@ -190,20 +200,117 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
         iface: req.iface.clone(),
         confirm_within_ms: req.confirm_within_ms,
     };
-    let applied = txn::apply_plan(&state, &lock, &plan, &request, &mut host)
+    // From here on INT, TERM and HUP (a closed terminal or SSH session) no longer end the
+    // process: the apply rolls back at its next step instead, so nothing stays half-changed.
+    let cancel = Cancel::new();
+    cancel.on_signals()?;
+    let stop = || cancel.is_cancelled();
+    let applied = txn::apply_plan_until(&state, &locks.state, &plan, &request, &mut host, &stop)
         .map_err(apply_failure)?
         .expect("a non-empty plan is applied");
     let watchdog = match applied.confirm_deadline_unix_ms {
-        Some(_) => Some(watchdog::start(&state, &applied.id)?),
+        Some(_) => match watchdog::start(&state, &applied.id) {
+            Ok(pid) => Some(pid),
+            Err(e) => {
+                let why = format!("its auto-revert watchdog could not be started ({e:#})");
+                return revert_unannounced(&state, &locks, &applied.id, &why);
+            }
+        },
         None => None,
     };
+    if watchdog.is_some() && cancel.is_cancelled() {
+        // A signal while the watchdog was starting: the person is not there to confirm.
+        let why = "interrupted by a signal as it finished";
+        return revert_unannounced(&state, &locks, &applied.id, why);
+    }
     let body = render::AppliedBody {
         plan: &plan,
         applied: &applied,
         watchdog_pid: watchdog,
     };
-    ctx.emit("apply", &body, render::applied_text)?;
-    Ok(Outcome::Success)
+    match ctx.emit("apply", &body, render::applied_text) {
+        Err(e) if !is_broken_pipe(&e) => {
+            // Nobody learns that the change is in place (a full disk under a redirected
+            // stdout, a terminal gone): an error exit must not leave values changed.
+            let why = format!("its report could not be written ({e:#})");
+            revert_unannounced(&state, &locks, &applied.id, &why)
+        }
+        _ => Ok(Outcome::Success),
+    }
+}
+
+/// The locks a change of the live host holds: the state directory's, then the machine-wide
+/// one, so changes through different state directories (or two tunes writing the host-wide
+/// busy-poll sysctls) take turns. `attempts` × 50 ms is how long to wait for them.
+pub(crate) struct LiveLocks {
+    pub state: state::Lock,
+    _machine: MachineLock,
+}
+
+pub(crate) fn lock_live(state: &StateDir, attempts: u32) -> Result<LiveLocks> {
+    try_lock_live(state, attempts).map_err(|e| state_error(e, state.root()))
+}
+
+/// [`lock_live`] with the library's error, for a caller that tells busy from broken.
+pub(crate) fn try_lock_live(state: &StateDir, attempts: u32) -> Result<LiveLocks, StateError> {
+    let state_lock = state.lock_waiting(attempts)?;
+    let machine = MachineLock::waiting(Path::new(MACHINE_LOCK), attempts)?;
+    Ok(LiveLocks {
+        state: state_lock,
+        _machine: machine,
+    })
+}
+
+/// A state-directory error with the hint that fits it.
+pub(crate) fn state_error(e: StateError, dir: &Path) -> anyhow::Error {
+    let hint = match &e {
+        StateError::Busy { holder, .. } => format!(
+            "wait for {} to finish; `nictune status` (with its --state-dir) shows its change",
+            holder.map_or_else(|| "the other nictune".to_string(), |p| format!("pid {p}"))
+        ),
+        StateError::NotWritable { .. } => format!(
+            "{} (or the lock under /run/nictune) cannot be written here (permissions or a \
+             read-only file system): give a writable directory with --state-dir DIR (or \
+             NICTUNE_STATE_DIR), or run as root if it belongs to root",
+            dir.display()
+        ),
+        _ => "see `nictune status`".to_string(),
+    };
+    anyhow::Error::new(Hinted::new(e, hint))
+}
+
+/// Refuses, with exit 77, unless running as root.
+pub(crate) fn require_root(what: &str, hint: &str) -> Result<()> {
+    if nictune_linux::write::is_root() {
+        return Ok(());
+    }
+    Err(ExitWith::wrap(
+        refusal(what.to_string(), hint),
+        EXIT_NEEDS_ROOT,
+    ))
+}
+
+/// Reverts change `id`, applied but not announced (`why` says what came between), and exits
+/// 3 when every value is back, else 4.
+fn revert_unannounced(state: &StateDir, locks: &LiveLocks, id: &str, why: &str) -> Result<Outcome> {
+    let all = state.transactions()?;
+    let txn = all
+        .iter()
+        .find(|s| s.id == id)
+        .with_context(|| format!("change {id} has no journal"))?;
+    let reverted = revert_txn(state, &locks.state, txn, RevertBy::User)?;
+    let message = format!("change {id} was applied, but {why}; it was reverted");
+    let (hint, code) = match reverted.complete && reverted.unrecorded.is_none() {
+        true => (
+            "every value is back as it was; `nictune status` shows the journal",
+            EXIT_PARTIAL_ROLLED_BACK,
+        ),
+        false => (
+            "some values may still be changed: run `nictune revert`",
+            EXIT_PARTIAL_NOT_ROLLED_BACK,
+        ),
+    };
+    Err(ExitWith::wrap(refusal(message, hint), code))
 }
 
 /// A failed apply as the error the user sees: its hint and its exit code.
@@ -212,41 +319,44 @@ pub(crate) fn apply_failure(e: txn::TxnError) -> anyhow::Error {
     ExitWith::wrap(anyhow::Error::new(Hinted::new(e, hint)), code)
 }
 
-/// What to do after a failed apply, and the exit code: nothing when it rolled back (3),
-/// revert when it could not (4).
+/// What to do after a failed apply, and the exit code: 2 when nothing was written, 3 when
+/// everything written was put back, 4 when some values are still changed.
 fn failure_hint(e: &txn::TxnError) -> (&'static str, u8) {
-    use nictune_apply::engine::ApplyError;
-    match e {
-        txn::TxnError::Apply {
-            source: ApplyError::RolledBack { .. },
-            ..
-        } => (
+    match e.left() {
+        Left::AllPutBack => (
             "every value is back as it was; `nictune status` shows the journal",
             EXIT_PARTIAL_ROLLED_BACK,
         ),
-        txn::TxnError::Apply {
-            source: ApplyError::RollbackIncomplete { .. },
-            ..
-        } => (
+        Left::SomeChanged => (
             "some values are still changed: fix the cause, then run `nictune revert`",
             EXIT_PARTIAL_NOT_ROLLED_BACK,
         ),
-        _ => ("see `nictune status`", EXIT_ERROR),
+        Left::Nothing => ("nothing was changed; see `nictune status`", EXIT_ERROR),
     }
+}
+
+/// Every change that must be reverted before another starts: interrupted, overdue,
+/// incompletely restored, or left in place by a tune that was killed.
+pub(crate) fn problems(state: &StateDir, all: &[Summary]) -> Vec<state::Attention> {
+    let now = now_unix_ms();
+    let mut found = state::needing_recovery(all, now, detach::alive);
+    let tunes = state.tune_marks();
+    found.extend(state::left_by_killed_tunes(all, &tunes, now, detach::alive));
+    found
 }
 
 /// Refuses to start while an earlier change is unfinished or waiting for confirmation.
 pub(crate) fn refuse_if_unfinished(state: &StateDir) -> Result<()> {
     let all = state.transactions()?;
-    let attention = state::needing_recovery(&all, now_unix_ms(), detach::alive);
-    if let Some(a) = attention.first() {
+    if let Some(a) = problems(state, &all).first() {
         let msg = format!(
             "change {} is {} and must be reverted first",
             a.id, a.problem
         );
         return Err(refusal(
             msg,
-            "run `nictune revert` to restore the values from before it",
+            "run `nictune revert` to restore the values from before it (`nictune status` \
+             lists what is still in place)",
         ));
     }
     if let Some(p) = all
@@ -262,12 +372,21 @@ pub(crate) fn refuse_if_unfinished(state: &StateDir) -> Result<()> {
     Ok(())
 }
 
-/// Refuses to touch the interface that carries the default route or this SSH session.
+/// Refuses to touch the interface that carries the default route or this SSH session,
+/// including every port of a driver whose module parameters would reload it.
 fn refuse_risky(req: &Request, force: bool) -> Result<()> {
-    match &req.iface {
-        Some(iface) => refuse_risky_iface(iface, force),
-        None => Ok(()),
+    if let Some(iface) = &req.iface {
+        refuse_risky_iface(iface, force)?;
     }
+    for d in &req.settings {
+        if let nictune_apply::setting::Key::ModuleParam { module, .. } = &d.key {
+            for port in nictune_linux::write::module::ports_bound(module) {
+                refuse_risky_iface(&port, force)
+                    .with_context(|| format!("reloading {module} takes {port} down"))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Refuses `iface` when it carries the default route or this SSH session, unless `force`.
@@ -294,8 +413,27 @@ fn refusal(message: String, hint: &str) -> anyhow::Error {
 
 pub fn confirm(args: ConfirmArgs, ctx: &Ctx) -> Result<Outcome> {
     let state = StateDir::new(&args.state.state_dir);
-    let lock = state.lock_waiting(100).hint("see `nictune status`")?;
-    let confirmed = txn::confirm(&state, &lock, now_unix_ms())?;
+    let pending = state
+        .transactions()?
+        .iter()
+        .any(|s| matches!(s.phase, Phase::Pending { .. }));
+    let confirmed = match pending {
+        true => {
+            require_root(
+                "confirming a change needs root (it takes the machine-wide change lock and writes the journal)",
+                "run it as root (sudo nictune confirm)",
+            )?;
+            let locks = lock_live(&state, 100)?;
+            txn::confirm(&state, &locks.state, now_unix_ms()).map_err(|e| {
+                anyhow::Error::new(Hinted::new(
+                    e,
+                    "the change is still pending: free space in the state directory and run \
+                     `nictune confirm` again before its deadline, or the watchdog reverts it",
+                ))
+            })?
+        }
+        false => None,
+    };
     let last = state.transactions()?.pop();
     let body = render::ConfirmBody {
         confirmed: confirmed.clone(),
@@ -314,25 +452,41 @@ pub fn revert(args: RevertArgs, ctx: &Ctx) -> Result<Outcome> {
     if let Some(id) = &args.watchdog {
         return watchdog::run(&state, id);
     }
+    if state::revertible(&state.transactions()?).is_none() {
+        return nothing_to_revert(ctx);
+    }
+    require_root(
+        "reverting a change needs root (CAP_NET_ADMIN, write access to /sys, /proc and the state directory)",
+        "run it as root (sudo nictune revert)",
+    )?;
+    let locks = lock_live(&state, 1)?;
+    // Read again under the locks: what to revert is decided by what nobody else is changing.
     let all = state.transactions()?;
     let Some(target) = state::revertible(&all) else {
-        ctx.emit(
-            "revert",
-            &render::RevertBody::nothing(),
-            render::revert_text,
-        )?;
-        return Ok(Outcome::Success);
+        return nothing_to_revert(ctx);
     };
-    let lock = state
-        .try_lock()
-        .hint("another nictune change is running; see `nictune status`")?;
-    let reverted = revert_txn(&state, &lock, target, RevertBy::User)?;
+    let reverted = revert_txn(&state, &locks.state, target, RevertBy::User)?;
     let complete = reverted.complete;
+    let unrecorded = reverted.unrecorded.clone();
     ctx.emit(
         "revert",
         &render::RevertBody::done(reverted),
         render::revert_text,
     )?;
+    if let Some(why) = unrecorded {
+        let message = format!(
+            "change {}: the values were restored, but the journal could not record it: {why}",
+            target.id
+        );
+        return Err(refusal(
+            message,
+            "free space in the state directory and run `nictune revert` again: it writes the \
+             same old values and records the revert",
+        ));
+    }
+    if let Some(damage) = journal_defects(&state, target) {
+        return Err(ExitWith::wrap(damage, 1));
+    }
     Ok(if complete {
         Outcome::Success
     } else {
@@ -340,7 +494,40 @@ pub fn revert(args: RevertArgs, ctx: &Ctx) -> Result<Outcome> {
     })
 }
 
-/// Enters the change's namespace and restores its values.
+fn nothing_to_revert(ctx: &Ctx) -> Result<Outcome> {
+    ctx.emit(
+        "revert",
+        &render::RevertBody::nothing(),
+        render::revert_text,
+    )?;
+    Ok(Outcome::Success)
+}
+
+/// The lines of `txn`'s journal that were left out because they cannot be nictune's, as an
+/// error naming the file, the lines and what is wrong with them.
+fn journal_defects(state: &StateDir, txn: &Summary) -> Option<anyhow::Error> {
+    let first = txn.defects.first()?;
+    let path = state.journal_path(&txn.id);
+    let mut message = format!(
+        "journal {} line {}: {}",
+        path.display(),
+        first.line,
+        first.problem
+    );
+    for d in &txn.defects[1..] {
+        message += &format!("; line {}: {}", d.line, d.problem);
+    }
+    message += "; such a line was left out";
+    Some(refusal(
+        message,
+        "every valid step of the change was restored (the table above) and the change is \
+         closed; nictune never writes such a line, so the file was edited or damaged: keep it \
+         to find out how",
+    ))
+}
+
+/// Enters the change's namespace and restores its values; closes it without writing when
+/// its namespace is gone.
 fn revert_txn(
     state: &StateDir,
     lock: &state::Lock,
@@ -351,13 +538,8 @@ fn revert_txn(
     if let Some(name) = &target.netns {
         if !Path::new(netns::NETNS_RUN_DIR).join(name).exists() {
             let why = format!("network namespace {name} is gone, and its settings with it");
-            return Ok(txn::close_vanished(
-                state,
-                lock,
-                target,
-                &why,
-                (by, pid, now_unix_ms()),
-            )?);
+            let at = (by, pid, now_unix_ms());
+            return Ok(txn::close_unwritten(state, lock, target, &why, at)?);
         }
         netns::enter(name).hint("entering a namespace needs root")?;
     }
@@ -376,30 +558,65 @@ fn revert_txn(
 pub fn status(args: StatusArgs, ctx: &Ctx) -> Result<Outcome> {
     let state = StateDir::new(&args.state.state_dir);
     let all = state.transactions()?;
-    let now = now_unix_ms();
-    let body = render::StatusBody::new(&all, now, detach::alive, args.all);
-    let problems = !state::needing_recovery(&all, now, detach::alive).is_empty();
+    let problems = problems(&state, &all);
+    let facts = render::StatusFacts {
+        now: now_unix_ms(),
+        problems: &problems,
+        undo: undo_command(&args.state.state_dir),
+        stale_testbeds: stale_testbeds(),
+    };
+    let body = render::StatusBody::new(&all, &facts, detach::alive, args.all);
     ctx.emit("status", &body, render::status_text)?;
-    Ok(if problems {
-        Outcome::Problems
-    } else {
+    Ok(if problems.is_empty() {
         Outcome::Success
+    } else {
+        Outcome::Problems
     })
 }
 
-/// Every command calls this first: a journal left by a crash is reported on stderr with the
-/// way out. Silent when the state directory does not exist or cannot be read.
+/// Testbed namespaces whose tune is gone (killed: it could not remove them).
+fn stale_testbeds() -> Vec<String> {
+    let gone = |name: &String| testbed::owner_of(name).is_some_and(|pid| !detach::alive(pid));
+    testbed::list().into_iter().filter(gone).collect()
+}
+
+/// `nictune revert`, with `--state-dir` when the directory is not the default (quoted for
+/// a POSIX shell when it needs to be).
+fn undo_command(state_dir: &Path) -> String {
+    if state_dir == Path::new(DEFAULT_STATE_DIR) {
+        return "nictune revert".into();
+    }
+    let dir = state_dir.display().to_string();
+    let plain = dir
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+:,@".contains(c));
+    match plain {
+        true => format!("nictune revert --state-dir {dir}"),
+        false => format!(
+            "nictune revert --state-dir '{}'",
+            dir.replace('\'', "'\\''")
+        ),
+    }
+}
+
+/// Every command calls this first: a journal left by a crash (or a killed tune) is reported
+/// on stderr with the way out. Silent when the state directory does not exist or cannot be
+/// read.
 pub fn warn_on_leftover_journal() {
     let dir =
         std::env::var_os(STATE_DIR_ENV).map_or_else(|| DEFAULT_STATE_DIR.into(), PathBuf::from);
-    let Ok(all) = StateDir::new(dir).transactions() else {
+    let state = StateDir::new(dir);
+    let Ok(all) = state.transactions() else {
         return;
     };
-    for a in state::needing_recovery(&all, now_unix_ms(), detach::alive) {
-        eprintln!(
-            "warning: nictune change {} is {}: some settings may be half-changed; run \
+    for a in problems(&state, &all) {
+        // Not eprintln!: a closed stderr (the terminal is gone) must not panic here.
+        let _ = writeln!(
+            std::io::stderr(),
+            "warning: nictune change {} is {}: some settings may still be changed; run \
              `nictune revert` to restore the values from before it (`nictune status` for details)",
-            a.id, a.problem
+            a.id,
+            a.problem
         );
     }
 }
@@ -441,12 +658,37 @@ mod tests {
         let (hint, code) = failure_hint(&stuck);
         assert_eq!(code, EXIT_PARTIAL_NOT_ROLLED_BACK);
         assert!(hint.contains("nictune revert"), "{hint}");
-        let journal = std::io::Error::other("disk full");
-        let nothing = failed(ApplyError::Journal(nictune_apply::journal::JournalError {
-            op: "writing",
-            path: "/var/lib/nictune/changes/x.jsonl".into(),
-            source: journal,
-        }));
+        let nothing = failed(ApplyError::NothingChanged {
+            cause: "journaling step 1 failed before its write: disk full".into(),
+        });
         assert_eq!(failure_hint(&nothing).1, EXIT_ERROR, "nothing was changed");
+    }
+
+    #[test]
+    fn a_read_only_state_dir_is_named_with_state_dir_and_root_as_the_ways_out() {
+        let e = StateError::NotWritable {
+            op: "creating",
+            path: "/var/lib/nictune/changes".into(),
+            source: std::io::Error::from(std::io::ErrorKind::ReadOnlyFilesystem),
+        };
+        let err = state_error(e, Path::new("/var/lib/nictune"));
+        let text = format!("{err:#}");
+        assert!(
+            text.contains("the state directory is not writable"),
+            "{text}"
+        );
+        let hint = err.downcast_ref::<Hinted>().unwrap().hint();
+        assert!(
+            hint.contains("--state-dir") && hint.contains("root") && !hint.contains("wait"),
+            "{hint}"
+        );
+        let busy = StateError::Busy {
+            path: MACHINE_LOCK.into(),
+            holder: Some(4242),
+        };
+        let err = state_error(busy, Path::new("/var/lib/nictune"));
+        assert!(format!("{err:#}").contains("held by pid 4242"), "{err:#}");
+        let hint = err.downcast_ref::<Hinted>().unwrap().hint();
+        assert!(hint.contains("wait for pid 4242"), "{hint}");
     }
 }

@@ -1,6 +1,7 @@
 //! `nictune bench`: one live measurement — request/response, stream or ping — on the
 //! namespace testbed (default), loopback, or against a `nictune serve` peer.
 
+use super::testbed::{self, TestbedArg};
 use crate::output::{Ctx, HintExt, Outcome};
 use anyhow::{Context, Result};
 use nictune_bench::cancel::Cancel;
@@ -11,12 +12,14 @@ use nictune_core::error::InvalidInput;
 use nictune_core::units::{Bytes, Nanos};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
+use std::time::Duration;
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
 Examples:
   sudo nictune bench rr --duration 5 --json
   sudo nictune bench rr --client-cpu 0 --server-cpu 0
+  sudo nictune bench rr --testbed e1000 --duration 5     (Linux's e1000 driver in a QEMU guest)
   nictune bench udp-rr --loopback --connections 4
   nictune bench rr --loopback --rate 20000        (open loop: no coordinated omission)
   NICTUNE_TOKEN=... nictune bench stream --peer 198.18.0.2")]
@@ -24,9 +27,12 @@ pub struct Args {
     /// Test: rr (TCP request/response), udp-rr, stream (TCP bulk) or ping (probes).
     #[arg(value_enum)]
     pub test: TestArg,
-    /// Run in two fresh network namespaces joined by veth (default; needs root).
-    #[arg(long, conflicts_with_all = ["loopback", "peer"])]
-    pub testbed: bool,
+    /// Built-in testbed (needs root): `veth` (the default) joins two fresh network
+    /// namespaces; `e1000` and `e1000e` boot a QEMU guest running Linux's own driver on an
+    /// emulated Intel NIC (set up with `scripts/install-guest`).
+    #[arg(long, value_enum, value_name = "KIND", num_args = 0..=1, default_missing_value = "veth",
+          conflicts_with_all = ["loopback", "peer"])]
+    pub testbed: Option<TestbedArg>,
     /// Run both sides on 127.0.0.1.
     #[arg(long, conflicts_with = "peer")]
     pub loopback: bool,
@@ -104,6 +110,10 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
             measure(&spec, Target::Peer(&target), progress.as_ref(), &cancel)?
         }
         (None, true) => measure(&spec, Target::Loopback, progress.as_ref(), &cancel)?,
+        (None, false) if args.testbed.and_then(TestbedArg::nic).is_some() => {
+            let nic = args.testbed.and_then(TestbedArg::nic).expect("checked");
+            measure_guest(&spec, nic, progress.as_ref(), &cancel)?
+        }
         (None, false) => {
             let bed = Testbed::create().map_err(testbed_hint)?;
             let r = measure(&spec, Target::Testbed(&bed), progress.as_ref(), &cancel);
@@ -136,6 +146,28 @@ fn peer_hint(e: BenchError) -> anyhow::Error {
         _ => return anyhow::Error::new(e),
     };
     Err::<(), _>(e).hint(hint).unwrap_err()
+}
+
+/// One measurement against a freshly booted real-driver guest, removed afterwards.
+fn measure_guest(
+    spec: &BenchSpec,
+    nic: nictune_vm::Nic,
+    progress: &dyn nictune_core::progress::Progress,
+    cancel: &Cancel,
+) -> Result<nictune_bench::BenchResult> {
+    let lifetime = Duration::from_secs(180) + Duration::from_nanos(spec.total().0);
+    let mut bed = testbed::start_guest(nic, lifetime)?;
+    let peer = bed
+        .peer()
+        .context("starting `nictune serve` in the guest")?;
+    let r = measure(spec, Target::Peer(&peer), progress, cancel);
+    let info = testbed::info(&bed);
+    bed.destroy().context("removing the guest")?;
+    let mut r = r?;
+    r.target = format!("testbed {}", info.kind);
+    r.warnings.push(testbed::caveat(&info));
+    r.testbed = Some(info);
+    Ok(r)
 }
 
 fn testbed_hint(e: BenchError) -> anyhow::Error {
@@ -182,7 +214,7 @@ pub(crate) fn peer_target(peer: &str, token_file: Option<&PathBuf>) -> Result<Pe
     let addr = resolve(peer)?;
     let token = Token::load(token_file.map(PathBuf::as_path))
         .hint("use the token the peer's `nictune serve` was started with")?;
-    Ok(PeerTarget { addr, token })
+    Ok(PeerTarget::new(addr, token))
 }
 
 fn resolve(peer: &str) -> Result<SocketAddr> {

@@ -14,7 +14,9 @@ pub mod show;
 pub mod sim;
 pub mod sim_cases;
 mod source;
+pub mod testbed;
 pub mod tune;
+pub mod vm_agent;
 
 use crate::cli::Command;
 use crate::output::{Ctx, Outcome};
@@ -26,7 +28,11 @@ pub fn dispatch(command: Command, ctx: &Ctx) -> Result<Outcome> {
     // their own --state-dir and refuse or recover on their own.
     if !matches!(
         command,
-        Command::Apply(_) | Command::Confirm(_) | Command::Revert(_) | Command::Status(_)
+        Command::Apply(_)
+            | Command::Confirm(_)
+            | Command::Revert(_)
+            | Command::Status(_)
+            | Command::VmAgent(_)
     ) {
         apply::warn_on_leftover_journal();
     }
@@ -47,5 +53,6 @@ pub fn dispatch(command: Command, ctx: &Ctx) -> Result<Outcome> {
         Command::Tune(a) => tune::run(a, ctx),
         Command::Completions(a) => meta::completions(a, ctx),
         Command::Manpage(a) => meta::manpage(a, ctx),
+        Command::VmAgent(a) => vm_agent::run(a, ctx),
     }
 }

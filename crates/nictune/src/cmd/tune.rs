@@ -26,6 +26,7 @@ use std::path::PathBuf;
 
 mod caps;
 mod check;
+mod guest;
 mod iface;
 mod live;
 mod measure;
@@ -50,10 +51,13 @@ pub struct Args {
 /// The options themselves, as typed.
 #[derive(Debug, clap::Args)]
 pub struct Opts {
-    /// Tune nictune's own veth testbed (two namespaces, created and removed by nictune).
-    /// The default when no --iface is given. Needs root.
-    #[arg(long, conflicts_with_all = ["iface", "peer"])]
-    pub testbed: bool,
+    /// Tune one of nictune's own testbeds (created and removed by nictune; needs root):
+    /// `veth` (the default when no --iface is given) joins two namespaces; `e1000` and
+    /// `e1000e` boot a QEMU guest running Linux's own driver on an emulated Intel NIC and
+    /// search its InterruptThrottleRate and TxIntDelay (set up with scripts/install-guest).
+    #[arg(long, value_enum, value_name = "KIND", num_args = 0..=1, default_missing_value = "veth",
+          conflicts_with_all = ["iface", "peer"])]
+    pub testbed: Option<crate::cmd::testbed::TestbedArg>,
     /// Tune this interface, measured against a `nictune serve` peer. Needs root.
     #[arg(long, value_name = "IF", requires = "peer")]
     pub iface: Option<String>,
@@ -128,6 +132,7 @@ A recommendation is made only when it beats the settings as found beyond run-to-
 Examples:
   sudo nictune tune --budget 3m --out results
   sudo nictune tune --objective cpu --p99-ceiling 200us
+  sudo nictune tune --testbed e1000 --budget 5m --out e1000   # Linux's e1000 driver in QEMU
   sudo NICTUNE_TOKEN=... nictune tune --iface eth1 --peer 198.18.0.2 --apply --confirm-within 5m
   nictune tune --synthetic --out demo        # what the report looks like, no root";
 
@@ -170,6 +175,12 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
             require_root(effective_uid())?;
             live::run_testbed(&checked, &config, &args.opts.state.state_dir, ctx)
         }
+        TargetArg::Guest(driver) => {
+            let config = tune_config(&checked, &Capabilities::real_driver_testbed(*driver))?;
+            refuse_apply_on_testbed(&checked)?;
+            require_root(effective_uid())?;
+            guest::run_guest(&checked, &config, *driver, ctx)
+        }
         TargetArg::Interface { .. } => {
             refuse_predict_on_interface(&checked)?;
             require_root(effective_uid())?;
@@ -210,7 +221,8 @@ pub fn tune_config(c: &Checked, caps: &Capabilities) -> Result<TuneConfig> {
         plan,
         unit: rate_unit(&c.workload),
         scope: match c.target {
-            TargetArg::Interface { .. } => CpuScope::PerHost,
+            // The guest's vCPU and the host's CPUs are different machines' time.
+            TargetArg::Interface { .. } | TargetArg::Guest(_) => CpuScope::PerHost,
             _ => CpuScope::SharedMachine,
         },
         warm_up: c.warm_up,
@@ -331,7 +343,7 @@ struct Parts<'a> {
     config: &'a TuneConfig,
     predictor: Option<&'a mut dyn Predictor>,
     environment: Environment,
-    /// Set by Ctrl-C / SIGTERM in a live tune.
+    /// Set by Ctrl-C / SIGTERM / SIGHUP in a live tune.
     cancel: &'a dyn StopRequest,
     /// A live tune's state directory and change lock: when the tune ends with every setting
     /// as found, its candidates' journals move to `<out>/journal`.

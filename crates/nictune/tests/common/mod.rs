@@ -10,6 +10,26 @@ pub fn command() -> Command {
     Command::new(env!("CARGO_BIN_EXE_nictune"))
 }
 
+/// The `nictune` binary with SIGHUP, SIGINT and SIGTERM back at their default action, for
+/// tests that send them: a test run started in the background or under nohup passes them
+/// on ignored, and nictune leaves a signal that was ignored at start ignored. Goes through
+/// `env --default-signal` (coreutils 8.31 and later) when it is there.
+pub fn command_with_default_signals() -> Command {
+    let supported = Command::new("env")
+        .args(["--default-signal=HUP,INT,TERM", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !supported {
+        return command();
+    }
+    let mut c = Command::new("env");
+    c.args([
+        "--default-signal=HUP,INT,TERM",
+        env!("CARGO_BIN_EXE_nictune"),
+    ]);
+    c
+}
+
 /// Runs `nictune args...` to completion.
 pub fn nictune(args: &[&str]) -> Output {
     command().args(args).output().expect("nictune runs")
@@ -47,32 +67,24 @@ pub fn fixture(name: &str) -> String {
 
 /// Network namespaces whose names start with `prefix` (e.g. a test's `nictune-tb-<pid>-`).
 pub fn namespaces_with_prefix(prefix: &str) -> Vec<String> {
-    let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| l.split_whitespace().next())
-        .filter(|n| n.starts_with(prefix))
-        .map(str::to_string)
-        .collect()
+    let mut all = nictune_linux::netns::list().unwrap();
+    all.retain(|n| n.starts_with(prefix));
+    all
 }
 
 /// Why this machine cannot run a live test on namespaces it creates, if it cannot: the
-/// testbed's needs (root, `ip`, ethtool), then an actual `ip netns add` of a probe named
-/// `nictune-<tag>probe-<pid>`, removed at once.
+/// testbed's needs (root), then an actual namespace created as the testbed does (in-process,
+/// no `ip`), named `nictune-<tag>probe-<pid>` and removed at once.
 pub fn netns_skip_reason(tag: &str) -> Option<String> {
     if let Err(why) = nictune_bench::testbed_available() {
         return Some(why);
     }
     let probe = format!("nictune-{tag}probe-{}", std::process::id());
-    match Command::new("ip").args(["netns", "add", &probe]).output() {
-        Ok(o) if o.status.success() => {
-            let _ = Command::new("ip").args(["netns", "del", &probe]).output();
+    match nictune_linux::netns::create(&probe) {
+        Ok(_) => {
+            let _ = nictune_linux::netns::delete(&probe);
             None
         }
-        Ok(o) => Some(format!(
-            "cannot create a network namespace: {}",
-            String::from_utf8_lossy(&o.stderr).trim()
-        )),
-        Err(e) => Some(format!("cannot run `ip`: {e}")),
+        Err(e) => Some(format!("cannot create a network namespace: {e}")),
     }
 }

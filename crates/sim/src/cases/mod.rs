@@ -10,6 +10,7 @@ pub mod dim_bulk;
 pub mod isa;
 pub mod ixgbevf;
 pub mod polling;
+pub mod qemu_nic;
 pub mod registry;
 pub mod router;
 pub mod rxhost;

@@ -28,3 +28,33 @@ pub mod bit {
     pub const NAME: u16 = 2;
     pub const VALUE: u16 = 3;
 }
+
+/// Feature names as the kernel spells them (net/ethtool/common.c, netdev_features_strings).
+pub mod names {
+    /// NETIF_F_GRO_BIT: `ethtool -K DEV gro`.
+    pub const GRO: &str = "rx-gro";
+
+    /// The TCP segmentation bits `ethtool -K DEV tso` changes together: every feature named
+    /// `tx-tcp*-segmentation` (tx-tcp-, tx-tcp-ecn-, tx-tcp-mangleid-, tx-tcp6-, and on newer
+    /// kernels tx-tcp-accecn-segmentation).
+    pub fn is_tso(name: &str) -> bool {
+        name.starts_with("tx-tcp") && name.ends_with("-segmentation")
+    }
+
+    #[cfg(test)]
+    mod tests {
+        #[test]
+        fn tso_is_every_tcp_segmentation_bit() {
+            for name in [
+                "tx-tcp-segmentation",
+                "tx-tcp6-segmentation",
+                "tx-tcp-accecn-segmentation",
+            ] {
+                assert!(super::is_tso(name), "{name}");
+            }
+            for name in ["tx-udp-segmentation", "tx-gso-partial", "rx-gro"] {
+                assert!(!super::is_tso(name), "{name}");
+            }
+        }
+    }
+}

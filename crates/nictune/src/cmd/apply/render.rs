@@ -4,6 +4,7 @@
 use nictune_apply::engine::Restored;
 use nictune_apply::journal::{Phase, RevertBy, Summary};
 use nictune_apply::plan::Plan;
+use nictune_apply::setting::Target;
 use nictune_apply::state::{self, attention, Problem};
 use nictune_apply::txn::{Applied, Reverted};
 use serde::Serialize;
@@ -238,6 +239,10 @@ pub struct StatusBody {
     pub changes: Vec<StatusRow>,
     /// Closed changes (rolled back or reverted in full) left out; `status --all` lists them.
     pub hidden_closed: usize,
+    /// The command that undoes the changes needing attention (one change per run), if any.
+    pub undo: Option<String>,
+    /// Testbed namespaces left by tunes that were killed (the next tune removes them).
+    pub stale_testbeds: Vec<String>,
 }
 
 /// How many closed changes `status` shows without `--all`: the newest ones.
@@ -253,6 +258,31 @@ pub struct StatusRow {
     #[serde(flatten)]
     pub phase: Phase,
     pub attention: Option<Problem>,
+    /// The process that last worked on the change (for a killed tune: the tune).
+    pub owner_pid: u32,
+    /// For a change needing attention: the values that are (or may be) still in place.
+    pub still_changed: Vec<StillChanged>,
+}
+
+/// One value a change needing attention may have left in place.
+#[derive(Debug, Serialize)]
+pub struct StillChanged {
+    pub setting: String,
+    pub value: String,
+    pub was: String,
+    /// A sysctl of the machine's own namespace: it affects everything on the host.
+    pub machine_wide: bool,
+}
+
+/// What `status` knows besides the journals.
+pub struct StatusFacts<'a> {
+    pub now: u64,
+    /// Changes needing a revert (interrupted, overdue, incomplete, left by a killed tune).
+    pub problems: &'a [state::Attention],
+    /// `nictune revert` with the state directory's flag when it is not the default.
+    pub undo: String,
+    /// Testbed namespaces whose tune is gone.
+    pub stale_testbeds: Vec<String>,
 }
 
 impl StatusBody {
@@ -260,7 +290,7 @@ impl StatusBody {
     /// ones (all of them with `show_all`), oldest first.
     pub fn new(
         all: &[Summary],
-        now: u64,
+        facts: &StatusFacts<'_>,
         alive: impl Fn(u32) -> bool,
         show_all: bool,
     ) -> StatusBody {
@@ -280,24 +310,64 @@ impl StatusBody {
                 closed_seen += 1;
                 closed_seen > hidden_closed
             })
-            .map(|s| StatusRow {
-                id: s.id.clone(),
-                started_unix_ms: s.started_unix_ms,
-                netns: s.netns.clone(),
-                iface: s.iface.clone(),
-                settings: s.changes.len(),
-                phase: s.phase,
-                attention: attention(s, now, &alive),
+            .map(|s| {
+                let problem = facts.problems.iter().find(|a| a.id == s.id);
+                let attention = problem
+                    .map(|a| a.problem)
+                    .or_else(|| attention(s, facts.now, &alive));
+                StatusRow {
+                    id: s.id.clone(),
+                    started_unix_ms: s.started_unix_ms,
+                    netns: s.netns.clone(),
+                    iface: s.iface.clone(),
+                    settings: s.changes.len(),
+                    phase: s.phase,
+                    attention,
+                    owner_pid: s.owner_pid,
+                    still_changed: problem.map_or_else(Vec::new, |_| still_changed(s)),
+                }
             })
             .collect();
         StatusBody {
             changes,
             hidden_closed,
+            undo: (!facts.problems.is_empty()).then(|| facts.undo.clone()),
+            stale_testbeds: facts.stale_testbeds.clone(),
         }
     }
 }
 
+/// The values of `s` that are (or may be) in place: steps started and not restored.
+fn still_changed(s: &Summary) -> Vec<StillChanged> {
+    state::restore_list(s)
+        .into_iter()
+        .rev()
+        .map(|(_, c)| StillChanged {
+            setting: match c.setting.target {
+                Target::Netns => c.setting.key.to_string(),
+                _ => format!("{} {}", c.setting.target, c.setting.key),
+            },
+            value: c.new.to_string(),
+            was: c.old.to_string(),
+            machine_wide: s.netns.is_none() && c.setting.target == Target::Netns,
+        })
+        .collect()
+}
+
 pub fn status_text(b: &StatusBody) -> String {
+    let mut text = changes_text(b);
+    if !b.stale_testbeds.is_empty() {
+        let _ = write!(
+            text,
+            "\nTestbed namespaces of a tune that was killed are still there: {}; the next \
+             `nictune tune` removes them (or `ip netns del NAME`).",
+            b.stale_testbeds.join(", ")
+        );
+    }
+    text
+}
+
+fn changes_text(b: &StatusBody) -> String {
     if b.changes.is_empty() {
         return "No changes recorded.".into();
     }
@@ -330,7 +400,60 @@ pub fn status_text(b: &StatusBody) -> String {
             b.hidden_closed
         ));
     }
-    text
+    text + &attention_text(b)
+}
+
+/// The loud part: what each change needing attention may have left in place, machine-wide
+/// values first among them, and the exact command that undoes it.
+fn attention_text(b: &StatusBody) -> String {
+    let Some(undo) = &b.undo else {
+        return String::new();
+    };
+    let needing: Vec<&StatusRow> = b
+        .changes
+        .iter()
+        .filter(|r| !matches!(r.attention, None | Some(Problem::Pending)))
+        .collect();
+    let mut out = format!(
+        "\nATTENTION: {} change(s) may still be in place and need `nictune revert`:\n",
+        needing.len()
+    );
+    for r in needing.iter().rev() {
+        let why = match r.attention {
+            Some(Problem::LeftByKilledTune) => {
+                format!(
+                    "left in place by tune pid {}, which was killed",
+                    r.owner_pid
+                )
+            }
+            Some(p) => problem_text(p).to_string(),
+            None => String::new(),
+        };
+        let place = r
+            .netns
+            .as_ref()
+            .map_or_else(|| "on this host".to_string(), |n| format!("in netns {n}"));
+        let _ = writeln!(out, "  change {} ({place}): {why}", r.id);
+        let mut values: Vec<&StillChanged> = r.still_changed.iter().collect();
+        values.sort_by_key(|v| !v.machine_wide);
+        for v in values {
+            let scope = if v.machine_wide {
+                "MACHINE-WIDE CHANGE STILL IN PLACE: "
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                out,
+                "    {scope}{} = {} (was {})",
+                v.setting, v.value, v.was
+            );
+        }
+    }
+    let _ = write!(
+        out,
+        "Undo with: {undo}   (once per change above; each run restores the newest)"
+    );
+    out
 }
 
 fn problem_text(p: Problem) -> &'static str {
@@ -339,6 +462,7 @@ fn problem_text(p: Problem) -> &'static str {
         Problem::Overdue => "OVERDUE (not confirmed and no watchdog alive)",
         Problem::Incomplete => "INCOMPLETE (some values could not be restored)",
         Problem::Pending => "pending",
+        Problem::LeftByKilledTune => "LEFT BY A KILLED TUNE (its candidate was never reverted)",
     }
 }
 
@@ -455,7 +579,9 @@ mod tests {
             ],
         ];
         let all: Vec<Summary> = txns.iter().map(|r| summarize(r).unwrap()).collect();
-        let body = StatusBody::new(&all, 1_795_239_800_000, |_| false, false);
+        let now = 1_795_239_800_000;
+        let problems = state::needing_recovery(&all, now, |_| false);
+        let body = StatusBody::new(&all, &facts(now, &problems), |_| false, false);
         insta::assert_snapshot!(status_text(&body));
     }
 
@@ -493,7 +619,7 @@ mod tests {
         };
         // The oldest change is still applied; 14 reverted ones follow.
         let all: Vec<Summary> = (0..15).map(|i| txn(i, i > 0)).collect();
-        let body = StatusBody::new(&all, 1_795_239_800_000, |_| false, false);
+        let body = StatusBody::new(&all, &facts(1_795_239_800_000, &[]), |_| false, false);
         assert_eq!(body.hidden_closed, 4);
         assert_eq!(body.changes.len(), 1 + CLOSED_SHOWN);
         assert_eq!(body.changes[0].id, all[0].id, "open changes always show");
@@ -503,9 +629,67 @@ mod tests {
             text.contains("4 older changes") && text.contains("--all"),
             "{text}"
         );
-        let every = StatusBody::new(&all, 1_795_239_800_000, |_| false, true);
+        let every = StatusBody::new(&all, &facts(1_795_239_800_000, &[]), |_| false, true);
         assert_eq!((every.changes.len(), every.hidden_closed), (15, 0));
         assert!(!status_text(&every).contains("older changes"));
+    }
+
+    fn facts(now: u64, problems: &[state::Attention]) -> StatusFacts<'_> {
+        StatusFacts {
+            now,
+            problems,
+            undo: "nictune revert --state-dir /tmp/s".into(),
+            stale_testbeds: vec!["nictune-tb-77-0-s".into()],
+        }
+    }
+
+    /// Issue #12.2: after `kill -9` of a tune, `status` said a plain "applied" (exit 0) while
+    /// busy_poll stayed at 50 for the whole machine.
+    #[test]
+    fn a_killed_tunes_machine_wide_change_is_named_loudly_with_the_undo_command() {
+        let sysctl = |name: &str| Setting::new(Target::Netns, Key::Sysctl(name.into()));
+        let change = |name: &str| nictune_apply::plan::Change {
+            setting: sysctl(name),
+            old: Value::text("0"),
+            new: Value::text("50"),
+        };
+        let records = [
+            Record::Begin {
+                id: "1795239660000-77".into(),
+                pid: 77,
+                started_unix_ms: 1_795_239_660_000,
+                netns: None,
+                iface: None,
+                changes: vec![change("net.core.busy_read"), change("net.core.busy_poll")],
+                preserve: Vec::new(),
+            },
+            Record::Intent { step: 0 },
+            Record::Intent { step: 1 },
+            Record::Applied {
+                confirm_deadline_unix_ms: None,
+            },
+        ];
+        let all = [summarize(&records).unwrap()];
+        let problems = state::left_by_killed_tunes(&all, &[77], 0, |_| false);
+        let body = StatusBody::new(&all, &facts(1_795_239_800_000, &problems), |_| false, false);
+        let text = status_text(&body);
+        assert!(text.contains("LEFT BY A KILLED TUNE"), "{text}");
+        assert!(
+            text.contains(
+                "MACHINE-WIDE CHANGE STILL IN PLACE: sysctl.net.core.busy_poll = 50 (was 0)"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("tune pid 77, which was killed"), "{text}");
+        assert!(text.contains("still there: nictune-tb-77-0-s"), "{text}");
+        assert!(
+            text.contains("Undo with: nictune revert --state-dir /tmp/s"),
+            "{text}"
+        );
+        let json = serde_json::to_value(&body).unwrap();
+        assert_eq!(json["undo"], "nictune revert --state-dir /tmp/s");
+        assert_eq!(json["changes"][0]["attention"], "left-by-killed-tune");
+        assert_eq!(json["changes"][0]["still_changed"][0]["machine_wide"], true);
     }
 
     #[test]

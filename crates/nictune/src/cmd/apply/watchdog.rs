@@ -1,11 +1,11 @@
 //! The auto-revert watchdog: a detached `nictune revert --watchdog ID` that sleeps until the
 //! change's deadline and reverts it unless it was confirmed (or reverted) by then.
 
-use super::{now_unix_ms, revert_txn};
+use super::{now_unix_ms, revert_txn, LiveLocks};
 use crate::output::Outcome;
 use anyhow::{Context, Result};
 use nictune_apply::journal::{Phase, RevertBy, Summary};
-use nictune_apply::state::StateDir;
+use nictune_apply::state::{StateDir, StateError};
 use nictune_apply::txn;
 use nictune_linux::write::detach;
 use std::time::Duration;
@@ -55,24 +55,57 @@ fn pending_deadline(state: &StateDir, id: &str) -> Result<Option<u64>> {
     })
 }
 
+/// The locks for the revert, waiting as long as another change holds them (a tune through
+/// another state directory may hold the machine-wide one for minutes): the revert is the
+/// safety net, so it waits its turn rather than giving up. `None` when the change stopped
+/// being pending meanwhile (confirmed or reverted).
+fn locks_for_revert(state: &StateDir, id: &str) -> Result<Option<LiveLocks>> {
+    let mut told = false;
+    loop {
+        match super::try_lock_live(state, 200) {
+            Ok(locks) => return Ok(Some(locks)),
+            Err(StateError::Busy { path, holder }) => {
+                if pending_deadline(state, id)?.is_none() {
+                    return Ok(None);
+                }
+                if !std::mem::replace(&mut told, true) {
+                    eprintln!(
+                        "nictune watchdog: change {id} is due; waiting for {}{} to release it",
+                        path.display(),
+                        nictune_apply::lock::by(holder)
+                    );
+                }
+            }
+            Err(e) => return Err(super::state_error(e, state.root())),
+        }
+    }
+}
+
 fn revert_now(state: &StateDir, id: &str) -> Result<Outcome> {
-    // Wait up to 10 s for a `confirm` or `revert` holding the lock, then look again.
-    let lock = state.lock_waiting(200)?;
+    let Some(locks) = locks_for_revert(state, id)? else {
+        return Ok(Outcome::Success);
+    };
     let txn = find(state, id)?;
     if !matches!(txn.phase, Phase::Pending { .. }) {
         return Ok(Outcome::Success);
     }
-    let reverted = revert_txn(state, &lock, &txn, RevertBy::Watchdog)?;
+    let reverted = revert_txn(state, &locks.state, &txn, RevertBy::Watchdog)?;
     eprintln!(
-        "nictune watchdog: change {id} not confirmed in time; reverted {} settings ({})",
+        "nictune watchdog: change {id} not confirmed in time; reverted {} settings ({}){}",
         reverted.restored.len(),
         if reverted.complete {
             "complete"
         } else {
             "INCOMPLETE, see `nictune status`"
-        }
+        },
+        reverted
+            .unrecorded
+            .as_ref()
+            .map_or_else(String::new, |e| format!(
+                "; the journal could not record it ({e}): run `nictune revert` to record it"
+            ))
     );
-    Ok(if reverted.complete {
+    Ok(if reverted.complete && reverted.unrecorded.is_none() {
         Outcome::Success
     } else {
         Outcome::Problems

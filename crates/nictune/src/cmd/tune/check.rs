@@ -4,6 +4,7 @@
 
 use super::Opts;
 use crate::cmd::source::{check_iface_name, check_netns_name};
+use crate::cmd::testbed::TestbedArg;
 use crate::output::HintExt;
 use anyhow::Result;
 use nictune_core::error::InvalidInput;
@@ -31,8 +32,15 @@ pub enum Workload {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TargetArg {
     Testbed,
-    Interface { iface: String, peer: String },
-    Synthetic { seed: u64 },
+    /// The real-driver testbed: a QEMU guest running this driver.
+    Guest(nictune_tune::knob::Driver),
+    Interface {
+        iface: String,
+        peer: String,
+    },
+    Synthetic {
+        seed: u64,
+    },
 }
 
 /// Everything typed, checked, before anything touches the system.
@@ -95,7 +103,11 @@ fn target(a: &Opts) -> Result<TargetArg> {
                 peer: peer.clone(),
             })
         }
-        _ => Ok(TargetArg::Testbed),
+        _ => Ok(match a.testbed.and_then(TestbedArg::nic) {
+            Some(nictune_vm::Nic::E1000) => TargetArg::Guest(nictune_tune::knob::Driver::E1000),
+            Some(nictune_vm::Nic::E1000e) => TargetArg::Guest(nictune_tune::knob::Driver::E1000e),
+            None => TargetArg::Testbed,
+        }),
     }
 }
 

@@ -10,7 +10,7 @@
 //! with `--apply`, apply `recommended.toml` as one more transaction with an auto-revert
 //! watchdog.
 
-use super::caps::capabilities;
+use super::caps::capabilities_for;
 use super::live::{hold, knobs, test_kind, unmark, workload_label, Held};
 use super::measure::BenchMeasurer;
 use super::target::LiveTarget;
@@ -53,18 +53,20 @@ pub fn run_interface(c: &Checked, opts: &Opts, ctx: &Ctx) -> Result<Outcome> {
     }
     refuse_risky_iface(iface, opts.force)?;
     let snap = snapshot::build(&LinuxHost::live(), std::slice::from_ref(iface));
+    // Module parameters (a driver reload per candidate) need an explicit opt-in: none yet.
     let caps = match snap.nic(iface) {
-        Some(nic) => capabilities(&snap, nic),
+        Some(nic) => capabilities_for(&snap, nic, false)?,
         None => return Err(no_such_iface(iface, opts.netns.as_deref())),
     };
     let config = tune_config(c, &caps)?;
     let peer_target = crate::cmd::bench::peer_target(peer, opts.token_file.as_ref())?;
     let Held {
         state,
-        lock,
+        locks,
         marked,
         cancel,
     } = hold(&opts.state.state_dir)?;
+    let lock = &locks.state;
     let where_ = Where {
         iface,
         netns: opts.netns.as_deref(),
@@ -74,7 +76,7 @@ pub fn run_interface(c: &Checked, opts: &Opts, ctx: &Ctx) -> Result<Outcome> {
     let outcome = tune_on(
         c,
         &config,
-        (&state, &lock),
+        (&state, lock),
         (iface, opts.netns.as_deref()),
         &peer_target,
         test,
@@ -85,7 +87,7 @@ pub fn run_interface(c: &Checked, opts: &Opts, ctx: &Ctx) -> Result<Outcome> {
     unmark(&state, &marked);
     let outcome = outcome?;
     if let Some(within) = c.apply {
-        apply_recommended(c, (&state, &lock), &where_, within)?;
+        apply_recommended(c, (&state, lock), &where_, within)?;
     }
     Ok(outcome)
 }

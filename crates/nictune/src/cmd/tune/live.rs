@@ -10,10 +10,9 @@ use super::measure::BenchMeasurer;
 use super::nshost::NsHost;
 use super::target::{End, LiveTarget};
 use super::{execute, Checked, Parts, Workload};
-use crate::cmd::apply::{now_unix_ms, refuse_if_unfinished, render::utc};
+use crate::cmd::apply::{lock_live, now_unix_ms, refuse_if_unfinished, render::utc, LiveLocks};
 use crate::output::{Ctx, HintExt, Outcome};
 use anyhow::Result;
-use nictune_apply::journal::Summary;
 use nictune_apply::state::{self, StateDir};
 use nictune_bench::cancel::Cancel;
 use nictune_bench::{LiveMeasurer, Target as BenchTarget, TestKind, Testbed};
@@ -36,17 +35,21 @@ pub fn run_testbed(
     let test = test_kind(&c.workload)?;
     let Held {
         state,
-        lock,
+        locks,
         marked,
         cancel,
     } = hold(state_dir)?;
-    let bed = Testbed::create().hint("the testbed needs root, `ip` (iproute2) and ethtool")?;
+    let lock = &locks.state;
+    let bed = Testbed::create()
+        .hint("the testbed needs root and a kernel with network namespaces and veth")
+        .and_then(require_napi_mode);
+    let bed = bed.inspect_err(|_| unmark(&state, &marked))?;
     let started_at = utc(now_unix_ms()).replace(' ', "T");
     let outcome = tune_on(
         c,
         config,
         &bed,
-        (&state, &lock),
+        (&state, lock),
         test,
         &cancel,
         started_at,
@@ -59,30 +62,51 @@ pub fn run_testbed(
     Ok(outcome)
 }
 
-/// What a live tune holds while it runs: the journals, the change lock, its mark, and the
-/// Ctrl-C / SIGTERM flag.
+/// The testbed's search space is per-NAPI settings and busy polling: without veth NAPI
+/// instances every candidate would fail to plan. Says why NAPI mode is off instead.
+fn require_napi_mode(bed: Testbed) -> Result<Testbed> {
+    if bed.napi_mode() {
+        return Ok(bed);
+    }
+    Err(not_in_napi_mode(bed.warnings()))
+}
+
+/// The error for a testbed out of NAPI mode, carrying why (the testbed's warnings).
+fn not_in_napi_mode(why: &[String]) -> anyhow::Error {
+    let message = format!(
+        "the testbed's veth pair is not in NAPI mode, so the per-NAPI settings a tune tries \
+         would have nothing to act on: {}",
+        why.join("; ")
+    );
+    anyhow::Error::new(nictune_core::error::Hinted::new(
+        message,
+        "this kernel's veth needs GRO on (and TSO off) to run its NAPI instances; \
+         tune a real interface with --iface instead",
+    ))
+}
+
+/// What a live tune holds while it runs: the journals, the change locks, its mark, and the
+/// Ctrl-C / SIGTERM / SIGHUP flag.
 pub(super) struct Held {
     pub state: StateDir,
-    pub lock: nictune_apply::state::Lock,
+    pub locks: LiveLocks,
     pub marked: PathBuf,
     pub cancel: Cancel,
 }
 
 /// Refuses while an earlier change is unfinished or a killed tune's changes are in place,
-/// then takes the lock, marks this tune and catches Ctrl-C / SIGTERM.
+/// then takes the lock, marks this tune and catches Ctrl-C / SIGTERM / SIGHUP.
 pub(super) fn hold(state_dir: &Path) -> Result<Held> {
     let state = StateDir::new(state_dir);
     refuse_if_unfinished(&state)?;
-    refuse_after_killed_tune(&state, state_dir)?;
-    let lock = state
-        .try_lock()
-        .hint("another nictune change is running; see `nictune status`")?;
-    let marked = mark(state_dir)?;
+    forget_clean_killed_tunes(&state)?;
+    let locks = lock_live(&state, 1)?;
+    let marked = mark(&state)?;
     let cancel = Cancel::new();
     cancel.on_signals()?;
     Ok(Held {
         state,
-        lock,
+        locks,
         marked,
         cancel,
     })
@@ -96,58 +120,22 @@ pub(super) fn workload_label(test: TestKind) -> String {
     }
 }
 
-/// A running tune marks itself with `<state dir>/tunes/<pid>`, removed when it ends with
-/// nothing of its own left in place.
-fn marker_dir(state_dir: &Path) -> PathBuf {
-    state_dir.join("tunes")
-}
-
-/// A tune killed mid-run leaves its last candidate in place, journaled as an ordinary kept
-/// change; a new tune would take those values for the settings as found. Refuses until they
-/// are reverted (and forgets the marker of a killed tune whose changes are all reverted).
-fn refuse_after_killed_tune(state: &StateDir, state_dir: &Path) -> Result<()> {
+/// Forgets the marks of killed tunes whose changes are all reverted (a killed tune with
+/// changes still in place is refused by [`refuse_if_unfinished`] until they are).
+fn forget_clean_killed_tunes(state: &StateDir) -> Result<()> {
     let all = state.transactions()?;
-    let Ok(entries) = std::fs::read_dir(marker_dir(state_dir)) else {
-        return Ok(());
-    };
     let alive = nictune_linux::write::detach::alive;
-    for entry in entries.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else {
-            continue;
-        };
-        if alive(pid) {
-            continue;
+    for pid in state.tune_marks() {
+        if !alive(pid) && state::in_place_by(&all, pid).is_empty() {
+            let _ = std::fs::remove_file(state.tunes_dir().join(pid.to_string()));
         }
-        let left = in_place_by(&all, pid);
-        let Some(newest) = left.last() else {
-            let _ = std::fs::remove_file(entry.path());
-            continue;
-        };
-        let message = format!(
-            "an earlier tune (pid {pid}) was killed with {} change(s) still in place, the newest {}",
-            left.len(),
-            newest.id
-        );
-        return Err(anyhow::Error::new(nictune_core::error::Hinted::new(
-            message,
-            "run `nictune revert` once per change (`nictune status` lists them) to restore \
-             the settings from before that tune, then tune again",
-        )));
     }
     Ok(())
 }
 
-/// Changes by process `pid` that are (or may be) still in effect.
-fn in_place_by(all: &[Summary], pid: u32) -> Vec<&Summary> {
-    all.iter()
-        .filter(|s| s.owner_pid == pid)
-        .filter(|s| state::revertible(std::slice::from_ref(*s)).is_some())
-        .collect()
-}
-
 /// Marks this tune as running; [`unmark`] removes the mark.
-fn mark(state_dir: &Path) -> Result<PathBuf> {
-    let dir = marker_dir(state_dir);
+fn mark(state: &StateDir) -> Result<PathBuf> {
+    let dir = state.tunes_dir();
     std::fs::create_dir_all(&dir)?;
     let path = dir.join(std::process::id().to_string());
     std::fs::write(&path, b"")?;
@@ -159,7 +147,7 @@ fn mark(state_dir: &Path) -> Result<PathBuf> {
 pub(super) fn unmark(state: &StateDir, mark: &Path) {
     let clean = state
         .transactions()
-        .is_ok_and(|all| in_place_by(&all, std::process::id()).is_empty());
+        .is_ok_and(|all| state::in_place_by(&all, std::process::id()).is_empty());
     if clean {
         let _ = std::fs::remove_file(mark);
     }
@@ -284,42 +272,17 @@ fn environment(bed: &Testbed, test: TestKind, started_at: String) -> Environment
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nictune_apply::journal::{Phase, RevertBy};
-
-    fn txn(id: &str, owner: u32, netns: Option<&str>, phase: Phase) -> Summary {
-        Summary {
-            id: id.into(),
-            started_unix_ms: 0,
-            netns: netns.map(str::to_string),
-            iface: None,
-            changes: Vec::new(),
-            preserve: Vec::new(),
-            attempted: vec![0],
-            effective: Default::default(),
-            undone: Vec::new(),
-            phase,
-            owner_pid: owner,
-            watchdog_pid: None,
-        }
-    }
 
     #[test]
-    fn a_tunes_changes_still_in_place_are_the_revertible_ones_it_owns() {
-        let reverted = Phase::Reverted {
-            by: RevertBy::User,
-            complete: true,
-        };
-        let all = vec![
-            txn("1-10", 10, None, Phase::Applied),
-            txn("2-20", 20, Some("nictune-tb-20-0-s"), reverted),
-            txn("3-20", 20, Some("nictune-tb-20-0-s"), Phase::Applied),
-            txn("4-20", 20, None, Phase::Applying),
+    fn out_of_napi_mode_the_error_says_why_not_that_a_device_has_no_napi() {
+        let why = [
+            "veth NAPI mode not enabled: in network namespace \"nictune-tb-1-0-c\": \
+                    ethtool features set rx-gro on on nt1x0c: Operation not supported"
+                .to_string(),
         ];
-        let ids: Vec<&str> = in_place_by(&all, 20)
-            .iter()
-            .map(|s| s.id.as_str())
-            .collect();
-        assert_eq!(ids, ["3-20", "4-20"]);
-        assert!(in_place_by(&all[..2], 20).is_empty());
+        let text = format!("{:#}", not_in_napi_mode(&why));
+        assert!(text.contains("not in NAPI mode"), "{text}");
+        assert!(text.contains("Operation not supported"), "{text}");
+        assert!(!text.contains("has no NAPI instances"), "{text}");
     }
 }

@@ -20,7 +20,13 @@ pub struct BenchMeasurer<'a> {
     warm_up: Nanos,
     /// Every distinct caveat the bench engine reported (NAPI mode, CPU accounting, ...).
     pub warnings: BTreeSet<String>,
+    /// Checks each run's full result for the candidate (e.g. that a throttle rate shows in
+    /// the measured interrupt rate); what it returns joins the warnings.
+    pub check: Option<ResultCheck>,
 }
+
+/// A check of one run's result for its candidate.
+pub type ResultCheck = fn(&Candidate, &nictune_bench::BenchResult) -> Option<String>;
 
 impl<'a> BenchMeasurer<'a> {
     pub fn new(live: LiveMeasurer<'a>, test: TestKind, cpus: Vec<u32>) -> Self {
@@ -30,6 +36,7 @@ impl<'a> BenchMeasurer<'a> {
             cpus,
             warm_up: Nanos::ZERO,
             warnings: BTreeSet::new(),
+            check: None,
         }
     }
 
@@ -69,6 +76,9 @@ impl Measurer for BenchMeasurer<'_> {
             .live
             .measure(&spec, &NoProgress)
             .map_err(|e| fail(format!("{:#}", anyhow::Error::new(e))))?;
+        if let Some(w) = self.check.and_then(|check| check(candidate, &result)) {
+            self.warnings.insert(w);
+        }
         self.warnings.extend(result.warnings);
         Ok(result.metrics)
     }

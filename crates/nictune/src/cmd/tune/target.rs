@@ -134,6 +134,10 @@ impl<'a> LiveTarget<'a> {
                     "some values could not be restored",
                 ));
             }
+            if let Some(why) = reverted.unrecorded {
+                let why = format!("restored, but the journal could not record it: {why}");
+                return Err(fail(TargetOp::Restore, &id, why));
+            }
             self.open.pop();
         }
         Ok(())

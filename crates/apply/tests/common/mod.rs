@@ -1,0 +1,74 @@
+//! What the transaction tests share: a fake device with every stage represented, and an
+//! apply request for it.
+#![allow(dead_code)]
+
+use nictune_apply::fake::FakeHost;
+use nictune_apply::setting::{Channel, Key, Napi, Ring, Setting, Steering, Target};
+use nictune_apply::txn::ApplyRequest;
+use nictune_apply::value::{CpuSet, Value};
+
+pub const IF: &str = "v0";
+
+pub fn dev() -> Target {
+    Target::Device { iface: IF.into() }
+}
+
+/// A device with every stage represented: channels (whose change wipes RPS masks), rings,
+/// a feature, coalescing with 2 µs granularity, two NAPIs, a sysctl and RPS on two queues.
+pub fn host() -> FakeHost {
+    let s = Setting::new;
+    let rps = |queue| {
+        s(
+            Target::RxQueue {
+                iface: IF.into(),
+                queue,
+            },
+            Key::Steering(Steering::RpsCpus),
+        )
+    };
+    let napi = |index, n| {
+        s(
+            Target::Napi {
+                iface: IF.into(),
+                index,
+            },
+            Key::Napi(n),
+        )
+    };
+    let mut h = FakeHost::default()
+        .with(s(dev(), Key::Channels(Channel::Combined)), Value::Int(2))
+        .with(s(dev(), Key::Ring(Ring::Rx)), Value::Int(256))
+        .with(s(dev(), Key::Feature("rx-gro".into())), Value::Bool(true))
+        .with(s(dev(), Key::Coalesce("rx-usecs".into())), Value::Int(8))
+        .with(
+            s(dev(), Key::Coalesce("adaptive-rx".into())),
+            Value::Bool(false),
+        )
+        .with(napi(0, Napi::DeferHardIrqs), Value::Int(0))
+        .with(napi(1, Napi::DeferHardIrqs), Value::Int(0))
+        .with(napi(0, Napi::GroFlushTimeout), Value::Int(0))
+        .with(napi(1, Napi::GroFlushTimeout), Value::Int(0))
+        .with(
+            s(Target::Netns, Key::Sysctl("net.core.somaxconn".into())),
+            Value::text("4096"),
+        )
+        .with(rps(0), Value::Cpus(CpuSet::from_iter([1])))
+        .with(rps(1), Value::Cpus(CpuSet::default()));
+    h.granularity
+        .insert(s(dev(), Key::Coalesce("rx-usecs".into())), 2);
+    h.limits
+        .insert(s(dev(), Key::Channels(Channel::Combined)), 8);
+    h.napis.insert(IF.into(), 2);
+    h.queues.insert(IF.into(), (2, 2));
+    h
+}
+
+pub fn request() -> ApplyRequest {
+    ApplyRequest {
+        pid: 1,
+        now_unix_ms: 1_000,
+        netns: None,
+        iface: Some(IF.into()),
+        confirm_within_ms: None,
+    }
+}

@@ -1,0 +1,31 @@
+//! Link message types and attributes (include/uapi/linux/rtnetlink.h, if_link.h, veth.h,
+//! if.h).
+
+pub const RTM_NEWLINK: u16 = 16;
+pub const RTM_DELLINK: u16 = 17;
+pub const RTM_GETLINK: u16 = 18;
+pub const RTM_SETLINK: u16 = 19;
+
+/// IFLA_*: attributes after `struct ifinfomsg`.
+pub const IFLA_ADDRESS: u16 = 1;
+pub const IFLA_IFNAME: u16 = 3;
+pub const IFLA_MTU: u16 = 4;
+pub const IFLA_OPERSTATE: u16 = 16;
+pub const IFLA_LINKINFO: u16 = 18;
+pub const IFLA_NET_NS_PID: u16 = 19;
+pub const IFLA_NET_NS_FD: u16 = 28;
+
+/// IFLA_INFO_*: inside IFLA_LINKINFO.
+pub const IFLA_INFO_KIND: u16 = 1;
+pub const IFLA_INFO_DATA: u16 = 2;
+
+/// VETH_INFO_PEER: inside IFLA_INFO_DATA of a veth; its payload is the peer's
+/// `struct ifinfomsg` followed by the peer's IFLA_* attributes.
+pub const VETH_INFO_PEER: u16 = 1;
+
+/// IFF_UP: `ifi_flags` bit of an administratively up link.
+pub const IFF_UP: u32 = 0x1;
+
+/// ARPHRD_ETHER, ARPHRD_LOOPBACK: `ifi_type` of an Ethernet-like link and of `lo`.
+pub const ARPHRD_ETHER: u16 = 1;
+pub const ARPHRD_LOOPBACK: u16 = 772;

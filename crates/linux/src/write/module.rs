@@ -1,0 +1,511 @@
+//! Driver module parameters (`e1000.InterruptThrottleRate`): what the loaded module runs
+//! with, and setting one by reloading the module with it.
+//!
+//! Reading. Many drivers register their parameters with permission 0 (e1000 and e1000e do,
+//! in `e1000_param.c` / `param.c`: `module_param_array_named(..., 0)`), so
+//! `/sys/module/<m>/parameters/` does not show them. The value a module was loaded with is
+//! then, in order: what nictune's last reload recorded (`/run/nictune/module-params/<m>`,
+//! gone at reboot like the load itself), the kernel command line (`<m>.<p>=v`), an
+//! `options <m> p=v` line in `/etc/modprobe.d/*.conf` (what modprobe passed at boot), or
+//! else nothing: the driver's default, read as the empty value.
+//!
+//! Writing. The module is unloaded (`delete_module`) and loaded again (`finit_module`) with
+//! every parameter it ran with plus the new one; the file comes from the running kernel's
+//! `modules.dep`. Unloading removes every port the driver drives, so before it each port's
+//! IPv4 addresses, MTU and up state are taken, and after it restored on the port that
+//! reappears at the same device (the kernel may name it differently). IPv6 link-local
+//! addresses come back by themselves; static IPv6 addresses and routes other than the
+//! connected ones are not restored — which is why `apply` refuses a port that carries the
+//! default route or the SSH session.
+
+#![allow(unsafe_code)]
+
+use super::files::Roots;
+use nictune_host::write::setting::Setting;
+use nictune_host::write::value::Value;
+use nictune_host::write::{HostError, HostErrorKind, Op};
+use std::collections::BTreeMap;
+use std::ffi::CString;
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Where nictune records the parameters it loaded a module with.
+pub const RECORD_DIR: &str = "/run/nictune/module-params";
+/// How long a reloaded driver may take to bring its ports back.
+const PORT_WAIT: Duration = Duration::from_secs(15);
+
+/// Parameters as `name → value`, in the order modprobe would pass them.
+pub type Params = BTreeMap<String, String>;
+
+/// `<m>.<p>=v` words of a kernel command line for module `module`.
+pub fn cmdline_params(cmdline: &str, module: &str) -> Params {
+    let prefix = format!("{module}.");
+    cmdline
+        .split_whitespace()
+        .filter_map(|w| w.strip_prefix(&prefix)?.split_once('='))
+        .map(|(p, v)| (p.to_string(), v.to_string()))
+        .collect()
+}
+
+/// `options <module> p=v ...` lines of a modprobe.d file (later lines win, as in modprobe).
+pub fn modprobe_params(conf: &str, module: &str) -> Params {
+    let mut out = Params::new();
+    for line in conf.lines() {
+        let mut words = line.split('#').next().unwrap_or("").split_whitespace();
+        if words.next() != Some("options") {
+            continue;
+        }
+        let m = words.next().unwrap_or("").replace('-', "_");
+        if m != module.replace('-', "_") {
+            continue;
+        }
+        for w in words {
+            if let Some((p, v)) = w.split_once('=') {
+                out.insert(p.to_string(), v.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// The record file's text: one `p=v` per line.
+pub fn render_record(params: &Params) -> String {
+    params.iter().map(|(p, v)| format!("{p}={v}\n")).collect()
+}
+
+/// Parses a record written by [`render_record`].
+pub fn parse_record(text: &str) -> Params {
+    text.lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(p, v)| (p.trim().to_string(), v.trim().to_string()))
+        .collect()
+}
+
+/// The path, relative to the modules directory, of `module`'s file in `modules.dep` text.
+pub fn dep_path(modules_dep: &str, module: &str) -> Option<String> {
+    let want = module.replace('-', "_");
+    modules_dep.lines().find_map(|l| {
+        let path = l.split(':').next()?;
+        let file = path.rsplit('/').next()?;
+        let name = file.split(".ko").next()?.replace('-', "_");
+        (name == want).then(|| path.to_string())
+    })
+}
+
+/// `modprobe`'s parameter string: `p1=v1 p2=v2`.
+pub fn param_string(params: &Params) -> String {
+    params
+        .iter()
+        .map(|(p, v)| format!("{p}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Where module state lives (tests point these elsewhere).
+#[derive(Debug, Clone)]
+pub struct ModuleRoots {
+    pub sys: PathBuf,
+    pub proc: PathBuf,
+    pub etc_modprobe: PathBuf,
+    pub records: PathBuf,
+}
+
+impl ModuleRoots {
+    pub fn from(roots: &Roots) -> ModuleRoots {
+        ModuleRoots {
+            sys: roots.sys.clone(),
+            proc: roots.proc.clone(),
+            etc_modprobe: "/etc/modprobe.d".into(),
+            records: RECORD_DIR.into(),
+        }
+    }
+
+    fn record(&self, module: &str) -> PathBuf {
+        self.records.join(module)
+    }
+}
+
+/// The parameters `module` runs with, as far as they can be known (see the module docs).
+pub fn loaded_params(roots: &ModuleRoots, module: &str) -> Params {
+    if let Ok(text) = std::fs::read_to_string(roots.record(module)) {
+        return parse_record(&text);
+    }
+    let mut params = Params::new();
+    if let Ok(dir) = std::fs::read_dir(&roots.etc_modprobe) {
+        let mut files: Vec<PathBuf> = dir.flatten().map(|e| e.path()).collect();
+        files.sort();
+        for f in files
+            .iter()
+            .filter(|f| f.extension().is_some_and(|e| e == "conf"))
+        {
+            let text = std::fs::read_to_string(f).unwrap_or_default();
+            params.extend(modprobe_params(&text, module));
+        }
+    }
+    let cmdline = std::fs::read_to_string(roots.proc.join("cmdline")).unwrap_or_default();
+    params.extend(cmdline_params(&cmdline, module));
+    params
+}
+
+/// The current value of `module`'s parameter `param`; empty for the driver's default.
+pub fn read(
+    roots: &ModuleRoots,
+    module: &str,
+    param: &str,
+    s: &Setting,
+) -> Result<Value, HostError> {
+    let dir = roots.sys.join("module").join(module);
+    if !dir.exists() {
+        let why = format!("module {module} is not loaded");
+        return Err(HostError::new(Op::Read, s, HostErrorKind::NotFound(why)));
+    }
+    if let Ok(v) = std::fs::read_to_string(dir.join("parameters").join(param)) {
+        return Ok(Value::Text(v.trim().to_string()));
+    }
+    let params = loaded_params(roots, module);
+    Ok(Value::Text(params.get(param).cloned().unwrap_or_default()))
+}
+
+/// Reloads `module` with `param` set to `value` (removed when empty) and every other
+/// parameter as it ran with; restores its ports' addresses, MTU and up state.
+pub fn write(
+    roots: &ModuleRoots,
+    module: &str,
+    param: &str,
+    value: &Value,
+    s: &Setting,
+) -> Result<(), HostError> {
+    let fail = |kind| HostError::new(Op::Write, s, kind);
+    let text = match value {
+        Value::Text(t) => t.trim().to_string(),
+        other => other.to_string(),
+    };
+    let mut params = loaded_params(roots, module);
+    if text.is_empty() {
+        params.remove(param);
+    } else {
+        params.insert(param.to_string(), text);
+    }
+    let file = module_file(roots, module).map_err(|e| fail(HostErrorKind::NotFound(e)))?;
+    let ports = ports_of(roots, module);
+    reload(module, &file, &params).map_err(|e| fail(HostErrorKind::Rejected(e)))?;
+    std::fs::create_dir_all(&roots.records)
+        .and_then(|()| std::fs::write(roots.record(module), render_record(&params)))
+        .map_err(|e| {
+            fail(HostErrorKind::Rejected(format!(
+                "recording the parameters: {e}"
+            )))
+        })?;
+    restore_ports(roots, &ports).map_err(|e| fail(HostErrorKind::Rejected(e)))
+}
+
+/// `/lib/modules/<release>/<path from modules.dep>`.
+fn module_file(roots: &ModuleRoots, module: &str) -> Result<PathBuf, String> {
+    let release = std::fs::read_to_string(roots.proc.join("sys/kernel/osrelease"))
+        .map_err(|e| format!("reading the kernel release: {e}"))?;
+    let base = Path::new("/lib/modules").join(release.trim());
+    let dep = std::fs::read_to_string(base.join("modules.dep"))
+        .map_err(|e| format!("{}: {e}", base.join("modules.dep").display()))?;
+    dep_path(&dep, module)
+        .map(|p| base.join(p))
+        .ok_or_else(|| format!("{module} is not in {}", base.join("modules.dep").display()))
+}
+
+fn reload(module: &str, file: &Path, params: &Params) -> Result<(), String> {
+    let name = CString::new(module).map_err(|_| "module name with a NUL byte".to_string())?;
+    let args = CString::new(param_string(params)).map_err(|_| "parameter with a NUL byte")?;
+    let f = std::fs::File::open(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    nix::kmod::delete_module(&name, nix::kmod::DeleteModuleFlags::O_NONBLOCK)
+        .map_err(|e| format!("unloading {module}: {e}"))?;
+    match nix::kmod::finit_module(&f, &args, nix::kmod::ModuleInitFlags::empty()) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            // Leave the driver loaded even if the new parameters were refused.
+            let empty = CString::default();
+            let back = nix::kmod::finit_module(&f, &empty, nix::kmod::ModuleInitFlags::empty());
+            let note = match back {
+                Ok(()) => "; loaded again with its defaults",
+                Err(_) => "; could not load it again",
+            };
+            Err(format!(
+                "loading {module} with {:?}: {e}{note}",
+                param_string(params)
+            ))
+        }
+    }
+}
+
+/// The interfaces (in this network namespace) of the devices `module` drives: what a
+/// reload takes down.
+pub fn ports_bound(module: &str) -> Vec<String> {
+    let roots = ModuleRoots::from(&Roots::live());
+    ports_of(&roots, module)
+        .into_iter()
+        .map(|p| p.name)
+        .collect()
+}
+
+/// A port of the driver before the reload.
+#[derive(Debug, Clone)]
+struct Port {
+    name: String,
+    /// The canonical `/sys/.../device` path, which survives the reload.
+    device: PathBuf,
+    addrs: Vec<(Ipv4Addr, u8)>,
+    mtu: u32,
+    up: bool,
+}
+
+/// The interfaces whose device is bound to `module`.
+fn ports_of(roots: &ModuleRoots, module: &str) -> Vec<Port> {
+    let net = roots.sys.join("class/net");
+    let Ok(dir) = std::fs::read_dir(&net) else {
+        return Vec::new();
+    };
+    let mut ports = Vec::new();
+    for e in dir.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let driver = std::fs::read_link(e.path().join("device/driver")).ok();
+        let bound = driver.is_some_and(|d| d.file_name().is_some_and(|f| f == module));
+        let Ok(device) = std::fs::canonicalize(e.path().join("device")) else {
+            continue;
+        };
+        if bound {
+            let read = |f: &str| std::fs::read_to_string(e.path().join(f)).unwrap_or_default();
+            let flags = u32::from_str_radix(read("flags").trim().trim_start_matches("0x"), 16);
+            ports.push(Port {
+                addrs: ipv4_addrs(&name),
+                mtu: read("mtu").trim().parse().unwrap_or(0),
+                up: flags.is_ok_and(|f| f & libc::IFF_UP as u32 != 0),
+                name,
+                device,
+            });
+        }
+    }
+    ports
+}
+
+fn ipv4_addrs(iface: &str) -> Vec<(Ipv4Addr, u8)> {
+    let Ok(all) = nix::ifaddrs::getifaddrs() else {
+        return Vec::new();
+    };
+    all.filter(|a| a.interface_name == iface || a.interface_name.starts_with(&format!("{iface}:")))
+        .filter_map(|a| {
+            let ip = a.address?.as_sockaddr_in()?.ip();
+            let mask = a.netmask.and_then(|m| m.as_sockaddr_in().map(|m| m.ip()));
+            Some((ip, mask.map_or(32, |m| u32::from(m).count_ones() as u8)))
+        })
+        .collect()
+}
+
+/// Waits for each port to reappear at its device, then restores it.
+fn restore_ports(roots: &ModuleRoots, ports: &[Port]) -> Result<(), String> {
+    for port in ports {
+        let name = wait_for_device(roots, &port.device).ok_or_else(|| {
+            format!(
+                "{} did not come back within {} s",
+                port.name,
+                PORT_WAIT.as_secs()
+            )
+        })?;
+        ifconfig::restore(&name, port).map_err(|e| format!("restoring {name}: {e}"))?;
+        if port.up && !wait_for_carrier(roots, &name) {
+            return Err(format!(
+                "{name} is back but its link did not come up within {} s",
+                PORT_WAIT.as_secs()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Waits until `name` has a carrier again (a reloaded NIC renegotiates its link: ≈2–3 s
+/// on QEMU's e1000), so the change is done when the port carries traffic again.
+fn wait_for_carrier(roots: &ModuleRoots, name: &str) -> bool {
+    let file = roots.sys.join("class/net").join(name).join("carrier");
+    let end = Instant::now() + PORT_WAIT;
+    while Instant::now() < end {
+        if std::fs::read_to_string(&file).is_ok_and(|c| c.trim() == "1") {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+fn wait_for_device(roots: &ModuleRoots, device: &Path) -> Option<String> {
+    let end = Instant::now() + PORT_WAIT;
+    let net = roots.sys.join("class/net");
+    while Instant::now() < end {
+        if let Ok(dir) = std::fs::read_dir(&net) {
+            for e in dir.flatten() {
+                if std::fs::canonicalize(e.path().join("device")).is_ok_and(|d| d == device) {
+                    return Some(e.file_name().to_string_lossy().into_owned());
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    None
+}
+
+/// The classic interface ioctls (SIOCSIFMTU, SIOCSIFADDR, SIOCSIFNETMASK, SIOCSIFFLAGS) on
+/// an `AF_INET` datagram socket: enough to put back IPv4 addresses, MTU and up state.
+mod ifconfig {
+    use super::Port;
+    use std::io;
+    use std::net::Ipv4Addr;
+
+    pub(super) fn restore(name: &str, port: &Port) -> io::Result<()> {
+        let sock = Socket::new()?;
+        if port.mtu > 0 {
+            let mut req = Req::new(name)?;
+            req.0.ifr_ifru.ifru_mtu = port.mtu as i32;
+            sock.ioctl(libc::SIOCSIFMTU, &mut req)?;
+        }
+        for (i, (addr, prefix)) in port.addrs.iter().enumerate() {
+            // The first address is the interface's own; more go on aliases `name:N`.
+            let label = if i == 0 {
+                name.to_string()
+            } else {
+                format!("{name}:{i}")
+            };
+            let mut req = Req::new(&label)?;
+            req.set_addr(*addr);
+            sock.ioctl(libc::SIOCSIFADDR, &mut req)?;
+            let mask = Ipv4Addr::from(u32::MAX.checked_shl(32 - u32::from(*prefix)).unwrap_or(0));
+            let mut req = Req::new(&label)?;
+            req.set_addr(mask);
+            sock.ioctl(libc::SIOCSIFNETMASK, &mut req)?;
+        }
+        if port.up {
+            let mut req = Req::new(name)?;
+            sock.ioctl(libc::SIOCGIFFLAGS, &mut req)?;
+            // SAFETY: SIOCGIFFLAGS filled the flags member of the union.
+            let flags = unsafe { req.0.ifr_ifru.ifru_flags };
+            req.0.ifr_ifru.ifru_flags = flags | libc::IFF_UP as libc::c_short;
+            sock.ioctl(libc::SIOCSIFFLAGS, &mut req)?;
+        }
+        Ok(())
+    }
+
+    struct Socket(libc::c_int);
+
+    impl Socket {
+        fn new() -> io::Result<Socket> {
+            // SAFETY: plain socket(2); the result is checked.
+            let fd =
+                unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+            if fd < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(Socket(fd))
+        }
+
+        fn ioctl(&self, request: libc::c_ulong, req: &mut Req) -> io::Result<()> {
+            // SAFETY: req is a properly initialised ifreq that lives across the call.
+            let r = unsafe { libc::ioctl(self.0, request as _, &mut req.0 as *mut libc::ifreq) };
+            if r < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        }
+    }
+
+    impl Drop for Socket {
+        fn drop(&mut self) {
+            // SAFETY: the descriptor is ours and closed once.
+            unsafe { libc::close(self.0) };
+        }
+    }
+
+    struct Req(libc::ifreq);
+
+    impl Req {
+        fn new(name: &str) -> io::Result<Req> {
+            if name.len() >= libc::IFNAMSIZ || name.contains('\0') {
+                return Err(io::Error::other(format!("bad interface name {name:?}")));
+            }
+            // SAFETY: ifreq is plain old data; all-zero is a valid value.
+            let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+            for (dst, src) in req.ifr_name.iter_mut().zip(name.bytes()) {
+                *dst = src as libc::c_char;
+            }
+            Ok(Req(req))
+        }
+
+        fn set_addr(&mut self, addr: Ipv4Addr) {
+            let sin = libc::sockaddr_in {
+                sin_family: libc::AF_INET as libc::sa_family_t,
+                sin_port: 0,
+                sin_addr: libc::in_addr {
+                    s_addr: u32::from(addr).to_be(),
+                },
+                sin_zero: [0; 8],
+            };
+            // SAFETY: sockaddr_in fits in the sockaddr member of the union (both 16 bytes).
+            unsafe {
+                std::ptr::write(
+                    &mut self.0.ifr_ifru.ifru_addr as *mut libc::sockaddr as *mut libc::sockaddr_in,
+                    sin,
+                );
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_line_gives_this_module_only() {
+        let p = cmdline_params(
+            "quiet e1000.InterruptThrottleRate=3000 e1000e.TxIntDelay=0",
+            "e1000",
+        );
+        assert_eq!(
+            p,
+            Params::from([("InterruptThrottleRate".into(), "3000".into())])
+        );
+    }
+
+    #[test]
+    fn modprobe_options_are_read_later_lines_winning() {
+        let conf = "# tuned\noptions e1000 InterruptThrottleRate=8000 TxIntDelay=0\n\
+                    options igb RSS=4\noptions e1000 InterruptThrottleRate=2000 # later\n";
+        let p = modprobe_params(conf, "e1000");
+        assert_eq!(p["InterruptThrottleRate"], "2000");
+        assert_eq!(p["TxIntDelay"], "0");
+        assert_eq!(p.len(), 2);
+    }
+
+    #[test]
+    fn records_round_trip_and_make_the_modprobe_string() {
+        let p = Params::from([
+            ("TxIntDelay".into(), "0".into()),
+            ("InterruptThrottleRate".into(), "500,500".into()),
+        ]);
+        assert_eq!(parse_record(&render_record(&p)), p);
+        assert_eq!(
+            param_string(&p),
+            "InterruptThrottleRate=500,500 TxIntDelay=0"
+        );
+    }
+
+    #[test]
+    fn modules_dep_finds_the_file_by_module_name() {
+        let dep = "kernel/drivers/net/ethernet/intel/e1000e/e1000e.ko: kernel/drivers/ptp/ptp.ko\n\
+                   kernel/drivers/net/ethernet/intel/e1000/e1000.ko.xz:\n";
+        assert_eq!(
+            dep_path(dep, "e1000").as_deref(),
+            Some("kernel/drivers/net/ethernet/intel/e1000/e1000.ko.xz")
+        );
+        assert_eq!(
+            dep_path(dep, "e1000e").as_deref(),
+            Some("kernel/drivers/net/ethernet/intel/e1000e/e1000e.ko")
+        );
+        assert_eq!(dep_path(dep, "igb"), None);
+    }
+}

@@ -1,0 +1,306 @@
+//! The real-driver testbed end to end: a QEMU guest running Linux's own e1000/e1000e driver,
+//! driven through its agent. Needs root, QEMU and the guest directory
+//! (`scripts/install-guest`); without them each test says why it skipped.
+
+mod common;
+
+use nictune_vm::{BedOptions, Nic, VmBed};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Why this machine cannot boot a testbed guest, if it cannot.
+fn skip_reason() -> Option<String> {
+    if unsafe_euid() != 0 {
+        return Some("needs root".into());
+    }
+    if let Err(e) = nictune_vm::GuestDir::locate() {
+        return Some(format!("{e}; run scripts/install-guest"));
+    }
+    if let Err(e) = nictune_vm::guest::qemu_program() {
+        return Some(e.to_string());
+    }
+    None
+}
+
+fn unsafe_euid() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(2).map(str::to_string))
+        })
+        .and_then(|u| u.parse().ok())
+        .unwrap_or(u32::MAX)
+}
+
+fn options(nic: Nic) -> BedOptions {
+    BedOptions::new(
+        nic,
+        PathBuf::from(env!("CARGO_BIN_EXE_nictune")),
+        Duration::from_secs(300),
+    )
+}
+
+#[test]
+fn an_e1000_guest_boots_runs_the_real_driver_and_leaves_nothing_behind() {
+    if let Some(why) = skip_reason() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let mut bed = VmBed::create(&options(Nic::E1000)).expect("guest boots");
+    let names = bed.names().clone();
+    let info = bed.boot_info().unwrap().clone();
+    eprintln!(
+        "boot {:.1} s with {:?} ({:?})",
+        info.boot_seconds, info.accel, info.accel_note
+    );
+    let driver = bed
+        .run_ok(
+            &["readlink", "/sys/class/net/eth0/device/driver"],
+            Duration::from_secs(10),
+        )
+        .unwrap();
+    assert!(driver.trim().ends_with("/e1000"), "{driver}");
+    let irqs = bed.read("/proc/interrupts").unwrap();
+    assert!(
+        irqs.lines().any(|l| l.trim_end().ends_with("eth0")),
+        "{irqs}"
+    );
+    let ping = bed
+        .run_ok(
+            &["ping", "-c", "3", "-i", "0.2", "198.18.1.1"],
+            Duration::from_secs(10),
+        )
+        .unwrap();
+    assert!(ping.contains("3 packets received"), "{ping}");
+    bed.destroy().unwrap();
+    assert!(!names.dir.exists());
+    assert!(common::namespaces_with_prefix(&names.netns).is_empty());
+}
+
+/// `nictune apply` of a module parameter in the guest: the driver reloads with it, the
+/// port comes back addressed, the journal reverts it, and `show` reads the real driver.
+#[test]
+fn module_parameters_apply_by_reload_and_revert_in_the_guest() {
+    if let Some(why) = skip_reason() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let mut bed = VmBed::create(&options(Nic::E1000)).expect("guest boots");
+    let t = Duration::from_secs(60);
+    let apply = bed.run(
+        &[
+            "nictune",
+            "apply",
+            "--json",
+            "--state-dir",
+            "/run/st",
+            "e1000.InterruptThrottleRate=500",
+            "e1000.TxIntDelay=0",
+        ],
+        t,
+    );
+    let apply = apply.unwrap();
+    assert_eq!(apply.code, Some(0), "{}\n{}", apply.stdout, apply.stderr);
+    let record = bed.read("/run/nictune/module-params/e1000").unwrap();
+    assert_eq!(record, "InterruptThrottleRate=500\nTxIntDelay=0\n");
+    let ping = bed
+        .run_ok(&["ping", "-c", "2", "-i", "0.2", "198.18.1.1"], t)
+        .expect("the port is back with its address after the reload");
+    assert!(ping.contains("2 packets received"), "{ping}");
+    let show = bed.run_ok(&["nictune", "show", "--json"], t).unwrap();
+    let show: serde_json::Value = serde_json::from_str(&show).unwrap();
+    let nic = &show["nics"].as_array().unwrap()[0];
+    assert_eq!(nic["driver"]["value"], "e1000", "{nic}");
+    assert_eq!(
+        nic["coalesce"]["value"]["rx-usecs"], 2000,
+        "ITR 500 reads back as 10^6/500 µs: {nic}"
+    );
+    let revert = bed
+        .run(&["nictune", "revert", "--state-dir", "/run/st"], t)
+        .unwrap();
+    assert_eq!(revert.code, Some(0), "{}\n{}", revert.stdout, revert.stderr);
+    let record = bed.read("/run/nictune/module-params/e1000").unwrap();
+    assert_eq!(record, "", "reverted to the driver's defaults");
+    let ping = bed
+        .run_ok(&["ping", "-c", "2", "-i", "0.2", "198.18.1.1"], t)
+        .unwrap();
+    assert!(ping.contains("2 packets received"), "{ping}");
+    bed.destroy().unwrap();
+}
+
+/// `bench --testbed e1000e`: the device's MSI-X vectors are counted one by one in the guest.
+#[test]
+fn bench_on_e1000e_counts_each_msix_vector() {
+    if let Some(why) = skip_reason() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let out = common::nictune(&[
+        "bench",
+        "rr",
+        "--testbed",
+        "e1000e",
+        "--duration",
+        "2",
+        "--json",
+    ]);
+    common::assert_exit(&out, 0);
+    let r = common::json(&out);
+    assert_eq!(r["testbed"]["kind"], "e1000e", "{r}");
+    assert!(r["testbed"]["accel"] == "tcg" || r["testbed"]["accel"] == "kvm");
+    let server = &r["accounting"]["server"];
+    let vectors = server["nic_vectors_per_sec"].as_object().unwrap();
+    assert!(vectors.len() >= 2, "rx and tx vectors apart: {vectors:?}");
+    let rx = vectors
+        .iter()
+        .find(|(k, _)| k.ends_with("-rx-0"))
+        .expect("an rx vector");
+    assert!(rx.1.as_f64().unwrap() > 100.0, "{vectors:?}");
+    assert!(server["host"]["interrupts_per_sec"].as_f64().unwrap() > 100.0);
+}
+
+/// The acceptance run, short: every candidate of the e1000 space measured once or more;
+/// where the throttle rate is below the testbed's own interrupt rate, interrupts/s and the
+/// RR rate fall with it; every point carries the model's prediction.
+#[test]
+fn tune_on_e1000_measures_the_throttle_rate_and_predicts_it() {
+    if let Some(why) = skip_reason() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let out_dir = std::env::temp_dir().join(format!("nictune-tune-e1000-{}", std::process::id()));
+    let out = common::nictune(&[
+        "tune",
+        "--testbed",
+        "e1000",
+        "--budget",
+        "52",
+        "--duration",
+        "1s",
+        "--warm-up",
+        "200ms",
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--json",
+        "--quiet",
+    ]);
+    common::assert_exit(&out, 0);
+    let results: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out_dir.join("results.json")).unwrap()).unwrap();
+    assert!(out_dir.join("report.html").exists() && out_dir.join("recommended.toml").exists());
+    let points = results["points"].as_array().unwrap();
+    let mean = |p: &serde_json::Value, what: &str| p["summary"][what]["mean"].as_f64();
+    let base = points.iter().find(|p| p["baseline"] == true).unwrap();
+    let base_ints = mean(base, "interrupts_per_sec").expect("device interrupts measured");
+    assert!(base_ints > 100.0, "the guest's NIC interrupts: {base_ints}");
+    // Fixed rates with TxIntDelay 0, below the testbed's own rate, in ascending order.
+    let mut throttled: Vec<(u64, f64, f64)> = points
+        .iter()
+        .filter_map(|p| {
+            let s = &p["settings"];
+            let itr: u64 = s["e1000.InterruptThrottleRate"].as_str()?.parse().ok()?;
+            let tidv = s["e1000.TxIntDelay"].as_str()?;
+            (tidv == "0" && itr >= 100 && (itr as f64) < base_ints * 0.8).then(|| {
+                (
+                    itr,
+                    mean(p, "interrupts_per_sec").unwrap(),
+                    mean(p, "rate").unwrap(),
+                )
+            })
+        })
+        .collect();
+    throttled.sort_by_key(|t| t.0);
+    assert!(throttled.len() >= 3, "{throttled:?}");
+    for w in throttled.windows(2) {
+        assert!(
+            w[0].1 < w[1].1 && w[0].2 < w[1].2,
+            "interrupts and rate follow ITR: {throttled:?}"
+        );
+    }
+    for (itr, ints, _) in &throttled {
+        assert!(
+            *ints <= *itr as f64 * 1.15,
+            "ITR {itr} bounds the interrupts: {ints}"
+        );
+    }
+    assert!(
+        points.iter().all(|p| !p["predicted"].is_null()),
+        "every point carries its prediction"
+    );
+    let _ = std::fs::remove_dir_all(&out_dir);
+}
+
+/// Killing a guest tune at any moment (here: while the guest boots, and while it measures)
+/// leaves no QEMU running once the killed process is gone, and the next run removes every
+/// namespace and directory the killed one left.
+#[test]
+fn a_killed_guest_tune_leaves_nothing_after_the_next_run() {
+    if let Some(why) = skip_reason() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let out_dir = std::env::temp_dir().join(format!("nictune-kill-{}", std::process::id()));
+    for after in [Duration::from_secs(3), Duration::from_secs(25)] {
+        let mut child = common::command()
+            .args([
+                "tune",
+                "--testbed",
+                "e1000",
+                "--budget",
+                "52",
+                "--duration",
+                "1s",
+                "--quiet",
+            ])
+            .arg("--out")
+            .arg(&out_dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        std::thread::sleep(after);
+        child.kill().unwrap(); // SIGKILL: no destructor runs
+        child.wait().unwrap();
+        let prefix = format!("nictune-vm-{pid}-");
+        // QEMU dies with its parent thread (PR_SET_PDEATHSIG).
+        std::thread::sleep(Duration::from_millis(500));
+        assert!(
+            qemu_of(&prefix).is_empty(),
+            "QEMU outlived its killed owner"
+        );
+        let out = common::nictune(&["bench", "rr", "--testbed", "e1000", "--duration", "1"]);
+        common::assert_exit(&out, 0);
+        assert!(
+            common::namespaces_with_prefix(&prefix).is_empty(),
+            "namespace left"
+        );
+        let dirs = std::fs::read_dir(nictune_vm::bed::RUN_DIR)
+            .map(|d| {
+                d.flatten()
+                    .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+                    .count()
+            })
+            .unwrap_or(0);
+        assert_eq!(dirs, 0, "run directory left");
+    }
+    let _ = std::fs::remove_dir_all(&out_dir);
+}
+
+/// Processes whose command line names a guest starting with `prefix`.
+fn qemu_of(prefix: &str) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+                c.split(|&b| b == 0)
+                    .any(|a| a.starts_with(prefix.as_bytes()))
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,369 @@
+//! The guest as what `nictune tune --testbed e1000|e1000e` searches: a [`GuestTarget`]
+//! that changes the driver's module parameters with `nictune apply` *inside the guest*
+//! (journaled there, reloading the real driver), a [`QemuPredictor`] that predicts each
+//! candidate with the simulator's model of QEMU's e1000/e1000e moderation, and
+//! [`effect_check`], which compares the interrupt rate a setting promises with the rate
+//! measured on the NIC's own vectors.
+//!
+//! Each candidate is applied over the one before as its own transaction in the guest; the
+//! settings as found are applied again at the end, and the whole guest is removed with the
+//! testbed, so nothing a candidate set can outlive the tune.
+
+use crate::bed::VmBed;
+use nictune_core::metrics::{HostMetrics, LatencySummary, Metrics};
+use nictune_core::units::Nanos;
+use nictune_sim::cases::qemu_nic::{self, QemuNic, QemuNicCosts, QemuNicSettings};
+use nictune_tune::candidate::Candidate;
+use nictune_tune::knob::{Driver, Knob, ModuleParam, Setting, Value};
+use nictune_tune::predict::{PredictError, Predictor};
+use nictune_tune::session::{Target, TargetError, TargetOp};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// The guest's state directory for the tune's transactions.
+const GUEST_STATE_DIR: &str = "/run/nictune-tune";
+/// A reload, the link coming back and the journal: well under this.
+const APPLY_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// Module parameters as the guest's driver runs with them, by catalog key; an empty value
+/// is the driver's default (not given at load).
+pub type GuestSnapshot = BTreeMap<String, String>;
+
+/// The guest's driver module parameters, changed through `nictune apply` in the guest.
+#[derive(Debug)]
+pub struct GuestTarget<'a> {
+    bed: &'a mut VmBed,
+    /// Every knob some candidate sets: what is snapshot and written each time.
+    knobs: Vec<Knob>,
+    /// The settings as found, once read.
+    found: Option<GuestSnapshot>,
+}
+
+impl<'a> GuestTarget<'a> {
+    /// A target over `bed` for candidates that set `knobs` (module parameters only).
+    pub fn new(bed: &'a mut VmBed, knobs: Vec<Knob>) -> GuestTarget<'a> {
+        GuestTarget {
+            bed,
+            knobs,
+            found: None,
+        }
+    }
+
+    fn fail(op: TargetOp, object: &str, reason: impl ToString) -> TargetError {
+        TargetError {
+            op,
+            object: object.into(),
+            reason: reason.to_string(),
+        }
+    }
+
+    /// Applies `values` (key → value, empty = driver default) as one transaction.
+    fn apply_values(&mut self, op: TargetOp, values: &GuestSnapshot) -> Result<(), TargetError> {
+        let args: Vec<String> = values
+            .iter()
+            .map(|(k, v)| format!("{k}={}", if v.is_empty() { "default" } else { v }))
+            .collect();
+        let mut argv = vec![
+            "nictune",
+            "apply",
+            "--quiet",
+            "--state-dir",
+            GUEST_STATE_DIR,
+        ];
+        argv.extend(args.iter().map(String::as_str));
+        let reply = self
+            .bed
+            .run(&argv, APPLY_TIMEOUT)
+            .map_err(|e| Self::fail(op, "the guest", e))?;
+        match reply.code {
+            Some(0) => Ok(()),
+            code => Err(Self::fail(
+                op,
+                &args.join(" "),
+                format!(
+                    "`nictune apply` in the guest exited {}: {}",
+                    code.unwrap_or(-1),
+                    reply.stderr.trim()
+                ),
+            )),
+        }
+    }
+}
+
+impl Target for GuestTarget<'_> {
+    type Snapshot = GuestSnapshot;
+
+    fn snapshot(&mut self) -> Result<GuestSnapshot, TargetError> {
+        let mut out = GuestSnapshot::new();
+        for knob in self.knobs.clone() {
+            let Knob::Module(driver, param) = knob else {
+                let why = "the real-driver testbed changes module parameters only";
+                return Err(Self::fail(TargetOp::Snapshot, knob.key(), why));
+            };
+            let record = self.record(driver)?;
+            out.insert(
+                knob.key().into(),
+                record.get(param.name()).cloned().unwrap_or_default(),
+            );
+        }
+        self.found.get_or_insert_with(|| out.clone());
+        Ok(out)
+    }
+
+    fn apply(&mut self, settings: &[Setting]) -> Result<(), TargetError> {
+        let mut values = self
+            .found
+            .clone()
+            .ok_or_else(|| Self::fail(TargetOp::Apply, "settings", "no snapshot taken"))?;
+        for s in settings {
+            values.insert(s.knob.key().into(), s.knob.render(s.value));
+        }
+        self.apply_values(TargetOp::Apply, &values)
+    }
+
+    fn restore(&mut self, snapshot: &GuestSnapshot) -> Result<(), TargetError> {
+        self.apply_values(TargetOp::Restore, snapshot)
+    }
+}
+
+impl GuestTarget<'_> {
+    /// The parameters nictune in the guest recorded at its last reload of `driver` (none
+    /// before the first: the driver was loaded at boot with its defaults).
+    fn record(&mut self, driver: Driver) -> Result<BTreeMap<String, String>, TargetError> {
+        let path = format!("/run/nictune/module-params/{}", driver.name());
+        let reply = self
+            .bed
+            .run(&["cat", &path], Duration::from_secs(10))
+            .map_err(|e| Self::fail(TargetOp::Snapshot, &path, e))?;
+        let text = if reply.code == Some(0) {
+            reply.stdout
+        } else {
+            String::new()
+        };
+        Ok(text
+            .lines()
+            .filter_map(|l| l.split_once('='))
+            .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+            .collect())
+    }
+}
+
+/// The simulator's model of QEMU's emulated NIC under the guest's driver, calibrated on the
+/// baseline (the driver's defaults) and predicting every other candidate.
+#[derive(Debug)]
+pub struct QemuPredictor {
+    nic: QemuNic,
+    costs: Option<QemuNicCosts>,
+}
+
+impl QemuPredictor {
+    pub fn new(driver: Driver) -> QemuPredictor {
+        QemuPredictor {
+            nic: match driver {
+                Driver::E1000 => QemuNic::E1000,
+                Driver::E1000e => QemuNic::E1000e,
+            },
+            costs: None,
+        }
+    }
+
+    /// The model's settings for `candidate`: the driver's defaults with its module
+    /// parameters over them.
+    fn settings(&self, candidate: &Candidate) -> Result<QemuNicSettings, String> {
+        let mut s = QemuNicSettings::driver_defaults(self.nic);
+        for setting in &candidate.settings {
+            let (Knob::Module(_, param), Value::Count(n)) = (setting.knob, setting.value) else {
+                return Err(format!(
+                    "the QEMU NIC model has no mechanism for {}",
+                    setting.knob
+                ));
+            };
+            let small = || u16::try_from(n).map_err(|_| format!("{} out of range", setting.knob));
+            match param {
+                ModuleParam::InterruptThrottleRate => {
+                    s.interrupt_throttle_rate = i64::try_from(n).map_err(|e| e.to_string())?
+                }
+                ModuleParam::TxIntDelay => s.tx_int_delay = small()?,
+                ModuleParam::TxAbsIntDelay => s.tx_abs_int_delay = small()?,
+                ModuleParam::RxIntDelay => s.rx_int_delay = small()?,
+                ModuleParam::RxAbsIntDelay => s.rx_abs_int_delay = small()?,
+            }
+        }
+        Ok(s)
+    }
+}
+
+/// Simulated seconds per prediction (the model's first tenth is warm-up).
+const PREDICT_SECONDS: u64 = 5;
+/// The model's seed: predictions are deterministic and the same for every tune.
+const PREDICT_SEED: u64 = 1;
+
+impl Predictor for QemuPredictor {
+    fn calibrate(
+        &mut self,
+        baseline: &Candidate,
+        measured: &[Metrics],
+    ) -> Result<(), PredictError> {
+        let fail = |reason: String| PredictError {
+            what: format!("the QEMU NIC model from {}", baseline.id()),
+            reason,
+        };
+        if !baseline.is_baseline() {
+            return Err(fail(
+                "the model calibrates from the driver's defaults (the baseline)".into(),
+            ));
+        }
+        let rates: Vec<f64> = measured
+            .iter()
+            .filter_map(|m| m.transactions_per_sec)
+            .collect();
+        if rates.is_empty() {
+            return Err(fail("the baseline runs report no transaction rate".into()));
+        }
+        let rate = rates.iter().sum::<f64>() / rates.len() as f64;
+        let defaults = QemuNicSettings::driver_defaults(self.nic);
+        let costs =
+            QemuNicCosts::calibrate(self.nic, &defaults, rate).map_err(|e| fail(e.to_string()))?;
+        self.costs = Some(costs);
+        Ok(())
+    }
+
+    fn predict(&self, candidate: &Candidate) -> Result<Metrics, PredictError> {
+        let fail = |reason: String| PredictError {
+            what: candidate.id(),
+            reason,
+        };
+        let costs = self
+            .costs
+            .as_ref()
+            .ok_or_else(|| fail("the model is not calibrated".into()))?;
+        let settings = self.settings(candidate).map_err(fail)?;
+        let p = qemu_nic::predict_rr(
+            self.nic,
+            &settings,
+            costs,
+            PREDICT_SEED,
+            Nanos::from_secs(PREDICT_SECONDS),
+        )
+        .map_err(|e| fail(e.to_string()))?;
+        let server = HostMetrics {
+            interrupts_per_sec: Some(p.interrupts_per_sec),
+            packets_per_interrupt: Some(p.packets_per_interrupt),
+            ..HostMetrics::default()
+        };
+        Ok(Metrics {
+            transactions_per_sec: Some(p.transactions_per_sec),
+            latency_us: Some(LatencySummary {
+                p50: p.p50_us,
+                p99: p.p99_us,
+                ..LatencySummary::default()
+            }),
+            hosts: [("server".to_string(), server)].into_iter().collect(),
+            ..Metrics::default()
+        })
+    }
+}
+
+/// How far a measured vector may exceed a fixed throttle rate before the setting counts as
+/// not in effect: timer granularity and counting at the window's edges stay well inside
+/// this; a vector the setting does not throttle runs at several times the rate.
+const EFFECT_TOLERANCE: f64 = 1.3;
+
+/// Checks a candidate's fixed throttle rate against the interrupts measured per vector:
+/// `Some(warning)` naming each vector that fired faster than the rate allows. `vectors`
+/// are the NIC's vectors (`"<irq>:<name>"` → interrupts/s) from the guest's accounting.
+pub fn effect_check(candidate: &Candidate, vectors: &BTreeMap<String, f64>) -> Option<String> {
+    let itr = candidate
+        .settings
+        .iter()
+        .find_map(|s| match (s.knob, s.value) {
+            (Knob::Module(_, ModuleParam::InterruptThrottleRate), Value::Count(n)) if n >= 100 => {
+                Some(n as f64)
+            }
+            _ => None,
+        })?;
+    let over: Vec<String> = vectors
+        .iter()
+        .filter(|(_, &rate)| rate > itr * EFFECT_TOLERANCE)
+        .map(|(v, rate)| format!("{v} {rate:.0}/s"))
+        .collect();
+    (!over.is_empty()).then(|| {
+        format!(
+            "{}: InterruptThrottleRate {itr:.0} caps each vector at {itr:.0} interrupts/s, but {} \
+             fired faster: the setting is not in effect on that vector",
+            candidate.id(),
+            over.join(", ")
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nictune_tune::candidate::Placement;
+
+    fn itr(n: u64) -> Candidate {
+        Candidate::new(
+            vec![Setting::new(
+                Knob::Module(Driver::E1000e, ModuleParam::InterruptThrottleRate),
+                Value::Count(n),
+            )],
+            Placement::Unpinned,
+        )
+    }
+
+    /// A fixed rate with TxIntDelay 0, so transmit completions open no windows of their own.
+    fn itr_no_tidv(n: u64) -> Candidate {
+        let mut c = itr(n);
+        c.settings.push(Setting::new(
+            Knob::Module(Driver::E1000, ModuleParam::TxIntDelay),
+            Value::Count(0),
+        ));
+        c
+    }
+
+    #[test]
+    fn a_vector_over_its_throttle_rate_is_named() {
+        let vectors = BTreeMap::from([
+            ("26:eth0-rx-0".to_string(), 2100.0),
+            ("27:eth0-tx-0".to_string(), 480.0),
+        ]);
+        let w = effect_check(&itr(500), &vectors).unwrap();
+        assert!(
+            w.contains("26:eth0-rx-0 2100/s") && !w.contains("tx-0"),
+            "{w}"
+        );
+        assert_eq!(effect_check(&itr(4000), &vectors), None);
+        assert_eq!(
+            effect_check(&itr(3), &vectors),
+            None,
+            "a mode has no fixed cap"
+        );
+    }
+
+    #[test]
+    fn the_predictor_needs_its_calibration_and_models_module_parameters() {
+        let mut p = QemuPredictor::new(Driver::E1000);
+        assert!(p.predict(&itr(500)).is_err());
+        let base = Candidate::baseline(Placement::Unpinned);
+        let measured = Metrics {
+            transactions_per_sec: Some(2800.0),
+            ..Metrics::default()
+        };
+        p.calibrate(&base, &[measured]).unwrap();
+        let slow = p.predict(&itr_no_tidv(500)).unwrap();
+        let fast = p.predict(&itr_no_tidv(2000)).unwrap();
+        let leaky = p.predict(&itr(500)).unwrap().transactions_per_sec.unwrap();
+        let (s, f) = (
+            slow.transactions_per_sec.unwrap(),
+            fast.transactions_per_sec.unwrap(),
+        );
+        assert!(s < f && s <= 520.0, "ITR 500 caps the rate: {s} vs {f}");
+        assert!(
+            leaky > s * 1.3,
+            "TxIntDelay 8 lets TX causes through: {leaky} vs {s}"
+        );
+        let ints = slow.hosts["server"].interrupts_per_sec.unwrap();
+        assert!(ints <= 520.0, "{ints}");
+    }
+}
