@@ -255,7 +255,7 @@ fn session(
         return Err(c.refuse(e.to_string()));
     }
     slot.expect_end(Duration::from_nanos((spec.total() + GRACE).0));
-    run_test(&mut c, &spec, cfg)
+    run_test(&mut c, &spec, cfg, slot)
 }
 
 /// Shuts `stream` down unless the returned sender is dropped within `timeout`.
@@ -286,7 +286,9 @@ fn authenticate(c: &mut Control, cfg: &ServeConfig) -> Result<()> {
     }
 }
 
-fn run_test(c: &mut Control, spec: &BenchSpec, cfg: &ServeConfig) -> Result<()> {
+/// Runs the test; the slot is freed before the report goes out, so a client that starts its
+/// next test as soon as it has the report is not told the server is busy with the last one.
+fn run_test(c: &mut Control, spec: &BenchSpec, cfg: &ServeConfig, slot: Slot<'_>) -> Result<()> {
     let stop = Cancel::new();
     let budget = Duration::from_nanos((spec.total() + GRACE).0) + Duration::from_secs(10);
     let deadline = Instant::now() + budget;
@@ -321,6 +323,7 @@ fn run_test(c: &mut Control, spec: &BenchSpec, cfg: &ServeConfig) -> Result<()> 
         served: served.served,
         refused: served.refused,
     };
+    drop(slot);
     c.send(&Reply::Report(Box::new(report)))
 }
 
