@@ -8,6 +8,15 @@ use nictune_vm::{BedOptions, Nic, VmBed};
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// One guest at a time: two TCG guests on a 2-core machine would slow each other's boot
+/// past its bounds and disturb each other's measurements.
+static ONE_GUEST: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Holds the one-guest lock for a test (a failed test's poisoned lock is still a lock).
+fn one_guest() -> std::sync::MutexGuard<'static, ()> {
+    ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Why this machine cannot boot a testbed guest, if it cannot.
 fn skip_reason() -> Option<String> {
     if unsafe_euid() != 0 {
@@ -48,6 +57,7 @@ fn an_e1000_guest_boots_runs_the_real_driver_and_leaves_nothing_behind() {
         eprintln!("skipped: {why}");
         return;
     }
+    let _one = one_guest();
     let mut bed = VmBed::create(&options(Nic::E1000)).expect("guest boots");
     let names = bed.names().clone();
     let info = bed.boot_info().unwrap().clone();
@@ -87,6 +97,7 @@ fn module_parameters_apply_by_reload_and_revert_in_the_guest() {
         eprintln!("skipped: {why}");
         return;
     }
+    let _one = one_guest();
     let mut bed = VmBed::create(&options(Nic::E1000)).expect("guest boots");
     let t = Duration::from_secs(60);
     let apply = bed.run(
@@ -137,6 +148,7 @@ fn bench_on_e1000e_counts_each_msix_vector() {
         eprintln!("skipped: {why}");
         return;
     }
+    let _one = one_guest();
     let out = common::nictune(&[
         "bench",
         "rr",
@@ -170,6 +182,7 @@ fn tune_on_e1000_measures_the_throttle_rate_and_predicts_it() {
         eprintln!("skipped: {why}");
         return;
     }
+    let _one = one_guest();
     let out_dir = std::env::temp_dir().join(format!("nictune-tune-e1000-{}", std::process::id()));
     let out = common::nictune(&[
         "tune",
@@ -178,9 +191,9 @@ fn tune_on_e1000_measures_the_throttle_rate_and_predicts_it() {
         "--budget",
         "52",
         "--duration",
-        "1s",
+        "400ms",
         "--warm-up",
-        "200ms",
+        "100ms",
         "--out",
         out_dir.to_str().unwrap(),
         "--json",
@@ -241,7 +254,9 @@ fn a_killed_guest_tune_leaves_nothing_after_the_next_run() {
         eprintln!("skipped: {why}");
         return;
     }
+    let _one = one_guest();
     let out_dir = std::env::temp_dir().join(format!("nictune-kill-{}", std::process::id()));
+    let mut prefixes = Vec::new();
     for after in [Duration::from_secs(3), Duration::from_secs(25)] {
         let mut child = common::command()
             .args([
@@ -260,27 +275,29 @@ fn a_killed_guest_tune_leaves_nothing_after_the_next_run() {
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        let pid = child.id();
+        let prefix = format!("nictune-vm-{}-", child.id());
         std::thread::sleep(after);
         child.kill().unwrap(); // SIGKILL: no destructor runs
         child.wait().unwrap();
-        let prefix = format!("nictune-vm-{pid}-");
         // QEMU dies with its parent thread (PR_SET_PDEATHSIG).
         std::thread::sleep(Duration::from_millis(500));
         assert!(
             qemu_of(&prefix).is_empty(),
             "QEMU outlived its killed owner"
         );
-        let out = common::nictune(&["bench", "rr", "--testbed", "e1000", "--duration", "1"]);
-        common::assert_exit(&out, 0);
+        prefixes.push(prefix);
+    }
+    let out = common::nictune(&["bench", "rr", "--testbed", "e1000", "--duration", "1"]);
+    common::assert_exit(&out, 0);
+    for prefix in &prefixes {
         assert!(
-            common::namespaces_with_prefix(&prefix).is_empty(),
+            common::namespaces_with_prefix(prefix).is_empty(),
             "namespace left"
         );
         let dirs = std::fs::read_dir(nictune_vm::bed::RUN_DIR)
             .map(|d| {
                 d.flatten()
-                    .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+                    .filter(|e| e.file_name().to_string_lossy().starts_with(prefix.as_str()))
                     .count()
             })
             .unwrap_or(0);
