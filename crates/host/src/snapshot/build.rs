@@ -43,6 +43,7 @@ pub fn build(read: &dyn HostRead, only: &[String]) -> HostSnapshot {
         irqs,
         sysctls: sysctls(read),
         module_options: super::modules::module_options(read, &drivers),
+        modules: super::modules::loaded_modules(read, &drivers),
         irqbalance_running: match read.process_names() {
             Ok(names) => Readable::Value(names.iter().any(|n| n.trim() == "irqbalance")),
             Err(e) => e.into_readable(),
@@ -120,6 +121,10 @@ fn nic(read: &dyn HostRead, name: &str, netdev: &NetdevInfo, irqs: &[Irq]) -> Ni
         Some((id("vendor")?, id("device")?))
     });
     let mut nic = Nic {
+        device: device
+            .as_deref()
+            .and_then(|d| d.rsplit('/').next())
+            .map(str::to_string),
         pci_id,
         name: name.to_string(),
         ifindex,

@@ -17,6 +17,7 @@ mod readable;
 
 pub use build::{build, build_counters};
 pub use ethtool::{Channels, Coalesce, Features, Rings, COALESCE_FIELDS};
+pub use modules::LoadedModule;
 pub use netdev::{Napi, NetdevQueue, QueueKind};
 pub use readable::Readable;
 
@@ -42,6 +43,9 @@ pub struct HostSnapshot {
     /// Module parameters by driver: readable `/sys/module/DRV/parameters/*`, overlaid by
     /// `options DRV key=value` lines of `/etc/modprobe.d/*.conf` (what the next load uses).
     pub module_options: BTreeMap<String, BTreeMap<String, String>>,
+    /// The NIC drivers that are loaded modules, with what they run with now (sysfs, else
+    /// nictune's reload record, modprobe.d and the kernel command line) and their devices.
+    pub modules: BTreeMap<String, LoadedModule>,
     pub counters: Counters,
 }
 
@@ -78,6 +82,8 @@ pub struct Nic {
     pub device_irqs: Vec<u32>,
     /// How the device interrupts, when known.
     pub irq_mode: Option<IrqMode>,
+    /// The device's name in sysfs (its bus address, `0000:00:03.0`; `virtio2`).
+    pub device: Option<String>,
     /// PCI vendor and device ids (`device/vendor`, `device/device`), e.g. `0x8086`, `0x1019`.
     pub pci_id: Option<(String, String)>,
 }
