@@ -153,8 +153,9 @@ fn finding(snap: &HostSnapshot, nic: &Nic, rates: Option<&Rates>) -> Option<Find
                 f
             } else {
                 f.explain(format!(
-                    "Over the interval the RX vector did not fire above the limit with the TX \
-                     vector keeping to it, so the stale rate is not on it now; {why}"
+                    "No stale rate shows on the RX vector over the interval (it did not fire \
+                     above the limit while the TX vector kept to it), but the setting stays \
+                     fragile. {why}"
                 ))
             }
         }
