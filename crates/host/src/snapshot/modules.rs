@@ -24,8 +24,8 @@ pub struct LoadedModule {
 
 impl LoadedModule {
     /// The value of per-port parameter `name` for `device` (its bus address): its entry of
-    /// the comma list, with where it was learnt; `None` when the list has no entry for it
-    /// (the driver's default applies).
+    /// the comma list (the first when the device is not among [`Self::devices`]), with where
+    /// it was learnt; `None` when the list has no entry for it (the driver's default applies).
     pub fn port_value(&self, name: &str, device: &str) -> Option<(String, &str)> {
         let p = self.params.get(name)?;
         let index = self.devices.iter().position(|d| d == device).unwrap_or(0);
