@@ -95,16 +95,18 @@ fn rel(a: f64, b: f64) -> f64 {
 #[test]
 fn the_baseline_reproduces_its_calibration() {
     let c = costs();
-    // 1/3398 s = 294 µs = 128 µs window + 14.85 µs wake + ≈150 µs of guest work.
-    assert!((140_000..165_000).contains(&c.request.0), "{c:?}");
+    // 1/3398 s = 294 µs = 128 µs window + the main loop's and the vCPU's wake-ups (2 × 14.85
+    // µs) + ≈140 µs of guest work.
+    assert!((130_000..155_000).contains(&c.request.0), "{c:?}");
     let p = predict(QemuNic::E1000, defaults(QemuNic::E1000));
     assert!(
         rel(p.transactions_per_sec, BASELINE.trans).abs() < 0.01,
         "{p:?}"
     );
-    // Two interrupts per transaction (rx, then the tx write-back), one frame each.
-    assert!(rel(p.interrupts_per_sec, 2.0 * p.transactions_per_sec).abs() < 0.01);
-    assert!((p.packets_per_interrupt - 1.0).abs() < 0.01);
+    // Two interrupts per transaction (rx, then the tx write-back), one frame each — but for
+    // the few replies the server's spread brings inside the rx interrupt's window.
+    assert!(rel(p.interrupts_per_sec, 2.0 * p.transactions_per_sec).abs() < 0.05);
+    assert!((p.packets_per_interrupt - 1.0).abs() < 0.05);
     // The prototype's TCG p50: ≈200–350 µs.
     assert!((200.0..350.0).contains(&p.p50_us), "{p:?}");
 }
@@ -133,10 +135,11 @@ fn settings_under_the_128us_floor_are_indistinguishable() {
 
 #[test]
 fn an_itr_window_paces_one_transaction_per_window() {
-    // TxIntDelay 0: the window is ITR alone. Each expiry raises the waiting request together
-    // with the previous reply's write-back and opens the next window: one transaction, one
-    // interrupt and two frames per window.
-    for (itr, window_us) in [(2_000, 499.97), (500, 1999.87), (100, 9999.87)] {
+    // TxIntDelay 0: the window is ITR alone, plus the main loop's wake-up. Each expiry raises
+    // the waiting request together with the previous reply's write-back and opens the next
+    // window: one transaction, one interrupt and two frames per window.
+    for (itr, itr_us) in [(2_000, 499.97), (500, 1999.87), (100, 9999.87)] {
+        let window_us = itr_us + MAIN_LOOP_WAKE.0 as f64 / 1e3;
         let p = predict(QemuNic::E1000, e1000(itr, 0));
         let per_window = p.transactions_per_sec * window_us * 1e-6;
         assert!((per_window - 1.0).abs() < 0.01, "ITR {itr}: {p:?}");
@@ -313,27 +316,27 @@ impl Row {
 /// The errors the module documentation's validation table reports, in %: transactions/s and
 /// interrupts/s for each held-out run, by InterruptThrottleRate and TxIntDelay.
 const DOCUMENTED: &[(i64, u16, f64, f64)] = &[
-    (4000, 8, 54.0, 87.0),
-    (0, 8, 56.0, 150.0),
-    (0, 0, 32.0, 160.0),
-    (1, 8, 30.0, 129.0),
-    (1, 0, 25.0, 143.0),
-    (3, 8, 75.0, 173.0),
-    (3, 0, 18.0, 130.0),
-    (8000, 8, 3.0, 73.0),
-    (8000, 0, 14.0, 98.0),
-    (20000, 8, -4.0, 73.0),
-    (20000, 0, 8.0, 79.0),
-    (100000, 8, -3.0, 73.0),
-    (100000, 0, -6.0, 70.0),
-    (4000, 0, 50.0, 50.0),
-    (4, 8, -18.0, 16.0),
-    (2000, 8, -12.0, 13.0),
-    (4, 0, -21.0, -8.0),
-    (2000, 0, 17.0, 17.0),
-    (1000, 8, -38.0, -18.0),
-    (1000, 0, 8.0, 8.0),
-    (300, 8, -45.0, -32.0),
+    (4000, 8, 50.0, 81.0),
+    (0, 8, 56.0, 145.0),
+    (0, 0, 33.0, 154.0),
+    (1, 8, 31.0, 124.0),
+    (1, 0, 25.0, 138.0),
+    (3, 8, 76.0, 167.0),
+    (3, 0, 18.0, 124.0),
+    (8000, 8, 3.0, 69.0),
+    (8000, 0, 15.0, 94.0),
+    (20000, 8, -4.0, 70.0),
+    (20000, 0, 8.0, 75.0),
+    (100000, 8, -3.0, 69.0),
+    (100000, 0, -5.0, 66.0),
+    (4000, 0, 45.0, 41.0),
+    (4, 8, -20.0, 13.0),
+    (2000, 8, -14.0, 10.0),
+    (4, 0, -23.0, -10.0),
+    (2000, 0, 14.0, 14.0),
+    (1000, 8, -39.0, -20.0),
+    (1000, 0, 7.0, 6.0),
+    (300, 8, -45.0, -33.0),
     (300, 0, 1.0, 1.0),
     (100, 8, -24.0, -16.0),
     (100, 0, 1.0, 0.0),
@@ -345,10 +348,10 @@ const DOCUMENTED: &[(i64, u16, f64, f64)] = &[
 /// they were likely taken over another interval than the transactions.
 const PROTOTYPE: &[(&str, f64, f64)] = &[
     ("e1000 ITR 100, TxIntDelay 0: p50 µs", 10_090.0, -1.0),
-    ("e1000e defaults: trans/s (≈4,000–4,500)", 4_250.0, 12.0),
-    ("e1000e ITR 2000: trans/s", 2_173.0, 30.0),
-    ("e1000e ITR 500: trans/s", 763.0, 19.0),
-    ("e1000e ITR 2000: rx vector ints/s", 1_838.0, 53.0),
+    ("e1000e defaults: trans/s (≈4,000–4,500)", 4_250.0, 18.0),
+    ("e1000e ITR 2000: trans/s", 2_173.0, 29.0),
+    ("e1000e ITR 500: trans/s", 763.0, 18.0),
+    ("e1000e ITR 2000: rx vector ints/s", 1_838.0, 52.0),
     ("e1000e ITR 500: rx vector ints/s", 614.0, 47.0),
 ];
 
