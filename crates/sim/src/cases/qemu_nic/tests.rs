@@ -76,16 +76,32 @@ const HELD_OUT: &[Measured] = &[
     run(100, 0, 99.0, 100.0),
 ];
 
-/// The one calibration: the e1000 testbed's baseline run.
+/// The one calibration: the e1000 testbed's baseline run, its transactions/s and interrupts/s.
 fn costs() -> QemuNicCosts {
     static COSTS: std::sync::OnceLock<QemuNicCosts> = std::sync::OnceLock::new();
     *COSTS.get_or_init(|| {
-        QemuNicCosts::calibrate(QemuNic::E1000, &defaults(QemuNic::E1000), BASELINE.trans).unwrap()
+        QemuNicCosts::calibrate_with_interrupts(
+            QemuNic::E1000,
+            &defaults(QemuNic::E1000),
+            BASELINE.trans,
+            BASELINE.ints,
+        )
+        .unwrap()
     })
 }
 
 fn predict(nic: QemuNic, s: QemuNicSettings) -> QemuNicPrediction {
     predict_rr(nic, &s, &costs(), SEED, RUN).unwrap()
+}
+
+/// The calibrated guest, with QEMU's main loop as prompt as it can be (one host wake-up): the
+/// device's logic without the testbed's load stretching its windows.
+fn predict_prompt(nic: QemuNic, s: QemuNicSettings) -> QemuNicPrediction {
+    let prompt = QemuNicCosts {
+        main_loop_wake: MAIN_LOOP_WAKE,
+        ..costs()
+    };
+    predict_rr(nic, &s, &prompt, SEED, RUN).unwrap()
 }
 
 fn rel(a: f64, b: f64) -> f64 {
@@ -95,20 +111,53 @@ fn rel(a: f64, b: f64) -> f64 {
 #[test]
 fn the_baseline_reproduces_its_calibration() {
     let c = costs();
-    // 1/3398 s = 294 µs = 128 µs window + the main loop's and the vCPU's wake-ups (2 × 14.85
-    // µs) + ≈140 µs of guest work.
-    assert!((130_000..155_000).contains(&c.request.0), "{c:?}");
     let p = predict(QemuNic::E1000, defaults(QemuNic::E1000));
     assert!(
         rel(p.transactions_per_sec, BASELINE.trans).abs() < 0.01,
         "{p:?}"
     );
-    // Two interrupts per transaction (rx, then the tx write-back), one frame each — but for
-    // the few replies the server's spread brings inside the rx interrupt's window.
-    assert!(rel(p.interrupts_per_sec, 2.0 * p.transactions_per_sec).abs() < 0.05);
-    assert!((p.packets_per_interrupt - 1.0).abs() < 0.05);
+    assert!(
+        rel(p.interrupts_per_sec, BASELINE.ints).abs() < 0.02,
+        "{p:?}"
+    );
+    // 1/3398 s = 294 µs ≈ the floor's 128 µs window ended ≈140 µs late (≈270 µs), plus a
+    // second window for the ≈8 % of transactions whose pair splits: the reply's write-back and
+    // the next request mostly wait in the same window and share its interrupt (1.08
+    // interrupts, ≈1.85 frames per interrupt), ≈200 µs of guest work fitting in it.
+    assert!((120_000..160_000).contains(&c.main_loop_wake.0), "{c:?}");
+    assert!((170_000..220_000).contains(&c.request.0), "{c:?}");
+    assert!(p.packets_per_interrupt > 1.8, "{p:?}");
     // The prototype's TCG p50: ≈200–350 µs.
     assert!((200.0..350.0).contains(&p.p50_us), "{p:?}");
+}
+
+#[test]
+fn a_late_window_end_lets_the_reply_and_the_next_request_share_one_interrupt() {
+    // With the main loop prompt the floor's window ends before the next request arrives: the
+    // reply's write-back is raised alone, then the request in the window the write-back
+    // opened — two interrupts per transaction, one frame each.
+    let prompt = predict_prompt(QemuNic::E1000, defaults(QemuNic::E1000));
+    assert!(
+        rel(prompt.interrupts_per_sec, 2.0 * prompt.transactions_per_sec).abs() < 0.05,
+        "{prompt:?}"
+    );
+    assert!((prompt.packets_per_interrupt - 1.0).abs() < 0.05);
+    // Ended late, the window that the request's interrupt opened still runs at the reply's
+    // TDT write (held) and at the next request's arrival (the edge already pending): one
+    // interrupt carries both.
+    let late = predict(QemuNic::E1000, defaults(QemuNic::E1000));
+    assert!(
+        late.interrupts_per_sec < 1.1 * late.transactions_per_sec,
+        "{late:?}"
+    );
+    // And the merged interrupt carries TXDW with IDE set, so with TxIntDelay 8 it opens
+    // TADV's floored window, not ITR's: as long as replies keep sharing, a fixed rate of
+    // 1000/s does not bind — while with TxIntDelay 0 it does.
+    let floor = late.transactions_per_sec;
+    let tx8 = predict(QemuNic::E1000, e1000(1_000, 8));
+    let tx0 = predict(QemuNic::E1000, e1000(1_000, 0));
+    assert!(tx8.transactions_per_sec > 0.75 * floor, "{tx8:?}");
+    assert!(tx0.transactions_per_sec < 1_000.0, "{tx0:?}");
 }
 
 #[test]
@@ -135,11 +184,11 @@ fn settings_under_the_128us_floor_are_indistinguishable() {
 
 #[test]
 fn an_itr_window_paces_one_transaction_per_window() {
-    // TxIntDelay 0: the window is ITR alone, plus the main loop's wake-up. Each expiry raises
-    // the waiting request together with the previous reply's write-back and opens the next
-    // window: one transaction, one interrupt and two frames per window.
+    // TxIntDelay 0: the window is ITR alone, ended as late as the main loop runs. Each expiry
+    // raises the waiting request together with the previous reply's write-back and opens the
+    // next window: one transaction, one interrupt and two frames per window.
     for (itr, itr_us) in [(2_000, 499.97), (500, 1999.87), (100, 9999.87)] {
-        let window_us = itr_us + MAIN_LOOP_WAKE.0 as f64 / 1e3;
+        let window_us = itr_us + costs().main_loop_wake.0 as f64 / 1e3;
         let p = predict(QemuNic::E1000, e1000(itr, 0));
         let per_window = p.transactions_per_sec * window_us * 1e-6;
         assert!((per_window - 1.0).abs() < 0.01, "ITR {itr}: {p:?}");
@@ -152,10 +201,11 @@ fn an_itr_window_paces_one_transaction_per_window() {
 #[test]
 fn tx_int_delay_8_lets_tx_edges_open_short_windows_and_partly_defeats_itr() {
     // With IDE set, a tx write-back edge arms min(TADV·4, ITR) = 128 units → the 128 µs
-    // floor, so after the reply's interrupt the next request waits 128 µs, not 10 ms, and
-    // only every other request meets a 10 ms window.
-    let strict = predict(QemuNic::E1000, e1000(100, 0));
-    let leaky = predict(QemuNic::E1000, e1000(100, 8));
+    // floor, so after the reply's interrupt the next request waits 128 µs, not 10 ms, and —
+    // with the main loop prompt, the short window ending before the next reply — only every
+    // other request meets a 10 ms window.
+    let strict = predict_prompt(QemuNic::E1000, e1000(100, 0));
+    let leaky = predict_prompt(QemuNic::E1000, e1000(100, 8));
     assert!(
         leaky.transactions_per_sec > 1.8 * strict.transactions_per_sec,
         "{leaky:?} vs {strict:?}"
@@ -170,10 +220,11 @@ fn tx_int_delay_8_lets_tx_edges_open_short_windows_and_partly_defeats_itr() {
 
 #[test]
 fn e1000e_throttles_rx_and_tx_separately_and_expiries_do_not_rearm() {
-    let c = predict(QemuNic::E1000, defaults(QemuNic::E1000));
-    let e = predict(QemuNic::E1000e, defaults(QemuNic::E1000e));
+    // The device's logic, with the main loop prompt.
+    let c = predict_prompt(QemuNic::E1000, defaults(QemuNic::E1000));
+    let e = predict_prompt(QemuNic::E1000e, defaults(QemuNic::E1000e));
     // The tx vector's window does not hold the next request: the period is the guest's
-    // work plus the host turnaround, not work plus 128 µs (prototype: ≈4,000–4,500 vs 3,000).
+    // work plus the host turnaround, not work plus 128 µs.
     assert!(
         e.transactions_per_sec > 1.25 * c.transactions_per_sec,
         "{e:?}"
@@ -186,7 +237,7 @@ fn e1000e_throttles_rx_and_tx_separately_and_expiries_do_not_rearm() {
     // ITR 2000 (500 µs): a request held to the expiry is sent without a new window, so the
     // next one goes at once and opens one: two transactions per window plus a round trip,
     // well above the one per window of e1000.
-    let fixed = predict(QemuNic::E1000e, e1000e(2_000));
+    let fixed = predict_prompt(QemuNic::E1000e, e1000e(2_000));
     let one_per_window = 1e6 / 499.97;
     assert!(
         fixed.transactions_per_sec > 1.2 * one_per_window,
@@ -292,10 +343,28 @@ fn calibration_refuses_what_it_cannot_use() {
         QemuNicCosts::calibrate(QemuNic::E1000, &s, 10_000.0),
         Err(QemuNicError::Unreachable { .. })
     ));
-    // Another baseline: e1000e at its defaults, 4,200 trans/s, reproduces itself.
-    let c = QemuNicCosts::calibrate(QemuNic::E1000e, &defaults(QemuNic::E1000e), 4_200.0).unwrap();
-    let p = predict_rr(QemuNic::E1000e, &defaults(QemuNic::E1000e), &c, SEED, RUN).unwrap();
+    // Another baseline: e1000e at its defaults, 4,200 trans/s, reproduces itself; its
+    // interrupt count (one per cause per vector) says nothing of the main loop's lateness.
+    let ee = defaults(QemuNic::E1000e);
+    let c = QemuNicCosts::calibrate(QemuNic::E1000e, &ee, 4_200.0).unwrap();
+    let p = predict_rr(QemuNic::E1000e, &ee, &c, SEED, RUN).unwrap();
     assert!(rel(p.transactions_per_sec, 4_200.0).abs() < 0.01, "{p:?}");
+    assert_eq!(c.main_loop_wake, MAIN_LOOP_WAKE);
+    assert_eq!(
+        QemuNicCosts::calibrate_with_interrupts(QemuNic::E1000e, &ee, 4_200.0, 8_400.0),
+        Ok(c)
+    );
+    assert_eq!(
+        QemuNicCosts::calibrate_with_interrupts(QemuNic::E1000, &s, BASELINE.trans, 0.0),
+        Err(QemuNicError::NoInterrupts)
+    );
+    // Two interrupts per transaction or more: the main loop as prompt as it can be.
+    let two =
+        QemuNicCosts::calibrate_with_interrupts(QemuNic::E1000, &s, 3_000.0, 6_500.0).unwrap();
+    assert_eq!(
+        two,
+        QemuNicCosts::calibrate(QemuNic::E1000, &s, 3_000.0).unwrap()
+    );
 }
 
 /// A held-out figure, the model's value for it, and the error (in %) the module documentation
@@ -316,30 +385,30 @@ impl Row {
 /// The errors the module documentation's validation table reports, in %: transactions/s and
 /// interrupts/s for each held-out run, by InterruptThrottleRate and TxIntDelay.
 const DOCUMENTED: &[(i64, u16, f64, f64)] = &[
-    (4000, 8, 50.0, 81.0),
-    (0, 8, 56.0, 145.0),
-    (0, 0, 33.0, 154.0),
-    (1, 8, 31.0, 124.0),
-    (1, 0, 25.0, 138.0),
-    (3, 8, 76.0, 167.0),
-    (3, 0, 18.0, 124.0),
-    (8000, 8, 3.0, 69.0),
-    (8000, 0, 15.0, 94.0),
-    (20000, 8, -4.0, 70.0),
-    (20000, 0, 8.0, 75.0),
-    (100000, 8, -3.0, 69.0),
-    (100000, 0, -5.0, 66.0),
-    (4000, 0, 45.0, 41.0),
-    (4, 8, -20.0, 13.0),
-    (2000, 8, -14.0, 10.0),
-    (4, 0, -23.0, -10.0),
-    (2000, 0, 14.0, 14.0),
-    (1000, 8, -39.0, -20.0),
-    (1000, 0, 7.0, 6.0),
-    (300, 8, -45.0, -33.0),
-    (300, 0, 1.0, 1.0),
-    (100, 8, -24.0, -16.0),
-    (100, 0, 1.0, 0.0),
+    (4000, 8, 41.0, 22.0),
+    (0, 8, 56.0, 35.0),
+    (0, 0, 33.0, 41.0),
+    (1, 8, 31.0, 24.0),
+    (1, 0, 25.0, 31.0),
+    (3, 8, 76.0, 48.0),
+    (3, 0, 18.0, 24.0),
+    (8000, 8, 3.0, -6.0),
+    (8000, 0, 15.0, 7.0),
+    (20000, 8, -3.0, -6.0),
+    (20000, 0, 8.0, -3.0),
+    (100000, 8, -2.0, -7.0),
+    (100000, 0, -5.0, -8.0),
+    (4000, 0, -2.0, -5.0),
+    (4, 8, -2.0, -6.0),
+    (2000, 8, 9.0, 1.0),
+    (4, 0, -35.0, -36.0),
+    (2000, 0, -9.0, -9.0),
+    (1000, 8, 12.0, 5.0),
+    (1000, 0, -5.0, -6.0),
+    (300, 8, 82.0, 60.0),
+    (300, 0, -3.0, -3.0),
+    (100, 8, 266.0, 190.0),
+    (100, 0, -1.0, -2.0),
 ];
 
 /// The prototype's figures that the testbed's tune did not measure again (e1000e, and a
@@ -347,12 +416,12 @@ const DOCUMENTED: &[(i64, u16, f64, f64)] = &[
 /// of its transaction counts even where QEMU allows no fewer interrupts than transactions, so
 /// they were likely taken over another interval than the transactions.
 const PROTOTYPE: &[(&str, f64, f64)] = &[
-    ("e1000 ITR 100, TxIntDelay 0: p50 µs", 10_090.0, -1.0),
-    ("e1000e defaults: trans/s (≈4,000–4,500)", 4_250.0, 18.0),
-    ("e1000e ITR 2000: trans/s", 2_173.0, 29.0),
-    ("e1000e ITR 500: trans/s", 763.0, 18.0),
-    ("e1000e ITR 2000: rx vector ints/s", 1_838.0, 52.0),
-    ("e1000e ITR 500: rx vector ints/s", 614.0, 47.0),
+    ("e1000 ITR 100, TxIntDelay 0: p50 µs", 10_090.0, 0.0),
+    ("e1000e defaults: trans/s (≈4,000–4,500)", 4_250.0, -10.0),
+    ("e1000e ITR 2000: trans/s", 2_173.0, 4.0),
+    ("e1000e ITR 500: trans/s", 763.0, 10.0),
+    ("e1000e ITR 2000: rx vector ints/s", 1_838.0, 22.0),
+    ("e1000e ITR 500: rx vector ints/s", 614.0, 36.0),
 ];
 
 fn held_out() -> Vec<Row> {
