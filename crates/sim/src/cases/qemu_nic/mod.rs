@@ -253,9 +253,10 @@
 //!   one stays latched — `e1000e_mac_icr_read` clears ICR only when IMS is 0 or IAME is set,
 //!   neither the case in MSI-X mode — and `e1000e_send_msi`'s `msi_causes_pending` suppresses
 //!   every later message: one interrupt per run at most.)
-//! - The e1000e watchdog's 2 s software rx interrupt (0.5/s), ICR causes other than rx/tx
-//!   write-back (RXDMT0, RXO, LSC), ring exhaustion (one request in flight on 256
-//!   descriptors), GRO, delayed ACKs (each segment's ACK rides on the next), MSI (non-X)
+//! - The watchdogs' 2 s software rx interrupt (0.5/s: `ew32(ICS, ...)` in `e1000_watchdog`
+//!   and e1000e's), which on e1000 can also break a chain of shared interrupts; ICR causes
+//!   other than rx/tx write-back (RXDMT0, RXO, LSC), ring exhaustion (one request in flight on
+//!   256 descriptors), GRO, delayed ACKs (each segment's ACK rides on the next), MSI (non-X)
 //!   and INTx mode of e1000e.
 //! - Preemption: an interrupt that arrives while the vCPU is busy waits for the current work
 //!   (the real hard interrupt preempts, which changes when work ends, not how much there is).
