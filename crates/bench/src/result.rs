@@ -55,6 +55,12 @@ pub struct TestbedInfo {
     pub accel_note: Option<String>,
     /// From starting QEMU to the guest's agent answering.
     pub boot_seconds: f64,
+    /// CPU cores QEMU kept busy on the host during the measurement (warm-up included).
+    #[serde(default)]
+    pub qemu_cpu_cores: Option<f64>,
+    /// QEMU's resident memory at the end, MiB.
+    #[serde(default)]
+    pub qemu_rss_mib: Option<f64>,
 }
 
 /// How requests were paced.

@@ -11,6 +11,8 @@
 //! - [`rates`]: rates between two counter samples (`show --interval`, doctor evidence).
 //! - [`view`]: the human text of `show`.
 //! - [`freebsd`]: captured FreeBSD command output and config files.
+//! - [`modparams`]: the parameters a loaded driver module runs with, from nictune's reload
+//!   record, modprobe.d and the kernel command line.
 //! - [`doctor`]: Linux and FreeBSD rules producing findings with evidence and fixes.
 //! - [`write`]: the [`write::HostWrite`] seam apply works over, with the setting keys and
 //!   values it reads and writes.
@@ -20,6 +22,7 @@
 pub mod doctor;
 pub mod error;
 pub mod freebsd;
+pub mod modparams;
 pub mod procfs;
 pub mod rates;
 pub mod read;

@@ -66,6 +66,7 @@ fn render_nic(out: &mut String, snap: &HostSnapshot, nic: &Nic) {
         nic.threaded.display()
     );
     render_napis(out, nic);
+    render_device_irqs(out, nic);
     render_queues(out, snap, nic);
     render_other_irqs(out, snap, nic);
 }
@@ -124,6 +125,16 @@ fn gro_text(features: &Readable<Features>) -> String {
         },
         other => other.absent_text(),
     }
+}
+
+/// `irqs      msix 26 27 28`: the device's interrupts and, when known, how it signals them.
+fn render_device_irqs(out: &mut String, nic: &Nic) {
+    if nic.device_irqs.is_empty() {
+        return;
+    }
+    let mut words: Vec<String> = nic.irq_mode.iter().map(|m| m.to_string()).collect();
+    words.extend(nic.device_irqs.iter().map(u32::to_string));
+    let _ = writeln!(out, "  irqs      {}", words.join(" "));
 }
 
 /// Device IRQs that serve no queue (config, link, misc vectors).

@@ -1,8 +1,8 @@
 //! A capture on disk — a support bundle that `show --root` and `doctor --root` read back.
 //!
 //! Layout of `DIR`:
-//! - `proc/...`, `sys/...`, `etc/modprobe.d/...`: every file read, at its path on the host,
-//!   verbatim;
+//! - `proc/...`, `sys/...`, `etc/modprobe.d/...`, `run/nictune/module-params/...`: every
+//!   file read, at its path on the host, verbatim;
 //! - `index.json`: symbolic links (path → target), directory listings, and the reads that
 //!   failed with their reasons (so "permission denied" survives the trip);
 //! - `netlink.json`: the ethtool and netdev replies decoded, and the process names;
@@ -61,7 +61,7 @@ pub enum CaptureError {
     },
     #[error("{path}: not a nictune capture (no manifest.json)")]
     NotACapture { path: PathBuf },
-    #[error("refusing to store {path:?}: only /proc, /sys and /etc/modprobe.d are captured")]
+    #[error("refusing to store {path:?}: only /proc, /sys, /etc/modprobe.d and /run/nictune/module-params are captured")]
     BadPath { path: String },
     #[error(transparent)]
     Read(#[from] input::ReadError),
@@ -136,7 +136,7 @@ pub fn load(dir: &Path) -> Result<(FakeHost, Manifest), CaptureError> {
         ..FakeHost::default()
     };
     let mut total = 0;
-    for top in ["proc", "sys", "etc"] {
+    for top in ["proc", "sys", "etc", "run"] {
         collect_files(dir, &dir.join(top), &mut host.files, &mut total)?;
     }
     Ok((host, manifest))
@@ -155,8 +155,14 @@ fn check_names(dir: &Path, index: &Index, netlink: &NetlinkDump) -> Result<(), C
     Ok(())
 }
 
-/// Where captured files may come from: kernel state, and the module options for the next load.
-const ALLOWED: [&str; 3] = ["/proc/", "/sys/", "/etc/modprobe.d/"];
+/// Where captured files may come from: kernel state, the module options for the next load,
+/// and nictune's record of the parameters it last loaded a module with.
+const ALLOWED: [&str; 4] = [
+    "/proc/",
+    "/sys/",
+    "/etc/modprobe.d/",
+    "/run/nictune/module-params/",
+];
 
 /// `/proc/stat` → `DIR/proc/stat`; anything outside [`ALLOWED`], or with `..`, refused.
 fn stored_path(dir: &Path, path: &str) -> Result<PathBuf, CaptureError> {
@@ -241,6 +247,10 @@ mod tests {
     fn save_then_load_gives_the_same_inputs() {
         let mut host = FakeHost::new()
             .with_file("/proc/stat", "cpu 1 2 3 4\n")
+            .with_file(
+                "/run/nictune/module-params/e1000e",
+                "InterruptThrottleRate=500\n",
+            )
             .with_file("/sys/class/net/eth0/ifindex", "2\n")
             .with_link(
                 "/sys/class/net/eth0/device/driver",

@@ -8,6 +8,15 @@ use nictune_vm::{BedOptions, Nic, VmBed};
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// One guest at a time: two TCG guests on a 2-core machine would slow each other's boot
+/// past its bounds and disturb each other's measurements.
+static ONE_GUEST: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Holds the one-guest lock for a test (a failed test's poisoned lock is still a lock).
+fn one_guest() -> std::sync::MutexGuard<'static, ()> {
+    ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Why this machine cannot boot a testbed guest, if it cannot.
 fn skip_reason() -> Option<String> {
     if unsafe_euid() != 0 {
@@ -48,6 +57,7 @@ fn an_e1000_guest_boots_runs_the_real_driver_and_leaves_nothing_behind() {
         eprintln!("skipped: {why}");
         return;
     }
+    let _one = one_guest();
     let mut bed = VmBed::create(&options(Nic::E1000)).expect("guest boots");
     let names = bed.names().clone();
     let info = bed.boot_info().unwrap().clone();
@@ -87,6 +97,7 @@ fn module_parameters_apply_by_reload_and_revert_in_the_guest() {
         eprintln!("skipped: {why}");
         return;
     }
+    let _one = one_guest();
     let mut bed = VmBed::create(&options(Nic::E1000)).expect("guest boots");
     let t = Duration::from_secs(60);
     let apply = bed.run(
@@ -137,6 +148,7 @@ fn bench_on_e1000e_counts_each_msix_vector() {
         eprintln!("skipped: {why}");
         return;
     }
+    let _one = one_guest();
     let out = common::nictune(&[
         "bench",
         "rr",
@@ -170,6 +182,7 @@ fn tune_on_e1000_measures_the_throttle_rate_and_predicts_it() {
         eprintln!("skipped: {why}");
         return;
     }
+    let _one = one_guest();
     let out_dir = std::env::temp_dir().join(format!("nictune-tune-e1000-{}", std::process::id()));
     let out = common::nictune(&[
         "tune",
@@ -178,9 +191,9 @@ fn tune_on_e1000_measures_the_throttle_rate_and_predicts_it() {
         "--budget",
         "52",
         "--duration",
-        "1s",
+        "400ms",
         "--warm-up",
-        "200ms",
+        "100ms",
         "--out",
         out_dir.to_str().unwrap(),
         "--json",
@@ -241,7 +254,9 @@ fn a_killed_guest_tune_leaves_nothing_after_the_next_run() {
         eprintln!("skipped: {why}");
         return;
     }
+    let _one = one_guest();
     let out_dir = std::env::temp_dir().join(format!("nictune-kill-{}", std::process::id()));
+    let mut prefixes = Vec::new();
     for after in [Duration::from_secs(3), Duration::from_secs(25)] {
         let mut child = common::command()
             .args([
@@ -260,27 +275,29 @@ fn a_killed_guest_tune_leaves_nothing_after_the_next_run() {
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        let pid = child.id();
+        let prefix = format!("nictune-vm-{}-", child.id());
         std::thread::sleep(after);
         child.kill().unwrap(); // SIGKILL: no destructor runs
         child.wait().unwrap();
-        let prefix = format!("nictune-vm-{pid}-");
         // QEMU dies with its parent thread (PR_SET_PDEATHSIG).
         std::thread::sleep(Duration::from_millis(500));
         assert!(
             qemu_of(&prefix).is_empty(),
             "QEMU outlived its killed owner"
         );
-        let out = common::nictune(&["bench", "rr", "--testbed", "e1000", "--duration", "1"]);
-        common::assert_exit(&out, 0);
+        prefixes.push(prefix);
+    }
+    let out = common::nictune(&["bench", "rr", "--testbed", "e1000", "--duration", "1"]);
+    common::assert_exit(&out, 0);
+    for prefix in &prefixes {
         assert!(
-            common::namespaces_with_prefix(&prefix).is_empty(),
+            common::namespaces_with_prefix(prefix).is_empty(),
             "namespace left"
         );
         let dirs = std::fs::read_dir(nictune_vm::bed::RUN_DIR)
             .map(|d| {
                 d.flatten()
-                    .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+                    .filter(|e| e.file_name().to_string_lossy().starts_with(prefix.as_str()))
                     .count()
             })
             .unwrap_or(0);
@@ -303,4 +320,120 @@ fn qemu_of(prefix: &str) -> Vec<u32> {
             })
         })
         .collect()
+}
+
+/// `show` on e1000's legacy INTx line: the IRQ is `device/irq`, it serves both queues, and
+/// its affinity is read — the NIC → queue → IRQ → CPU chain is complete.
+#[test]
+fn show_finds_e1000s_intx_line_for_both_queues() {
+    if let Some(why) = skip_reason() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let mut bed = VmBed::create(&options(Nic::E1000)).expect("guest boots");
+    let t = Duration::from_secs(30);
+    let line: u64 = bed
+        .read("/sys/class/net/eth0/device/irq")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let show = bed
+        .run_ok(&["nictune", "show", "--json", "eth0"], t)
+        .unwrap();
+    let show: serde_json::Value = serde_json::from_str(&show).unwrap();
+    let nic = &show["nics"][0];
+    assert_eq!(nic["device_irqs"], serde_json::json!([line]), "{nic}");
+    assert_eq!(nic["irq_mode"], "intx", "{nic}");
+    for q in nic["queues"].as_array().unwrap() {
+        assert_eq!(
+            (&q["irq"], &q["irq_from"]),
+            (&line.into(), &"only-irq".into())
+        );
+    }
+    let irq = show["irqs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["irq"] == line)
+        .expect("the line is in the IRQ list");
+    assert_eq!(irq["actions"], serde_json::json!(["eth0"]), "{irq}");
+    assert_eq!(irq["effective"]["value"], "0", "the guest's one CPU: {irq}");
+    bed.destroy().unwrap();
+}
+
+/// The e1000e dynamic-mode trap: rx-usecs set from the default dynamic InterruptThrottleRate
+/// is named by `doctor --interval` under traffic, with both MSI-X vectors' rates; loading
+/// the module with a fixed rate makes it go away.
+#[test]
+fn doctor_names_the_e1000e_dynamic_mode_trap_until_the_module_rate_is_fixed() {
+    if let Some(why) = skip_reason() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let mut bed = VmBed::create(&options(Nic::E1000e)).expect("guest boots");
+    let t = Duration::from_secs(60);
+    let show = bed
+        .run_ok(&["nictune", "show", "--json", "eth0"], t)
+        .unwrap();
+    let show: serde_json::Value = serde_json::from_str(&show).unwrap();
+    let nic = &show["nics"][0];
+    assert_eq!(nic["irq_mode"], "msix", "{nic}");
+    assert_eq!(nic["device_irqs"].as_array().unwrap().len(), 3, "{nic}");
+    let apply = ["nictune", "apply", "--state-dir", "/run/st"];
+    let rx_usecs = [&apply[..], &["coalesce.rx-usecs=2000", "--iface", "eth0"]].concat();
+    bed.run_ok(&rx_usecs, t).unwrap();
+    let trap = doctor_under_ping(&mut bed);
+    let f = trap.expect("the finding under the default dynamic mode");
+    eprintln!("{f:#}");
+    assert!(
+        f["severity"] == "warning" || f["severity"] == "error",
+        "{f}"
+    );
+    let ev = |what: &str| -> String {
+        let e = f["evidence"].as_array().unwrap().iter();
+        let hit = e.clone().find(|e| e["what"] == what);
+        hit.map_or(String::new(), |e| e["value"].as_str().unwrap().to_string())
+    };
+    assert_eq!(ev("rx-usecs (read back)"), "2000");
+    assert!(ev("module InterruptThrottleRate").starts_with("3 (dynamic conservative"));
+    assert!(ev("MSI-X vectors").contains("(eth0-rx-0)"), "{f}");
+    let rx_rate: f64 = ev("rx vector interrupts/s").parse().unwrap();
+    assert!(rx_rate > 50.0, "the ping reached the RX vector: {f}");
+    assert!(!ev("tx vector interrupts/s").is_empty(), "{f}");
+    assert_eq!(
+        f["fix"][0],
+        "nictune apply e1000e.InterruptThrottleRate=500"
+    );
+    let fixed = [&apply[..], &["e1000e.InterruptThrottleRate=500"]].concat();
+    bed.run_ok(&fixed, t).unwrap();
+    assert_eq!(
+        doctor_under_ping(&mut bed),
+        None,
+        "a fixed module rate: no trap"
+    );
+    bed.destroy().unwrap();
+}
+
+/// `nictune doctor --interval 2 --json eth0` in the guest while it pings the host end every
+/// 2 ms; the `e1000e-dynamic-itr` finding, if any.
+fn doctor_under_ping(bed: &mut VmBed) -> Option<serde_json::Value> {
+    let ping = ["ping", "-q", "-i", "0.002", "-c", "5000", "198.18.1.1"];
+    let pid = bed.spawn(&ping).unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let argv = ["nictune", "doctor", "--interval", "2", "--json", "eth0"];
+    let out = bed.run(&argv, Duration::from_secs(60)).unwrap();
+    bed.stop(pid).unwrap();
+    assert!(
+        matches!(out.code, Some(0 | 1)),
+        "{}\n{}",
+        out.stdout,
+        out.stderr
+    );
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let findings = doc["findings"].as_array().unwrap();
+    findings
+        .iter()
+        .find(|f| f["id"] == "e1000e-dynamic-itr")
+        .cloned()
 }

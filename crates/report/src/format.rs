@@ -75,6 +75,12 @@ fn short(key: &str, value: &str) -> String {
         "coalesce.rx-usecs" => format!("rx-usecs {value}"),
         "coalesce.adaptive-rx" => format!("adaptive-rx {value}"),
         "channels.combined" => format!("channels {value}"),
+        // Driver module parameters: ITR as the drivers' own documentation abbreviates it.
+        k if k.ends_with(".InterruptThrottleRate") => format!("ITR {value}"),
+        k if k.ends_with(".TxIntDelay") => format!("TIDV {value}"),
+        k if k.ends_with(".TxAbsIntDelay") => format!("TADV {value}"),
+        k if k.ends_with(".RxIntDelay") => format!("RDTR {value}"),
+        k if k.ends_with(".RxAbsIntDelay") => format!("RADV {value}"),
         _ => format!("{}={value}", key.rsplit('.').next().unwrap_or(key)),
     }
 }

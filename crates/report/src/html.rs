@@ -50,6 +50,11 @@ pub fn render(results: &TuneResults) -> String {
         plot::predicted::render(results),
         "Not run with --predict: nothing was predicted, so there is nothing to compare.",
     ));
+    if let Some(table) = crate::table::predictions(results) {
+        s.push_str(r#"<section id="predictions"><h2>Predicted and measured, per setting</h2><p class="caption">What the simulator predicted for each setting before it was measured, beside the measurement, with the error in percent of the measurement.</p>"#);
+        s.push_str(&table);
+        s.push_str("</section>");
+    }
     s.push_str(r#"<section id="points"><h2>Every measured point</h2>"#);
     s.push_str(&crate::table::render(results));
     s.push_str("</section></main></body></html>\n");

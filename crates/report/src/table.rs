@@ -57,3 +57,49 @@ fn with_interval(e: Option<Estimate>) -> String {
         None => "–".into(),
     }
 }
+
+/// Predicted and measured side by side for every predicted point, with the error of each
+/// figure; `None` when nothing was predicted.
+pub fn predictions(r: &TuneResults) -> Option<String> {
+    let u = r.rate_unit;
+    let rows: Vec<_> = rows(r)
+        .into_iter()
+        .filter(|p| p.predicted.is_some())
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let mut s = format!(
+        r#"<table class="points predictions"><thead><tr><th>setting</th><th>measured {rate}</th><th>predicted {rate}</th><th>error</th><th>measured interrupts/s</th><th>predicted interrupts/s</th><th>error</th><th>measured p99 µs</th><th>predicted p99 µs</th><th>error</th></tr></thead><tbody>"#,
+        rate = u.rate_label()
+    );
+    for p in rows {
+        let pred = p.predicted.as_ref().expect("filtered");
+        let err = p.prediction_error.unwrap_or_default();
+        let ints = pred
+            .hosts
+            .values()
+            .filter_map(|h| h.interrupts_per_sec)
+            .reduce(f64::max);
+        let rate = pred.transactions_per_sec.or(pred.throughput_bps);
+        let opt = |v: Option<f64>| v.map_or("–".into(), num);
+        let pct = |v: Option<f64>| v.map_or("–".into(), crate::format::pct);
+        let _ = write!(
+            s,
+            r#"<tr class="{}"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>"#,
+            role_class(r, p),
+            esc(&label(p)),
+            mean(p.summary.rate),
+            opt(rate),
+            pct(err.rate_pct),
+            mean(p.summary.interrupts_per_sec),
+            opt(ints),
+            pct(err.interrupts_per_sec_pct),
+            mean(p.summary.p99_us),
+            opt(pred.latency_us.map(|l| l.p99)),
+            pct(err.p99_pct),
+        );
+    }
+    s.push_str("</tbody></table>");
+    Some(s)
+}

@@ -74,6 +74,43 @@ pub struct Point {
     pub runs: Vec<Metrics>,
     /// What `--predict` predicted before measuring, if it ran.
     pub predicted: Option<Metrics>,
+    /// The prediction's error against the measured means, per figure, in percent
+    /// ((predicted − measured) / measured × 100); `None` without a prediction.
+    #[serde(default)]
+    pub prediction_error: Option<PredictionError>,
+}
+
+/// How far a point's prediction was from its measurement, in percent of the measurement.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct PredictionError {
+    pub rate_pct: Option<f64>,
+    pub p99_pct: Option<f64>,
+    pub interrupts_per_sec_pct: Option<f64>,
+}
+
+impl PredictionError {
+    /// The errors of `predicted` against `measured`'s means (the rate in the workload's
+    /// unit: transactions per second, or bits per second for stream).
+    pub fn of(predicted: &Metrics, measured: &Summary) -> PredictionError {
+        let pct = |p: Option<f64>, m: Option<f64>| {
+            let (p, m) = (p?, m?);
+            (m > 0.0).then(|| (p - m) / m * 100.0)
+        };
+        let rate = predicted.transactions_per_sec.or(predicted.throughput_bps);
+        let ints = predicted
+            .hosts
+            .values()
+            .filter_map(|h| h.interrupts_per_sec)
+            .reduce(f64::max);
+        PredictionError {
+            rate_pct: pct(rate, measured.rate.map(|e| e.mean)),
+            p99_pct: pct(
+                predicted.latency_us.map(|l| l.p99),
+                measured.p99_us.map(|e| e.mean),
+            ),
+            interrupts_per_sec_pct: pct(ints, measured.interrupts_per_sec.map(|e| e.mean)),
+        }
+    }
 }
 
 /// How the search went.
@@ -192,6 +229,9 @@ impl TuneResults {
                 summary: summaries[i].clone(),
                 runs: run.metrics[i].clone(),
                 predicted: run.predicted[i].clone(),
+                prediction_error: run.predicted[i]
+                    .as_ref()
+                    .map(|p| PredictionError::of(p, &summaries[i])),
             })
             .collect();
         TuneResults {

@@ -106,6 +106,22 @@ pub struct BootInfo {
     pub nic_model: &'static str,
 }
 
+/// QEMU's use of the host at one moment.
+#[derive(Debug, Clone, Copy)]
+pub struct QemuUsage {
+    pub cpu_seconds: f64,
+    pub rss_mib: f64,
+    pub at: Instant,
+}
+
+impl QemuUsage {
+    /// CPU cores QEMU kept busy between `earlier` and `self`.
+    pub fn cores_since(&self, earlier: &QemuUsage) -> f64 {
+        let wall = self.at.duration_since(earlier.at).as_secs_f64().max(1e-3);
+        (self.cpu_seconds - earlier.cpu_seconds).max(0.0) / wall
+    }
+}
+
 /// A running guest.
 #[derive(Debug)]
 pub struct VmBed {
@@ -353,6 +369,28 @@ impl VmBed {
     /// Stops a program [`VmBed::spawn`] started; its exit code and log.
     pub fn stop(&mut self, pid: u32) -> Result<Reply> {
         self.call(&Request::Stop { pid }, Duration::from_secs(10))
+    }
+
+    /// QEMU's CPU time so far (user + system, all its threads) and resident memory, from
+    /// `/proc/<pid>/stat` and `status`: what the testbed costs the host.
+    pub fn qemu_usage(&self) -> Option<QemuUsage> {
+        let pid = self.qemu.as_ref()?.id();
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // Fields after the parenthesised command name; utime and stime are 14th and 15th.
+        let rest = stat.rsplit_once(')')?.1;
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        let rss_kib = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())?;
+        Some(QemuUsage {
+            // USER_HZ is 100 on every Linux architecture QEMU runs this on (x86-64 ABI).
+            cpu_seconds: ticks as f64 / 100.0,
+            rss_mib: rss_kib as f64 / 1024.0,
+            at: Instant::now(),
+        })
     }
 
     /// The last lines the guest printed on its console.

@@ -203,6 +203,9 @@ i=0
 while [ ! -e /sys/class/net/eth0 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
 ip addr add {ip}/{prefix} dev eth0
 ip link set eth0 up
+# Ready only once the link is: the driver's watchdog reports carrier seconds after "up".
+i=0
+while [ "$(cat /sys/class/net/eth0/carrier 2>/dev/null)" != 1 ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done
 echo "{ready} kernel {kver} nic {driver}" > /dev/console
 while true; do
   {nictune} vm-agent --port {port} 2>/dev/console

@@ -31,7 +31,7 @@ pub mod modules;
 pub mod qemu;
 pub mod tune;
 
-pub use bed::{BedOptions, BootInfo, VmBed};
+pub use bed::{BedOptions, BootInfo, QemuUsage, VmBed};
 pub use error::{Result, VmError};
 pub use guest::{GuestDir, Nic};
 pub use qemu::{Accel, AccelChoice};

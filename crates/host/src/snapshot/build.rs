@@ -2,7 +2,7 @@
 //! whole: whatever cannot be read becomes a [`Readable`] with the reason.
 
 use super::chain::{queue_of_action, QueueRef};
-use super::{Counters, Cpu, HostSnapshot, Irq, Napi, Nic, Queue, QueueKind, Readable};
+use super::{Counters, Cpu, HostSnapshot, Irq, IrqMode, Napi, Nic, Queue, QueueKind, Readable};
 use crate::cpuset::CpuSet;
 use crate::procfs::{self, ProcInterrupts};
 use crate::read::{HostRead, NetdevInfo, ReadError};
@@ -43,6 +43,7 @@ pub fn build(read: &dyn HostRead, only: &[String]) -> HostSnapshot {
         irqs,
         sysctls: sysctls(read),
         module_options: super::modules::module_options(read, &drivers),
+        modules: super::modules::loaded_modules(read, &drivers),
         irqbalance_running: match read.process_names() {
             Ok(names) => Readable::Value(names.iter().any(|n| n.trim() == "irqbalance")),
             Err(e) => e.into_readable(),
@@ -111,7 +112,7 @@ fn nic(read: &dyn HostRead, name: &str, netdev: &NetdevInfo, irqs: &[Irq]) -> Ni
             .cloned()
             .collect::<Vec<Napi>>()
     });
-    let device_irqs = device
+    let (device_irqs, irq_mode) = device
         .as_deref()
         .map(|d| device_irqs(read, d))
         .unwrap_or_default();
@@ -120,6 +121,10 @@ fn nic(read: &dyn HostRead, name: &str, netdev: &NetdevInfo, irqs: &[Irq]) -> Ni
         Some((id("vendor")?, id("device")?))
     });
     let mut nic = Nic {
+        device: device
+            .as_deref()
+            .and_then(|d| d.rsplit('/').next())
+            .map(str::to_string),
         pci_id,
         name: name.to_string(),
         ifindex,
@@ -134,6 +139,7 @@ fn nic(read: &dyn HostRead, name: &str, netdev: &NetdevInfo, irqs: &[Irq]) -> Ni
         napis,
         queues: queues(read, &base),
         device_irqs,
+        irq_mode,
     };
     link_queues(&mut nic, netdev, irqs, device.as_deref());
     nic
@@ -169,16 +175,37 @@ fn resolve_link(read: &dyn HostRead, path: &str, dir: &str) -> Option<String> {
     Some(format!("/{}", parts.join("/")))
 }
 
-/// The device's MSI/MSI-X IRQs; virtio net devices hang below the PCI function that owns them.
-fn device_irqs(read: &dyn HostRead, device: &str) -> Vec<u32> {
+/// The device's MSI/MSI-X IRQs (virtio net devices hang below the PCI function that owns
+/// them), else its legacy INTx line; with the mode when known. A device using MSI-X still
+/// lists its INTx pin's IRQ in `device/irq`, so `msi_irqs` comes first.
+fn device_irqs(read: &dyn HostRead, device: &str) -> (Vec<u32>, Option<IrqMode>) {
     let parent = device.rsplit_once('/').map(|(p, _)| p).unwrap_or("");
-    let listing = read
-        .dir(&format!("{device}/msi_irqs"))
-        .or_else(|_| read.dir(&format!("{parent}/msi_irqs")))
-        .unwrap_or_default();
-    let mut irqs: Vec<u32> = listing.iter().filter_map(|n| n.parse().ok()).collect();
-    irqs.sort_unstable();
-    irqs
+    let msi = [device, parent].into_iter().find_map(|d| {
+        let dir = format!("{d}/msi_irqs");
+        let listing = read.dir(&dir).ok().filter(|l| !l.is_empty())?;
+        Some((dir, listing))
+    });
+    if let Some((dir, listing)) = msi {
+        let mut irqs: Vec<u32> = listing.iter().filter_map(|n| n.parse().ok()).collect();
+        irqs.sort_unstable();
+        let mode =
+            irqs.first().and_then(
+                |n| match text(read, &format!("{dir}/{n}")).value()?.as_str() {
+                    "msix" => Some(IrqMode::Msix),
+                    "msi" => Some(IrqMode::Msi),
+                    _ => None,
+                },
+            );
+        return (irqs, mode);
+    }
+    let line = number(read, &format!("{device}/irq"))
+        .value()
+        .and_then(|&n| u32::try_from(n).ok())
+        .filter(|&n| n > 0);
+    match line {
+        Some(n) => (vec![n], Some(IrqMode::Intx)),
+        None => (Vec::new(), None),
+    }
 }
 
 fn queues(read: &dyn HostRead, base: &str) -> Vec<Queue> {
@@ -241,6 +268,14 @@ fn link_queues(nic: &mut Nic, netdev: &NetdevInfo, irqs: &[Irq], device: Option<
                 }
                 None => {}
             }
+        }
+    }
+    // One IRQ for the whole device (a legacy INTx line, or a single MSI vector named after
+    // the interface, as e1000's `eth0`): it serves every queue.
+    if let [only] = nic.device_irqs[..] {
+        for q in nic.queues.iter_mut().filter(|q| q.irq.is_none()) {
+            q.irq = Some(only);
+            q.irq_from = Some("only-irq");
         }
     }
 }
@@ -326,4 +361,85 @@ fn sysctls(read: &dyn HostRead) -> BTreeMap<String, Readable<String>> {
             (name.to_string(), text(read, &path))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::read::FakeHost;
+
+    /// An Intel port at PCI 0000:00:03.0 named eth0, its interrupts as `/proc/interrupts`
+    /// lines, its `msi_irqs` entries (`(irq, "msix")`), and its INTx line `device/irq`.
+    fn port(interrupts: &str, msi: &[(u32, &str)], intx: &str) -> HostSnapshot {
+        let dev = "/sys/devices/pci0000:00/0000:00:03.0";
+        let mut host = FakeHost::new()
+            .with_link(
+                "/sys/class/net/eth0",
+                "../../devices/pci0000:00/0000:00:03.0/net/eth0",
+            )
+            .with_link("/sys/class/net/eth0/device", "../../../0000:00:03.0")
+            .with_file("/sys/class/net/eth0/queues/rx-0/rps_cpus", "0\n")
+            .with_file("/sys/class/net/eth0/queues/tx-0/xps_cpus", "0\n")
+            .with_file(&format!("{dev}/irq"), intx)
+            .with_file("/proc/interrupts", &format!("  CPU0\n{interrupts}"));
+        for (irq, kind) in msi {
+            host = host.with_file(&format!("{dev}/msi_irqs/{irq}"), kind);
+        }
+        build(&host, &["eth0".to_string()])
+    }
+
+    fn queue_irqs(nic: &Nic) -> Vec<(String, Option<u32>, Option<&'static str>)> {
+        let q = |q: &Queue| (format!("{}-{}", q.kind, q.index), q.irq, q.irq_from);
+        nic.queues.iter().map(q).collect()
+    }
+
+    #[test]
+    fn a_legacy_intx_line_serves_every_queue() {
+        let snap = port(" 11: 4711 IO-APIC 11-fasteoi eth0\n", &[], "11\n");
+        let nic = &snap.nics[0];
+        assert_eq!(
+            (&nic.device_irqs[..], nic.irq_mode),
+            (&[11][..], Some(IrqMode::Intx))
+        );
+        assert_eq!(
+            queue_irqs(nic),
+            [
+                ("rx-0".into(), Some(11), Some("only-irq")),
+                ("tx-0".into(), Some(11), Some("only-irq"))
+            ]
+        );
+        assert_eq!(snap.irq(11).unwrap().actions, ["eth0"]);
+    }
+
+    #[test]
+    fn msix_vectors_win_over_the_unused_intx_pin_and_go_by_name() {
+        let lines = " 26: 1 PCI-MSI 49152-edge eth0-rx-0\n 27: 2 PCI-MSI 49153-edge eth0-tx-0\n 28: 3 PCI-MSI 49154-edge eth0\n";
+        let msix = [(26, "msix\n"), (27, "msix\n"), (28, "msix\n")];
+        let snap = port(lines, &msix, "11\n");
+        let nic = &snap.nics[0];
+        assert_eq!(
+            (&nic.device_irqs[..], nic.irq_mode),
+            (&[26, 27, 28][..], Some(IrqMode::Msix))
+        );
+        assert_eq!(
+            queue_irqs(nic),
+            [
+                ("rx-0".into(), Some(26), Some("irq-name")),
+                ("tx-0".into(), Some(27), Some("irq-name"))
+            ]
+        );
+        let text = crate::view::render_show(&snap, None);
+        assert!(text.contains("  irqs      msix 26 27 28\n"), "{text}");
+        assert!(
+            text.contains("  irq 28     eth0 "),
+            "the other vector: {text}"
+        );
+    }
+
+    #[test]
+    fn no_line_means_no_irq() {
+        let nic = &port("", &[], "0\n").nics[0];
+        assert!(nic.device_irqs.is_empty() && nic.irq_mode.is_none());
+        assert!(nic.queues.iter().all(|q| q.irq.is_none()));
+    }
 }

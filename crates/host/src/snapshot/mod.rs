@@ -4,7 +4,9 @@
 //!
 //! The chain NIC → queue → NAPI → IRQ → CPU comes from netdev netlink where the driver links
 //! NAPIs to IRQs, else from the device's `msi_irqs` and the IRQ action names
-//! ([`chain`]). Queues are keyed by interface and queue index.
+//! ([`chain`]); a device without MSI (legacy INTx, e.g. e1000) has one line,
+//! `device/irq`, which serves all of its queues. Queues are keyed by interface and queue
+//! index.
 
 mod build;
 pub mod chain;
@@ -15,6 +17,7 @@ mod readable;
 
 pub use build::{build, build_counters};
 pub use ethtool::{Channels, Coalesce, Features, Rings, COALESCE_FIELDS};
+pub use modules::LoadedModule;
 pub use netdev::{Napi, NetdevQueue, QueueKind};
 pub use readable::Readable;
 
@@ -40,6 +43,9 @@ pub struct HostSnapshot {
     /// Module parameters by driver: readable `/sys/module/DRV/parameters/*`, overlaid by
     /// `options DRV key=value` lines of `/etc/modprobe.d/*.conf` (what the next load uses).
     pub module_options: BTreeMap<String, BTreeMap<String, String>>,
+    /// The NIC drivers that are loaded modules, with what they run with now (sysfs, else
+    /// nictune's reload record, modprobe.d and the kernel command line) and their devices.
+    pub modules: BTreeMap<String, LoadedModule>,
     pub counters: Counters,
 }
 
@@ -71,8 +77,13 @@ pub struct Nic {
     pub threaded: Readable<String>,
     pub napis: Readable<Vec<Napi>>,
     pub queues: Vec<Queue>,
-    /// IRQs of the device (`device/msi_irqs`, or the parent's for virtio).
+    /// IRQs of the device (`device/msi_irqs`, or the parent's for virtio; else the legacy
+    /// INTx line `device/irq`).
     pub device_irqs: Vec<u32>,
+    /// How the device interrupts, when known.
+    pub irq_mode: Option<IrqMode>,
+    /// The device's name in sysfs (its bus address, `0000:00:03.0`; `virtio2`).
+    pub device: Option<String>,
     /// PCI vendor and device ids (`device/vendor`, `device/device`), e.g. `0x8086`, `0x1019`.
     pub pci_id: Option<(String, String)>,
 }
@@ -84,10 +95,34 @@ pub struct Queue {
     pub index: u32,
     pub napi_id: Option<u32>,
     pub irq: Option<u32>,
-    /// How the IRQ was found: `netdev` (NAPI link) or `irq-name` (action name).
+    /// How the IRQ was found: `netdev` (NAPI link), `irq-name` (action name) or `only-irq`
+    /// (the device has one IRQ — a legacy INTx line or a single MSI vector — serving every
+    /// queue).
     pub irq_from: Option<&'static str>,
     /// `rps_cpus` (rx) or `xps_cpus` (tx).
     pub steering_cpus: Readable<CpuSet>,
+}
+
+/// How a PCI device signals interrupts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IrqMode {
+    /// MSI-X vectors (`msi_irqs/N` reads `msix`).
+    Msix,
+    /// MSI vectors (`msi_irqs/N` reads `msi`).
+    Msi,
+    /// One legacy INTx line (no `msi_irqs`; `device/irq`), possibly shared.
+    Intx,
+}
+
+impl std::fmt::Display for IrqMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            IrqMode::Msix => "msix",
+            IrqMode::Msi => "msi",
+            IrqMode::Intx => "intx",
+        })
+    }
 }
 
 /// One device IRQ.

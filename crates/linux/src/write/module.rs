@@ -7,7 +7,8 @@
 //! then, in order: what nictune's last reload recorded (`/run/nictune/module-params/<m>`,
 //! gone at reboot like the load itself), the kernel command line (`<m>.<p>=v`), an
 //! `options <m> p=v` line in `/etc/modprobe.d/*.conf` (what modprobe passed at boot), or
-//! else nothing: the driver's default, read as the empty value.
+//! else nothing: the driver's default, read as the empty value. The text parsing is
+//! `nictune_host::modparams`, which `show` and `doctor` read the same way.
 //!
 //! Writing. The module is unloaded (`delete_module`) and loaded again (`finit_module`) with
 //! every parameter it ran with plus the new one; the file comes from the running kernel's
@@ -24,63 +25,17 @@ use super::files::Roots;
 use nictune_host::write::setting::Setting;
 use nictune_host::write::value::Value;
 use nictune_host::write::{HostError, HostErrorKind, Op};
-use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// Where nictune records the parameters it loaded a module with.
-pub const RECORD_DIR: &str = "/run/nictune/module-params";
+pub use nictune_host::modparams::{
+    cmdline_params, modprobe_params, parse_record, render_record, Params, RECORD_DIR,
+};
+
 /// How long a reloaded driver may take to bring its ports back.
 const PORT_WAIT: Duration = Duration::from_secs(15);
-
-/// Parameters as `name → value`, in the order modprobe would pass them.
-pub type Params = BTreeMap<String, String>;
-
-/// `<m>.<p>=v` words of a kernel command line for module `module`.
-pub fn cmdline_params(cmdline: &str, module: &str) -> Params {
-    let prefix = format!("{module}.");
-    cmdline
-        .split_whitespace()
-        .filter_map(|w| w.strip_prefix(&prefix)?.split_once('='))
-        .map(|(p, v)| (p.to_string(), v.to_string()))
-        .collect()
-}
-
-/// `options <module> p=v ...` lines of a modprobe.d file (later lines win, as in modprobe).
-pub fn modprobe_params(conf: &str, module: &str) -> Params {
-    let mut out = Params::new();
-    for line in conf.lines() {
-        let mut words = line.split('#').next().unwrap_or("").split_whitespace();
-        if words.next() != Some("options") {
-            continue;
-        }
-        let m = words.next().unwrap_or("").replace('-', "_");
-        if m != module.replace('-', "_") {
-            continue;
-        }
-        for w in words {
-            if let Some((p, v)) = w.split_once('=') {
-                out.insert(p.to_string(), v.to_string());
-            }
-        }
-    }
-    out
-}
-
-/// The record file's text: one `p=v` per line.
-pub fn render_record(params: &Params) -> String {
-    params.iter().map(|(p, v)| format!("{p}={v}\n")).collect()
-}
-
-/// Parses a record written by [`render_record`].
-pub fn parse_record(text: &str) -> Params {
-    text.lines()
-        .filter_map(|l| l.split_once('='))
-        .map(|(p, v)| (p.trim().to_string(), v.trim().to_string()))
-        .collect()
-}
 
 /// The path, relative to the modules directory, of `module`'s file in `modules.dep` text.
 pub fn dep_path(modules_dep: &str, module: &str) -> Option<String> {
@@ -128,10 +83,9 @@ impl ModuleRoots {
 
 /// The parameters `module` runs with, as far as they can be known (see the module docs).
 pub fn loaded_params(roots: &ModuleRoots, module: &str) -> Params {
-    if let Ok(text) = std::fs::read_to_string(roots.record(module)) {
-        return parse_record(&text);
-    }
-    let mut params = Params::new();
+    let record_path = roots.record(module);
+    let record = std::fs::read_to_string(&record_path).ok();
+    let mut confs = Vec::new();
     if let Ok(dir) = std::fs::read_dir(&roots.etc_modprobe) {
         let mut files: Vec<PathBuf> = dir.flatten().map(|e| e.path()).collect();
         files.sort();
@@ -140,12 +94,16 @@ pub fn loaded_params(roots: &ModuleRoots, module: &str) -> Params {
             .filter(|f| f.extension().is_some_and(|e| e == "conf"))
         {
             let text = std::fs::read_to_string(f).unwrap_or_default();
-            params.extend(modprobe_params(&text, module));
+            confs.push((f.display().to_string(), text));
         }
     }
     let cmdline = std::fs::read_to_string(roots.proc.join("cmdline")).unwrap_or_default();
-    params.extend(cmdline_params(&cmdline, module));
-    params
+    let record_path = record_path.display().to_string();
+    let record = record.as_deref().map(|t| (record_path.as_str(), t));
+    nictune_host::modparams::loaded(record, &confs, &cmdline, module)
+        .into_iter()
+        .map(|(p, v)| (p, v.value))
+        .collect()
 }
 
 /// The current value of `module`'s parameter `param`; empty for the driver's default.
@@ -460,34 +418,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_command_line_gives_this_module_only() {
-        let p = cmdline_params(
-            "quiet e1000.InterruptThrottleRate=3000 e1000e.TxIntDelay=0",
-            "e1000",
-        );
-        assert_eq!(
-            p,
-            Params::from([("InterruptThrottleRate".into(), "3000".into())])
-        );
-    }
-
-    #[test]
-    fn modprobe_options_are_read_later_lines_winning() {
-        let conf = "# tuned\noptions e1000 InterruptThrottleRate=8000 TxIntDelay=0\n\
-                    options igb RSS=4\noptions e1000 InterruptThrottleRate=2000 # later\n";
-        let p = modprobe_params(conf, "e1000");
-        assert_eq!(p["InterruptThrottleRate"], "2000");
-        assert_eq!(p["TxIntDelay"], "0");
-        assert_eq!(p.len(), 2);
-    }
-
-    #[test]
-    fn records_round_trip_and_make_the_modprobe_string() {
+    fn params_make_the_modprobe_string() {
         let p = Params::from([
             ("TxIntDelay".into(), "0".into()),
             ("InterruptThrottleRate".into(), "500,500".into()),
         ]);
-        assert_eq!(parse_record(&render_record(&p)), p);
         assert_eq!(
             param_string(&p),
             "InterruptThrottleRate=500,500 TxIntDelay=0"

@@ -160,8 +160,10 @@ fn measure_guest(
     let peer = bed
         .peer()
         .context("starting `nictune serve` in the guest")?;
+    let before = bed.qemu_usage();
     let r = measure(spec, Target::Peer(&peer), progress, cancel);
-    let info = testbed::info(&bed);
+    let mut info = testbed::info(&bed);
+    info.qemu_cpu_cores = before.zip(bed.qemu_usage()).map(|(b, a)| a.cores_since(&b));
     bed.destroy().context("removing the guest")?;
     let mut r = r?;
     r.target = format!("testbed {}", info.kind);

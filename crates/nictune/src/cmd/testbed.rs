@@ -64,6 +64,8 @@ pub fn info(bed: &VmBed) -> TestbedInfo {
         accel: boot.map_or("?", |b| b.accel.name()).into(),
         accel_note: boot.and_then(|b| b.accel_note.clone()),
         boot_seconds: boot.map_or(0.0, |b| b.boot_seconds),
+        qemu_cpu_cores: None,
+        qemu_rss_mib: bed.qemu_usage().map(|u| u.rss_mib),
     }
 }
 

@@ -4,6 +4,7 @@
 mod agents;
 pub mod caveats;
 mod drops;
+mod e1000e;
 mod moderation;
 mod pileup;
 
@@ -26,6 +27,7 @@ pub fn run(
     out.extend(moderation::fixed_rate_mismatch(snap, rates));
     out.extend(moderation::adaptive_off(snap, rates));
     out.extend(moderation::busy_poll_without_napi(snap));
+    out.extend(e1000e::dynamic_itr(snap, rates));
     out.extend(agents::irqbalance_vs_pins(snap));
     out.extend(caveats(snap));
     out

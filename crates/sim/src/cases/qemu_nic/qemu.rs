@@ -111,7 +111,9 @@ impl E1000Mitigation {
         out
     }
 
-    /// `set_ics`: causes latched (rx write-back, tx write-back).
+    /// `set_ics`: causes latched (rx write-back, tx write-back). Only a rising edge of
+    /// `IMS & ICR` raises the line or arms the timer: a cause that comes while the line is
+    /// already high (an interrupt raised and its ICR not yet read) joins that interrupt.
     pub fn cause(&mut self, now: u64, bits: u32) -> Outcome {
         self.set_interrupt_cause(now, bits | self.icr)
     }
@@ -380,6 +382,24 @@ mod tests {
         }
         let gaps: Vec<u64> = raised.windows(2).map(|w| w[1] - w[0]).collect();
         assert!(gaps.iter().all(|g| *g == 39_062 * 256), "{gaps:?}");
+    }
+
+    #[test]
+    fn e1000_a_cause_while_the_line_is_high_joins_the_raised_interrupt() {
+        // A reply's write-back with IDE raises the line and opens TADV's window (floored).
+        let mut d = E1000Mitigation::new(0, 32, 8, 0);
+        d.tx_descriptor(true);
+        let out = d.cause(0, TXDW);
+        assert!(out.interrupt);
+        assert_eq!(out.armed, Some(FLOOR));
+        // The next request arrives before the handler reads ICR: no second interrupt, no new
+        // window, the line stays high.
+        assert_eq!(d.cause(40 * US, RXT0), Outcome::default());
+        assert!(d.level());
+        // The handler's one ICR read takes both causes and drops the line.
+        let (icr, out) = d.read_icr(45 * US);
+        assert_eq!(icr, TXDW | RXT0);
+        assert!(!out.interrupt && !d.level());
     }
 
     #[test]

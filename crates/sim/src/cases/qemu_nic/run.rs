@@ -70,6 +70,7 @@ struct Run {
     cpu: Cpu,
     host_turnaround: Nanos,
     vcpu_wake: Nanos,
+    main_loop_wake: Nanos,
     ide: bool,
     q: EventQueue<Ev>,
     dev: Device,
@@ -176,6 +177,7 @@ pub fn predict_rr(
         cpu: Cpu::of(costs.request),
         host_turnaround: costs.host_turnaround,
         vcpu_wake: costs.vcpu_wake,
+        main_loop_wake: costs.main_loop_wake,
         // e1000_configure_tx: IDE on every descriptor when TxIntDelay ≠ 0.
         ide: settings.tx_int_delay != 0,
         q: EventQueue::new(),
@@ -285,10 +287,12 @@ impl Run {
         }
     }
 
-    /// Schedules an armed timer and hands an interrupt to the vCPU.
+    /// Schedules an armed timer (its expiry runs once QEMU's main-loop thread has woken) and
+    /// hands an interrupt to the vCPU.
     fn apply(&mut self, now: u64, v: Vector, out: Outcome) {
         if let Some(expiry) = out.armed {
-            self.q.schedule(expiry, Ev::Timer(v, expiry));
+            self.q
+                .schedule(expiry + self.main_loop_wake.0, Ev::Timer(v, expiry));
         }
         if out.interrupt {
             if self.m.inside(now) {

@@ -22,18 +22,86 @@ fn e1000e(itr: i64) -> QemuNicSettings {
     }
 }
 
-/// The one calibration: the e1000 testbed at driver defaults (InterruptThrottleRate 3). No
-/// default-settings figure was measured; the prototype's TCG ceiling for e1000, ≈3,000
-/// trans/s, which the fast settings all reach, stands in for it.
+/// A run of the e1000 testbed: `nictune tune --testbed e1000` (1 s after 0.2–0.3 s of
+/// warm-up, on the 2-vCPU build VM while other work ran on it), the candidate's module
+/// parameters, the transactions/s and the interrupts/s of the guest's INTx line `eth0` counted
+/// over the same interval.
+struct Measured {
+    itr: i64,
+    tx_int_delay: u16,
+    trans: f64,
+    ints: f64,
+}
+
+const fn run(itr: i64, tx_int_delay: u16, trans: f64, ints: f64) -> Measured {
+    Measured {
+        itr,
+        tx_int_delay,
+        trans,
+        ints,
+    }
+}
+
+/// The calibration point: the settings as found (the driver's defaults, InterruptThrottleRate
+/// 3 and TxIntDelay 8).
+const BASELINE: Measured = run(3, 8, 3398.0, 3677.0);
+
+/// Every other candidate of that tune: held out. Where the settings leave QEMU's 128 µs floor
+/// in charge (InterruptThrottleRate 0, 1, 3 and 8000–100000) the rates vary by ±10–15 % and
+/// more from run to run — the same settings as the baseline gave 1,939 against 3,398 trans/s.
+const HELD_OUT: &[Measured] = &[
+    run(4000, 8, 2349.0, 2922.0),
+    run(0, 8, 2183.0, 2719.0),
+    run(0, 0, 2567.0, 2614.0),
+    run(1, 8, 2606.0, 2969.0),
+    run(1, 0, 2729.0, 2798.0),
+    run(3, 8, 1939.0, 2491.0),
+    run(3, 0, 2891.0, 2963.0),
+    run(8000, 8, 3313.0, 3931.0),
+    run(8000, 0, 2970.0, 3438.0),
+    run(20000, 8, 3529.0, 3923.0),
+    run(20000, 0, 3157.0, 3801.0),
+    run(100000, 8, 3495.0, 3938.0),
+    run(100000, 0, 3600.0, 4006.0),
+    run(4000, 0, 2588.0, 2672.0),
+    run(4, 8, 3216.0, 3599.0),
+    run(2000, 8, 2859.0, 3321.0),
+    run(4, 0, 2782.0, 2889.0),
+    run(2000, 0, 1709.0, 1705.0),
+    run(1000, 8, 2482.0, 2834.0),
+    run(1000, 0, 923.0, 929.0),
+    run(300, 8, 997.0, 1222.0),
+    run(300, 0, 296.0, 296.0),
+    run(100, 8, 255.0, 346.0),
+    run(100, 0, 99.0, 100.0),
+];
+
+/// The one calibration: the e1000 testbed's baseline run, its transactions/s and interrupts/s.
 fn costs() -> QemuNicCosts {
     static COSTS: std::sync::OnceLock<QemuNicCosts> = std::sync::OnceLock::new();
     *COSTS.get_or_init(|| {
-        QemuNicCosts::calibrate(QemuNic::E1000, &defaults(QemuNic::E1000), 3_000.0).unwrap()
+        QemuNicCosts::calibrate_with_interrupts(
+            QemuNic::E1000,
+            &defaults(QemuNic::E1000),
+            BASELINE.trans,
+            BASELINE.ints,
+        )
+        .unwrap()
     })
 }
 
 fn predict(nic: QemuNic, s: QemuNicSettings) -> QemuNicPrediction {
     predict_rr(nic, &s, &costs(), SEED, RUN).unwrap()
+}
+
+/// The calibrated guest, with QEMU's main loop as prompt as it can be (one host wake-up): the
+/// device's logic without the testbed's load stretching its windows.
+fn predict_prompt(nic: QemuNic, s: QemuNicSettings) -> QemuNicPrediction {
+    let prompt = QemuNicCosts {
+        main_loop_wake: MAIN_LOOP_WAKE,
+        ..costs()
+    };
+    predict_rr(nic, &s, &prompt, SEED, RUN).unwrap()
 }
 
 fn rel(a: f64, b: f64) -> f64 {
@@ -43,15 +111,53 @@ fn rel(a: f64, b: f64) -> f64 {
 #[test]
 fn the_baseline_reproduces_its_calibration() {
     let c = costs();
-    // 1/3000 s = 333 µs = 128 µs window + 14.85 µs wake + ≈190 µs of guest work.
-    assert!((180_000..200_000).contains(&c.request.0), "{c:?}");
     let p = predict(QemuNic::E1000, defaults(QemuNic::E1000));
-    assert!(rel(p.transactions_per_sec, 3_000.0).abs() < 0.01, "{p:?}");
-    // Two interrupts per transaction (rx, then the tx write-back), one frame each.
-    assert!(rel(p.interrupts_per_sec, 2.0 * p.transactions_per_sec).abs() < 0.01);
-    assert!((p.packets_per_interrupt - 1.0).abs() < 0.01);
+    assert!(
+        rel(p.transactions_per_sec, BASELINE.trans).abs() < 0.01,
+        "{p:?}"
+    );
+    assert!(
+        rel(p.interrupts_per_sec, BASELINE.ints).abs() < 0.02,
+        "{p:?}"
+    );
+    // 1/3398 s = 294 µs ≈ the floor's 128 µs window ended ≈140 µs late (≈270 µs), plus a
+    // second window for the ≈8 % of transactions whose pair splits: the reply's write-back and
+    // the next request mostly wait in the same window and share its interrupt (1.08
+    // interrupts, ≈1.85 frames per interrupt), ≈200 µs of guest work fitting in it.
+    assert!((120_000..160_000).contains(&c.main_loop_wake.0), "{c:?}");
+    assert!((170_000..220_000).contains(&c.request.0), "{c:?}");
+    assert!(p.packets_per_interrupt > 1.8, "{p:?}");
     // The prototype's TCG p50: ≈200–350 µs.
     assert!((200.0..350.0).contains(&p.p50_us), "{p:?}");
+}
+
+#[test]
+fn a_late_window_end_lets_the_reply_and_the_next_request_share_one_interrupt() {
+    // With the main loop prompt the floor's window ends before the next request arrives: the
+    // reply's write-back is raised alone, then the request in the window the write-back
+    // opened — two interrupts per transaction, one frame each.
+    let prompt = predict_prompt(QemuNic::E1000, defaults(QemuNic::E1000));
+    assert!(
+        rel(prompt.interrupts_per_sec, 2.0 * prompt.transactions_per_sec).abs() < 0.05,
+        "{prompt:?}"
+    );
+    assert!((prompt.packets_per_interrupt - 1.0).abs() < 0.05);
+    // Ended late, the window that the request's interrupt opened still runs at the reply's
+    // TDT write (held) and at the next request's arrival (the edge already pending): one
+    // interrupt carries both.
+    let late = predict(QemuNic::E1000, defaults(QemuNic::E1000));
+    assert!(
+        late.interrupts_per_sec < 1.1 * late.transactions_per_sec,
+        "{late:?}"
+    );
+    // And the merged interrupt carries TXDW with IDE set, so with TxIntDelay 8 it opens
+    // TADV's floored window, not ITR's: as long as replies keep sharing, a fixed rate of
+    // 1000/s does not bind — while with TxIntDelay 0 it does.
+    let floor = late.transactions_per_sec;
+    let tx8 = predict(QemuNic::E1000, e1000(1_000, 8));
+    let tx0 = predict(QemuNic::E1000, e1000(1_000, 0));
+    assert!(tx8.transactions_per_sec > 0.75 * floor, "{tx8:?}");
+    assert!(tx0.transactions_per_sec < 1_000.0, "{tx0:?}");
 }
 
 #[test]
@@ -78,10 +184,11 @@ fn settings_under_the_128us_floor_are_indistinguishable() {
 
 #[test]
 fn an_itr_window_paces_one_transaction_per_window() {
-    // TxIntDelay 0: the window is ITR alone. Each expiry raises the waiting request together
-    // with the previous reply's write-back and opens the next window: one transaction, one
-    // interrupt and two frames per window.
-    for (itr, window_us) in [(2_000, 499.97), (500, 1999.87), (100, 9999.87)] {
+    // TxIntDelay 0: the window is ITR alone, ended as late as the main loop runs. Each expiry
+    // raises the waiting request together with the previous reply's write-back and opens the
+    // next window: one transaction, one interrupt and two frames per window.
+    for (itr, itr_us) in [(2_000, 499.97), (500, 1999.87), (100, 9999.87)] {
+        let window_us = itr_us + costs().main_loop_wake.0 as f64 / 1e3;
         let p = predict(QemuNic::E1000, e1000(itr, 0));
         let per_window = p.transactions_per_sec * window_us * 1e-6;
         assert!((per_window - 1.0).abs() < 0.01, "ITR {itr}: {p:?}");
@@ -94,10 +201,11 @@ fn an_itr_window_paces_one_transaction_per_window() {
 #[test]
 fn tx_int_delay_8_lets_tx_edges_open_short_windows_and_partly_defeats_itr() {
     // With IDE set, a tx write-back edge arms min(TADV·4, ITR) = 128 units → the 128 µs
-    // floor, so after the reply's interrupt the next request waits 128 µs, not 10 ms, and
-    // only every other request meets a 10 ms window.
-    let strict = predict(QemuNic::E1000, e1000(100, 0));
-    let leaky = predict(QemuNic::E1000, e1000(100, 8));
+    // floor, so after the reply's interrupt the next request waits 128 µs, not 10 ms, and —
+    // with the main loop prompt, the short window ending before the next reply — only every
+    // other request meets a 10 ms window.
+    let strict = predict_prompt(QemuNic::E1000, e1000(100, 0));
+    let leaky = predict_prompt(QemuNic::E1000, e1000(100, 8));
     assert!(
         leaky.transactions_per_sec > 1.8 * strict.transactions_per_sec,
         "{leaky:?} vs {strict:?}"
@@ -112,10 +220,11 @@ fn tx_int_delay_8_lets_tx_edges_open_short_windows_and_partly_defeats_itr() {
 
 #[test]
 fn e1000e_throttles_rx_and_tx_separately_and_expiries_do_not_rearm() {
-    let c = predict(QemuNic::E1000, defaults(QemuNic::E1000));
-    let e = predict(QemuNic::E1000e, defaults(QemuNic::E1000e));
+    // The device's logic, with the main loop prompt.
+    let c = predict_prompt(QemuNic::E1000, defaults(QemuNic::E1000));
+    let e = predict_prompt(QemuNic::E1000e, defaults(QemuNic::E1000e));
     // The tx vector's window does not hold the next request: the period is the guest's
-    // work plus the host turnaround, not work plus 128 µs (prototype: ≈4,000–4,500 vs 3,000).
+    // work plus the host turnaround, not work plus 128 µs.
     assert!(
         e.transactions_per_sec > 1.25 * c.transactions_per_sec,
         "{e:?}"
@@ -128,7 +237,7 @@ fn e1000e_throttles_rx_and_tx_separately_and_expiries_do_not_rearm() {
     // ITR 2000 (500 µs): a request held to the expiry is sent without a new window, so the
     // next one goes at once and opens one: two transactions per window plus a round trip,
     // well above the one per window of e1000.
-    let fixed = predict(QemuNic::E1000e, e1000e(2_000));
+    let fixed = predict_prompt(QemuNic::E1000e, e1000e(2_000));
     let one_per_window = 1e6 / 499.97;
     assert!(
         fixed.transactions_per_sec > 1.2 * one_per_window,
@@ -234,133 +343,154 @@ fn calibration_refuses_what_it_cannot_use() {
         QemuNicCosts::calibrate(QemuNic::E1000, &s, 10_000.0),
         Err(QemuNicError::Unreachable { .. })
     ));
-    // Another baseline: e1000e at its defaults, 4,200 trans/s, reproduces itself.
-    let c = QemuNicCosts::calibrate(QemuNic::E1000e, &defaults(QemuNic::E1000e), 4_200.0).unwrap();
-    let p = predict_rr(QemuNic::E1000e, &defaults(QemuNic::E1000e), &c, SEED, RUN).unwrap();
+    // Another baseline: e1000e at its defaults, 4,200 trans/s, reproduces itself; its
+    // interrupt count (one per cause per vector) says nothing of the main loop's lateness.
+    let ee = defaults(QemuNic::E1000e);
+    let c = QemuNicCosts::calibrate(QemuNic::E1000e, &ee, 4_200.0).unwrap();
+    let p = predict_rr(QemuNic::E1000e, &ee, &c, SEED, RUN).unwrap();
     assert!(rel(p.transactions_per_sec, 4_200.0).abs() < 0.01, "{p:?}");
+    assert_eq!(c.main_loop_wake, MAIN_LOOP_WAKE);
+    assert_eq!(
+        QemuNicCosts::calibrate_with_interrupts(QemuNic::E1000e, &ee, 4_200.0, 8_400.0),
+        Ok(c)
+    );
+    assert_eq!(
+        QemuNicCosts::calibrate_with_interrupts(QemuNic::E1000, &s, BASELINE.trans, 0.0),
+        Err(QemuNicError::NoInterrupts)
+    );
+    // Two interrupts per transaction or more: the main loop as prompt as it can be.
+    let two =
+        QemuNicCosts::calibrate_with_interrupts(QemuNic::E1000, &s, 3_000.0, 6_500.0).unwrap();
+    assert_eq!(
+        two,
+        QemuNicCosts::calibrate(QemuNic::E1000, &s, 3_000.0).unwrap()
+    );
 }
 
-/// A held-out figure of the prototype, the model's value and the relative error.
+/// A held-out figure, the model's value for it, and the error (in %) the module documentation
+/// reports for it.
 struct Row {
-    point: &'static str,
+    point: String,
     measured: f64,
     predicted: f64,
+    documented: f64,
 }
 
-fn held_out() -> Vec<Row> {
-    let e1 = |itr| predict(QemuNic::E1000, e1000(itr, 0));
-    let ee = |itr| predict(QemuNic::E1000e, e1000e(itr));
-    let (i100, i500, i2000) = (e1(100), e1(500), e1(2_000));
-    let (e2000, e500) = (ee(2_000), ee(500));
-    let e_ceiling = predict(QemuNic::E1000e, defaults(QemuNic::E1000e));
-    let leaky = predict(QemuNic::E1000, e1000(100, 8));
-    let rx = |p: &QemuNicPrediction| p.vectors.unwrap().rx;
-    vec![
-        Row {
-            point: "e1000 ITR 100, TxIntDelay 0: trans/s",
-            measured: 99.0,
-            predicted: i100.transactions_per_sec,
-        },
-        Row {
-            point: "e1000 ITR 100, TxIntDelay 0: p50 µs",
-            measured: 10_090.0,
-            predicted: i100.p50_us,
-        },
-        Row {
-            point: "e1000 ITR 500, TxIntDelay 0: trans/s",
-            measured: 485.0,
-            predicted: i500.transactions_per_sec,
-        },
-        Row {
-            point: "e1000 ITR 2000, TxIntDelay 0: trans/s",
-            measured: 1_876.0,
-            predicted: i2000.transactions_per_sec,
-        },
-        Row {
-            point: "e1000e ITR 2000: trans/s",
-            measured: 2_173.0,
-            predicted: e2000.transactions_per_sec,
-        },
-        Row {
-            point: "e1000e ITR 500: trans/s",
-            measured: 763.0,
-            predicted: e500.transactions_per_sec,
-        },
-        Row {
-            point: "e1000e defaults: trans/s (≈4,000–4,500)",
-            measured: 4_250.0,
-            predicted: e_ceiling.transactions_per_sec,
-        },
-        Row {
-            point: "e1000 ITR 100, TxIntDelay 0: ints/s",
-            measured: 84.0,
-            predicted: i100.interrupts_per_sec,
-        },
-        Row {
-            point: "e1000 ITR 500, TxIntDelay 0: ints/s",
-            measured: 393.0,
-            predicted: i500.interrupts_per_sec,
-        },
-        Row {
-            point: "e1000 ITR 2000, TxIntDelay 0: ints/s",
-            measured: 1_524.0,
-            predicted: i2000.interrupts_per_sec,
-        },
-        Row {
-            point: "e1000 ITR 100, TxIntDelay 8: ints/s (≈250)",
-            measured: 250.0,
-            predicted: leaky.interrupts_per_sec,
-        },
-        Row {
-            point: "e1000e ITR 2000: rx vector ints/s",
-            measured: 1_838.0,
-            predicted: rx(&e2000),
-        },
-        Row {
-            point: "e1000e ITR 500: rx vector ints/s",
-            measured: 614.0,
-            predicted: rx(&e500),
-        },
-    ]
+impl Row {
+    fn error(&self) -> f64 {
+        100.0 * rel(self.predicted, self.measured)
+    }
 }
 
-/// The held-out points whose error exceeds the 15 % target, with the error the module
-/// documentation reports for them (in %). Not tuned away: see "Validation" in the module
-/// documentation.
-const OVER_TARGET: &[(&str, f64)] = &[
-    ("e1000e ITR 2000: trans/s", 24.0),
-    ("e1000e ITR 500: trans/s", 17.0),
-    ("e1000 ITR 100, TxIntDelay 0: ints/s", 19.0),
-    ("e1000 ITR 500, TxIntDelay 0: ints/s", 27.0),
-    ("e1000 ITR 2000, TxIntDelay 0: ints/s", 31.0),
-    ("e1000 ITR 100, TxIntDelay 8: ints/s (≈250)", 16.0),
-    ("e1000e ITR 2000: rx vector ints/s", 46.0),
-    ("e1000e ITR 500: rx vector ints/s", 45.0),
+/// The errors the module documentation's validation table reports, in %: transactions/s and
+/// interrupts/s for each held-out run, by InterruptThrottleRate and TxIntDelay.
+const DOCUMENTED: &[(i64, u16, f64, f64)] = &[
+    (4000, 8, 41.0, 22.0),
+    (0, 8, 56.0, 35.0),
+    (0, 0, 33.0, 41.0),
+    (1, 8, 31.0, 24.0),
+    (1, 0, 25.0, 31.0),
+    (3, 8, 76.0, 48.0),
+    (3, 0, 18.0, 24.0),
+    (8000, 8, 3.0, -6.0),
+    (8000, 0, 15.0, 7.0),
+    (20000, 8, -3.0, -6.0),
+    (20000, 0, 8.0, -3.0),
+    (100000, 8, -2.0, -7.0),
+    (100000, 0, -5.0, -8.0),
+    (4000, 0, -2.0, -5.0),
+    (4, 8, -2.0, -6.0),
+    (2000, 8, 9.0, 1.0),
+    (4, 0, -35.0, -36.0),
+    (2000, 0, -9.0, -9.0),
+    (1000, 8, 12.0, 5.0),
+    (1000, 0, -5.0, -6.0),
+    (300, 8, 82.0, 60.0),
+    (300, 0, -3.0, -3.0),
+    (100, 8, 266.0, 190.0),
+    (100, 0, -1.0, -2.0),
 ];
 
+/// The prototype's figures that the testbed's tune did not measure again (e1000e, and a
+/// latency), with their documented errors in %. The prototype's interrupt counts were 0.80–0.85
+/// of its transaction counts even where QEMU allows no fewer interrupts than transactions, so
+/// they were likely taken over another interval than the transactions.
+const PROTOTYPE: &[(&str, f64, f64)] = &[
+    ("e1000 ITR 100, TxIntDelay 0: p50 µs", 10_090.0, 0.0),
+    ("e1000e defaults: trans/s (≈4,000–4,500)", 4_250.0, -10.0),
+    ("e1000e ITR 2000: trans/s", 2_173.0, 4.0),
+    ("e1000e ITR 500: trans/s", 763.0, 10.0),
+    ("e1000e ITR 2000: rx vector ints/s", 1_838.0, 22.0),
+    ("e1000e ITR 500: rx vector ints/s", 614.0, 36.0),
+];
+
+fn held_out() -> Vec<Row> {
+    let mut rows = vec![];
+    for m in HELD_OUT {
+        let p = predict(QemuNic::E1000, e1000(m.itr, m.tx_int_delay));
+        let &(_, _, trans_err, ints_err) = DOCUMENTED
+            .iter()
+            .find(|(itr, tx, _, _)| (*itr, *tx) == (m.itr, m.tx_int_delay))
+            .expect("every held-out run has a documented error");
+        let point = format!("e1000 ITR {}, TxIntDelay {}", m.itr, m.tx_int_delay);
+        rows.push(Row {
+            point: format!("{point}: trans/s"),
+            measured: m.trans,
+            predicted: p.transactions_per_sec,
+            documented: trans_err,
+        });
+        rows.push(Row {
+            point: format!("{point}: ints/s"),
+            measured: m.ints,
+            predicted: p.interrupts_per_sec,
+            documented: ints_err,
+        });
+    }
+    let ee = |itr| predict(QemuNic::E1000e, e1000e(itr));
+    let (e2000, e500) = (ee(2_000), ee(500));
+    let rx = |p: &QemuNicPrediction| p.vectors.unwrap().rx;
+    let predicted = [
+        predict(QemuNic::E1000, e1000(100, 0)).p50_us,
+        predict(QemuNic::E1000e, defaults(QemuNic::E1000e)).transactions_per_sec,
+        e2000.transactions_per_sec,
+        e500.transactions_per_sec,
+        rx(&e2000),
+        rx(&e500),
+    ];
+    for (&(point, measured, documented), predicted) in PROTOTYPE.iter().zip(predicted) {
+        rows.push(Row {
+            point: format!("prototype {point}"),
+            measured,
+            predicted,
+            documented,
+        });
+    }
+    rows
+}
+
 #[test]
-fn held_out_prototype_figures_within_15_percent_or_as_documented() {
+fn held_out_figures_are_as_documented() {
     let rows = held_out();
     eprintln!(
-        "{:48} {:>10} {:>10} {:>7}",
+        "{:52} {:>10} {:>10} {:>7}",
         "point", "measured", "predicted", "error"
     );
     for r in &rows {
-        let err = 100.0 * rel(r.predicted, r.measured);
         eprintln!(
-            "{:48} {:>10.0} {:>10.0} {:>+6.1}%",
-            r.point, r.measured, r.predicted, err
+            "{:52} {:>10.0} {:>10.0} {:>+6.1}%",
+            r.point,
+            r.measured,
+            r.predicted,
+            r.error()
         );
     }
     for r in &rows {
-        let err = 100.0 * rel(r.predicted, r.measured);
-        match OVER_TARGET.iter().find(|(p, _)| *p == r.point) {
-            None => assert!(err.abs() < 15.0, "{}: {err:+.1} %", r.point),
-            Some((_, documented)) => assert!(
-                (err - documented).abs() < 3.0,
-                "{}: {err:+.1} %, documented {documented:+.0} %: update the module docs",
-                r.point
-            ),
-        }
+        assert!(
+            (r.error() - r.documented).abs() < 3.0,
+            "{}: {:+.1} %, documented {:+.0} %: update the module docs",
+            r.point,
+            r.error(),
+            r.documented
+        );
     }
 }
