@@ -17,6 +17,16 @@ fn one_guest() -> std::sync::MutexGuard<'static, ()> {
     ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The one-guest lock for a test, or `None` (the reason printed) where this machine cannot
+/// boot a guest.
+fn guest_slot() -> Option<std::sync::MutexGuard<'static, ()>> {
+    if let Some(why) = skip_reason() {
+        eprintln!("skipped: {why}");
+        return None;
+    }
+    Some(one_guest())
+}
+
 /// Why this machine cannot boot a testbed guest, if it cannot.
 fn skip_reason() -> Option<String> {
     if unsafe_euid() != 0 {
@@ -53,11 +63,9 @@ fn options(nic: Nic) -> BedOptions {
 
 #[test]
 fn an_e1000_guest_boots_runs_the_real_driver_and_leaves_nothing_behind() {
-    if let Some(why) = skip_reason() {
-        eprintln!("skipped: {why}");
+    let Some(_one) = guest_slot() else {
         return;
-    }
-    let _one = one_guest();
+    };
     let mut bed = VmBed::create(&options(Nic::E1000)).expect("guest boots");
     let names = bed.names().clone();
     let info = bed.boot_info().unwrap().clone();
@@ -93,11 +101,9 @@ fn an_e1000_guest_boots_runs_the_real_driver_and_leaves_nothing_behind() {
 /// port comes back addressed, the journal reverts it, and `show` reads the real driver.
 #[test]
 fn module_parameters_apply_by_reload_and_revert_in_the_guest() {
-    if let Some(why) = skip_reason() {
-        eprintln!("skipped: {why}");
+    let Some(_one) = guest_slot() else {
         return;
-    }
-    let _one = one_guest();
+    };
     let mut bed = VmBed::create(&options(Nic::E1000)).expect("guest boots");
     let t = Duration::from_secs(60);
     let apply = bed.run(
@@ -144,11 +150,9 @@ fn module_parameters_apply_by_reload_and_revert_in_the_guest() {
 /// `bench --testbed e1000e`: the device's MSI-X vectors are counted one by one in the guest.
 #[test]
 fn bench_on_e1000e_counts_each_msix_vector() {
-    if let Some(why) = skip_reason() {
-        eprintln!("skipped: {why}");
+    let Some(_one) = guest_slot() else {
         return;
-    }
-    let _one = one_guest();
+    };
     let out = common::nictune(&[
         "bench",
         "rr",
@@ -178,11 +182,9 @@ fn bench_on_e1000e_counts_each_msix_vector() {
 /// RR rate fall with it; every point carries the model's prediction.
 #[test]
 fn tune_on_e1000_measures_the_throttle_rate_and_predicts_it() {
-    if let Some(why) = skip_reason() {
-        eprintln!("skipped: {why}");
+    let Some(_one) = guest_slot() else {
         return;
-    }
-    let _one = one_guest();
+    };
     let out_dir = std::env::temp_dir().join(format!("nictune-tune-e1000-{}", std::process::id()));
     let out = common::nictune(&[
         "tune",
@@ -250,11 +252,9 @@ fn tune_on_e1000_measures_the_throttle_rate_and_predicts_it() {
 /// namespace and directory the killed one left.
 #[test]
 fn a_killed_guest_tune_leaves_nothing_after_the_next_run() {
-    if let Some(why) = skip_reason() {
-        eprintln!("skipped: {why}");
+    let Some(_one) = guest_slot() else {
         return;
-    }
-    let _one = one_guest();
+    };
     let out_dir = std::env::temp_dir().join(format!("nictune-kill-{}", std::process::id()));
     let mut prefixes = Vec::new();
     for after in [Duration::from_secs(3), Duration::from_secs(25)] {
@@ -326,10 +326,9 @@ fn qemu_of(prefix: &str) -> Vec<u32> {
 /// its affinity is read — the NIC → queue → IRQ → CPU chain is complete.
 #[test]
 fn show_finds_e1000s_intx_line_for_both_queues() {
-    if let Some(why) = skip_reason() {
-        eprintln!("skipped: {why}");
+    let Some(_one) = guest_slot() else {
         return;
-    }
+    };
     let mut bed = VmBed::create(&options(Nic::E1000)).expect("guest boots");
     let t = Duration::from_secs(30);
     let line: u64 = bed
@@ -367,10 +366,9 @@ fn show_finds_e1000s_intx_line_for_both_queues() {
 /// the module with a fixed rate makes it go away.
 #[test]
 fn doctor_names_the_e1000e_dynamic_mode_trap_until_the_module_rate_is_fixed() {
-    if let Some(why) = skip_reason() {
-        eprintln!("skipped: {why}");
+    let Some(_one) = guest_slot() else {
         return;
-    }
+    };
     let mut bed = VmBed::create(&options(Nic::E1000e)).expect("guest boots");
     let t = Duration::from_secs(60);
     let show = bed
