@@ -286,7 +286,7 @@ impl VmBed {
         };
         if let Ok(Some(status)) = child.try_wait() {
             self.qemu = None;
-            let log = std::fs::read_to_string(self.names.dir.join("qemu.log")).unwrap_or_default();
+            let log = console_tail(&self.names.dir.join("qemu.log"));
             return Err(VmError::QemuExited {
                 status: format!("{status}; {}", log.trim()),
                 console: console_tail(&spec.console),
@@ -503,9 +503,20 @@ fn first_line(e: &VmError) -> String {
     e.to_string().lines().next().unwrap_or_default().to_string()
 }
 
-/// The last 20 lines of a console log.
+/// The last 20 lines of a console log (or QEMU's own log), read from its last 64 KiB only:
+/// a guest that printed for its whole lifetime cannot make this read grow.
 fn console_tail(path: &Path) -> String {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
+    const TAIL: u64 = 64 << 10;
+    let read = || -> std::io::Result<String> {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut f = std::fs::File::open(path)?;
+        let len = f.metadata()?.len();
+        f.seek(SeekFrom::Start(len.saturating_sub(TAIL)))?;
+        let mut buf = Vec::new();
+        f.take(TAIL).read_to_end(&mut buf)?;
+        Ok(String::from_utf8_lossy(&buf).into_owned())
+    };
+    let text = read().unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(20)..].join("\n")
 }
@@ -577,6 +588,18 @@ mod tests {
         assert!(n.tap.len() <= 15, "{n:?}");
         assert_eq!(owner_of(&n.netns), Some(4_194_304));
         assert!(n.dir.ends_with(&n.netns));
+    }
+
+    #[test]
+    fn a_console_tail_is_the_last_lines_of_a_bounded_read() {
+        let path = std::env::temp_dir().join(format!("nictune-vm-tail-{}", std::process::id()));
+        let text: String = (0..100_000).map(|i| format!("line {i}\n")).collect();
+        std::fs::write(&path, text).unwrap();
+        let tail = console_tail(&path);
+        assert_eq!(tail.lines().count(), 20);
+        assert_eq!(tail.lines().last(), Some("line 99999"));
+        assert_eq!(console_tail(Path::new("/nonexistent/console.log")), "");
+        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]
