@@ -27,9 +27,16 @@ fn guest_slot() -> Option<std::sync::MutexGuard<'static, ()>> {
     Some(one_guest())
 }
 
+/// The one-guest lock and a booted guest running `nic`'s driver, or `None` (the reason
+/// printed) where this machine cannot boot one.
+fn boot(nic: Nic) -> Option<(std::sync::MutexGuard<'static, ()>, VmBed)> {
+    let slot = guest_slot()?;
+    Some((slot, VmBed::create(&options(nic)).expect("guest boots")))
+}
+
 /// Why this machine cannot boot a testbed guest, if it cannot.
 fn skip_reason() -> Option<String> {
-    if unsafe_euid() != 0 {
+    if !nictune_linux::write::is_root() {
         return Some("needs root".into());
     }
     if let Err(e) = nictune_vm::GuestDir::locate() {
@@ -39,18 +46,6 @@ fn skip_reason() -> Option<String> {
         return Some(e.to_string());
     }
     None
-}
-
-fn unsafe_euid() -> u32 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("Uid:"))
-                .and_then(|l| l.split_whitespace().nth(2).map(str::to_string))
-        })
-        .and_then(|u| u.parse().ok())
-        .unwrap_or(u32::MAX)
 }
 
 fn options(nic: Nic) -> BedOptions {
@@ -63,10 +58,9 @@ fn options(nic: Nic) -> BedOptions {
 
 #[test]
 fn an_e1000_guest_boots_runs_the_real_driver_and_leaves_nothing_behind() {
-    let Some(_one) = guest_slot() else {
+    let Some((_one, mut bed)) = boot(Nic::E1000) else {
         return;
     };
-    let mut bed = VmBed::create(&options(Nic::E1000)).expect("guest boots");
     let names = bed.names().clone();
     let info = bed.boot_info().unwrap().clone();
     eprintln!(
@@ -101,10 +95,9 @@ fn an_e1000_guest_boots_runs_the_real_driver_and_leaves_nothing_behind() {
 /// port comes back addressed, the journal reverts it, and `show` reads the real driver.
 #[test]
 fn module_parameters_apply_by_reload_and_revert_in_the_guest() {
-    let Some(_one) = guest_slot() else {
+    let Some((_one, mut bed)) = boot(Nic::E1000) else {
         return;
     };
-    let mut bed = VmBed::create(&options(Nic::E1000)).expect("guest boots");
     let t = Duration::from_secs(60);
     let apply = bed.run(
         &[
@@ -326,10 +319,9 @@ fn qemu_of(prefix: &str) -> Vec<u32> {
 /// its affinity is read — the NIC → queue → IRQ → CPU chain is complete.
 #[test]
 fn show_finds_e1000s_intx_line_for_both_queues() {
-    let Some(_one) = guest_slot() else {
+    let Some((_one, mut bed)) = boot(Nic::E1000) else {
         return;
     };
-    let mut bed = VmBed::create(&options(Nic::E1000)).expect("guest boots");
     let t = Duration::from_secs(30);
     let line: u64 = bed
         .read("/sys/class/net/eth0/device/irq")
@@ -366,10 +358,9 @@ fn show_finds_e1000s_intx_line_for_both_queues() {
 /// the module with a fixed rate makes it go away.
 #[test]
 fn doctor_names_the_e1000e_dynamic_mode_trap_until_the_module_rate_is_fixed() {
-    let Some(_one) = guest_slot() else {
+    let Some((_one, mut bed)) = boot(Nic::E1000e) else {
         return;
     };
-    let mut bed = VmBed::create(&options(Nic::E1000e)).expect("guest boots");
     let t = Duration::from_secs(60);
     let show = bed
         .run_ok(&["nictune", "show", "--json", "eth0"], t)

@@ -140,7 +140,7 @@ impl VmBed {
     /// Checks what is needed, removes stale guests, and boots a new one; returns when its
     /// agent answers.
     pub fn create(opts: &BedOptions) -> Result<VmBed> {
-        if nix_euid() != 0 {
+        if !nictune_linux::write::is_root() {
             return Err(VmError::NotRoot);
         }
         let guest = GuestDir::locate()?;
@@ -519,12 +519,6 @@ fn console_tail(path: &Path) -> String {
     let text = read().unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(20)..].join("\n")
-}
-
-#[allow(unsafe_code)]
-fn nix_euid() -> u32 {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() }
 }
 
 /// Testbed names (namespaces and directories) present now.

@@ -15,7 +15,7 @@
 //! - [`agent`]: the control channel (JSON lines over virtio-serial), both ends.
 //! - [`bed`]: a running guest as one value; dropping it removes everything.
 //!
-//! System calls: `bed` (setns and prctl between fork and exec, geteuid, kill of a recorded
+//! System calls: `bed` (setns and prctl between fork and exec, kill of a recorded
 //! QEMU) and `agent` (waitpid, kill in the guest).
 
 pub mod agent;

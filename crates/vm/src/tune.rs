@@ -12,6 +12,7 @@
 use crate::bed::VmBed;
 use nictune_core::metrics::{HostMetrics, LatencySummary, Metrics};
 use nictune_core::units::Nanos;
+use nictune_host::modparams;
 use nictune_sim::cases::qemu_nic::{self, QemuNic, QemuNicCosts, QemuNicSettings};
 use nictune_tune::candidate::Candidate;
 use nictune_tune::knob::{Driver, Knob, ModuleParam, Setting, Value};
@@ -142,8 +143,8 @@ impl Target for GuestTarget<'_> {
 impl GuestTarget<'_> {
     /// The parameters nictune in the guest recorded at its last reload of `driver` (none
     /// before the first: the driver was loaded at boot with its defaults).
-    fn record(&mut self, driver: Driver) -> Result<BTreeMap<String, String>, TargetError> {
-        let path = format!("/run/nictune/module-params/{}", driver.name());
+    fn record(&mut self, driver: Driver) -> Result<modparams::Params, TargetError> {
+        let path = format!("{}/{}", modparams::RECORD_DIR, driver.name());
         let reply = self
             .bed
             .run(&["cat", &path], Duration::from_secs(10))
@@ -153,11 +154,7 @@ impl GuestTarget<'_> {
         } else {
             String::new()
         };
-        Ok(text
-            .lines()
-            .filter_map(|l| l.split_once('='))
-            .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-            .collect())
+        Ok(modparams::parse_record(&text))
     }
 }
 
