@@ -42,6 +42,7 @@
 
 pub mod accounting;
 pub mod cancel;
+pub mod changes;
 pub mod client;
 pub mod clock;
 pub mod compare;
@@ -50,6 +51,7 @@ pub mod engine;
 pub mod error;
 pub mod fake;
 pub mod histogram;
+pub mod host_changes;
 pub mod measure;
 pub mod net;
 pub mod peer;

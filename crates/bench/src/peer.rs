@@ -151,21 +151,25 @@ impl PeerSession {
     }
 
     fn unexpected(&self, reply: Reply) -> BenchError {
-        match reply {
-            Reply::Error { message } if message.starts_with(BUSY) => BenchError::PeerBusy {
-                peer: self.peer.clone(),
-                detail: message,
-            },
-            Reply::Error { message } => {
-                BenchError::protocol(self.peer.clone(), format!("refused: {message}"))
-            }
-            other => BenchError::protocol(self.peer.clone(), format!("unexpected reply {other:?}")),
-        }
+        refusal(&self.peer, reply)
+    }
+}
+
+/// The error for a reply other than the one awaited: the peer's refusal (busy told apart)
+/// or a reply out of turn.
+pub(crate) fn refusal(peer: &str, reply: Reply) -> BenchError {
+    match reply {
+        Reply::Error { message } if message.starts_with(BUSY) => BenchError::PeerBusy {
+            peer: peer.to_string(),
+            detail: message,
+        },
+        Reply::Error { message } => BenchError::protocol(peer, format!("refused: {message}")),
+        other => BenchError::protocol(peer, format!("unexpected reply {other:?}")),
     }
 }
 
 /// A read that hit its timeout (`EAGAIN` on Linux sockets with `SO_RCVTIMEO`).
-fn is_timeout(e: &std::io::Error) -> bool {
+pub(crate) fn is_timeout(e: &std::io::Error) -> bool {
     matches!(
         e.kind(),
         std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
@@ -174,7 +178,7 @@ fn is_timeout(e: &std::io::Error) -> bool {
 
 /// Connects to `addr` from namespace `netns` (a socket keeps the namespace it was made in,
 /// so only the connecting thread has to enter it).
-fn connect_from(netns: Option<&Path>, addr: SocketAddr) -> std::io::Result<TcpStream> {
+pub(crate) fn connect_from(netns: Option<&Path>, addr: SocketAddr) -> std::io::Result<TcpStream> {
     let connect = move || TcpStream::connect_timeout(&addr, Duration::from_secs(5));
     let Some(ns) = netns.map(Path::to_path_buf) else {
         return connect();

@@ -15,6 +15,27 @@
 //! {"type":"stop"}                         →     server samples again, stops the test
 //!                                         ←  {"type":"report",…}
 //! ```
+//!
+//! A server started with `--allow-changes IFACE` also takes a *change session* on a
+//! connection of its own, held open for as long as the changes should stay (a tune's whole
+//! search); tests run on other connections meanwhile:
+//!
+//! ```text
+//! {"type":"hello",…} → ← {"type":"welcome",…}
+//! {"type":"claim","idle_ms":N}            →     one change session at a time
+//!                                         ←  {"type":"granted","iface":…,"driver":…,"reload":…,"idle_ms":M}
+//! {"type":"read","keys":[…]}              →  ←  {"type":"values","values":{KEY: VALUE}}
+//! {"type":"change","settings":["K=V",…]}  →     in place of the session's previous change
+//!                                         ←  {"type":"changed","changes":[…]}
+//! {"type":"ping"}                         →     (no reply) the client is still there
+//! {"type":"release"}                      →     everything put back
+//!                                         ←  {"type":"released","restored":[…]}
+//! ```
+//!
+//! The server puts back everything the session changed when the client releases it, closes
+//! the connection, stays silent for `idle_ms` (M: at most the server's limit), or when the
+//! server stops; every change is a journaled transaction on the server's host, so a server
+//! killed outright leaves a journal that `nictune revert` there undoes.
 
 use crate::accounting::Accounting;
 use crate::spec::BenchSpec;
@@ -49,16 +70,67 @@ pub enum Request {
         #[serde(default)]
         bytes: Option<u64>,
     },
+    /// Opens a change session; it ends, and everything it changed is put back, when the
+    /// client has sent nothing for `idle_ms` (capped by the server).
+    Claim {
+        idle_ms: u64,
+    },
+    /// The current values of these catalog keys on the server's interface.
+    Read {
+        keys: Vec<String>,
+    },
+    /// Puts back what the session changed last, then applies these `KEY=VALUE` settings as
+    /// one journaled transaction; empty puts back only.
+    Change {
+        settings: Vec<String>,
+    },
+    /// Keeps an idle change session alive; no reply.
+    Ping,
+    /// Puts back everything the session changed and ends it.
+    Release,
+}
+
+/// What a change session may change on the server, as granted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Grant {
+    /// The one interface the server lets clients change (`serve --allow-changes IFACE`).
+    pub iface: String,
+    /// Its kernel driver, when known.
+    pub driver: Option<String>,
+    /// Whether driver module parameters may be changed (a reload of the driver;
+    /// `serve --allow-reload`).
+    pub reload: bool,
+    /// The session ends after this much silence from the client, ms.
+    pub idle_ms: u64,
 }
 
 /// Server to client.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Reply {
-    Welcome { version: u32 },
-    Ready { port: u16 },
+    Welcome {
+        version: u32,
+    },
+    Ready {
+        port: u16,
+    },
     Report(Box<PeerReport>),
-    Error { message: String },
+    Error {
+        message: String,
+    },
+    Granted(Grant),
+    Values {
+        values: std::collections::BTreeMap<String, String>,
+    },
+    /// What the change did, one line per setting (`eth1 coalesce.rx-usecs: 3 → 50`).
+    Changed {
+        changes: Vec<String>,
+    },
+    /// What was put back, one line per setting.
+    Released {
+        restored: Vec<String>,
+    },
 }
 
 /// What the server side measured.
@@ -135,12 +207,21 @@ mod tests {
                 transactions: Some(5),
                 bytes: None,
             },
+            Request::Claim { idle_ms: 30_000 },
+            Request::Read {
+                keys: vec!["coalesce.rx-usecs".into()],
+            },
+            Request::Change {
+                settings: vec!["e1000.InterruptThrottleRate=2000".into()],
+            },
+            Request::Ping,
+            Request::Release,
         ];
         let mut buf = Vec::new();
         for m in &msgs {
             send(&mut buf, m).unwrap();
         }
-        assert_eq!(buf.iter().filter(|&&b| b == b'\n').count(), 4);
+        assert_eq!(buf.iter().filter(|&&b| b == b'\n').count(), msgs.len());
         let mut r = io::Cursor::new(buf);
         for m in &msgs {
             assert_eq!(&recv::<Request, _>(&mut r).unwrap(), m);

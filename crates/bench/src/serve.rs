@@ -12,10 +12,14 @@
 //!   clients out (a real client authenticates within one round trip);
 //! * accepts only specs within [`Limits::SERVE`] (duration, connections, sizes, rate);
 //! * answers data traffic only from the control connection's address, and stops every
-//!   test at its deadline even if the client vanishes.
+//!   test at its deadline even if the client vanishes;
+//! * changes nothing on its host unless started with a [`ChangeHandler`]
+//!   (`serve --allow-changes IFACE`), and then for one client at a time, putting everything
+//!   back when that client releases, disconnects or falls silent ([`crate::changes`]).
 
 use crate::accounting::{self, Sample, Work};
 use crate::cancel::{Cancel, POLL_SLICE};
+use crate::changes::{self, ChangeHandler};
 use crate::engine::GRACE;
 use crate::error::{BenchError, Result};
 use crate::net::server::{self, ServerPlan};
@@ -48,6 +52,8 @@ pub struct ServeConfig {
     pub max_sessions: Option<u64>,
     /// Time a new connection has to authenticate ([`HELLO_TIMEOUT`] unless testing).
     pub hello_timeout: Duration,
+    /// What clients may change on this host (`--allow-changes`); `None`: nothing.
+    pub changes: Option<Arc<dyn ChangeHandler>>,
 }
 
 /// Binds the control address (so the caller learns a port-0 choice before serving).
@@ -92,7 +98,7 @@ pub fn serve(listener: TcpListener, cfg: &ServeConfig, log: &(dyn Fn(&str) + Syn
             }
             let state = Arc::clone(&state);
             scope.spawn(move || {
-                let outcome = session(stream, from, id, cfg, &state);
+                let outcome = session(stream, from, id, cfg, (&state, log));
                 match outcome {
                     Ok(()) => log(&format!("{from}: test done")),
                     Err(e) => log(&format!("{from}: {e}")),
@@ -109,6 +115,8 @@ struct State {
     /// Unauthenticated connections by session id, oldest first.
     pending: Mutex<VecDeque<(u64, TcpStream)>>,
     running: Mutex<Option<Running>>,
+    /// The client holding the change session, if any.
+    changing: Mutex<Option<SocketAddr>>,
 }
 
 /// The test holding the slot: who asked and when it should be over.
@@ -162,15 +170,6 @@ impl State {
 /// Holds the one test slot; frees it when dropped.
 struct Slot<'a>(&'a State);
 
-impl Slot<'_> {
-    /// The test is expected to be over after `left` from now.
-    fn expect_end(&self, left: Duration) {
-        if let Some(r) = lock(&self.0.running).as_mut() {
-            r.until = Instant::now() + left;
-        }
-    }
-}
-
 impl Drop for Slot<'_> {
     fn drop(&mut self) {
         *lock(&self.0.running) = None;
@@ -220,7 +219,7 @@ fn session(
     peer: SocketAddr,
     id: u64,
     cfg: &ServeConfig,
-    state: &State,
+    (state, log): (&State, &(dyn Fn(&str) + Sync)),
 ) -> Result<()> {
     let io = |e| BenchError::socket("configuring", peer.to_string(), e);
     stream.set_nonblocking(false).map_err(io)?;
@@ -241,21 +240,71 @@ fn session(
     drop(watchdog);
     state.leave(id);
     authed?;
-    let slot = match state.claim(peer, START_TIMEOUT) {
-        Ok(slot) => slot,
-        Err(busy) => return Err(c.refuse(busy)),
-    };
     c.send(&Reply::Welcome { version: VERSION })?;
     c.timeout(START_TIMEOUT)?;
     let spec = match c.recv()? {
         Request::Start { spec } => spec,
+        Request::Claim { idle_ms } => return change_session(&mut c, idle_ms, cfg, state, log),
         other => return Err(c.refuse(format!("expected start, got {other:?}"))),
     };
     if let Err(e) = spec.validate(&cfg.limits) {
         return Err(c.refuse(e.to_string()));
     }
-    slot.expect_end(Duration::from_nanos((spec.total() + GRACE).0));
+    let slot = match state.claim(peer, Duration::from_nanos((spec.total() + GRACE).0)) {
+        Ok(slot) => slot,
+        Err(busy) => return Err(c.refuse(busy)),
+    };
     run_test(&mut c, &spec, cfg, slot)
+}
+
+/// A change session for the client on `c`, if this server takes changes and no other
+/// client holds the session.
+fn change_session(
+    c: &mut Control,
+    idle_ms: u64,
+    cfg: &ServeConfig,
+    state: &State,
+    log: &(dyn Fn(&str) + Sync),
+) -> Result<()> {
+    let Some(handler) = cfg.changes.as_deref() else {
+        return Err(c.refuse(
+            "this server changes nothing on its host: start it with --allow-changes IFACE",
+        ));
+    };
+    {
+        let mut holder = lock(&state.changing);
+        if let Some(other) = *holder {
+            return Err(c.refuse(format!(
+                "{BUSY} {other} holds the change session; one client changes this host at a time"
+            )));
+        }
+        *holder = Some(c.peer);
+    }
+    log(&format!("{}: change session opened", c.peer));
+    let (ended, restored) = changes::serve_session(
+        &c.writer,
+        &mut c.reader,
+        handler,
+        (c.peer, idle_ms),
+        &cfg.cancel,
+    );
+    *lock(&state.changing) = None;
+    match restored {
+        Ok(lines) => {
+            log(&format!("{}: change session ended ({ended})", c.peer));
+            for line in lines {
+                log(&format!("{}: restored {line}", c.peer));
+            }
+            Ok(())
+        }
+        Err(e) => Err(BenchError::protocol(
+            c.peer.to_string(),
+            format!(
+                "change session ended ({ended}) but the settings could not all be put back: \
+                 {e}; run `nictune revert` on this host"
+            ),
+        )),
+    }
 }
 
 /// Shuts `stream` down unless the returned sender is dropped within `timeout`.

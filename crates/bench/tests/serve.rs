@@ -6,13 +6,18 @@ mod common;
 
 use common::{assert_sane, short};
 use nictune_bench::cancel::Cancel;
+use nictune_bench::changes::{ChangeClient, ChangeHandler, ChangeSession, CLIENT_IDLE};
+use nictune_bench::protocol::Grant;
 use nictune_bench::protocol::{self, Reply};
 use nictune_bench::serve::{self, ServeConfig};
 use nictune_bench::{run, BenchError, Limits, PeerTarget, Target, TestKind, Token};
 use nictune_core::progress::NoProgress;
 use nictune_core::units::Nanos;
+use std::collections::BTreeMap;
 use std::io::{BufReader, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::sync::Mutex;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -30,6 +35,14 @@ impl Server {
     }
 
     fn with_hello_timeout(hello_timeout: Duration) -> Server {
+        Server::configured(hello_timeout, None)
+    }
+
+    fn taking_changes(handler: Arc<dyn ChangeHandler>) -> Server {
+        Server::configured(Duration::from_millis(400), Some(handler))
+    }
+
+    fn configured(hello_timeout: Duration, changes: Option<Arc<dyn ChangeHandler>>) -> Server {
         let listener = serve::bind("127.0.0.1:0".parse().unwrap()).unwrap();
         let addr = listener.local_addr().unwrap();
         let cancel = Cancel::new();
@@ -40,6 +53,7 @@ impl Server {
             cancel: cancel.clone(),
             max_sessions: None,
             hello_timeout,
+            changes,
         };
         let handle = std::thread::spawn(move || {
             serve::serve(listener, &cfg, &|line| eprintln!("serve: {line}")).unwrap();
@@ -238,4 +252,239 @@ fn a_client_dripping_bytes_is_cut_off_at_the_hello_timeout() {
         "{:?}",
         t.elapsed()
     );
+}
+
+/// A change handler that keeps its "host" in a map and logs what sessions do.
+#[derive(Debug, Default)]
+struct FakeChanges {
+    host: Mutex<BTreeMap<String, String>>,
+    log: Mutex<Vec<String>>,
+}
+
+struct FakeSession<'a> {
+    owner: &'a FakeChanges,
+    /// Values as found of the keys the session changed.
+    saved: BTreeMap<String, String>,
+}
+
+impl FakeChanges {
+    fn with(values: &[(&str, &str)]) -> Arc<FakeChanges> {
+        let f = FakeChanges::default();
+        for (k, v) in values {
+            f.host.lock().unwrap().insert(k.to_string(), v.to_string());
+        }
+        Arc::new(f)
+    }
+
+    fn value(&self, key: &str) -> String {
+        self.host.lock().unwrap()[key].clone()
+    }
+
+    fn log(&self) -> Vec<String> {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// Waits up to 5 s for the log to hold `line`.
+    fn await_log(&self, line: &str) {
+        let end = Instant::now() + Duration::from_secs(5);
+        while !self.log().iter().any(|l| l == line) {
+            assert!(Instant::now() < end, "no {line:?} in {:?}", self.log());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl ChangeHandler for FakeChanges {
+    fn grant(&self) -> Grant {
+        Grant {
+            iface: "eth1".into(),
+            driver: Some("e1000".into()),
+            reload: true,
+            idle_ms: 0,
+        }
+    }
+
+    fn open(&self, _client: SocketAddr) -> Result<Box<dyn ChangeSession + '_>, String> {
+        self.log.lock().unwrap().push("open".into());
+        Ok(Box::new(FakeSession {
+            owner: self,
+            saved: BTreeMap::new(),
+        }))
+    }
+}
+
+impl FakeSession<'_> {
+    fn put_back(&mut self) -> Vec<String> {
+        let mut host = self.owner.host.lock().unwrap();
+        let lines = self
+            .saved
+            .iter()
+            .map(|(k, v)| format!("{k}: {} → {v}", host[k]))
+            .collect();
+        for (k, v) in std::mem::take(&mut self.saved) {
+            host.insert(k, v);
+        }
+        lines
+    }
+}
+
+impl ChangeSession for FakeSession<'_> {
+    fn read(&mut self, keys: &[String]) -> Result<BTreeMap<String, String>, String> {
+        let host = self.owner.host.lock().unwrap();
+        keys.iter()
+            .map(|k| match host.get(k) {
+                Some(v) => Ok((k.clone(), v.clone())),
+                None => Err(format!("unknown key {k}")),
+            })
+            .collect()
+    }
+
+    fn change(&mut self, settings: &[String]) -> Result<Vec<String>, String> {
+        self.put_back();
+        let mut host = self.owner.host.lock().unwrap();
+        let mut lines = Vec::new();
+        for s in settings {
+            let (k, v) = s.split_once('=').ok_or(format!("not KEY=VALUE: {s}"))?;
+            let old = host.get(k).cloned().ok_or(format!("unknown key {k}"))?;
+            self.saved.entry(k.to_string()).or_insert(old.clone());
+            host.insert(k.to_string(), v.to_string());
+            lines.push(format!("{k}: {old} → {v}"));
+        }
+        self.owner
+            .log
+            .lock()
+            .unwrap()
+            .push(format!("change {}", settings.join(" ")));
+        Ok(lines)
+    }
+
+    fn revert(&mut self) -> Result<Vec<String>, String> {
+        let lines = self.put_back();
+        self.owner.log.lock().unwrap().push("revert".into());
+        Ok(lines)
+    }
+}
+
+const ITR: &str = "e1000.InterruptThrottleRate";
+
+/// A change session opened by hand with idle limit `idle_ms`, one change (ITR 500) made.
+fn raw_change_session(addr: SocketAddr, idle_ms: u64) -> (TcpStream, BufReader<TcpStream>, Grant) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    let mut r = BufReader::new(s.try_clone().unwrap());
+    let mut exchange = |line: String| {
+        s.write_all(line.as_bytes()).unwrap();
+        protocol::recv::<Reply, _>(&mut r).unwrap()
+    };
+    let hello = exchange(format!(
+        "{{\"type\":\"hello\",\"version\":1,\"token\":\"{TOKEN}\"}}\n"
+    ));
+    assert!(matches!(hello, Reply::Welcome { .. }), "{hello:?}");
+    let Reply::Granted(grant) = exchange(format!("{{\"type\":\"claim\",\"idle_ms\":{idle_ms}}}\n"))
+    else {
+        panic!("not granted")
+    };
+    let changed = exchange(format!(
+        "{{\"type\":\"change\",\"settings\":[\"{ITR}=500\"]}}\n"
+    ));
+    assert!(matches!(changed, Reply::Changed { .. }), "{changed:?}");
+    (s, r, grant)
+}
+
+#[test]
+fn a_change_session_changes_the_peer_and_puts_everything_back_on_release() {
+    let host = FakeChanges::with(&[(ITR, "3")]);
+    let server = Server::taking_changes(host.clone());
+    let mut c = ChangeClient::open(&server.target(TOKEN)).unwrap();
+    assert_eq!(c.grant().iface, "eth1");
+    assert_eq!(c.grant().idle_ms, CLIENT_IDLE.as_millis() as u64);
+    assert_eq!(c.read(&[ITR.into()]).unwrap()[ITR], "3");
+    let changed = c.change(&[format!("{ITR}=2000")]).unwrap();
+    assert_eq!(changed, [format!("{ITR}: 3 → 2000")]);
+    assert_eq!(host.value(ITR), "2000");
+    // A second change replaces the first; the saved value stays the one found.
+    c.change(&[format!("{ITR}=100")]).unwrap();
+    assert_eq!(host.value(ITR), "100");
+    // A test runs beside the session.
+    let r = run(
+        &short(TestKind::Rr, 300),
+        Target::Peer(&server.target(TOKEN)),
+        &NoProgress,
+    )
+    .unwrap();
+    assert!(r.metrics.transactions_per_sec.unwrap() > 0.0);
+    let restored = c.release().unwrap();
+    assert_eq!(restored, [format!("{ITR}: 100 → 3")]);
+    assert_eq!(host.value(ITR), "3");
+    assert_eq!(host.log().last().unwrap(), "revert");
+}
+
+#[test]
+fn a_client_that_goes_away_has_its_changes_put_back() {
+    let host = FakeChanges::with(&[(ITR, "3")]);
+    let server = Server::taking_changes(host.clone());
+    // A client that closes the connection without a word (a killed process).
+    let (s, r, _) = raw_change_session(server.addr, 60_000);
+    assert_eq!(host.value(ITR), "500");
+    drop((s, r));
+    host.await_log("revert");
+    assert_eq!(host.value(ITR), "3");
+}
+
+#[test]
+fn a_silent_client_loses_its_session_after_the_idle_limit() {
+    let host = FakeChanges::with(&[(ITR, "3")]);
+    let server = Server::taking_changes(host.clone());
+    let (_s, _r, g) = raw_change_session(server.addr, 300);
+    assert_eq!(g.idle_ms, 300);
+    let t0 = Instant::now();
+    host.await_log("revert");
+    assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
+    assert_eq!(host.value(ITR), "3");
+    // Pings keep a session alive: the client holds it well past its idle limit.
+    let mut c = ChangeClient::open(&server.target(TOKEN)).unwrap();
+    c.change(&[format!("{ITR}=500")]).unwrap();
+    std::thread::sleep(Duration::from_millis(600));
+    assert_eq!(host.value(ITR), "500");
+    drop(c);
+    host.await_log("revert");
+    assert_eq!(host.value(ITR), "3");
+}
+
+#[test]
+fn one_change_session_at_a_time_and_none_without_allow_changes() {
+    let host = FakeChanges::with(&[(ITR, "3")]);
+    let server = Server::taking_changes(host.clone());
+    let first = ChangeClient::open(&server.target(TOKEN)).unwrap();
+    let err = ChangeClient::open(&server.target(TOKEN)).unwrap_err();
+    assert!(
+        matches!(&err, BenchError::PeerBusy { detail, .. } if detail.contains("holds the change session")),
+        "{err}"
+    );
+    drop(first);
+    host.await_log("revert");
+    ChangeClient::open(&server.target(TOKEN))
+        .unwrap()
+        .release()
+        .unwrap();
+
+    let plain = Server::start();
+    let err = ChangeClient::open(&plain.target(TOKEN))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("start it with --allow-changes IFACE"), "{err}");
+    let err = ChangeClient::open(&server.target("wrong-token-0123456789")).unwrap_err();
+    assert!(err.to_string().contains("authentication failed"), "{err}");
+}
+
+#[test]
+fn a_failed_change_is_reported_and_the_session_goes_on() {
+    let host = FakeChanges::with(&[(ITR, "3")]);
+    let server = Server::taking_changes(host.clone());
+    let mut c = ChangeClient::open(&server.target(TOKEN)).unwrap();
+    let err = c.change(&["nosuch.key=1".into()]).unwrap_err().to_string();
+    assert!(err.contains("unknown key nosuch.key"), "{err}");
+    c.change(&[format!("{ITR}=8000")]).unwrap();
+    assert_eq!(host.value(ITR), "8000");
+    c.release().unwrap();
+    assert_eq!(host.value(ITR), "3");
 }

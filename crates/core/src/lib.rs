@@ -18,6 +18,7 @@ pub mod cpuset;
 pub mod envelope;
 pub mod error;
 pub mod input;
+pub mod live;
 pub mod metrics;
 pub mod names;
 pub mod progress;

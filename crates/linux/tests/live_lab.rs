@@ -32,14 +32,14 @@ fn name(tag: &str) -> String {
 /// machine cannot (not root, no namespace support).
 fn namespaces(tags: &[&str]) -> Option<Namespaces> {
     if !nix::unistd::geteuid().is_root() {
-        eprintln!("skipped: needs root");
+        nictune_core::live::skip("needs root");
         return None;
     }
     let mut made = Namespaces(Vec::new());
     for tag in tags {
         let ns = name(tag);
         if let Err(e) = lab::create_netns(&ns) {
-            eprintln!("skipped: {e}");
+            nictune_core::live::skip(&e.to_string());
             return None;
         }
         made.0.push(ns);

@@ -35,7 +35,7 @@ impl Testbed {
         // First: the namespace probe below has one name per process, so it takes turns too.
         let turn = MACHINE.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(why) = skip_reason() {
-            eprintln!("skipped: {why}");
+            nictune_core::live::skip(&why);
             return None;
         }
         static N: AtomicU32 = AtomicU32::new(0);

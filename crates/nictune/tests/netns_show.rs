@@ -89,12 +89,12 @@ fn configure(ns: &str, ifindex: u32, s: NapiSettings) -> Result<usize, String> {
 #[test]
 fn show_reports_per_napi_values_set_over_netlink() {
     if let Some(reason) = skip_reason() {
-        eprintln!("skipped: {reason}");
+        nictune_core::live::skip(&reason);
         return;
     }
     let ns = Netns(format!("nictune-show-{}", std::process::id()));
     if let Err(e) = run("ip", &["netns", "add", &ns.0]) {
-        eprintln!("skipped: cannot create a network namespace: {e}");
+        nictune_core::live::skip(&format!("cannot create a network namespace: {e}"));
         return;
     }
     let n = ns.0.as_str();

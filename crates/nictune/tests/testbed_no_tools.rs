@@ -45,7 +45,7 @@ fn turn(test: &str) -> Option<MutexGuard<'static, ()>> {
     let turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
     match common::netns_skip_reason("nt") {
         Some(why) => {
-            eprintln!("skipped: {test}: {why}");
+            nictune_core::live::skip(&format!("{test}: {why}"));
             None
         }
         None => Some(turn),

@@ -21,7 +21,7 @@ fn one_guest() -> std::sync::MutexGuard<'static, ()> {
 /// boot a guest.
 fn guest_slot() -> Option<std::sync::MutexGuard<'static, ()>> {
     if let Some(why) = skip_reason() {
-        eprintln!("skipped: {why}");
+        nictune_core::live::skip(&why);
         return None;
     }
     Some(one_guest())

@@ -104,7 +104,7 @@ struct TuneRun {
 fn run_tune(args: &[&str]) -> Option<TuneRun> {
     let turn = HOST_WIDE.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(why) = common::netns_skip_reason("tl") {
-        eprintln!("skipped: {why}");
+        nictune_core::live::skip(&why);
         return None;
     }
     let before = busy_values();
@@ -260,7 +260,7 @@ fn tune_until_busy_polling(
 fn after_kill_9_mid_tune_revert_restores_the_host_wide_sysctls() {
     let _turn = HOST_WIDE.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(why) = common::netns_skip_reason("tl") {
-        eprintln!("skipped: {why}");
+        nictune_core::live::skip(&why);
         return;
     }
     let before = busy_values();
@@ -395,7 +395,7 @@ fn a_live_tune_with_predict_ranks_by_the_veth_model_and_reports_every_prediction
 fn a_signal_mid_tune_restores_the_host_wide_sysctls_and_removes_the_testbed() {
     let _turn = HOST_WIDE.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(why) = common::netns_skip_reason("tl") {
-        eprintln!("skipped: {why}");
+        nictune_core::live::skip(&why);
         return;
     }
     let before = busy_values();

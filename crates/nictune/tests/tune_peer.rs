@@ -38,10 +38,24 @@ struct Lab {
 
 impl Lab {
     fn create() -> Lab {
+        Lab::serving(&[])
+    }
+
+    /// The lab with a server that lets clients change tp-b, journaled in `state`.
+    fn taking_changes(state: &Path) -> Lab {
+        let state = state.to_str().unwrap();
+        Lab::serving(&["--allow-changes", "tp-b", "--state-dir", state])
+    }
+
+    /// The lab with `nictune serve … EXTRA` in namespace b.
+    fn serving(extra: &[&str]) -> Lab {
+        // Tests of this file run in parallel: each lab its own namespaces.
+        static LABS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = LABS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let pid = std::process::id();
         let mut lab = Lab {
-            a: format!("nictune-tp-{pid}-a"),
-            b: format!("nictune-tp-{pid}-b"),
+            a: format!("nictune-tp-{pid}-{n}a"),
+            b: format!("nictune-tp-{pid}-{n}b"),
             server: None,
         };
         ip(&["netns", "add", &lab.a]);
@@ -65,6 +79,7 @@ impl Lab {
         let server = Command::new("ip")
             .args(["netns", "exec", &lab.b, BIN, "serve", "--bind"])
             .arg(format!("198.18.77.2:{PORT}"))
+            .args(extra)
             .env("NICTUNE_TOKEN", TOKEN)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -100,24 +115,35 @@ impl Lab {
 
     /// What the tune may change on tp-a, read without nictune.
     fn settings_of_a(&self) -> String {
-        let mut all = String::new();
-        for file in ["gro_flush_timeout", "napi_defer_hard_irqs"] {
-            let out = Command::new("ip")
-                .args(["netns", "exec", &self.a, "cat"])
-                .arg(format!("/sys/class/net/tp-a/{file}"))
-                .output()
-                .unwrap();
-            all += &format!("{file}: {}", String::from_utf8_lossy(&out.stdout));
-        }
-        for flag in ["-c", "-l"] {
-            let out = Command::new("ip")
-                .args(["netns", "exec", &self.a, "ethtool", flag, "tp-a"])
-                .output()
-                .unwrap();
-            all += &String::from_utf8_lossy(&out.stdout);
-        }
-        all
+        settings_of(&self.a, "tp-a")
     }
+
+    /// What a tune of both ends may change on tp-b, read without nictune.
+    fn settings_of_b(&self) -> String {
+        settings_of(&self.b, "tp-b")
+    }
+}
+
+/// The NAPI timers and ethtool's coalescing and channels of `dev` in `ns`, read with cat and
+/// ethtool.
+fn settings_of(ns: &str, dev: &str) -> String {
+    let mut all = String::new();
+    for file in ["gro_flush_timeout", "napi_defer_hard_irqs"] {
+        let out = Command::new("ip")
+            .args(["netns", "exec", ns, "cat"])
+            .arg(format!("/sys/class/net/{dev}/{file}"))
+            .output()
+            .unwrap();
+        all += &format!("{file}: {}", String::from_utf8_lossy(&out.stdout));
+    }
+    for flag in ["-c", "-l"] {
+        let out = Command::new("ip")
+            .args(["netns", "exec", ns, "ethtool", flag, dev])
+            .output()
+            .unwrap();
+        all += &String::from_utf8_lossy(&out.stdout);
+    }
+    all
 }
 
 impl Drop for Lab {
@@ -164,9 +190,10 @@ fn wait_until_all_reverted(state: &Path) -> Vec<Json> {
 #[test]
 fn a_tune_of_a_veth_end_against_a_serve_peer_writes_three_files_and_restores_it() {
     if let Some(why) = common::netns_skip_reason("tp") {
-        eprintln!("skipped: {why}");
+        nictune_core::live::skip(&why);
         return;
     }
+    let _turn = one_tune_at_a_time();
     let state = tempfile::tempdir().unwrap();
     let out_dir = tempfile::tempdir().unwrap();
     let lab = Lab::create();
@@ -271,4 +298,176 @@ fn a_tune_of_a_veth_end_against_a_serve_peer_writes_three_files_and_restores_it(
         !Path::new("/proc").join(server_pid.to_string()).exists(),
         "nictune serve (pid {server_pid}) is gone"
     );
+}
+
+/// `tune --iface tp-a --peer … --both-ends` over gro-flush-timeout 20 µs × defer-hard-irqs,
+/// with the output directory and the peer's state directory.
+fn both_ends_tune(lab: &Lab, state: &Path, out: &Path, budget: &str) -> Command {
+    let mut cmd = Command::new(BIN);
+    cmd.args(["tune", "--netns", &lab.a, "--iface", "tp-a", "--peer"])
+        .arg(format!("198.18.77.2:{PORT}"))
+        .args([
+            "--both-ends",
+            "--only",
+            "napi.gro-flush-timeout=20000",
+            "--budget",
+            budget,
+        ])
+        .args([
+            "--duration",
+            "300ms",
+            "--warm-up",
+            "100ms",
+            "--json",
+            "--out",
+        ])
+        .arg(out)
+        .env("NICTUNE_STATE_DIR", state)
+        .env("NICTUNE_TOKEN", TOKEN);
+    cmd
+}
+
+/// Tunes take the machine-wide change lock: the tests of this file take turns.
+fn one_tune_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    TURN.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn tempdir() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+/// Whether a change journaled in `state` is in place (not reverted).
+fn in_place(state: &Path) -> bool {
+    let status = nictune(state, &["status", "--json", "--all"]);
+    let status: Json = serde_json::from_slice(&status.stdout).unwrap();
+    status["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["phase"] != "reverted")
+}
+
+/// The peer's journal once nothing of the change session is in place (at most 10 s).
+fn peer_changes_reverted(peer_state: &Path) -> Vec<Json> {
+    wait_until_all_reverted(peer_state)
+}
+
+#[test]
+fn a_tune_of_both_ends_changes_the_peer_through_serve_and_both_are_restored() {
+    if let Some(why) = common::netns_skip_reason("tp") {
+        nictune_core::live::skip(&why);
+        return;
+    }
+    let _turn = one_tune_at_a_time();
+    let (state, peer_state, out_dir) = (tempdir(), tempdir(), tempdir());
+    let lab = Lab::taking_changes(peer_state.path());
+    let (before_a, before_b) = (lab.settings_of_a(), lab.settings_of_b());
+    let out = both_ends_tune(&lab, state.path(), out_dir.path(), "30")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "tune failed: {stderr}");
+
+    let results: Json = serde_json::from_str(
+        &std::fs::read_to_string(out_dir.path().join("results.json")).unwrap(),
+    )
+    .unwrap();
+    let ids: Vec<&str> = results["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["id"].as_str())
+        .collect();
+    for wanted in [
+        "defer=2 gro-flush=20µs @unpinned",
+        "peer:defer=2 peer:gro-flush=20µs @unpinned",
+        "defer=2 gro-flush=20µs peer:defer=2 peer:gro-flush=20µs @unpinned",
+    ] {
+        assert!(ids.contains(&wanted), "{wanted} not in {ids:?}");
+    }
+    let notes = results["environment"]["notes"].to_string();
+    assert!(
+        notes.contains("Both ends were tuned") && notes.contains("tp-b"),
+        "{notes}"
+    );
+    let rec = &results["recommendation"];
+    let peer_profile = out_dir.path().join("recommended-peer.toml");
+    assert_eq!(
+        peer_profile.exists(),
+        !rec["peer_settings"].as_array().unwrap().is_empty(),
+        "recommended-peer.toml exactly when the peer should change: {rec}"
+    );
+    eprintln!(
+        "recommendation: {} / peer {}",
+        rec["settings"], rec["peer_settings"]
+    );
+
+    // The peer journaled every change in its own state directory and put each back.
+    let peer_changes = peer_changes_reverted(peer_state.path());
+    assert!(!peer_changes.is_empty(), "the peer journaled its changes");
+    for c in &peer_changes {
+        assert_eq!(c["iface"], "tp-b", "{c}");
+        assert_eq!(
+            (&c["phase"], &c["complete"]),
+            (&Json::from("reverted"), &Json::from(true)),
+            "{c}"
+        );
+    }
+    assert_eq!(lab.settings_of_a(), before_a, "tp-a as found");
+    assert_eq!(lab.settings_of_b(), before_b, "tp-b as found");
+}
+
+#[test]
+fn a_killed_tune_of_both_ends_leaves_the_peer_as_found() {
+    if let Some(why) = common::netns_skip_reason("tp") {
+        nictune_core::live::skip(&why);
+        return;
+    }
+    let _turn = one_tune_at_a_time();
+    let (state, peer_state, out_dir) = (tempdir(), tempdir(), tempdir());
+    let lab = Lab::taking_changes(peer_state.path());
+    let (before_a, before_b) = (lab.settings_of_a(), lab.settings_of_b());
+    let mut tune = both_ends_tune(&lab, state.path(), out_dir.path(), "60")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Kill it once the peer has a change in place (per-NAPI values set over netlink do not
+    // show in the device's sysfs files, so the peer's journal says when).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !in_place(peer_state.path()) {
+        if let Some(status) = tune.try_wait().unwrap() {
+            let mut err = String::new();
+            std::io::Read::read_to_string(&mut tune.stderr.take().unwrap(), &mut err).unwrap();
+            panic!("the tune ended ({status}) before it changed the peer: {err}");
+        }
+        assert!(Instant::now() < deadline, "the tune never changed the peer");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    tune.kill().unwrap();
+    tune.wait().unwrap();
+    // The connection closed with the process: the peer puts everything back at once.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while lab.settings_of_b() != before_b {
+        assert!(
+            Instant::now() < deadline,
+            "the peer kept the killed tune's settings"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for c in peer_changes_reverted(peer_state.path()) {
+        assert_eq!(
+            (&c["phase"], &c["complete"]),
+            (&Json::from("reverted"), &Json::from(true)),
+            "{c}"
+        );
+    }
+    // This end: `nictune revert` puts back what the killed tune left on tp-a.
+    while in_place(state.path()) {
+        let out = nictune(state.path(), &["revert"]);
+        assert!(out.status.success(), "{out:?}");
+    }
+    assert_eq!(lab.settings_of_a(), before_a, "tp-a as found");
 }

@@ -68,17 +68,29 @@ fn verdict_class(v: Verdict) -> &'static str {
 /// The settings to apply, or why nothing should change.
 fn what_to_do(r: &TuneResults) -> String {
     let rec = &r.recommendation;
-    if rec.settings.is_empty() {
+    if rec.keeps_everything() {
         return format!(
             r#"<p>Keep the settings as found. Best measured: <b>{}</b>.</p>"#,
             esc(&point_label(r, &rec.best_id))
         );
     }
-    let settings: Vec<String> = rec.settings.iter().map(|kv| esc(kv)).collect();
+    let lines = |kvs: &[String]| kvs.iter().map(|kv| esc(kv)).collect::<Vec<_>>().join("\n");
+    let settings = match rec.peer_settings.is_empty() {
+        true => format!(r#"<pre class="settings">{}</pre>"#, lines(&rec.settings)),
+        false => {
+            let here = match rec.settings.is_empty() {
+                true => "(keep as found)".to_string(),
+                false => lines(&rec.settings),
+            };
+            format!(
+                r#"<p>On this end (<code>recommended.toml</code>):</p><pre class="settings">{here}</pre><p>On the peer, the host <code>nictune serve</code> ran on (<code>recommended-peer.toml</code>, applied there):</p><pre class="settings">{}</pre>"#,
+                lines(&rec.peer_settings)
+            )
+        }
+    };
     format!(
-        r#"<p>Recommended: <b>{}</b></p><pre class="settings">{}</pre><p class="advice">Placement measured: client and server {}. No host setting carries placement: pin the application the same way. Apply with <code>nictune apply --profile recommended.toml</code>.</p>"#,
+        r#"<p>Recommended: <b>{}</b></p>{settings}<p class="advice">Placement measured: client and server {}. No host setting carries placement: pin the application the same way. Apply with <code>nictune apply --profile recommended.toml</code>.</p>"#,
         esc(&point_label(r, &rec.id)),
-        settings.join("\n"),
         placement_words(rec.placement)
     )
 }

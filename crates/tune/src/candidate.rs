@@ -6,7 +6,7 @@
 //! setting: the measurer pins the threads, the target never sees it, and a profile records it
 //! only as advice.
 
-use crate::knob::{Knob, Setting, Value};
+use crate::knob::{End, Knob, Setting, Value};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -85,12 +85,26 @@ impl Candidate {
         self.settings.is_empty()
     }
 
-    /// The value this candidate gives `knob`, if it sets it.
+    /// The value this candidate gives `knob` on this end, if it sets it.
     pub fn value_of(&self, knob: Knob) -> Option<Value> {
+        self.value_on(End::Local, knob)
+    }
+
+    /// The value this candidate gives `knob` on `end`, if it sets it.
+    pub fn value_on(&self, end: End, knob: Knob) -> Option<Value> {
         self.settings
             .iter()
-            .find(|s| s.knob == knob)
+            .find(|s| s.end == end && s.knob == knob)
             .map(|s| s.value)
+    }
+
+    /// The settings made on `end`.
+    pub fn settings_on(&self, end: End) -> Vec<Setting> {
+        self.settings
+            .iter()
+            .filter(|s| s.end == end)
+            .copied()
+            .collect()
     }
 
     /// How many settings turn something on ([`Knob::is_active`]: a non-zero time or count, a
@@ -103,7 +117,8 @@ impl Candidate {
             .count()
     }
 
-    /// A stable identifier, e.g. `gro-flush=20µs defer=2 busy_read=50µs busy_poll=50µs @cross-cpu`.
+    /// A stable identifier, e.g. `gro-flush=20µs defer=2 busy_read=50µs busy_poll=50µs @cross-cpu`;
+    /// settings on the peer carry `peer:` (`ITR=2000 peer:ITR=2000 @unpinned`).
     pub fn id(&self) -> String {
         if self.is_baseline() {
             return format!("as found @{}", self.placement);
@@ -111,7 +126,10 @@ impl Candidate {
         let parts: Vec<String> = self
             .settings
             .iter()
-            .map(|s| format!("{}={}", s.knob.short(), s.value))
+            .map(|s| match s.end {
+                End::Local => format!("{}={}", s.knob.short(), s.value),
+                End::Peer => format!("peer:{}={}", s.knob.short(), s.value),
+            })
             .collect();
         format!("{} @{}", parts.join(" "), self.placement)
     }

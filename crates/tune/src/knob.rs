@@ -265,9 +265,40 @@ impl fmt::Display for Value {
     }
 }
 
-/// One setting of one knob.
+/// Which end of the link a setting is made on.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum End {
+    /// The host (or testbed end) the tune runs against directly: `--iface`, the guest.
+    #[default]
+    Local,
+    /// The far end, changed through its `nictune serve --allow-changes` (`--both-ends`).
+    Peer,
+}
+
+impl End {
+    /// Whether this is [`End::Local`] (serialised settings leave the end out then).
+    pub fn is_local(&self) -> bool {
+        *self == End::Local
+    }
+
+    /// How reports name the end.
+    pub fn label(self) -> &'static str {
+        match self {
+            End::Local => "this end",
+            End::Peer => "peer",
+        }
+    }
+}
+
+/// One setting of one knob, on one end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Setting {
+    /// Where it is made; first, so a candidate lists this end's settings before the peer's.
+    #[serde(default, skip_serializing_if = "End::is_local")]
+    pub end: End,
     /// What is set.
     pub knob: Knob,
     /// To what.
@@ -275,9 +306,18 @@ pub struct Setting {
 }
 
 impl Setting {
-    /// `knob` set to `value`.
+    /// `knob` set to `value` on this end.
     pub fn new(knob: Knob, value: Value) -> Setting {
-        Setting { knob, value }
+        Setting {
+            end: End::Local,
+            knob,
+            value,
+        }
+    }
+
+    /// The same setting on `end`.
+    pub fn on(self, end: End) -> Setting {
+        Setting { end, ..self }
     }
 
     /// `KEY=VALUE` as `nictune apply` takes it.

@@ -19,6 +19,7 @@
 #![forbid(unsafe_code)]
 
 pub mod candidate;
+pub mod ends;
 pub mod knob;
 pub mod levels;
 pub mod objective;

@@ -3,6 +3,7 @@
 //! alone, so a results file from another machine renders the same report.
 
 use crate::candidate::{Candidate, Placement};
+use crate::knob::{End, Setting};
 use crate::objective::Objective;
 use crate::observe::{CpuScope, RateUnit};
 use crate::pareto;
@@ -166,13 +167,24 @@ pub struct Recommendation {
     pub id: String,
     /// The best measured point's id (the same unless the verdict keeps the settings as found).
     pub best_id: String,
-    /// `KEY=VALUE` for `nictune apply`; empty when the advice is to keep the settings.
+    /// `KEY=VALUE` for `nictune apply` on this end; empty when the advice is to keep the
+    /// settings.
     pub settings: Vec<String>,
+    /// `KEY=VALUE` for the peer (`--both-ends`), applied there with `nictune apply`.
+    #[serde(default)]
+    pub peer_settings: Vec<String>,
     pub placement: Placement,
     /// The best point against the baseline, metric by metric.
     pub changes: Vec<Change>,
     /// Finalists statistically tied with the best.
     pub ties: Vec<String>,
+}
+
+impl Recommendation {
+    /// Whether the advice is to keep the settings as found on every end.
+    pub fn keeps_everything(&self) -> bool {
+        self.settings.is_empty() && self.peer_settings.is_empty()
+    }
 }
 
 /// The whole `nictune.tune/v1` document body.
@@ -254,11 +266,22 @@ impl TuneResults {
     }
 }
 
+/// The candidate's settings by key; the peer's keys carry `peer:`.
 fn settings_map(c: &Candidate) -> BTreeMap<String, String> {
     c.settings
         .iter()
-        .map(|s| (s.knob.key().to_string(), s.knob.render(s.value)))
+        .map(|s| {
+            let key = match s.end {
+                End::Local => s.knob.key().to_string(),
+                End::Peer => format!("peer:{}", s.knob.key()),
+            };
+            (key, s.knob.render(s.value))
+        })
         .collect()
+}
+
+fn key_values(settings: &[Setting]) -> Vec<String> {
+    settings.iter().map(Setting::to_key_value).collect()
 }
 
 fn search_summary(run: &TuneRun, config: &TuneConfig, measured: usize) -> SearchSummary {
@@ -297,7 +320,8 @@ fn recommendation(
         headline: d.verdict.headline().to_string(),
         id: rec.id(),
         best_id: run.candidates[d.best].id(),
-        settings: rec.settings.iter().map(|s| s.to_key_value()).collect(),
+        settings: key_values(&rec.settings_on(End::Local)),
+        peer_settings: key_values(&rec.settings_on(End::Peer)),
         placement: rec.placement,
         changes: changes(&judged[run.baseline], &judged[d.best], unit, d.confidence),
         ties: d.ties.iter().map(|&i| run.candidates[i].id()).collect(),

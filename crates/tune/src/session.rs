@@ -303,7 +303,11 @@ impl<T: Target, M: Measurer> LoopEval<'_, '_, T, M> {
         }
         let previous = self.applied.take().map(|i| &self.candidates[i]);
         let c = &self.candidates[index];
-        let covers = |p: &Candidate| p.settings.iter().all(|s| c.value_of(s.knob).is_some());
+        let covers = |p: &Candidate| {
+            p.settings
+                .iter()
+                .all(|s| c.value_on(s.end, s.knob).is_some())
+        };
         let g = &mut *self.guard;
         if c.is_baseline() || !previous.is_none_or(covers) {
             g.target.restore(&g.snapshot)?;

@@ -13,7 +13,7 @@
 //! values of both come from [`levels`](crate::levels), per driver.
 
 use crate::candidate::{Candidate, Placement};
-use crate::knob::{Driver, Knob, ModuleParam, Setting, Value};
+use crate::knob::{Driver, End, Knob, ModuleParam, Setting, Value};
 use crate::levels::{itr_levels, rx_usecs_levels, tx_int_delay_levels};
 use nictune_core::units::Nanos;
 use serde::{Deserialize, Serialize};
@@ -101,6 +101,23 @@ pub struct Space {
     pub dimensions: Vec<Dimension>,
     /// Placements to try every setting combination at.
     pub placements: Vec<Placement>,
+    /// Each combination is tried on this end, on the peer, and on both ends
+    /// ([`Space::on_both_ends`]).
+    #[serde(default)]
+    pub both_ends: bool,
+}
+
+/// Why a restriction of the space ([`Space::restrict`]) cannot be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RestrictError {
+    #[error("no axis of this tune sets {key} (it varies: {axes})")]
+    NotVaried { key: String, axes: String },
+    #[error("{key} takes none of {wanted} in this tune (its levels: {levels})")]
+    NoLevel {
+        key: String,
+        wanted: String,
+        levels: String,
+    },
 }
 
 /// gro-flush-timeout values, ns: off and the two timeouts of testbed-notes §6.
@@ -146,13 +163,61 @@ impl Space {
         Space {
             dimensions,
             placements: placements(caps.cpus),
+            both_ends: false,
         }
+    }
+
+    /// The same space with every combination of settings tried three ways: on this end only,
+    /// on the peer only, and on both ends with the same values (host-wide settings on this
+    /// end only, so [`Space::size`] is an upper bound there). Both ends at once is what
+    /// field case 1's sites did (the same InterruptThrottleRate on both hosts); one end alone
+    /// tells which end's moderation the workload feels. Independent values per end would
+    /// square the space (each point a driver reload on two hosts) for settings a symmetric
+    /// request/response workload treats alike.
+    pub fn on_both_ends(mut self) -> Space {
+        self.both_ends = true;
+        self
+    }
+
+    /// Keeps only the levels whose value for catalog key `key` (as the catalog writes it,
+    /// e.g. `e1000.InterruptThrottleRate`, `coalesce.rx-usecs`) is one of `values`: a smaller
+    /// search the user chose (`tune --only KEY=V1,V2`).
+    pub fn restrict(&mut self, key: &str, values: &[String]) -> Result<(), RestrictError> {
+        let sets = |lvl: &[Setting]| lvl.iter().find(|s| s.knob.key() == key).copied();
+        let Some(dim) = self
+            .dimensions
+            .iter_mut()
+            .find(|d| d.levels.iter().any(|l| sets(l).is_some()))
+        else {
+            let axes: Vec<String> = self.dimensions.iter().map(|d| d.name.clone()).collect();
+            return Err(RestrictError::NotVaried {
+                key: key.into(),
+                axes: axes.join(", "),
+            });
+        };
+        let render = |s: Setting| s.knob.render(s.value);
+        let levels: Vec<String> = dim
+            .levels
+            .iter()
+            .filter_map(|l| sets(l).map(render))
+            .collect();
+        dim.levels
+            .retain(|l| sets(l).is_some_and(|s| values.contains(&render(s))));
+        if dim.levels.is_empty() {
+            return Err(RestrictError::NoLevel {
+                key: key.into(),
+                wanted: values.join(","),
+                levels: levels.join(","),
+            });
+        }
+        Ok(())
     }
 
     /// How many candidates the space holds.
     pub fn size(&self) -> usize {
         let settings: usize = self.dimensions.iter().map(|d| d.levels.len()).product();
-        settings * self.placements.len()
+        let ends = if self.both_ends { 3 } else { 1 };
+        settings * ends * self.placements.len()
     }
 
     /// The settings as found (at the first placement) followed by every candidate; the
@@ -177,6 +242,9 @@ impl Space {
                 .flat_map(|base| dim.levels.iter().map(move |lvl| concat(base, lvl)))
                 .collect();
         }
+        if self.both_ends {
+            combos = combos.into_iter().flat_map(on_each_end).collect();
+        }
         combos
             .into_iter()
             .flat_map(|s| {
@@ -186,6 +254,21 @@ impl Space {
             })
             .collect()
     }
+}
+
+/// `settings` on this end, on the peer, and on both. Host-wide settings (the busy-poll
+/// sysctls) stay on this end: a peer's `serve --allow-changes` changes one interface only.
+fn on_each_end(settings: Vec<Setting>) -> Vec<Vec<Setting>> {
+    let peer: Vec<Setting> = settings
+        .iter()
+        .filter(|s| !s.knob.is_host_wide())
+        .map(|s| s.on(End::Peer))
+        .collect();
+    if peer.is_empty() {
+        return vec![settings];
+    }
+    let both = concat(&settings, &peer);
+    vec![settings, peer, both]
 }
 
 fn concat(a: &[Setting], b: &[Setting]) -> Vec<Setting> {
@@ -359,6 +442,54 @@ mod tests {
             ]
         );
         assert_eq!(space.dimensions[0].levels.len(), 3);
+    }
+
+    #[test]
+    fn both_ends_tries_each_combination_here_there_and_on_both() {
+        let mut space = Space::from_capabilities(&Capabilities::real_driver_testbed(Driver::E1000));
+        let itr = "e1000.InterruptThrottleRate";
+        space.restrict(itr, &["100".into(), "2000".into()]).unwrap();
+        space.restrict("e1000.TxIntDelay", &["0".into()]).unwrap();
+        assert_eq!(space.size(), 2);
+        let space = space.on_both_ends();
+        let all = space.candidates();
+        assert_eq!((space.size(), all.len()), (6, 6));
+        let ids: Vec<String> = all.iter().map(Candidate::id).collect();
+        assert!(
+            ids.contains(&"ITR=100 TxIntDelay=0 @unpinned".to_string()),
+            "{ids:?}"
+        );
+        assert!(ids.contains(&"peer:ITR=2000 peer:TxIntDelay=0 @unpinned".to_string()));
+        assert!(ids.contains(
+            &"ITR=2000 TxIntDelay=0 peer:ITR=2000 peer:TxIntDelay=0 @unpinned".to_string()
+        ));
+        let both = &all[2];
+        assert_eq!(both.settings_on(End::Local).len(), 2);
+        assert_eq!(both.settings_on(End::Peer).len(), 2);
+        assert_eq!(
+            both.value_on(
+                End::Peer,
+                Knob::Module(Driver::E1000, ModuleParam::InterruptThrottleRate)
+            ),
+            Some(Value::Count(100))
+        );
+    }
+
+    #[test]
+    fn a_restriction_names_what_the_tune_varies_and_the_levels_it_has() {
+        let mut space = Space::from_capabilities(&Capabilities::real_driver_testbed(Driver::E1000));
+        let err = space
+            .restrict("coalesce.rx-usecs", &["50".into()])
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "no axis of this tune sets coalesce.rx-usecs (it varies: InterruptThrottleRate, TxIntDelay)"
+        );
+        let err = space
+            .restrict("e1000.InterruptThrottleRate", &["7".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("e1000.InterruptThrottleRate takes none of 7 in this tune (its levels: 0,1,3,4,100,"), "{err}");
     }
 
     #[test]

@@ -49,7 +49,7 @@ pub fn skip_testbed(test: &str) -> bool {
     match nictune_bench::testbed_available() {
         Ok(()) => false,
         Err(reason) => {
-            eprintln!("skipped: {test}: {reason}");
+            nictune_core::live::skip(&format!("{test}: {reason}"));
             true
         }
     }

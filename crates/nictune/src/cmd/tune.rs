@@ -74,6 +74,20 @@ pub struct Opts {
     /// session.
     #[arg(long, requires = "iface")]
     pub force: bool,
+    /// With --iface: search the driver's module parameters (e1000/e1000e
+    /// InterruptThrottleRate × TxIntDelay) instead of the run-time settings. Every candidate
+    /// reloads the driver, taking all its ports down for seconds.
+    #[arg(long, requires = "iface")]
+    pub reload_driver: bool,
+    /// Tune the far end too. With --iface/--peer: through the peer's `nictune serve
+    /// --allow-changes IFACE` (journaled there, put back when the tune ends or goes away).
+    /// With --testbed e1000|e1000e: a second guest with the same NIC is the peer. Every
+    /// setting is tried on this end, on the peer and on both.
+    #[arg(long, conflicts_with = "synthetic")]
+    pub both_ends: bool,
+    /// Try only these values of KEY (repeatable), e.g. --only e1000.InterruptThrottleRate=100,2000.
+    #[arg(long, value_name = "KEY=V1,V2,…")]
+    pub only: Vec<String>,
     /// What "best" means.
     #[arg(long, value_enum, default_value_t = ObjectiveArg::Latency)]
     pub objective: ObjectiveArg,
@@ -199,7 +213,16 @@ fn testbed_cpus() -> u32 {
 pub fn tune_config(c: &Checked, caps: &Capabilities) -> Result<TuneConfig> {
     let per_run = c.duration + c.warm_up;
     let plan = SearchPlan::with_budget(runs_for(c.budget, per_run));
-    let candidates = Space::from_capabilities(caps).with_baseline();
+    let mut space = Space::from_capabilities(caps);
+    for (key, values) in &c.only {
+        space.restrict(key, values).hint(
+            "--only names a key this tune varies and some of its levels; `nictune tune --help`",
+        )?;
+    }
+    if c.both_ends {
+        space = space.on_both_ends();
+    }
+    let candidates = space.with_baseline();
     let needed = plan.minimum_budget(candidates.len());
     if plan.budget < needed && !c.predict {
         let minimum_s = per_run.as_secs_f64() * needed as f64;

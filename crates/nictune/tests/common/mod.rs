@@ -74,12 +74,15 @@ pub fn namespaces_with_prefix(prefix: &str) -> Vec<String> {
 
 /// Why this machine cannot run a live test on namespaces it creates, if it cannot: the
 /// testbed's needs (root), then an actual namespace created as the testbed does (in-process,
-/// no `ip`), named `nictune-<tag>probe-<pid>` and removed at once.
+/// no `ip`), named `nictune-<tag>probe-<pid>-<n>` and removed at once.
 pub fn netns_skip_reason(tag: &str) -> Option<String> {
     if let Err(why) = nictune_bench::testbed_available() {
         return Some(why);
     }
-    let probe = format!("nictune-{tag}probe-{}", std::process::id());
+    // One name per call: tests of one binary probe in parallel.
+    static PROBES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = PROBES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let probe = format!("nictune-{tag}probe-{}-{n}", std::process::id());
     match nictune_linux::netns::create(&probe) {
         Ok(_) => {
             let _ = nictune_linux::netns::delete(&probe);

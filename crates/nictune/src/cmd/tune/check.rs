@@ -55,6 +55,12 @@ pub struct Checked {
     pub predict: bool,
     pub out: PathBuf,
     pub apply: Option<Option<Nanos>>,
+    /// `--both-ends`: the peer's settings are searched too.
+    pub both_ends: bool,
+    /// `--reload-driver`: an interface's module parameters are searched.
+    pub reload_driver: bool,
+    /// `--only KEY=V1,V2`: the levels kept per key.
+    pub only: Vec<(String, Vec<String>)>,
 }
 
 /// Stage one: every value as typed.
@@ -74,8 +80,18 @@ pub fn check(a: &Opts) -> Result<Checked> {
     } else {
         None
     };
+    let target = target(a)?;
+    if a.both_ends && matches!(target, TargetArg::Testbed) {
+        let bad = InvalidInput::new(
+            "--both-ends",
+            "--testbed veth",
+            "--iface IF --peer HOST, or --testbed e1000|e1000e",
+        );
+        return Err(bad)
+            .hint("the veth testbed already changes both of its ends alike; drop --both-ends");
+    }
     Ok(Checked {
-        target: target(a)?,
+        target,
         objective,
         workload: check_workload(&a.workload)?,
         budget: check_budget(&a.budget)?,
@@ -84,7 +100,39 @@ pub fn check(a: &Opts) -> Result<Checked> {
         predict: a.predict,
         out: a.out.clone(),
         apply,
+        both_ends: a.both_ends,
+        reload_driver: a.reload_driver,
+        only: a
+            .only
+            .iter()
+            .map(|o| check_only(o))
+            .collect::<Result<_>>()?,
     })
+}
+
+/// `--only KEY=V1,V2,…`: a key and at least one value, as the catalog writes them.
+fn check_only(text: &str) -> Result<(String, Vec<String>)> {
+    let bad = || {
+        Err(InvalidInput::new(
+            "--only",
+            text,
+            "KEY=V1,V2,… with at least one value",
+        ))
+        .hint("e.g. --only e1000.InterruptThrottleRate=100,2000")
+    };
+    let Some((key, values)) = text.split_once('=') else {
+        return bad();
+    };
+    let values: Vec<String> = values
+        .split(',')
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(str::to_string)
+        .collect();
+    if key.trim().is_empty() || values.is_empty() {
+        return bad();
+    }
+    Ok((key.trim().to_string(), values))
 }
 
 fn target(a: &Opts) -> Result<TargetArg> {

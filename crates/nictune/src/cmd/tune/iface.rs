@@ -11,7 +11,7 @@
 //! watchdog.
 
 use super::caps::capabilities_for;
-use super::live::{hold, knobs, test_kind, unmark, workload_label, Held};
+use super::live::{hold, knobs, knobs_on, test_kind, unmark, workload_label, Held};
 use super::measure::BenchMeasurer;
 use super::target::LiveTarget;
 use super::{execute, tune_config, Checked, Opts, Parts, TargetArg};
@@ -24,6 +24,8 @@ use nictune_apply::plan;
 use nictune_apply::state::{Lock, StateDir};
 use nictune_apply::txn::{self, ApplyRequest};
 use nictune_bench::cancel::Cancel;
+use nictune_bench::changes::ChangeClient;
+use nictune_bench::protocol::Grant;
 use nictune_bench::{LiveMeasurer, PeerTarget, Target as BenchTarget, TestKind};
 use nictune_core::error::Hinted;
 use nictune_core::units::Nanos;
@@ -31,8 +33,11 @@ use nictune_host::snapshot::{self, HostSnapshot};
 use nictune_linux::host::LinuxHost;
 use nictune_linux::netns;
 use nictune_linux::write::LinuxWriter;
+use nictune_tune::ends::BothEnds;
+use nictune_tune::knob::End;
 use nictune_tune::results::{Environment, TargetKind};
 use nictune_tune::session::TuneConfig;
+use nictune_tune::space::Capabilities;
 
 /// How many of the bench engine's distinct caveats the environment lists.
 const MAX_BENCH_NOTES: usize = 6;
@@ -53,13 +58,17 @@ pub fn run_interface(c: &Checked, opts: &Opts, ctx: &Ctx) -> Result<Outcome> {
     }
     refuse_risky_iface(iface, opts.force)?;
     let snap = snapshot::build(&LinuxHost::live(), std::slice::from_ref(iface));
-    // Module parameters (a driver reload per candidate) need an explicit opt-in: none yet.
+    // Module parameters (a driver reload per candidate) need the explicit --reload-driver.
     let caps = match snap.nic(iface) {
-        Some(nic) => capabilities_for(&snap, nic, false)?,
+        Some(nic) => capabilities_for(&snap, nic, c.reload_driver)?,
         None => return Err(no_such_iface(iface, opts.netns.as_deref())),
     };
     let config = tune_config(c, &caps)?;
     let peer_target = crate::cmd::bench::peer_target(peer, opts.token_file.as_ref())?;
+    let peer_changes = match c.both_ends {
+        true => Some(claim_peer(&peer_target, &caps)?),
+        false => None,
+    };
     let Held {
         state,
         locks,
@@ -78,7 +87,7 @@ pub fn run_interface(c: &Checked, opts: &Opts, ctx: &Ctx) -> Result<Outcome> {
         &config,
         (&state, lock),
         (iface, opts.netns.as_deref()),
-        &peer_target,
+        (&peer_target, peer_changes),
         test,
         &cancel,
         environment,
@@ -113,14 +122,14 @@ fn tune_on(
     config: &TuneConfig,
     (state, lock): (&StateDir, &Lock),
     (iface, netns): (&str, Option<&str>),
-    peer: &PeerTarget,
+    (peer, peer_changes): (&PeerTarget, Option<ChangeClient>),
     test: TestKind,
     cancel: &Cancel,
-    environment: Environment,
+    mut environment: Environment,
     ctx: &Ctx,
 ) -> Result<Outcome> {
     let local = (iface.to_string(), netns.map(str::to_string));
-    let mut target = LiveTarget::local(state, lock, local, knobs(config));
+    let target = LiveTarget::local(state, lock, local, knobs(config));
     let live = LiveMeasurer {
         target: BenchTarget::Peer(peer),
         cancel: cancel.clone(),
@@ -128,6 +137,13 @@ fn tune_on(
     // One unpinned placement (see caps): no CPUs to pick from.
     let mut measurer = BenchMeasurer::new(live, test, Vec::new());
     let stop = || cancel.is_cancelled();
+    let notes = |m: &BenchMeasurer, env: &mut Environment| {
+        env.notes
+            .extend(m.warnings.iter().take(MAX_BENCH_NOTES).cloned());
+    };
+    if let Some(client) = &peer_changes {
+        environment.notes.push(peer_note(client.grant()));
+    }
     let parts = Parts {
         config,
         predictor: None,
@@ -135,10 +151,55 @@ fn tune_on(
         cancel: &stop,
         journals: Some((state, lock)),
     };
-    execute(c, &mut target, &mut measurer, parts, ctx, |m, env| {
-        env.notes
-            .extend(m.warnings.iter().take(MAX_BENCH_NOTES).cloned());
-    })
+    let Some(client) = peer_changes else {
+        return execute(c, &mut { target }, &mut measurer, parts, ctx, notes);
+    };
+    let mut both = BothEnds::new(target, client, &knobs_on(config, End::Peer));
+    let outcome = execute(c, &mut both, &mut measurer, parts, ctx, notes);
+    let released = both.peer.release();
+    let outcome = outcome?;
+    released.context("the tune finished, but the peer did not confirm it put its settings back")?;
+    Ok(outcome)
+}
+
+/// Claims the peer's change session for `--both-ends`, and checks that it can take what the
+/// search will try there: the same driver's module parameters need `--allow-reload` and the
+/// same driver on the peer.
+fn claim_peer(peer: &PeerTarget, caps: &Capabilities) -> Result<ChangeClient> {
+    let client = ChangeClient::open(peer)
+        .hint(
+            "start the peer with `nictune serve --allow-changes IFACE` (and --allow-reload \
+             for module parameters), as root",
+        )
+        .context("--both-ends: claiming the peer's change session")?;
+    let grant = client.grant();
+    if let Some(driver) = caps.module_params {
+        if !grant.reload || grant.driver.as_deref() != Some(driver.name()) {
+            let msg = format!(
+                "--both-ends with --reload-driver tries {driver} module parameters on the peer, but \
+                 the peer's {} is driven by {} and it {} reloads",
+                grant.iface,
+                grant.driver.as_deref().unwrap_or("an unknown driver"),
+                if grant.reload { "allows" } else { "does not allow" }
+            );
+            return Err(anyhow::Error::new(Hinted::new(
+                msg,
+                "tune two ends with the same driver, with the peer started with --allow-reload",
+            )));
+        }
+    }
+    Ok(client)
+}
+
+/// What the report says about the peer's end.
+pub(super) fn peer_note(grant: &Grant) -> String {
+    format!(
+        "Both ends were tuned: settings marked `peer:` were made on the peer's {} ({}) by its \
+         `nictune serve --allow-changes`, journaled there and put back when the tune ended; \
+         recommended-peer.toml holds what to apply there.",
+        grant.iface,
+        grant.driver.as_deref().unwrap_or("driver unknown")
+    )
 }
 
 /// Applies `<out>/recommended.toml` to the interface as one journaled transaction that the

@@ -8,7 +8,7 @@
 
 use super::measure::BenchMeasurer;
 use super::nshost::NsHost;
-use super::target::{End, LiveTarget};
+use super::target::{LiveTarget, NsEnd};
 use super::{execute, Checked, Parts, Workload};
 use crate::cmd::apply::{lock_live, now_unix_ms, refuse_if_unfinished, render::utc, LiveLocks};
 use crate::output::{Ctx, HintExt, Outcome};
@@ -16,7 +16,7 @@ use anyhow::Result;
 use nictune_apply::state::{self, StateDir};
 use nictune_bench::cancel::Cancel;
 use nictune_bench::{LiveMeasurer, Target as BenchTarget, TestKind, Testbed};
-use nictune_tune::knob::Knob;
+use nictune_tune::knob::{End, Knob, Setting};
 use nictune_tune::results::{Environment, TargetKind};
 use nictune_tune::session::TuneConfig;
 use std::collections::BTreeSet;
@@ -166,11 +166,11 @@ fn tune_on(
 ) -> Result<Outcome> {
     let names = bed.names();
     let ends = vec![
-        End {
+        NsEnd {
             host: NsHost::start(&names.server_ns)?,
             iface: names.server_if.clone(),
         },
-        End {
+        NsEnd {
             host: NsHost::start(&names.client_ns)?,
             iface: names.client_if.clone(),
         },
@@ -201,10 +201,19 @@ fn tune_on(
 
 /// Every knob some candidate sets: what the target snapshots and verifies.
 pub(super) fn knobs(config: &TuneConfig) -> Vec<Knob> {
+    knobs_where(config, |_| true)
+}
+
+/// The knobs some candidate sets on `end`.
+pub(super) fn knobs_on(config: &TuneConfig, end: End) -> Vec<Knob> {
+    knobs_where(config, |s| s.end == end)
+}
+
+fn knobs_where(config: &TuneConfig, keep: impl Fn(&Setting) -> bool) -> Vec<Knob> {
     let set: BTreeSet<Knob> = config
         .candidates
         .iter()
-        .flat_map(|c| c.settings.iter().map(|s| s.knob))
+        .flat_map(|c| c.settings.iter().filter(|s| keep(s)).map(|s| s.knob))
         .collect();
     set.into_iter().collect()
 }

@@ -25,7 +25,7 @@ use nictune_tune::knob::{Knob, Setting};
 use nictune_tune::session::{Target, TargetError, TargetOp};
 
 /// One veth end: its namespace's host and its interface.
-pub struct End {
+pub struct NsEnd {
     pub host: NsHost,
     pub iface: String,
 }
@@ -34,7 +34,7 @@ pub struct End {
 pub struct LiveTarget<'a> {
     state: &'a StateDir,
     lock: &'a Lock,
-    ends: Vec<End>,
+    ends: Vec<NsEnd>,
     /// An interface in this process's namespace, changed through `root` (`--iface`).
     local: Option<String>,
     /// The namespace this process entered for `local` (`--netns`), recorded in its journals
@@ -52,7 +52,7 @@ pub struct LiveTarget<'a> {
 pub type Values = Vec<(String, HostValue)>;
 
 impl<'a> LiveTarget<'a> {
-    pub fn new(state: &'a StateDir, lock: &'a Lock, ends: Vec<End>, knobs: Vec<Knob>) -> Self {
+    pub fn new(state: &'a StateDir, lock: &'a Lock, ends: Vec<NsEnd>, knobs: Vec<Knob>) -> Self {
         LiveTarget {
             state,
             lock,

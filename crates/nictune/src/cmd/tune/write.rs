@@ -5,20 +5,29 @@ use anyhow::{Context, Result};
 use nictune_core::envelope::Envelope;
 use nictune_report::format::{num, pct};
 use nictune_report::report_html;
-use nictune_tune::profile::recommended_toml;
+use nictune_tune::profile::{recommended_peer_toml, recommended_toml};
 use nictune_tune::results::{TargetKind, TuneResults};
 use std::path::Path;
 
-/// Writes results.json, recommended.toml and report.html into `dir`.
+/// Writes results.json, recommended.toml and report.html into `dir`, and
+/// recommended-peer.toml when the peer should change too.
 pub fn write_outputs(dir: &Path, results: &TuneResults) -> Result<()> {
     std::fs::create_dir_all(dir)
         .with_context(|| format!("creating the output directory {}", dir.display()))?;
     let json = Envelope::v1("tune", results).to_json()?;
-    let files = [
+    let mut files = vec![
         ("results.json", json + "\n"),
         ("recommended.toml", recommended_toml(results)),
         ("report.html", report_html(results)),
     ];
+    let peer = dir.join("recommended-peer.toml");
+    match recommended_peer_toml(results) {
+        Some(text) => files.push(("recommended-peer.toml", text)),
+        // An earlier tune's peer profile must not pass for this one's.
+        None if peer.exists() => std::fs::remove_file(&peer)
+            .with_context(|| format!("removing the stale {}", peer.display()))?,
+        None => {}
+    }
     for (name, text) in files {
         let path = dir.join(name);
         std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
@@ -35,10 +44,21 @@ pub fn human(r: &TuneResults, out: &Path, journals: usize) -> String {
         lines.push("SYNTHETIC DEMONSTRATION: numbers from a model, not measured.".to_string());
     }
     lines.push(rec.headline.clone());
-    if rec.settings.is_empty() {
+    if rec.keeps_everything() {
         lines.push(format!("Best measured: {}", rec.best_id));
     } else {
-        lines.push(format!("Recommended: {}", rec.settings.join(" ")));
+        match (rec.settings.is_empty(), rec.peer_settings.is_empty()) {
+            (false, true) => lines.push(format!("Recommended: {}", rec.settings.join(" "))),
+            (local_kept, _) => {
+                let here = match local_kept {
+                    true => "keep as found".to_string(),
+                    false => rec.settings.join(" "),
+                };
+                lines.push("Recommended, both ends:".into());
+                lines.push(format!("  this end: {here}"));
+                lines.push(format!("  peer:     {}", rec.peer_settings.join(" ")));
+            }
+        }
         lines.push(format!("Placement measured: {}", rec.placement));
     }
     for c in rec.changes.iter().filter(|c| c.significant) {
@@ -55,8 +75,12 @@ pub fn human(r: &TuneResults, out: &Path, journals: usize) -> String {
         "{} of {} candidates measured in {} runs.",
         r.search.measured, r.search.space_size, r.search.measurements
     ));
+    let peer = match rec.peer_settings.is_empty() {
+        true => String::new(),
+        false => format!(", {}/recommended-peer.toml", out.display()),
+    };
     lines.push(format!(
-        "Wrote {0}/results.json, {0}/recommended.toml, {0}/report.html",
+        "Wrote {0}/results.json, {0}/recommended.toml{peer}, {0}/report.html",
         out.display()
     ));
     if journals > 0 {

@@ -1,0 +1,262 @@
+//! What `serve --allow-changes IFACE` changes on its own host: a [`ChangeHandler`] over the
+//! apply engine. Every change is a journaled transaction in the server's state directory
+//! (listed by `nictune status` there, undone by `nictune revert` if the server is killed),
+//! on the one interface the operator named; module parameters of its driver only with
+//! `--allow-reload`, since a reload takes every port of the driver down for seconds.
+//!
+//! A session holds the state directory's lock from claim to end, so no `nictune apply` or
+//! tune through the same state directory interleaves with the client's changes. It does not
+//! take the machine-wide change lock: that would lock out a tune of the other end when both
+//! ends share one kernel's mount namespace (two network namespaces of one machine), and the
+//! session changes one interface only, never a host-wide setting. It marks itself like a tune (`tunes/<pid>` in the state directory): a server
+//! killed with changes in place is then named by the next `nictune apply` there, which
+//! refuses until `nictune revert` has run.
+
+use crate::changes::{ChangeHandler, ChangeSession};
+use crate::protocol::Grant;
+use nictune_apply::desired::{parse_assignment, parse_request, Desired};
+use nictune_apply::host::HostWrite;
+use nictune_apply::journal::RevertBy;
+use nictune_apply::plan;
+use nictune_apply::setting::Key;
+use nictune_apply::state::{self, Lock, StateDir};
+use nictune_apply::txn::{self, ApplyRequest};
+use nictune_linux::write::LinuxWriter;
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// Changes on this host's interface `iface`, journaled in `state_dir`.
+#[derive(Debug, Clone)]
+pub struct HostChanges {
+    pub state_dir: PathBuf,
+    pub iface: String,
+    /// The interface's kernel driver (its module parameters are the driver's).
+    pub driver: Option<String>,
+    /// Module parameters of `driver` may be changed (a driver reload).
+    pub reload: bool,
+}
+
+impl HostChanges {
+    /// Changes on `iface`, its driver read from sysfs.
+    pub fn new(state_dir: PathBuf, iface: &str, reload: bool) -> HostChanges {
+        let link = std::fs::read_link(format!("/sys/class/net/{iface}/device/driver")).ok();
+        let driver = link.and_then(|p| Some(p.file_name()?.to_str()?.to_string()));
+        HostChanges {
+            state_dir,
+            iface: iface.to_string(),
+            driver,
+            reload,
+        }
+    }
+
+    /// Refuses settings outside the grant: host-wide sysctls, module parameters without
+    /// `--allow-reload` or of another driver.
+    fn check(&self, desired: &[Desired]) -> Result<(), String> {
+        for d in desired {
+            match &d.key {
+                Key::Sysctl(name) => {
+                    return Err(format!(
+                        "{name} is host-wide; this server lets clients change {} only",
+                        self.iface
+                    ))
+                }
+                Key::ModuleParam { module, param } if !self.reload => {
+                    return Err(format!(
+                        "{module}.{param} needs a reload of the {module} driver; this server \
+                         was not started with --allow-reload"
+                    ))
+                }
+                Key::ModuleParam { module, param } if self.driver.as_deref() != Some(module) => {
+                    return Err(format!(
+                        "{module}.{param} is a parameter of {module}, but {} is driven by {}",
+                        self.iface,
+                        self.driver.as_deref().unwrap_or("no known driver")
+                    ))
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+impl ChangeHandler for HostChanges {
+    fn grant(&self) -> Grant {
+        Grant {
+            iface: self.iface.clone(),
+            driver: self.driver.clone(),
+            reload: self.reload,
+            idle_ms: 0,
+        }
+    }
+
+    fn open(&self, _client: SocketAddr) -> Result<Box<dyn ChangeSession + '_>, String> {
+        let state = StateDir::new(&self.state_dir);
+        state.ensure().map_err(|e| e.to_string())?;
+        let lock = state.try_lock().map_err(|e| e.to_string())?;
+        let mark = mark(&state).map_err(|e| format!("marking the session: {e}"))?;
+        Ok(Box::new(HostSession {
+            handler: self,
+            state,
+            lock,
+            mark,
+            host: LinuxWriter::live(),
+            open: Vec::new(),
+            last_ms: 0,
+        }))
+    }
+}
+
+/// One client's session: the locks, and the transactions in place (at most one).
+struct HostSession<'a> {
+    handler: &'a HostChanges,
+    state: StateDir,
+    lock: Lock,
+    mark: PathBuf,
+    host: LinuxWriter,
+    open: Vec<String>,
+    last_ms: u64,
+}
+
+impl HostSession<'_> {
+    /// A transaction time, strictly increasing so ids stay unique and ordered.
+    fn next_ms(&mut self) -> u64 {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        self.last_ms = now.max(self.last_ms + 1);
+        self.last_ms
+    }
+
+    /// Reverts the transactions in place, newest first; one line per setting restored.
+    fn revert_open(&mut self) -> Result<Vec<String>, String> {
+        let mut lines = Vec::new();
+        while let Some(id) = self.open.last().cloned() {
+            let all = self.state.transactions().map_err(|e| e.to_string())?;
+            let summary = all
+                .iter()
+                .find(|s| s.id == id)
+                .ok_or_else(|| format!("the journal of change {id} is gone"))?;
+            let now = self.next_ms();
+            let pid = std::process::id();
+            let reverted = txn::revert(
+                &self.state,
+                &self.lock,
+                summary,
+                &mut self.host,
+                RevertBy::User,
+                pid,
+                now,
+            )
+            .map_err(|e| e.to_string())?;
+            for r in &reverted.restored {
+                let got = r.effective.as_ref().map_or("?".into(), |v| v.to_string());
+                lines.push(format!("{} = {got}", r.setting));
+            }
+            if !reverted.complete {
+                return Err(format!(
+                    "change {id}: some values could not be restored ({})",
+                    lines.join(", ")
+                ));
+            }
+            self.open.pop();
+        }
+        Ok(lines)
+    }
+}
+
+impl ChangeSession for HostSession<'_> {
+    fn read(&mut self, keys: &[String]) -> Result<BTreeMap<String, String>, String> {
+        let desired = keys
+            .iter()
+            .map(|k| parse_assignment(&format!("{k}=0")).map_err(|e| e.to_string()))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.handler.check(&desired)?;
+        let iface = self.handler.iface.as_str();
+        let plan =
+            plan::resolve(&desired, Some(iface), &mut self.host).map_err(|e| e.to_string())?;
+        let mut settings: Vec<_> = plan.changes.into_iter().map(|c| c.setting).collect();
+        settings.extend(plan.unchanged);
+        settings
+            .into_iter()
+            .map(|s| {
+                let v = self
+                    .host
+                    .read(&s)
+                    .map_err(|e| format!("reading {s}: {e}"))?;
+                Ok((s.to_string(), v.to_string()))
+            })
+            .collect()
+    }
+
+    fn change(&mut self, settings: &[String]) -> Result<Vec<String>, String> {
+        let desired = parse_request(settings).map_err(|e| e.to_string())?;
+        self.handler.check(&desired)?;
+        self.revert_open()?;
+        if desired.is_empty() {
+            return Ok(Vec::new());
+        }
+        let iface = self.handler.iface.clone();
+        let plan =
+            plan::resolve(&desired, Some(&iface), &mut self.host).map_err(|e| e.to_string())?;
+        let lines: Vec<String> = plan
+            .changes
+            .iter()
+            .map(|c| format!("{}: {} → {}", c.setting, c.old, c.new))
+            .collect();
+        let req = ApplyRequest {
+            pid: std::process::id(),
+            now_unix_ms: self.next_ms(),
+            netns: None,
+            iface: Some(iface),
+            confirm_within_ms: None,
+        };
+        let applied = txn::apply_plan(&self.state, &self.lock, &plan, &req, &mut self.host)
+            .map_err(|e| anyhow_chain(&e))?;
+        self.open.extend(applied.map(|a| a.id));
+        Ok(lines)
+    }
+
+    fn revert(&mut self) -> Result<Vec<String>, String> {
+        let lines = self.revert_open()?;
+        let clean = self
+            .state
+            .transactions()
+            .is_ok_and(|all| state::in_place_by(&all, std::process::id()).is_empty());
+        if clean {
+            let _ = std::fs::remove_file(&self.mark);
+        }
+        Ok(lines)
+    }
+}
+
+impl Drop for HostSession<'_> {
+    /// Covers a session that ends without its revert (a panic in the session thread).
+    fn drop(&mut self) {
+        if !self.open.is_empty() {
+            let _ = self.revert();
+        }
+    }
+}
+
+/// Marks this process like a running tune: `tunes/<pid>` in the state directory.
+fn mark(state: &StateDir) -> std::io::Result<PathBuf> {
+    let dir = state.tunes_dir();
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join(std::process::id().to_string());
+    std::fs::write(&path, b"")?;
+    Ok(path)
+}
+
+/// An error with its causes, `a: b: c`.
+fn anyhow_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        out.push_str(": ");
+        out.push_str(&c.to_string());
+        cause = c.source();
+    }
+    out
+}

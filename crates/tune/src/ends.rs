@@ -1,0 +1,230 @@
+//! Tuning both ends of a link: a [`Target`] that makes each candidate's settings on this end
+//! through the local target and on the far end through a [`PeerSide`] (the peer's
+//! `nictune serve --allow-changes`, which journals them there and puts them back when the
+//! tune releases it, disconnects or falls silent).
+//!
+//! The peer is changed only when its part of the candidate differs from what it has in
+//! place, and put back by one request ([`PeerSide::change`] with nothing), so a candidate
+//! that changes one end costs nothing on the other.
+
+use crate::knob::{End, Knob, Setting};
+use crate::session::{Target, TargetError, TargetOp};
+use std::collections::BTreeMap;
+
+/// The far end's settings, changed by its own host.
+pub trait PeerSide {
+    /// The current values of catalog `keys` on the peer's interface, one entry per object
+    /// they expand to (`eth1 napi 8193 gro-flush-timeout` → `20000`).
+    fn read(&mut self, keys: &[String]) -> Result<BTreeMap<String, String>, String>;
+    /// Puts back what the peer has in place from this tune, then makes `settings`
+    /// (`KEY=VALUE`); empty puts back only.
+    fn change(&mut self, settings: &[String]) -> Result<(), String>;
+}
+
+/// What both ends look like: this end's snapshot and the peer's values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BothSnapshot<S> {
+    pub local: S,
+    pub peer: BTreeMap<String, String>,
+}
+
+/// This end through `local`, the far end through `peer`.
+#[derive(Debug)]
+pub struct BothEnds<T, P> {
+    pub local: T,
+    pub peer: P,
+    /// Catalog keys some candidate sets on the peer: what its snapshot reads.
+    peer_keys: Vec<String>,
+    /// The peer's settings in place (`KEY=VALUE`), as far as this target made them.
+    peer_now: Vec<String>,
+}
+
+impl<T: Target, P: PeerSide> BothEnds<T, P> {
+    /// Both ends, for candidates that set `peer_knobs` on the peer.
+    pub fn new(local: T, peer: P, peer_knobs: &[Knob]) -> BothEnds<T, P> {
+        let mut peer_keys: Vec<String> = peer_knobs.iter().map(|k| k.key().to_string()).collect();
+        peer_keys.sort();
+        peer_keys.dedup();
+        BothEnds {
+            local,
+            peer,
+            peer_keys,
+            peer_now: Vec::new(),
+        }
+    }
+
+    fn set_peer(&mut self, op: TargetOp, settings: Vec<String>) -> Result<(), TargetError> {
+        if settings == self.peer_now {
+            return Ok(());
+        }
+        // Unknown until the peer confirms: a failed change was rolled back there.
+        self.peer_now = Vec::new();
+        self.peer.change(&settings).map_err(|reason| TargetError {
+            op,
+            object: format!("the peer ({})", settings.join(" ")),
+            reason,
+        })?;
+        self.peer_now = settings;
+        Ok(())
+    }
+}
+
+impl<T: Target, P: PeerSide> Target for BothEnds<T, P> {
+    type Snapshot = BothSnapshot<T::Snapshot>;
+
+    fn snapshot(&mut self) -> Result<Self::Snapshot, TargetError> {
+        let local = self.local.snapshot()?;
+        let peer = self
+            .peer
+            .read(&self.peer_keys)
+            .map_err(|reason| TargetError {
+                op: TargetOp::Snapshot,
+                object: "the peer".into(),
+                reason,
+            })?;
+        Ok(BothSnapshot { local, peer })
+    }
+
+    fn apply(&mut self, settings: &[Setting]) -> Result<(), TargetError> {
+        let (peer, local): (Vec<Setting>, Vec<Setting>) =
+            settings.iter().partition(|s| s.end == End::Peer);
+        if !local.is_empty() {
+            self.local.apply(&local)?;
+        }
+        let peer: Vec<String> = peer.iter().map(Setting::to_key_value).collect();
+        if !peer.is_empty() {
+            self.set_peer(TargetOp::Apply, peer)?;
+        }
+        Ok(())
+    }
+
+    fn restore(&mut self, snapshot: &Self::Snapshot) -> Result<(), TargetError> {
+        let local = self.local.restore(&snapshot.local);
+        let peer = self.set_peer(TargetOp::Restore, Vec::new());
+        local.and(peer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::knob::{Driver, ModuleParam, Value};
+
+    /// A host as a map of key → value, logging every call.
+    #[derive(Debug, Default)]
+    struct Host {
+        values: BTreeMap<String, String>,
+        found: BTreeMap<String, String>,
+        calls: Vec<String>,
+    }
+
+    impl Host {
+        fn with(key: &str, value: &str) -> Host {
+            let values = BTreeMap::from([(key.to_string(), value.to_string())]);
+            Host {
+                found: values.clone(),
+                values,
+                calls: Vec::new(),
+            }
+        }
+    }
+
+    impl Target for Host {
+        type Snapshot = BTreeMap<String, String>;
+        fn snapshot(&mut self) -> Result<Self::Snapshot, TargetError> {
+            Ok(self.values.clone())
+        }
+        fn apply(&mut self, settings: &[Setting]) -> Result<(), TargetError> {
+            for s in settings {
+                assert_eq!(
+                    s.end,
+                    End::Local,
+                    "the local target sees this end's settings only"
+                );
+                self.values
+                    .insert(s.knob.key().into(), s.knob.render(s.value));
+            }
+            self.calls.push(format!("apply {}", settings.len()));
+            Ok(())
+        }
+        fn restore(&mut self, snapshot: &Self::Snapshot) -> Result<(), TargetError> {
+            self.values = snapshot.clone();
+            self.calls.push("restore".into());
+            Ok(())
+        }
+    }
+
+    impl PeerSide for Host {
+        fn read(&mut self, keys: &[String]) -> Result<BTreeMap<String, String>, String> {
+            Ok(keys
+                .iter()
+                .map(|k| (k.clone(), self.values[k].clone()))
+                .collect())
+        }
+        fn change(&mut self, settings: &[String]) -> Result<(), String> {
+            self.values = self.found.clone();
+            for kv in settings {
+                let (k, v) = kv.split_once('=').unwrap();
+                if v == "bad" {
+                    return Err("refused".into());
+                }
+                self.values.insert(k.into(), v.into());
+            }
+            self.calls.push(format!("change {}", settings.join(" ")));
+            Ok(())
+        }
+    }
+
+    const ITR: Knob = Knob::Module(Driver::E1000, ModuleParam::InterruptThrottleRate);
+
+    #[test]
+    fn each_end_gets_its_own_settings_and_the_peer_is_changed_only_when_its_part_differs() {
+        let key = ITR.key();
+        let mut both = BothEnds::new(Host::with(key, "3"), Host::with(key, "3"), &[ITR]);
+        let snap = both.snapshot().unwrap();
+        assert_eq!(snap.peer[key], "3");
+        let here = Setting::new(ITR, Value::Count(2000));
+        let there = here.on(End::Peer);
+        both.apply(&[here, there]).unwrap();
+        assert_eq!(
+            (
+                both.local.values[key].as_str(),
+                both.peer.values[key].as_str()
+            ),
+            ("2000", "2000")
+        );
+        // The same peer part again: no request to the peer.
+        both.apply(&[Setting::new(ITR, Value::Count(100)), there])
+            .unwrap();
+        assert_eq!(both.peer.calls, [format!("change {key}=2000")]);
+        assert_eq!(both.local.values[key], "100");
+        both.restore(&snap).unwrap();
+        assert_eq!(both.snapshot().unwrap(), snap);
+        assert_eq!(both.peer.calls.last().unwrap(), "change ");
+        // Only the peer: this end is not called.
+        let calls = both.local.calls.len();
+        both.apply(&[there]).unwrap();
+        assert_eq!(both.local.calls.len(), calls);
+    }
+
+    #[test]
+    fn a_refused_peer_change_names_the_peer_and_the_next_change_is_sent_whatever_it_is() {
+        let key = ITR.key();
+        let mut both = BothEnds::new(Host::with(key, "3"), Host::with(key, "3"), &[ITR]);
+        both.snapshot().unwrap();
+        let off = Setting::new(ITR, Value::Count(0)).on(End::Peer);
+        both.apply(&[off]).unwrap();
+        let err = both
+            .set_peer(TargetOp::Apply, vec![format!("{key}=bad")])
+            .unwrap_err();
+        assert_eq!(err.op, TargetOp::Apply);
+        assert!(
+            err.object.starts_with("the peer") && err.reason == "refused",
+            "{err}"
+        );
+        // The peer's state is unknown after a failure: the same change as before is sent.
+        both.apply(&[off]).unwrap();
+        assert_eq!(both.peer.calls.len(), 2);
+        assert_eq!(both.peer.values[key], "0");
+    }
+}
