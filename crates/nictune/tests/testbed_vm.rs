@@ -4,6 +4,10 @@
 
 mod common;
 
+use nictune_bench::changes::ChangeClient;
+use nictune_bench::{BenchSpec, Target as BenchTarget, TestKind};
+use nictune_core::progress::NoProgress;
+use nictune_vm::far::SERVE_STATE_DIR;
 use nictune_vm::{BedOptions, Nic, VmBed};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -137,6 +141,68 @@ fn module_parameters_apply_by_reload_and_revert_in_the_guest() {
         .run_ok(&["ping", "-c", "2", "-i", "0.2", "198.18.1.1"], t)
         .unwrap();
     assert!(ping.contains("2 packets received"), "{ping}");
+    bed.destroy().unwrap();
+}
+
+/// The far end of a tune of both ends, on a real driver: a client on the host changes the
+/// guest's e1000 module parameters through `serve --allow-changes eth0 --allow-reload`. The
+/// reload takes down the very link the change session runs over; the session survives it,
+/// the interrupts measured afterwards show the new throttle rate, and the release puts the
+/// driver's defaults back (journaled in the guest).
+#[test]
+fn a_host_client_changes_the_guests_driver_through_serve_and_gets_it_back() {
+    let Some((_one, mut bed)) = boot(Nic::E1000) else {
+        return;
+    };
+    let peer = bed.peer_taking_changes().unwrap();
+    let mut client = ChangeClient::open(&peer).unwrap();
+    let grant = client.grant().clone();
+    assert_eq!(
+        (grant.iface.as_str(), grant.driver.as_deref(), grant.reload),
+        ("eth0", Some("e1000"), true)
+    );
+    let itr = "e1000.InterruptThrottleRate";
+    let found = client.read(&[itr.to_string()]).unwrap();
+    assert_eq!(found.len(), 1, "{found:?}");
+    let changed = client
+        .change(&[format!("{itr}=300"), "e1000.TxIntDelay=0".into()])
+        .unwrap();
+    assert_eq!(changed.len(), 2, "{changed:?}");
+    let record = bed.read("/run/nictune/module-params/e1000").unwrap();
+    assert_eq!(record, "InterruptThrottleRate=300\nTxIntDelay=0\n");
+    // Verify by effect: the guest's NIC now interrupts at most ~300 times a second.
+    let mut spec = BenchSpec::new(TestKind::Rr);
+    spec.duration = nictune_core::units::Nanos::from_secs(2);
+    let r = nictune_bench::run(&spec, BenchTarget::Peer(&peer), &NoProgress).unwrap();
+    let server = &r.accounting["server"];
+    let total: f64 = server.nic_vectors_per_sec.values().sum();
+    assert!(
+        total > 50.0 && total < 300.0 * 1.3,
+        "ITR 300 caps the NIC's interrupts: {:?}",
+        server.nic_vectors_per_sec
+    );
+    let restored = client.release().unwrap();
+    assert_eq!(restored.len(), 2, "{restored:?}");
+    let record = bed.read("/run/nictune/module-params/e1000").unwrap();
+    assert_eq!(record, "", "the driver's defaults are back");
+    let status = bed
+        .run_ok(
+            &[
+                "nictune",
+                "status",
+                "--json",
+                "--all",
+                "--state-dir",
+                SERVE_STATE_DIR,
+            ],
+            Duration::from_secs(20),
+        )
+        .unwrap();
+    let status: serde_json::Value = serde_json::from_str(&status).unwrap();
+    let changes = status["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 1, "{status}");
+    assert_eq!(changes[0]["phase"], "reverted", "{status}");
+    assert_eq!(changes[0]["complete"], true, "{status}");
     bed.destroy().unwrap();
 }
 

@@ -10,11 +10,32 @@ use std::time::{Duration, Instant};
 
 /// Where the guest keeps the token.
 const TOKEN_FILE: &str = "/run/nictune-token";
+/// Where a server taking changes journals them in the guest.
+pub const SERVE_STATE_DIR: &str = "/run/nictune-serve";
 
 impl VmBed {
     /// Starts `nictune serve` in the guest if it is not running, and returns the peer to
     /// bench against (its clients run in the host-side namespace).
     pub fn peer(&mut self) -> Result<PeerTarget> {
+        self.serve(&[])
+    }
+
+    /// Like [`VmBed::peer`], with the server taking change sessions for the guest's NIC and
+    /// its driver's module parameters (`serve --allow-changes eth0 --allow-reload`), journaled
+    /// in the guest: a client on the host changes the guest's real driver through the same
+    /// protocol as a tune of both ends.
+    pub fn peer_taking_changes(&mut self) -> Result<PeerTarget> {
+        let changes = [
+            "--allow-changes",
+            "eth0",
+            "--allow-reload",
+            "--state-dir",
+            SERVE_STATE_DIR,
+        ];
+        self.serve(&changes)
+    }
+
+    fn serve(&mut self, extra: &[&str]) -> Result<PeerTarget> {
         if let Some(p) = self.serving.clone() {
             return Ok(p);
         }
@@ -23,7 +44,7 @@ impl VmBed {
         self.run_ok(&["sh", "-c", &write], Duration::from_secs(10))?;
         let addr = SocketAddr::from((GUEST_IP, peer::DEFAULT_PORT));
         let bind = addr.to_string();
-        let args = [
+        let mut args = vec![
             "/bin/nictune",
             "serve",
             "--bind",
@@ -31,6 +52,7 @@ impl VmBed {
             "--token-file",
             TOKEN_FILE,
         ];
+        args.extend(extra);
         self.serve_pid = Some(self.spawn(&args)?);
         let mut target = PeerTarget::new(addr, token);
         target.client_netns = Some(self.host_netns());

@@ -23,7 +23,7 @@ pub mod bed;
 pub mod cpio;
 pub mod elf;
 pub mod error;
-mod far;
+pub mod far;
 pub mod guest;
 mod hostnet;
 pub mod image;

@@ -79,10 +79,9 @@ pub struct Opts {
     /// reloads the driver, taking all its ports down for seconds.
     #[arg(long, requires = "iface")]
     pub reload_driver: bool,
-    /// Tune the far end too. With --iface/--peer: through the peer's `nictune serve
+    /// With --iface/--peer: tune the peer's end too, through its `nictune serve
     /// --allow-changes IFACE` (journaled there, put back when the tune ends or goes away).
-    /// With --testbed e1000|e1000e: a second guest with the same NIC is the peer. Every
-    /// setting is tried on this end, on the peer and on both.
+    /// Every setting is tried on this end, on the peer and on both.
     #[arg(long, conflicts_with = "synthetic")]
     pub both_ends: bool,
     /// Try only these values of KEY (repeatable), e.g. --only e1000.InterruptThrottleRate=100,2000.
@@ -436,6 +435,45 @@ fn with_recovery_hint(e: TuneError) -> anyhow::Error {
 mod tests {
     use super::check::parse_args as parse;
     use super::*;
+
+    #[test]
+    fn only_narrows_the_space_and_both_ends_triples_it() {
+        let caps = Capabilities::real_driver_testbed(nictune_tune::knob::Driver::E1000);
+        let itr = "e1000.InterruptThrottleRate=100,2000";
+        let c = parse(&["--testbed", "e1000", "--only", itr, "--budget", "40"]).unwrap();
+        assert_eq!(c.only[0].1, ["100", "2000"]);
+        // 2 rates × TxIntDelay {8, 0}, plus the settings as found.
+        assert_eq!(tune_config(&c, &caps).unwrap().candidates.len(), 5);
+        let c = parse(&[
+            "--iface",
+            "eth1",
+            "--peer",
+            "h",
+            "--both-ends",
+            "--only",
+            itr,
+        ])
+        .unwrap();
+        assert_eq!(tune_config(&c, &caps).unwrap().candidates.len(), 13);
+        let err = format!("{:#}", parse(&["--only", "=1"]).unwrap_err());
+        assert!(err.contains("KEY=V1,V2"), "{err}");
+        let err = parse(&["--testbed", "e1000", "--only", "coalesce.rx-usecs=50"])
+            .and_then(|c| tune_config(&c, &caps).map(drop))
+            .unwrap_err();
+        assert!(format!("{err:#}").contains("no axis of this tune sets coalesce.rx-usecs"));
+    }
+
+    #[test]
+    fn both_ends_needs_a_peer_that_can_change() {
+        for testbed in ["veth", "e1000"] {
+            let err = parse(&["--testbed", testbed, "--both-ends"]).unwrap_err();
+            let err = format!("{err:#}");
+            assert!(
+                err.contains("--both-ends") && err.contains("--iface IF --peer HOST"),
+                "{err}"
+            );
+        }
+    }
 
     #[test]
     fn a_budget_too_small_for_the_space_is_refused_before_anything_runs() {

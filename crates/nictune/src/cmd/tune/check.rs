@@ -81,15 +81,7 @@ pub fn check(a: &Opts) -> Result<Checked> {
         None
     };
     let target = target(a)?;
-    if a.both_ends && matches!(target, TargetArg::Testbed) {
-        let bad = InvalidInput::new(
-            "--both-ends",
-            "--testbed veth",
-            "--iface IF --peer HOST, or --testbed e1000|e1000e",
-        );
-        return Err(bad)
-            .hint("the veth testbed already changes both of its ends alike; drop --both-ends");
-    }
+    check_both_ends(a.both_ends, &target)?;
     Ok(Checked {
         target,
         objective,
@@ -108,6 +100,31 @@ pub fn check(a: &Opts) -> Result<Checked> {
             .map(|o| check_only(o))
             .collect::<Result<_>>()?,
     })
+}
+
+/// `--both-ends` needs a far end whose settings can change: a `serve --allow-changes` peer.
+fn check_both_ends(both_ends: bool, target: &TargetArg) -> Result<()> {
+    let hint = match (target, both_ends) {
+        (TargetArg::Testbed, true) => {
+            "the veth testbed already changes both of its ends alike; drop --both-ends"
+        }
+        (TargetArg::Guest(_), true) => {
+            "the real-driver testbed is one guest whose far end is a tap without a driver: \
+             tune both ends of two hosts with --iface IF --peer HOST --both-ends (the peer runs \
+             `nictune serve --allow-changes IFACE`)"
+        }
+        _ => return Ok(()),
+    };
+    let given = match target {
+        TargetArg::Guest(driver) => format!("--testbed {driver}"),
+        _ => "--testbed veth".to_string(),
+    };
+    Err(InvalidInput::new(
+        "--both-ends",
+        given,
+        "--iface IF --peer HOST",
+    ))
+    .hint(hint)
 }
 
 /// `--only KEY=V1,V2,…`: a key and at least one value, as the catalog writes them.
