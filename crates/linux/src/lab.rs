@@ -111,6 +111,21 @@ pub fn veth_pair(a: (&str, &str), b: (&str, &str)) -> Result<(), LabError> {
     })
 }
 
+/// In namespace `netns`: creates bridge `name` (`ip -n NETNS link add NAME type bridge`).
+pub fn bridge(netns: &str, name: &str) -> Result<(), LabError> {
+    in_netns(netns, || link::create_bridge(&RouteSocket::open()?, name))
+}
+
+/// In namespace `netns`: makes `iface` a port of `bridge` and sets it up
+/// (`ip -n NETNS link set IFACE master BRIDGE up`).
+pub fn bridge_port_up(netns: &str, iface: &str, bridge: &str) -> Result<(), LabError> {
+    in_netns(netns, || {
+        let sock = RouteSocket::open()?;
+        link::set_master(&sock, iface, bridge)?;
+        link::set_up(&sock, iface)
+    })
+}
+
 /// In namespace `netns`: adds `addr/prefix_len` to interface `iface` and sets it up
 /// (`ip -n NETNS addr add ADDR/PREFIX_LEN dev IFACE; ip -n NETNS link set IFACE up`).
 pub fn ipv4_up(netns: &str, iface: &str, addr: Ipv4Addr, prefix_len: u8) -> Result<(), LabError> {

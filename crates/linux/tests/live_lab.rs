@@ -8,7 +8,7 @@ use nictune_linux::rtnetlink::link::request as link;
 use nictune_linux::rtnetlink::RouteSocket;
 use nictune_linux::{lab, netns};
 use std::io::{Read, Write};
-use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -82,28 +82,7 @@ fn a_veth_pair_between_two_new_namespaces_carries_tcp() {
     );
 
     // TCP from a to b: the listener is b's, the client a's.
-    let listener = netns::run_in(b, || TcpListener::bind((B_IP, 0)))
-        .unwrap()
-        .unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let server = std::thread::spawn(move || {
-        let (mut s, peer) = listener.accept().unwrap();
-        let mut buf = [0u8; 4];
-        s.read_exact(&mut buf).unwrap();
-        s.write_all(&buf).unwrap();
-        peer
-    });
-    let to = SocketAddr::from((B_IP, port));
-    let echoed = netns::run_in(a, move || {
-        let mut c = TcpStream::connect_timeout(&to, Duration::from_secs(5)).unwrap();
-        c.write_all(b"ping").unwrap();
-        let mut buf = [0u8; 4];
-        c.read_exact(&mut buf).unwrap();
-        buf
-    })
-    .unwrap();
-    assert_eq!(&echoed, b"ping");
-    assert_eq!(server.join().unwrap().ip(), A_IP);
+    assert_eq!(tcp_echo(b, B_IP, a), A_IP);
 
     // Deleting a namespace takes its end and so the whole pair.
     assert!(lab::delete_netns(a).unwrap());
@@ -217,4 +196,71 @@ fn a_thread_with_its_own_mount_namespace_sees_later_namespaces_come_and_go() {
     );
     drop(ask);
     watcher.join().unwrap();
+}
+
+/// Echoes 4 bytes from a client in `from` to a listener on `to` in namespace `at`.
+fn tcp_echo(at: &str, to: Ipv4Addr, from: &str) -> Ipv4Addr {
+    let listener = netns::run_in(at, || TcpListener::bind((to, 0)))
+        .unwrap()
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = std::thread::spawn(move || {
+        let (mut s, peer) = listener.accept().unwrap();
+        let mut buf = [0u8; 4];
+        s.read_exact(&mut buf).unwrap();
+        s.write_all(&buf).unwrap();
+        peer
+    });
+    let echoed = netns::run_in(from, move || {
+        let mut c = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).unwrap();
+        c.write_all(b"ping").unwrap();
+        let mut buf = [0u8; 4];
+        c.read_exact(&mut buf).unwrap();
+        buf
+    })
+    .unwrap();
+    assert_eq!(&echoed, b"ping");
+    match server.join().unwrap().ip() {
+        std::net::IpAddr::V4(ip) => ip,
+        other => panic!("{other}"),
+    }
+}
+
+/// The real-driver testbed's two-guest link in miniature: two namespaces' veths as the
+/// ports of a bridge in a third, which also carries an address of its own.
+#[test]
+fn a_bridge_joins_two_namespaces_and_its_own() {
+    let Some(ns) = namespaces(&["ba", "bb", "hub"]) else {
+        return;
+    };
+    let (a, b, hub) = (ns.0[0].as_str(), ns.0[1].as_str(), ns.0[2].as_str());
+    let ip = |n| Ipv4Addr::new(198, 18, 3, n);
+    lab::bridge(hub, "br0").unwrap();
+    lab::ipv4_up(hub, "br0", ip(1), 29).unwrap();
+    for (end, port, n) in [(a, "pa", 2), (b, "pb", 3)] {
+        lab::veth_pair((hub, port), (end, "eth0")).unwrap();
+        lab::bridge_port_up(hub, port, "br0").unwrap();
+        lab::ipv4_up(end, "eth0", ip(n), 29).unwrap();
+    }
+    let master = |port: &str| {
+        let port = port.to_string();
+        let l = netns::run_in(hub, move || link::get(&RouteSocket::open().unwrap(), &port))
+            .unwrap()
+            .unwrap();
+        l.other
+            .iter()
+            .find(|(k, _)| *k == nictune_linux::rtnetlink::link::attr::IFLA_MASTER)
+            .map(|(_, v)| u32::from_ne_bytes(v[..4].try_into().unwrap()))
+    };
+    let br = netns::run_in(hub, || link::index_of(&RouteSocket::open().unwrap(), "br0"))
+        .unwrap()
+        .unwrap();
+    assert_eq!((master("pa"), master("pb")), (Some(br), Some(br)));
+    // A bridge forwards once its ports leave the listening state (no STP: at once).
+    assert_eq!(tcp_echo(b, ip(3), a), ip(2), "a to b across the bridge");
+    assert_eq!(
+        tcp_echo(hub, ip(1), b),
+        ip(3),
+        "b to the bridge's own address"
+    );
 }

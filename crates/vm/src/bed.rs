@@ -35,6 +35,8 @@ pub const HOST_IP: Ipv4Addr = Ipv4Addr::new(198, 18, 1, 1);
 /// The guest end of the link.
 pub const GUEST_IP: Ipv4Addr = Ipv4Addr::new(198, 18, 1, 2);
 const PREFIX_LEN: u8 = 30;
+/// A pair's link: the bridge and two guests fit a /29.
+pub(crate) const PAIR_PREFIX_LEN: u8 = 29;
 /// How long a TCG boot may take before the guest counts as failed (≈10–13 s measured on a
 /// quiet 2-core machine; a loaded one is slower).
 const TCG_BOOT_WAIT: Duration = Duration::from_secs(90);
@@ -43,10 +45,27 @@ const KVM_BOOT_WAIT: Duration = Duration::from_secs(20);
 
 static NEXT: AtomicU32 = AtomicU32::new(0);
 
+/// Where a guest's NIC meets the host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HostLink {
+    /// A namespace of the guest's own, the tap at [`HOST_IP`]/30 and the guest at
+    /// [`GUEST_IP`]/30.
+    OwnTap,
+    /// A port of `bridge` in namespace `netns` (a [`VmPair`](crate::pair::VmPair)'s, which
+    /// owns both); the guest at `guest_ip`/29, its MAC ending in `mac_last`.
+    Bridged {
+        netns: String,
+        bridge: String,
+        guest_ip: Ipv4Addr,
+        mac_last: u8,
+    },
+}
+
 /// How to start a guest.
 #[derive(Debug, Clone)]
 pub struct BedOptions {
     pub nic: Nic,
+    pub link: HostLink,
     pub accel: AccelChoice,
     /// The guest ends itself after this long, whatever happens on the host.
     pub lifetime: Duration,
@@ -59,6 +78,7 @@ impl BedOptions {
     pub fn new(nic: Nic, nictune: PathBuf, lifetime: Duration) -> BedOptions {
         BedOptions {
             nic,
+            link: HostLink::OwnTap,
             accel: AccelChoice::Auto,
             lifetime,
             nictune,
@@ -70,6 +90,9 @@ impl BedOptions {
 /// The names one guest uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Names {
+    /// `nictune-vm-<pid>-<n>`: the guest's name (QEMU's `-name`, its directory's).
+    pub name: String,
+    /// The namespace its tap is in: its own (named like the guest) or a pair's.
     pub netns: String,
     pub tap: String,
     pub dir: PathBuf,
@@ -77,13 +100,19 @@ pub struct Names {
 
 impl Names {
     pub fn new(pid: u32, n: u32) -> Names {
-        let netns = format!("{PREFIX}{pid}-{n}");
+        let name = format!("{PREFIX}{pid}-{n}");
         Names {
             tap: format!("ntv{pid}x{n}"),
-            dir: Path::new(RUN_DIR).join(&netns),
-            netns,
+            dir: Path::new(RUN_DIR).join(&name),
+            netns: name.clone(),
+            name,
         }
     }
+}
+
+/// The next `n` of this process's testbed names.
+pub(crate) fn next_n() -> u32 {
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 /// The process that created testbed `name`, if the name is one of ours.
@@ -126,6 +155,7 @@ impl QemuUsage {
 #[derive(Debug)]
 pub struct VmBed {
     names: Names,
+    link: HostLink,
     nic: Nic,
     qemu: Option<Child>,
     agent: Option<AgentClient>,
@@ -146,9 +176,13 @@ impl VmBed {
         let guest = GuestDir::locate()?;
         let program = qemu_program()?;
         remove_stale()?;
-        let names = Names::new(std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+        let mut names = Names::new(std::process::id(), next_n());
+        if let HostLink::Bridged { netns, .. } = &opts.link {
+            names.netns = netns.clone();
+        }
         let mut bed = VmBed {
             names,
+            link: opts.link.clone(),
             nic: opts.nic,
             qemu: None,
             agent: None,
@@ -168,16 +202,22 @@ impl VmBed {
             guest,
             nictune: &opts.nictune,
             nic: opts.nic,
-            address: (GUEST_IP, PREFIX_LEN),
+            address: self.address(),
             lifetime: opts.lifetime,
         })?;
         let initrd_path = dir.join("initrd.cpio");
         std::fs::write(&initrd_path, initrd)
             .map_err(|e| VmError::io("writing", &initrd_path, e))?;
-        hostnet::create_netns(&self.names.netns)?;
+        if self.owns_netns() {
+            hostnet::create_netns(&self.names.netns)?;
+        }
+        let mac_last = match &self.link {
+            HostLink::OwnTap => 0x02,
+            HostLink::Bridged { mac_last, .. } => *mac_last,
+        };
         let mut spec = QemuSpec {
             program,
-            name: self.names.netns.clone(),
+            name: self.names.name.clone(),
             accel: Accel::Tcg,
             memory_mib: opts.memory_mib,
             kernel: guest.kernel(),
@@ -187,7 +227,7 @@ impl VmBed {
             pidfile: dir.join("qemu.pid"),
             nic: opts.nic,
             tap: self.names.tap.clone(),
-            mac: [0x52, 0x54, 0x00, 0x4e, 0x54, 0x02],
+            mac: [0x52, 0x54, 0x00, 0x4e, 0x54, mac_last],
         };
         let (accel, note, boot_seconds) = self.boot_with(opts.accel, guest, &mut spec)?;
         self.boot = Some(BootInfo {
@@ -226,8 +266,10 @@ impl VmBed {
                     remember_kvm(guest, &format!("unusable {why}"));
                     note = Some(why);
                     self.stop_qemu();
-                    hostnet::delete_netns(&self.names.netns)?;
-                    hostnet::create_netns(&self.names.netns)?;
+                    if self.owns_netns() {
+                        hostnet::delete_netns(&self.names.netns)?;
+                        hostnet::create_netns(&self.names.netns)?;
+                    }
                 }
                 Err(e) => return Err(e),
             }
@@ -243,12 +285,12 @@ impl VmBed {
         let _ = std::fs::remove_file(&spec.agent_socket);
         let _ = std::fs::remove_file(&spec.console);
         self.qemu = Some(spawn_in_netns(spec, &self.names)?);
-        hostnet::configure_tap(
-            &self.names.netns,
-            &self.names.tap,
-            (HOST_IP, PREFIX_LEN),
-            Duration::from_secs(10),
-        )?;
+        let (ns, tap) = (&self.names.netns, &self.names.tap);
+        let tap_wait = Duration::from_secs(10);
+        match &self.link {
+            HostLink::OwnTap => hostnet::configure_tap(ns, tap, (HOST_IP, PREFIX_LEN), tap_wait)?,
+            HostLink::Bridged { bridge, .. } => hostnet::bridge_tap(ns, tap, bridge, tap_wait)?,
+        }
         self.wait_for_agent(spec, t0, wait)?;
         Ok(t0.elapsed().as_secs_f64())
     }
@@ -297,6 +339,19 @@ impl VmBed {
 
     pub fn names(&self) -> &Names {
         &self.names
+    }
+
+    /// The guest's address and prefix length on its NIC.
+    pub fn address(&self) -> (Ipv4Addr, u8) {
+        match &self.link {
+            HostLink::OwnTap => (GUEST_IP, PREFIX_LEN),
+            HostLink::Bridged { guest_ip, .. } => (*guest_ip, PAIR_PREFIX_LEN),
+        }
+    }
+
+    /// Whether the namespace is the guest's own (created and removed with it).
+    fn owns_netns(&self) -> bool {
+        self.link == HostLink::OwnTap
     }
 
     pub fn nic(&self) -> Nic {
@@ -411,12 +466,15 @@ impl VmBed {
         }
     }
 
-    fn remove(&mut self) -> Result<()> {
+    pub(crate) fn remove(&mut self) -> Result<()> {
         if std::mem::replace(&mut self.removed, true) {
             return Ok(());
         }
         self.stop_qemu();
-        let ns = hostnet::delete_netns(&self.names.netns);
+        let ns = match self.owns_netns() {
+            true => hostnet::delete_netns(&self.names.netns),
+            false => Ok(()),
+        };
         let dir = match std::fs::remove_dir_all(&self.names.dir) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 Err(VmError::io("removing", &self.names.dir, e))
@@ -436,6 +494,7 @@ impl Drop for VmBed {
 /// Starts QEMU inside the testbed's namespace, killed when this thread ends.
 fn spawn_in_netns(spec: &QemuSpec, names: &Names) -> Result<Child> {
     let ns_path = Path::new(hostnet::NETNS_DIR).join(&names.netns);
+    // (A bridged guest's namespace is its pair's; the directory is always its own.)
     let ns = std::fs::File::open(&ns_path).map_err(|e| VmError::io("opening", &ns_path, e))?;
     let log_path = names.dir.join("qemu.log");
     let log =

@@ -1,7 +1,7 @@
 //! The guest as a benchmark's far side: `nictune serve` in the guest, bound to the guest's
 //! NIC address, with a fresh random token, reached by clients in the host-side namespace.
 
-use crate::bed::{VmBed, GUEST_IP};
+use crate::bed::VmBed;
 use crate::error::{Result, VmError};
 use nictune_bench::{peer, PeerTarget, Token};
 use std::io::Read;
@@ -42,7 +42,7 @@ impl VmBed {
         let token = random_token()?;
         let write = format!("umask 077; echo {} > {TOKEN_FILE}", token.expose());
         self.run_ok(&["sh", "-c", &write], Duration::from_secs(10))?;
-        let addr = SocketAddr::from((GUEST_IP, peer::DEFAULT_PORT));
+        let addr = SocketAddr::from((self.address().0, peer::DEFAULT_PORT));
         let bind = addr.to_string();
         let mut args = vec![
             "/bin/nictune",

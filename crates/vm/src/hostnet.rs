@@ -35,6 +35,23 @@ pub fn delete_netns(name: &str) -> Result<()> {
 /// Waits for `tap` to appear in namespace `ns` (QEMU creates it), then addresses it and
 /// brings it up.
 pub fn configure_tap(ns: &str, tap: &str, addr: (Ipv4Addr, u8), wait: Duration) -> Result<()> {
+    wait_for_tap(ns, tap, wait)?;
+    lab::ipv4_up(ns, tap, addr.0, addr.1).map_err(|e| lab_error("addressing the tap", e))
+}
+
+/// Waits for `tap` to appear in namespace `ns`, then makes it a port of `bridge`, up.
+pub fn bridge_tap(ns: &str, tap: &str, bridge: &str, wait: Duration) -> Result<()> {
+    wait_for_tap(ns, tap, wait)?;
+    lab::bridge_port_up(ns, tap, bridge).map_err(|e| lab_error("bridging the tap", e))
+}
+
+/// Creates bridge `name` in `ns` with `addr`, up: the host's side of a pair's link.
+pub fn create_bridge(ns: &str, name: &str, addr: (Ipv4Addr, u8)) -> Result<()> {
+    lab::bridge(ns, name).map_err(|e| lab_error("creating the testbed bridge", e))?;
+    lab::ipv4_up(ns, name, addr.0, addr.1).map_err(|e| lab_error("addressing the bridge", e))
+}
+
+fn wait_for_tap(ns: &str, tap: &str, wait: Duration) -> Result<()> {
     let end = Instant::now() + wait;
     while !tap_exists(ns, tap) {
         if Instant::now() >= end {
@@ -45,7 +62,7 @@ pub fn configure_tap(ns: &str, tap: &str, addr: (Ipv4Addr, u8), wait: Duration) 
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    lab::ipv4_up(ns, tap, addr.0, addr.1).map_err(|e| lab_error("addressing the tap", e))
+    Ok(())
 }
 
 fn tap_exists(ns: &str, tap: &str) -> bool {

@@ -28,10 +28,11 @@ pub mod guest;
 mod hostnet;
 pub mod image;
 pub mod modules;
+pub mod pair;
 pub mod qemu;
 pub mod tune;
 
-pub use bed::{BedOptions, BootInfo, QemuUsage, VmBed};
+pub use bed::{BedOptions, BootInfo, HostLink, QemuUsage, VmBed};
 pub use error::{Result, VmError};
 pub use guest::{GuestDir, Nic};
 pub use qemu::{Accel, AccelChoice};

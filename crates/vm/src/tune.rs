@@ -15,16 +15,27 @@ use nictune_core::units::Nanos;
 use nictune_host::modparams;
 use nictune_sim::cases::qemu_nic::{self, QemuNic, QemuNicCosts, QemuNicSettings};
 use nictune_tune::candidate::Candidate;
-use nictune_tune::knob::{Driver, Knob, ModuleParam, Setting, Value};
+use nictune_tune::knob::{Driver, End, Knob, ModuleParam, Setting, Value};
 use nictune_tune::predict::{PredictError, Predictor};
 use nictune_tune::session::{Target, TargetError, TargetOp};
 use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 /// The guest's state directory for the tune's transactions.
 const GUEST_STATE_DIR: &str = "/run/nictune-tune";
 /// A reload, the link coming back and the journal: well under this.
 const APPLY_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// A guest that the tune's target and its measurer both call into (the agent serves one
+/// request at a time).
+pub type SharedBed<'a> = Mutex<&'a mut VmBed>;
+
+/// Locks a shared guest, also after a panic while it was held.
+pub fn lock<'g, 'a>(bed: &'g SharedBed<'a>) -> MutexGuard<'g, &'a mut VmBed> {
+    bed.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 /// Module parameters as the guest's driver runs with them, by catalog key; an empty value
 /// is the driver's default (not given at load).
@@ -33,7 +44,7 @@ pub type GuestSnapshot = BTreeMap<String, String>;
 /// The guest's driver module parameters, changed through `nictune apply` in the guest.
 #[derive(Debug)]
 pub struct GuestTarget<'a> {
-    bed: &'a mut VmBed,
+    bed: &'a SharedBed<'a>,
     /// Every knob some candidate sets: what is snapshot and written each time.
     knobs: Vec<Knob>,
     /// The settings as found, once read.
@@ -45,7 +56,7 @@ pub struct GuestTarget<'a> {
 
 impl<'a> GuestTarget<'a> {
     /// A target over `bed` for candidates that set `knobs` (module parameters only).
-    pub fn new(bed: &'a mut VmBed, knobs: Vec<Knob>) -> GuestTarget<'a> {
+    pub fn new(bed: &'a SharedBed<'a>, knobs: Vec<Knob>) -> GuestTarget<'a> {
         GuestTarget {
             bed,
             knobs,
@@ -81,8 +92,7 @@ impl<'a> GuestTarget<'a> {
             GUEST_STATE_DIR,
         ];
         argv.extend(args.iter().map(String::as_str));
-        let reply = self
-            .bed
+        let reply = lock(self.bed)
             .run(&argv, APPLY_TIMEOUT)
             .map_err(|e| Self::fail(op, "the guest", e))?;
         match reply.code {
@@ -145,8 +155,7 @@ impl GuestTarget<'_> {
     /// before the first: the driver was loaded at boot with its defaults).
     fn record(&mut self, driver: Driver) -> Result<modparams::Params, TargetError> {
         let path = format!("{}/{}", modparams::RECORD_DIR, driver.name());
-        let reply = self
-            .bed
+        let reply = lock(self.bed)
             .run(&["cat", &path], Duration::from_secs(10))
             .map_err(|e| Self::fail(TargetOp::Snapshot, &path, e))?;
         let text = if reply.code == Some(0) {
@@ -292,13 +301,19 @@ impl Predictor for QemuPredictor {
 /// this; a vector the setting does not throttle runs at several times the rate.
 const EFFECT_TOLERANCE: f64 = 1.3;
 
-/// Checks a candidate's fixed throttle rate against the interrupts measured per vector:
-/// `Some(warning)` naming each vector that fired faster than the rate allows. `vectors`
-/// are the NIC's vectors (`"<irq>:<name>"` → interrupts/s) from the guest's accounting.
-pub fn effect_check(candidate: &Candidate, vectors: &BTreeMap<String, f64>) -> Option<String> {
+/// Checks a candidate's fixed throttle rate on `end` against the interrupts measured per
+/// vector on that end's guest: `Some(warning)` naming each vector that fired faster than the
+/// rate allows. `vectors` are the NIC's vectors (`"<irq>:<name>"` → interrupts/s) from the
+/// guest's accounting.
+pub fn effect_check(
+    candidate: &Candidate,
+    end: End,
+    vectors: &BTreeMap<String, f64>,
+) -> Option<String> {
     let itr = candidate
         .settings
         .iter()
+        .filter(|s| s.end == end)
         .find_map(|s| match (s.knob, s.value) {
             (Knob::Module(_, ModuleParam::InterruptThrottleRate), Value::Count(n)) if n >= 100 => {
                 Some(n as f64)
@@ -311,9 +326,13 @@ pub fn effect_check(candidate: &Candidate, vectors: &BTreeMap<String, f64>) -> O
         .map(|(v, rate)| format!("{v} {rate:.0}/s"))
         .collect();
     (!over.is_empty()).then(|| {
+        let on = match end {
+            End::Local => String::new(),
+            End::Peer => " on the peer".into(),
+        };
         format!(
-            "{}: InterruptThrottleRate {itr:.0} caps each vector at {itr:.0} interrupts/s, but {} \
-             fired faster: the setting is not in effect on that vector",
+            "{}: InterruptThrottleRate {itr:.0}{on} caps each vector at {itr:.0} interrupts/s, \
+             but {} fired faster: the setting is not in effect on that vector",
             candidate.id(),
             over.join(", ")
         )
@@ -351,17 +370,26 @@ mod tests {
             ("26:eth0-rx-0".to_string(), 2100.0),
             ("27:eth0-tx-0".to_string(), 480.0),
         ]);
-        let w = effect_check(&itr(500), &vectors).unwrap();
+        let w = effect_check(&itr(500), End::Local, &vectors).unwrap();
         assert!(
             w.contains("26:eth0-rx-0 2100/s") && !w.contains("tx-0"),
             "{w}"
         );
-        assert_eq!(effect_check(&itr(4000), &vectors), None);
+        assert_eq!(effect_check(&itr(4000), End::Local, &vectors), None);
         assert_eq!(
-            effect_check(&itr(3), &vectors),
+            effect_check(&itr(3), End::Local, &vectors),
             None,
             "a mode has no fixed cap"
         );
+        assert_eq!(
+            effect_check(&itr(500), End::Peer, &vectors),
+            None,
+            "the rate is this end's"
+        );
+        let mut peer = itr(500);
+        peer.settings[0] = peer.settings[0].on(End::Peer);
+        let w = effect_check(&peer, End::Peer, &vectors).unwrap();
+        assert!(w.contains("500 on the peer"), "{w}");
     }
 
     #[test]

@@ -4,6 +4,7 @@
 use crate::output::{ExitWith, HintExt, EXIT_NEEDS_ROOT};
 use anyhow::Result;
 use nictune_bench::TestbedInfo;
+use nictune_vm::pair::VmPair;
 use nictune_vm::{BedOptions, Nic, VmBed, VmError};
 use std::time::Duration;
 
@@ -31,9 +32,18 @@ impl TestbedArg {
 
 /// Boots a guest for `nic` that ends itself after `lifetime` at the latest.
 pub fn start_guest(nic: Nic, lifetime: Duration) -> Result<VmBed> {
+    VmBed::create(&options(nic, lifetime)?).map_err(guest_hint)
+}
+
+/// Boots two guests running `nic`'s driver on one bridge (a tune of both ends).
+pub fn start_pair(nic: Nic, lifetime: Duration) -> Result<VmPair> {
+    VmPair::create(&options(nic, lifetime)?).map_err(guest_hint)
+}
+
+fn options(nic: Nic, lifetime: Duration) -> Result<BedOptions> {
     let exe = std::env::current_exe()
         .hint("the guest runs this nictune binary; its path must be readable")?;
-    VmBed::create(&BedOptions::new(nic, exe, lifetime)).map_err(guest_hint)
+    Ok(BedOptions::new(nic, exe, lifetime))
 }
 
 fn guest_hint(e: VmError) -> anyhow::Error {

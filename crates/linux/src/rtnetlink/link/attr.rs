@@ -10,6 +10,8 @@ pub const RTM_SETLINK: u16 = 19;
 pub const IFLA_ADDRESS: u16 = 1;
 pub const IFLA_IFNAME: u16 = 3;
 pub const IFLA_MTU: u16 = 4;
+/// The ifindex of the link's master (a bridge port's bridge).
+pub const IFLA_MASTER: u16 = 10;
 pub const IFLA_OPERSTATE: u16 = 16;
 pub const IFLA_LINKINFO: u16 = 18;
 pub const IFLA_NET_NS_PID: u16 = 19;

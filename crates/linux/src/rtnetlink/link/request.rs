@@ -213,6 +213,40 @@ pub fn create_veth(
     sock.request_ack(RTM_NEWLINK, flags, &encode(&veth(end, peer)), &op)
 }
 
+/// The [`Link`] of an RTM_NEWLINK creating bridge `name`.
+pub fn bridge(name: &str) -> Link {
+    Link {
+        info: Some(LinkInfo {
+            kind: Some("bridge".into()),
+            ..LinkInfo::default()
+        }),
+        ..by_name(name)
+    }
+}
+
+/// Creates bridge `name` (`ip link add NAME type bridge`); fails if the name is taken.
+pub fn create_bridge(sock: &RouteSocket, name: &str) -> Result<(), NlError> {
+    let op = format!("creating bridge {name}");
+    let flags = NLM_F_CREATE | NLM_F_EXCL;
+    sock.request_ack(RTM_NEWLINK, flags, &encode(&bridge(name)), &op)
+}
+
+/// The [`Link`] of an RTM_SETLINK making link `name` a port of the link with ifindex
+/// `master`.
+pub fn set_master_of(name: &str, master: u32) -> Link {
+    let mut link = by_name(name);
+    link.other
+        .push((IFLA_MASTER, master.to_ne_bytes().to_vec()));
+    link
+}
+
+/// Makes link `name` a port of bridge `bridge` (`ip link set NAME master BRIDGE`).
+pub fn set_master(sock: &RouteSocket, name: &str, bridge: &str) -> Result<(), NlError> {
+    let master = index_of(sock, bridge)?;
+    let op = format!("adding {name} to bridge {bridge}");
+    sock.request_ack(RTM_SETLINK, 0, &encode(&set_master_of(name, master)), &op)
+}
+
 /// A request body naming link `name` (index 0: the kernel looks the name up).
 pub fn by_name(name: &str) -> Link {
     Link {

@@ -102,29 +102,18 @@ pub fn check(a: &Opts) -> Result<Checked> {
     })
 }
 
-/// `--both-ends` needs a far end whose settings can change: a `serve --allow-changes` peer.
+/// `--both-ends` needs a far end whose settings can change: a `serve --allow-changes` peer,
+/// or the real-driver testbed's second guest.
 fn check_both_ends(both_ends: bool, target: &TargetArg) -> Result<()> {
-    let hint = match (target, both_ends) {
-        (TargetArg::Testbed, true) => {
-            "the veth testbed already changes both of its ends alike; drop --both-ends"
-        }
-        (TargetArg::Guest(_), true) => {
-            "the real-driver testbed is one guest whose far end is a tap without a driver: \
-             tune both ends of two hosts with --iface IF --peer HOST --both-ends (the peer runs \
-             `nictune serve --allow-changes IFACE`)"
-        }
-        _ => return Ok(()),
-    };
-    let given = match target {
-        TargetArg::Guest(driver) => format!("--testbed {driver}"),
-        _ => "--testbed veth".to_string(),
-    };
+    if !(both_ends && matches!(target, TargetArg::Testbed)) {
+        return Ok(());
+    }
     Err(InvalidInput::new(
         "--both-ends",
-        given,
-        "--iface IF --peer HOST",
+        "--testbed veth",
+        "--iface IF --peer HOST, or --testbed e1000|e1000e",
     ))
-    .hint(hint)
+    .hint("the veth testbed already changes both of its ends alike; drop --both-ends")
 }
 
 /// `--only KEY=V1,V2,…`: a key and at least one value, as the catalog writes them.

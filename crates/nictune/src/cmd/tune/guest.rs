@@ -6,7 +6,7 @@
 //!
 //! The host's own settings are never touched: every change happens in the guest's kernel.
 
-use super::live::{knobs, test_kind};
+use super::live::{knobs, knobs_on, test_kind};
 use super::measure::BenchMeasurer;
 use super::{execute, Checked, Parts};
 use crate::cmd::apply::{now_unix_ms, render::utc};
@@ -14,12 +14,16 @@ use crate::cmd::testbed;
 use crate::output::{Ctx, Outcome};
 use anyhow::{Context, Result};
 use nictune_bench::cancel::Cancel;
+use nictune_bench::changes::ChangeClient;
 use nictune_bench::{BenchResult, LiveMeasurer, Target as BenchTarget, TestKind, TestbedInfo};
 use nictune_tune::candidate::Candidate;
+use nictune_tune::ends::BothEnds;
 use nictune_tune::knob::Driver;
+use nictune_tune::knob::End;
 use nictune_tune::predict::Predictor;
 use nictune_tune::results::{Environment, TargetKind};
 use nictune_tune::session::TuneConfig;
+use nictune_vm::pair::{GuestClient, VmPair};
 use nictune_vm::tune::{effect_check, GuestTarget, QemuPredictor};
 use nictune_vm::Nic;
 use std::time::Duration;
@@ -38,6 +42,15 @@ pub fn run_guest(c: &Checked, config: &TuneConfig, driver: Driver, ctx: &Ctx) ->
         Driver::E1000 => Nic::E1000,
         Driver::E1000e => Nic::E1000e,
     };
+    if c.both_ends {
+        let mut pair = testbed::start_pair(nic, 2 * lifetime(config))?;
+        let started_at = utc(now_unix_ms()).replace(' ', "T");
+        let outcome = tune_pair(c, config, &mut pair, test, &cancel, started_at, ctx);
+        let removed = pair.destroy();
+        let outcome = outcome?;
+        removed.context("the tune finished but its guests could not be removed")?;
+        return Ok(outcome);
+    }
     let mut bed = testbed::start_guest(nic, lifetime(config))?;
     let started_at = utc(now_unix_ms()).replace(' ', "T");
     let outcome = tune_guest(
@@ -83,7 +96,8 @@ fn tune_guest(
     };
     let mut measurer = BenchMeasurer::new(live, test, vec![0, 1]);
     measurer.check = Some(throttle_in_effect);
-    let mut target = GuestTarget::new(bed, knobs(config));
+    let shared = std::sync::Mutex::new(bed);
+    let mut target = GuestTarget::new(&shared, knobs(config));
     // The model predicts request/response; every point's prediction is reported.
     let mut model = QemuPredictor::new(driver);
     let predictor: Option<&mut dyn Predictor> = (test == TestKind::Rr).then_some(&mut model);
@@ -100,11 +114,80 @@ fn tune_guest(
     })
 }
 
+/// The tune of both ends on a pair of guests: the local guest measures and takes this end's
+/// settings through `nictune apply`, the peer guest's server takes the peer's through its
+/// change session (claimed from the host, released at the end).
+fn tune_pair(
+    c: &Checked,
+    config: &TuneConfig,
+    pair: &mut VmPair,
+    test: TestKind,
+    cancel: &Cancel,
+    started_at: String,
+    ctx: &Ctx,
+) -> Result<Outcome> {
+    let peer = pair
+        .serve()
+        .context("starting `nictune serve --allow-changes` in the peer guest")?;
+    let client = ChangeClient::open(&peer).context("claiming the peer guest's change session")?;
+    let info = testbed::info(&pair.local);
+    let mut env = environment(&info, test, started_at);
+    env.target_name = format!(
+        "{0} guest pair: Linux {1} `{0}` on QEMU's {2} ({3}) at both ends of a bridge",
+        info.kind, info.guest_kernel, info.nic_model, info.accel
+    );
+    env.notes.retain(|n| !n.starts_with("Predictions:"));
+    env.notes.push(super::iface::peer_note(client.grant()));
+    env.notes.push(
+        "Two guests on 2 host CPUs: the client ran in the measuring guest (its vCPU and NIC \
+         are \"client\"), `nictune serve` in the peer guest (\"server\"). No prediction: the \
+         simulator's QEMU model has one emulated NIC."
+            .into(),
+    );
+    let local = std::sync::Mutex::new(&mut pair.local);
+    let guest_client = GuestClient::new(&local, peer.addr);
+    let mut measurer = BenchMeasurer::new(guest_client, test, Vec::new());
+    measurer.check = Some(throttle_in_effect_on_both);
+    let this_end = GuestTarget::new(&local, knobs_on(config, End::Local));
+    let mut both = BothEnds::new(this_end, client, &knobs_on(config, End::Peer));
+    let stop = || cancel.is_cancelled();
+    let parts = Parts {
+        config,
+        predictor: None,
+        environment: env,
+        cancel: &stop,
+        journals: None,
+    };
+    let outcome = execute(c, &mut both, &mut measurer, parts, ctx, |m, env| {
+        env.notes.extend(m.warnings.iter().take(MAX_NOTES).cloned());
+    });
+    let released = both.peer.release();
+    let outcome = outcome?;
+    released.context(
+        "the tune finished, but the peer guest did not confirm it put its settings back",
+    )?;
+    Ok(outcome)
+}
+
 /// Verify by effect: a fixed throttle rate must show in the interrupts the guest counted
 /// on each of the NIC's vectors.
 fn throttle_in_effect(candidate: &Candidate, result: &BenchResult) -> Option<String> {
     let server = result.accounting.get("server")?;
-    effect_check(candidate, &server.nic_vectors_per_sec)
+    effect_check(candidate, End::Local, &server.nic_vectors_per_sec)
+}
+
+/// The same on a pair: this end's rate against the measuring guest's vectors (the bench
+/// client's side), the peer's against the serving guest's.
+fn throttle_in_effect_on_both(candidate: &Candidate, result: &BenchResult) -> Option<String> {
+    let on = |side: &str, end: End| {
+        let acc = result.accounting.get(side)?;
+        effect_check(candidate, end, &acc.nic_vectors_per_sec)
+    };
+    let found: Vec<String> = [on("client", End::Local), on("server", End::Peer)]
+        .into_iter()
+        .flatten()
+        .collect();
+    (!found.is_empty()).then(|| found.join("; "))
 }
 
 fn environment(info: &TestbedInfo, test: TestKind, started_at: String) -> Environment {

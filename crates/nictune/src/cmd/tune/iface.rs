@@ -137,7 +137,7 @@ fn tune_on(
     // One unpinned placement (see caps): no CPUs to pick from.
     let mut measurer = BenchMeasurer::new(live, test, Vec::new());
     let stop = || cancel.is_cancelled();
-    let notes = |m: &BenchMeasurer, env: &mut Environment| {
+    let notes = |m: &BenchMeasurer<LiveMeasurer>, env: &mut Environment| {
         env.notes
             .extend(m.warnings.iter().take(MAX_BENCH_NOTES).cloned());
     };

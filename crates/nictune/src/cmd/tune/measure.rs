@@ -1,7 +1,7 @@
 //! The live [`Measurer`]: each run is one bench-engine measurement on the testbed, with the
 //! client and server threads pinned as the candidate's placement says.
 
-use nictune_bench::{BenchSpec, LiveMeasurer, Measurer as _, TestKind};
+use nictune_bench::{BenchSpec, Measurer as BenchRun, TestKind};
 use nictune_core::metrics::Metrics;
 use nictune_core::progress::NoProgress;
 use nictune_core::units::Nanos;
@@ -9,9 +9,10 @@ use nictune_tune::candidate::Candidate;
 use nictune_tune::session::{MeasureError, Measurer};
 use std::collections::BTreeSet;
 
-/// Measures candidates with the bench engine.
-pub struct BenchMeasurer<'a> {
-    live: LiveMeasurer<'a>,
+/// Measures candidates with the bench engine, run by `live` (in this process against a
+/// target, or inside a guest).
+pub struct BenchMeasurer<M> {
+    live: M,
     test: TestKind,
     /// The CPUs placements pick from, in order.
     cpus: Vec<u32>,
@@ -28,8 +29,8 @@ pub struct BenchMeasurer<'a> {
 /// A check of one run's result for its candidate.
 pub type ResultCheck = fn(&Candidate, &nictune_bench::BenchResult) -> Option<String>;
 
-impl<'a> BenchMeasurer<'a> {
-    pub fn new(live: LiveMeasurer<'a>, test: TestKind, cpus: Vec<u32>) -> Self {
+impl<M: BenchRun> BenchMeasurer<M> {
+    pub fn new(live: M, test: TestKind, cpus: Vec<u32>) -> Self {
         BenchMeasurer {
             live,
             test,
@@ -57,7 +58,7 @@ impl<'a> BenchMeasurer<'a> {
     }
 }
 
-impl Measurer for BenchMeasurer<'_> {
+impl<M: BenchRun> Measurer for BenchMeasurer<M> {
     fn warm_up(&mut self, _candidate: &Candidate, duration: Nanos) -> Result<(), MeasureError> {
         self.warm_up = duration;
         Ok(())
