@@ -34,7 +34,8 @@ pub fn irq_pileup(snap: &FreeBsdSnapshot) -> Vec<Finding> {
         .evidence("queue interrupt vectors", vectors.len())
         .evidence("CPUs", ncpu)
         .evidence("CPUs serving queue vectors", per_cpu.len())
-        .evidence("binding from", source);
+        .evidence("binding from", source)
+        .evidence("interrupt rates", rates_source(snap));
     for (cpu, irqs) in &per_cpu {
         let rate = crate::procfs::total(irqs.iter().map(|(_, r)| r));
         f = f.evidence(
@@ -90,6 +91,14 @@ fn spread_map(snap: &FreeBsdSnapshot, vectors: &[QueueVector], ncpu: u32) -> Vec
     let cpus: Vec<u32> = (0..ncpu).collect();
     let siblings = |c: u32| -> CpuSet { snap.siblings(c) };
     spread(&loads, &cpus, &siblings)
+}
+
+/// Where the `vmstat -i` rates come from: measured between two samples, or boot averages.
+pub(crate) fn rates_source(snap: &FreeBsdSnapshot) -> String {
+    match snap.rates_over_secs {
+        Some(s) => format!("measured over {s} s (two vmstat -i samples)"),
+        None => "vmstat -i averages since boot".into(),
+    }
 }
 
 const DEFAULT_BINDING: &str = "driver default: queue Q on CPU Q (no binding in dmesg)";

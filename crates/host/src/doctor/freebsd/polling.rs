@@ -104,21 +104,11 @@ pub fn rx_processing_limit(snap: &FreeBsdSnapshot) -> Vec<Finding> {
     out
 }
 
-/// Seconds since boot: `vmstat -i` prints each source's total and its average rate.
-fn uptime_secs(snap: &FreeBsdSnapshot) -> Option<f64> {
-    snap.interrupts
-        .as_ref()?
-        .iter()
-        .filter(|v| v.rate > 0)
-        .map(|v| v.total as f64 / v.rate as f64)
-        .max_by(f64::total_cmp)
-}
-
 /// Average received packets per second since boot, from the driver's MAC counter
 /// (`dev.em.0.mac_stats.good_pkts_recvd`) over the uptime.
 fn average_rx_pps(snap: &FreeBsdSnapshot, ifname: &str) -> Option<f64> {
     let (drv, unit) = ifname.split_at(super::driver_of(ifname).len());
     let key = format!("dev.{drv}.{unit}.mac_stats.good_pkts_recvd");
     let packets = snap.setting_i64(&key)? as f64;
-    Some(packets / uptime_secs(snap)?.max(1.0))
+    Some(packets / snap.uptime_secs?.max(1.0))
 }
