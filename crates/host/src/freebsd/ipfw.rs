@@ -20,21 +20,33 @@ pub struct NatInstance {
 pub struct IpfwNat {
     /// From `ipfw nat show config`; None when that output was not captured.
     pub instances: Option<Vec<NatInstance>>,
-    /// Instance numbers the rules of `ipfw list` send packets to; None when not captured.
-    pub rule_targets: Option<Vec<u32>>,
+    /// The `nat` rules of `ipfw list`; None when that output was not captured.
+    pub rules: Option<NatRules>,
+}
+
+/// The rules of `ipfw list` that send packets to NAT.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct NatRules {
+    /// Instance numbers the rules name (`nat 1`).
+    pub targets: Vec<u32>,
     /// A rule uses `nat tablearg`: the instance comes from a table, so several are in use.
     pub tablearg: bool,
+    /// The rules' numbers (`00500`), as `ipfw delete` takes them.
+    pub numbers: Vec<u32>,
+    /// Interfaces the rules match on (`via`, `xmit`, `recv`).
+    pub ifaces: Vec<String>,
 }
 
 impl IpfwNat {
     /// Instances known to be in use: configured ones, else the ones rules name.
     pub fn instance_count(&self) -> Option<usize> {
-        if self.tablearg {
+        let rules = self.rules.as_ref();
+        if rules.is_some_and(|r| r.tablearg) {
             return None;
         }
-        match (&self.instances, &self.rule_targets) {
+        match (&self.instances, rules) {
             (Some(i), _) if !i.is_empty() => Some(i.len()),
-            (_, Some(t)) if !t.is_empty() => Some(t.len()),
+            (_, Some(r)) if !r.targets.is_empty() => Some(r.targets.len()),
             (Some(_), _) | (_, Some(_)) => Some(0),
             (None, None) => None,
         }
@@ -71,11 +83,15 @@ pub fn parse_nat_config(text: &str) -> Vec<NatInstance> {
     out
 }
 
-/// Parses `ipfw list` output: the instances `nat N` rules name, and whether any uses
-/// `nat tablearg`.
-pub fn parse_rules(text: &str) -> (Vec<u32>, bool) {
-    let mut targets = Vec::new();
-    let mut tablearg = false;
+fn push_new<T: PartialEq>(list: &mut Vec<T>, item: T) {
+    if !list.contains(&item) {
+        list.push(item);
+    }
+}
+
+/// Parses `ipfw list` output: the `nat N` / `nat tablearg` rules.
+pub fn parse_rules(text: &str) -> NatRules {
+    let mut out = NatRules::default();
     for line in text.lines() {
         let words: Vec<&str> = line.split_whitespace().collect();
         // `00100 nat 1 ...`, possibly with `set N`, `prob X` or `count` words before the action.
@@ -83,19 +99,25 @@ pub fn parse_rules(text: &str) -> (Vec<u32>, bool) {
             continue;
         };
         match words.get(at + 1) {
-            Some(&"tablearg") => tablearg = true,
-            Some(n) => {
-                if let Ok(id) = n.parse::<u32>() {
-                    if !targets.contains(&id) {
-                        targets.push(id);
-                    }
-                }
+            Some(&"tablearg") => out.tablearg = true,
+            Some(n) => match n.parse::<u32>() {
+                Ok(id) => push_new(&mut out.targets, id),
+                Err(_) => continue,
+            },
+            None => continue,
+        }
+        if let Some(number) = words.first().and_then(|w| w.parse().ok()) {
+            push_new(&mut out.numbers, number);
+        }
+        for pair in words.windows(2) {
+            let valid = nictune_core::names::check_iface(pair[1]).is_ok();
+            if matches!(pair[0], "via" | "xmit" | "recv") && valid {
+                push_new(&mut out.ifaces, pair[1].to_string());
             }
-            None => {}
         }
     }
-    targets.sort_unstable();
-    (targets, tablearg)
+    out.targets.sort_unstable();
+    out
 }
 
 #[cfg(test)]
@@ -107,14 +129,18 @@ mod tests {
         let config = "ipfw nat 1 config if igb0 log same_ports reset\n";
         let rules = "00100 allow ip from any to any via lo0\n\
                      00500 nat 1 ip from any to any via igb0\n\
+                     00510 nat 1 ip from any to 198.51.100.1 in recv igb0\n\
                      65535 allow ip from any to any\n";
-        let (targets, tablearg) = parse_rules(rules);
         let nat = IpfwNat {
             instances: Some(parse_nat_config(config)),
-            rule_targets: Some(targets),
-            tablearg,
+            rules: Some(parse_rules(rules)),
         };
         assert_eq!(nat.instance_count(), Some(1));
+        let rules = nat.rules.as_ref().unwrap();
+        assert_eq!(
+            (rules.numbers.as_slice(), rules.ifaces.as_slice()),
+            (&[500, 510][..], &["igb0".to_string()][..])
+        );
         assert_eq!(
             nat.single().map(|i| i.config.as_str()),
             Some("if igb0 log same_ports reset")
@@ -123,14 +149,22 @@ mod tests {
 
     #[test]
     fn tablearg_and_several_instances_are_not_one() {
-        let (targets, tablearg) = parse_rules("01000 nat tablearg ip from table(1) to any out\n");
-        assert!(tablearg && targets.is_empty());
+        let rules = parse_rules("01000 nat tablearg ip from table(1) to any out\n");
+        assert!(rules.tablearg && rules.targets.is_empty());
+        let nat = IpfwNat {
+            instances: Some(parse_nat_config("ipfw nat 1 config ip 192.0.2.1\n")),
+            rules: Some(rules),
+        };
+        assert_eq!(
+            nat.instance_count(),
+            None,
+            "tablearg: instances from a table"
+        );
         let nat = IpfwNat {
             instances: Some(parse_nat_config(
                 "ipfw nat 1 config ip 192.0.2.1\nipfw nat 2 config ip 192.0.2.2\n",
             )),
-            rule_targets: None,
-            tablearg: false,
+            rules: None,
         };
         assert_eq!(nat.instance_count(), Some(2));
         assert!(nat.single().is_none());

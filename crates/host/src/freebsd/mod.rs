@@ -14,7 +14,7 @@ mod vmstat_i;
 
 pub use dmesg::{parse_dmesg, DmesgFacts};
 pub use ifconfig::{parse_ifconfig, IfInfo};
-pub use ipfw::{parse_nat_config, parse_rules, IpfwNat, NatInstance};
+pub use ipfw::{parse_nat_config, parse_rules, IpfwNat, NatInstance, NatRules};
 pub use kv::parse_kv;
 pub use netstat_m::{parse_netstat_m, MbufStats};
 pub use top::{parse_top, parse_top_processes, TopCpu, TopProcess};
@@ -187,7 +187,6 @@ pub fn snapshot(inputs: &FreeBsdInputs) -> Result<FreeBsdSnapshot, ParseError> {
         },
         _ => (first.clone().or(later), None),
     };
-    let (rule_targets, tablearg) = get("ipfw.txt").map(parse_rules).unzip();
     let snap = FreeBsdSnapshot {
         uptime_secs,
         interrupts,
@@ -201,8 +200,7 @@ pub fn snapshot(inputs: &FreeBsdInputs) -> Result<FreeBsdSnapshot, ParseError> {
         processes: get("top.txt").map(parse_top_processes).unwrap_or_default(),
         nat: IpfwNat {
             instances: get("ipfw-nat.txt").map(parse_nat_config),
-            rule_targets,
-            tablearg: tablearg.unwrap_or(false),
+            rules: get("ipfw.txt").map(parse_rules),
         },
         capture,
         interfaces: get("ifconfig.txt").map(parse_ifconfig),
