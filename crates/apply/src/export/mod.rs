@@ -37,12 +37,13 @@ pub enum Format {
     FreebsdSysctlConf,
     RcConf,
     Cpuset,
+    Kernconf,
     SystemdUnit,
 }
 
 impl Format {
     /// Every format with its command-line name.
-    pub const ALL: [(Format, &'static str); 11] = [
+    pub const ALL: [(Format, &'static str); 12] = [
         (Format::SystemdLink, "systemd-link"),
         (Format::Networkmanager, "networkmanager"),
         (Format::Udev, "udev"),
@@ -53,6 +54,7 @@ impl Format {
         (Format::FreebsdSysctlConf, "freebsd-sysctl.conf"),
         (Format::RcConf, "rc.conf"),
         (Format::Cpuset, "cpuset"),
+        (Format::Kernconf, "kernconf"),
         (Format::SystemdUnit, "systemd-unit"),
     ];
 
@@ -245,7 +247,8 @@ pub fn export(format: Format, items: &[Item], target: &Target) -> Result<Exporte
         Format::LoaderConf => freebsd::loader_conf(items),
         Format::FreebsdSysctlConf => freebsd::sysctl_conf(items),
         Format::RcConf => freebsd::rc_conf(items, iface()?),
-        Format::Cpuset => cpuset::render(items),
+        Format::Cpuset => cpuset::render(items, target.iface),
+        Format::Kernconf => freebsd::kernconf(items),
         Format::SystemdUnit => systemd_unit::render(items, target, iface()?),
     };
     let shebang = if format == Format::Cpuset {
@@ -277,12 +280,35 @@ fn header(format: Format, omitted: &[Omitted]) -> String {
     out
 }
 
+/// The export formats that hold a FreeBSD setting, from the ways the catalog sets it.
+fn freebsd_formats(entry: &Entry) -> String {
+    let mut formats: Vec<&str> = Vec::new();
+    for m in &entry.set {
+        let format = match m.via {
+            Via::LoaderConf => "loader.conf",
+            Via::SysctlConf => "freebsd-sysctl.conf",
+            Via::RcConf => "rc.conf",
+            Via::KernelConfig => "kernconf",
+            Via::Cpuset => "cpuset",
+            _ => continue,
+        };
+        if !formats.contains(&format) {
+            formats.push(format);
+        }
+    }
+    match formats.as_slice() {
+        [] => "FreeBSD setting: no export format holds it".into(),
+        [one] => format!("FreeBSD setting: --format {one}"),
+        [rest @ .., last] => format!("FreeBSD setting: --format {} or {last}", rest.join(", ")),
+    }
+}
+
 /// What kind of setting an item is and which formats hold it instead, for omission lists.
-pub(crate) fn kind_reason(item: &Item) -> &'static str {
+pub(crate) fn kind_reason(item: &Item) -> String {
     let os_scope = item.entry.map(|e| (e.os, e.scope));
-    match (item.family(), os_scope) {
+    let reason = match (item.family(), os_scope) {
         (_, Some((cat::Os::Freebsd, _))) => {
-            "FreeBSD setting: --format loader.conf, freebsd-sysctl.conf or rc.conf"
+            return freebsd_formats(item.entry.expect("FreeBSD items come from the catalog"))
         }
         (_, Some((_, cat::Scope::Module))) => "module parameter: --format modprobe",
         ("napi", _) => "per-NAPI setting (netdev netlink only): --format systemd-unit",
@@ -291,7 +317,8 @@ pub(crate) fn kind_reason(item: &Item) -> &'static str {
         ("sysfs", _) => "sysfs NAPI file: --format udev, tuned or systemd-unit",
         ("rps" | "xps", _) => "queue steering: --format udev, tuned, systemd-link or systemd-unit",
         _ => "device setting: --format systemd-link, networkmanager, udev, tuned or systemd-unit",
-    }
+    };
+    reason.to_string()
 }
 
 /// Splits items into those `keep` accepts and omissions with the reason it gives.
