@@ -302,3 +302,43 @@ fn nat_lock_needs_one_instance_and_the_burn() {
     assert_eq!(f.severity, Severity::Info);
     assert!(f.evidence[0].value.contains("ipfw-nat.txt"), "{f:?}");
 }
+
+#[test]
+fn polling_warns_when_the_burst_has_reached_burst_max() {
+    let mut i = FreeBsdInputs::new();
+    i.insert(
+        "ifconfig.txt".into(),
+        "em0: flags=8843<UP> metric 0 mtu 1500\n\toptions=9b<RXCSUM,TXCSUM,POLLING>\n".into(),
+    );
+    let sysctl = |burst: u32| {
+        format!(
+            "kern.hz: 1000\nkern.polling.burst_max: 150\nkern.polling.burst: {burst}\n\
+             kern.polling.idle_poll: 0\nkern.polling.lost_polls: 12\n"
+        )
+    };
+    i.insert("sysctl.txt".into(), sysctl(150));
+    let f = findings(&i)
+        .into_iter()
+        .find(|f| f.id == "polling-ceiling")
+        .unwrap();
+    assert_eq!(f.severity, Severity::Warning, "{f:?}");
+    assert!(f.explanation.contains("raised the per-tick burst to 150"));
+    assert!(f
+        .evidence
+        .iter()
+        .any(|e| e.what == "kern.polling.lost_polls" && e.value == "12"));
+    assert_eq!(
+        f.fix,
+        [
+            "sysctl kern.polling.burst_max=300",
+            "sysctl kern.polling.idle_poll=1"
+        ]
+    );
+    i.insert("sysctl.txt".into(), sysctl(40));
+    let f = findings(&i)
+        .into_iter()
+        .find(|f| f.id == "polling-ceiling")
+        .unwrap();
+    assert_eq!(f.severity, Severity::Info, "burst well below its limit");
+    assert_eq!(f.fix.len(), 1);
+}

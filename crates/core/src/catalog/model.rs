@@ -349,7 +349,8 @@ pub enum Severity {
 }
 
 /// When a caveat applies. Value tests are alternatives (any one matches); the value part,
-/// the driver list and the device list must all match. An empty condition always applies.
+/// the driver lists, the device list and the other setting must all match. An empty
+/// condition always applies.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Condition {
@@ -368,6 +369,13 @@ pub struct Condition {
     /// Only on these drivers.
     #[serde(default)]
     pub drivers: Vec<String>,
+    /// Only on drivers outside this list (a feature only the listed drivers have).
+    #[serde(default)]
+    pub drivers_not: Vec<String>,
+    /// Value strictly greater than this other setting's, when the two are checked together
+    /// (`kern.polling.each_burst` above `kern.polling.burst_max`).
+    #[serde(default)]
+    pub above_setting: Option<String>,
     /// Only on device models containing one of these strings.
     #[serde(default)]
     pub devices: Vec<String>,
