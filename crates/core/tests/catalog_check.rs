@@ -401,3 +401,37 @@ fn each_burst_above_burst_max_warns_only_when_checked_together() {
     let alone = check_text("kern.polling.each_burst", "200", &Context::default());
     assert_eq!(alone.warnings.len(), 1);
 }
+
+#[test]
+fn tcp_buffer_triples_parse_in_sysctl_order_and_nfs_sizes_name_the_client_rule() {
+    let rmem = lookup("net.ipv4.tcp_rmem").unwrap();
+    for text in [
+        "4096 131072 6291456",
+        "4096\t131072\t6291456",
+        "4096,131072,6291456",
+    ] {
+        assert_eq!(
+            rmem.parse_value(text).unwrap(),
+            Value::Triple([4096, 131072, 6291456]),
+            "{text:?}"
+        );
+    }
+    for bad in ["4096 131072", "6291456 131072 4096", "a b c", "1 2 3 4"] {
+        let err = rmem.parse_value(bad).unwrap_err().to_string();
+        assert!(err.contains("three integers"), "{bad:?}: {err}");
+    }
+    let zero = check_text("tcp_rmem", "0 131072 6291456", &Context::default());
+    assert!(
+        zero.errors[0].message.contains("0 is out of range"),
+        "{zero:?}"
+    );
+    assert_eq!(lookup("rsize").unwrap().key, "nfs.rsize");
+    assert_eq!(lookup("window").unwrap().key, "route.window");
+    let small = check_text("nfs.rsize", "512", &Context::default());
+    assert!(
+        small.errors[0].message.contains("the client uses 4096"),
+        "{small:?}"
+    );
+    let ok = check_text("nfs.wsize", "2048", &Context::default());
+    assert!(ok.is_clean() && !ok.notes.is_empty(), "{ok:?}");
+}

@@ -279,3 +279,32 @@ fn check_polling_on_checks_the_driver_against_polling4() {
         .unwrap()
         .contains("resets each_burst to 10"));
 }
+
+#[test]
+fn explain_serves_the_howto_settings_with_sources() {
+    for (name, key, source) in [
+        (
+            "net.ipv4.tcp_rmem",
+            "sysctl.net.ipv4.tcp_rmem",
+            "ip-sysctl.rst",
+        ),
+        ("nfs.rsize", "nfs.rsize", "nfs(5)"),
+        ("rsize", "nfs.rsize", "nfs(5)"),
+        ("window", "route.window", "ip-route(8)"),
+        ("net.core.rmem_max", "sysctl.net.core.rmem_max", "net.rst"),
+    ] {
+        let out = nictune(&["explain", name]);
+        assert_exit(&out, 0);
+        let text = stdout(&out);
+        assert!(text.starts_with(key), "{name}: {text}");
+        assert!(text.contains(source), "{name}: {text}");
+        assert!(
+            text.contains("overrun"),
+            "{name}: the caveat ties it to drops: {text}"
+        );
+    }
+    let out = nictune(&["explain", "nfs.rsize", "--json"]);
+    assert_exit(&out, 0);
+    let doc = json(&out);
+    assert_eq!(doc["schema"], "nictune.explain/v1");
+}

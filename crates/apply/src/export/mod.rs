@@ -8,6 +8,7 @@
 
 mod cpuset;
 mod freebsd;
+mod fstab;
 mod modprobe;
 mod networkmanager;
 mod sysctl_d;
@@ -38,12 +39,13 @@ pub enum Format {
     RcConf,
     Cpuset,
     Kernconf,
+    Fstab,
     SystemdUnit,
 }
 
 impl Format {
     /// Every format with its command-line name.
-    pub const ALL: [(Format, &'static str); 12] = [
+    pub const ALL: [(Format, &'static str); 13] = [
         (Format::SystemdLink, "systemd-link"),
         (Format::Networkmanager, "networkmanager"),
         (Format::Udev, "udev"),
@@ -55,6 +57,7 @@ impl Format {
         (Format::RcConf, "rc.conf"),
         (Format::Cpuset, "cpuset"),
         (Format::Kernconf, "kernconf"),
+        (Format::Fstab, "fstab"),
         (Format::SystemdUnit, "systemd-unit"),
     ];
 
@@ -249,6 +252,7 @@ pub fn export(format: Format, items: &[Item], target: &Target) -> Result<Exporte
         Format::RcConf => freebsd::rc_conf(items, iface()?),
         Format::Cpuset => cpuset::render(items, target.iface),
         Format::Kernconf => freebsd::kernconf(items),
+        Format::Fstab => fstab::render(items),
         Format::SystemdUnit => systemd_unit::render(items, target, iface()?),
     };
     let shebang = if format == Format::Cpuset {
@@ -313,6 +317,10 @@ pub(crate) fn kind_reason(item: &Item) -> String {
         (_, Some((_, cat::Scope::Module))) => "module parameter: --format modprobe",
         ("napi", _) => "per-NAPI setting (netdev netlink only): --format systemd-unit",
         ("sysctl", _) => "sysctl: --format sysctl.d or tuned",
+        ("nfs", _) => "NFS mount option: --format fstab",
+        ("route", _) => {
+            "route attribute: no format holds it; `nictune explain route.window` shows the ip route command"
+        }
         ("irq", _) => "IRQ affinity: --format systemd-unit (Linux) or cpuset (FreeBSD)",
         ("sysfs", _) => "sysfs NAPI file: --format udev, tuned or systemd-unit",
         ("rps" | "xps", _) => "queue steering: --format udev, tuned, systemd-link or systemd-unit",
@@ -413,7 +421,9 @@ fn parse_item(key_text: &str, raw: &str) -> Result<Item, DesiredError> {
         cat::Value::PerPort(v) => {
             XValue::PerPort(v.iter().flat_map(cat::Value::integers).collect())
         }
-        profile @ cat::Value::DimProfile(_) => XValue::Text(profile.to_string()),
+        text @ (cat::Value::DimProfile(_) | cat::Value::Triple(_)) => {
+            XValue::Text(text.to_string())
+        }
     };
     Ok(Item {
         key,
@@ -448,6 +458,7 @@ iface = "eth1"
 "freebsd.hw.igb.rxd" = 2048
 "freebsd.kern.polling.burst_max" = 150
 "freebsd.ifconfig.polling" = "on"
+"nfs.rsize" = 2048
 "#;
 
     pub fn items() -> Vec<Item> {

@@ -25,8 +25,28 @@ pub fn check(format: super::Format, text: &str) -> Option<Result<usize, FormatEr
         F::Modprobe => modprobe(text).map(|v| v.len()),
         F::SysctlD | F::FreebsdSysctlConf | F::LoaderConf => sysctl_lines(text).map(|v| v.len()),
         F::Kernconf => kernconf(text).map(|v| v.len()),
+        F::Fstab => mount_options(text).map(|v| v.len()),
         F::RcConf | F::Cpuset => return None,
     })
+}
+
+/// The options field of an fstab line (fstab(5)): `name[=value]` joined by commas, no
+/// blanks. Returns the options.
+pub fn mount_options(text: &str) -> Result<Vec<String>, FormatError> {
+    let mut out = Vec::new();
+    for (n, line) in lines(text) {
+        for option in line.split(',') {
+            let name = option.split('=').next().unwrap_or("");
+            let valid = !name.is_empty()
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !option.contains(char::is_whitespace);
+            if !valid {
+                return Err(error(n, "not name[=value] options joined by commas", line));
+            }
+            out.push(option.to_string());
+        }
+    }
+    Ok(out)
 }
 
 /// A kernel configuration file as config(8) reads the lines nictune writes (config(5)):

@@ -42,6 +42,8 @@ impl Via {
             Via::Networkmanager => "NetworkManager",
             Via::UdevRule => "udev rule",
             Via::Ynl => "ynl",
+            Via::Fstab => "fstab",
+            Via::IpRoute => "ip route",
         }
     }
 }
@@ -75,6 +77,8 @@ impl Scope {
     pub fn label(self) -> &'static str {
         match self {
             Scope::Device => "per device",
+            Scope::Mount => "per mount",
+            Scope::Route => "per route",
             Scope::Queue => "per queue",
             Scope::Napi => "per NAPI instance",
             Scope::Irq => "per interrupt",

@@ -71,6 +71,10 @@ pub enum Os {
 pub enum Scope {
     /// One network device (all its queues).
     Device,
+    /// One mount (a mount option, e.g. NFS `rsize`).
+    Mount,
+    /// One route (a route attribute, e.g. `window`).
+    Route,
     /// One queue of a device.
     Queue,
     /// One NAPI instance.
@@ -101,6 +105,8 @@ pub enum ValueType {
     CpuMask,
     /// A DIM moderation profile: up to 5 `usec,pkts[,comps]` entries joined by `_`.
     DimProfile,
+    /// Three integers, minimum, default and maximum (`tcp_rmem`: `4096 131072 6291456`).
+    IntegerTriple,
 }
 
 /// Unit of a value.
@@ -444,6 +450,10 @@ pub enum Via {
     UdevRule,
     /// `ynl` or another netdev-netlink client.
     Ynl,
+    /// A mount option: `mount -o` and the options field of `/etc/fstab`.
+    Fstab,
+    /// An `ip route` attribute.
+    IpRoute,
 }
 
 /// How a value maps to hardware or other units (see [`super::convert`]).
