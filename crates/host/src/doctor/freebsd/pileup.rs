@@ -57,7 +57,10 @@ pub fn irq_pileup(snap: &FreeBsdSnapshot) -> Vec<Finding> {
     f = f.explain(
         "The same queue of every port is bound to the same CPU, so one saturated CPU slows \
          that queue on all ports while most CPUs idle. Bind each (port, queue) vector to its \
-         own CPU, busiest first.",
+         own CPU, busiest first. The cpuset lines use this boot's IRQ numbers and last until \
+         a reboot; to bind at every boot by the interrupt's name, put the map in a profile \
+         per port (freebsd.irq.queue-cpus@Q = CPU) and install its \
+         `nictune export --format cpuset` rc.d script.",
     );
     for (irq, cpu) in spread_map(snap, &vectors, ncpu) {
         f = f.fix(format!("cpuset -l {cpu} -x {irq}"));
