@@ -16,6 +16,21 @@ fn script() -> String {
     stdout(&out)
 }
 
+/// Unpacks `dir/name.tar.gz` below `tmp` with tar; returns the capture directory.
+fn unpack(dir: &Path, name: &str, tmp: &Path) -> std::path::PathBuf {
+    let unpacked = tmp.join("unpacked");
+    std::fs::create_dir(&unpacked).unwrap();
+    let tar = Command::new("tar")
+        .arg("-xzf")
+        .arg(dir.join(format!("{name}.tar.gz")))
+        .arg("-C")
+        .arg(&unpacked)
+        .status()
+        .unwrap();
+    assert!(tar.success(), "tar -xzf {name}.tar.gz");
+    unpacked.join(name)
+}
+
 fn shells() -> Vec<&'static str> {
     ["sh", "dash"]
         .into_iter()
@@ -134,15 +149,19 @@ fn freebsd_host(tmp: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
 }
 
 #[test]
-fn the_script_is_valid_posix_sh_for_sh_and_dash() {
+fn the_scripts_are_valid_posix_sh_for_sh_and_dash() {
     let tmp = tempfile::tempdir().unwrap();
-    let path = tmp.path().join("capture.sh");
-    write(&path, &script());
     let found = shells();
-    assert!(found.contains(&"sh"), "no sh to check the script with");
-    for shell in found {
-        let out = Command::new(shell).arg("-n").arg(&path).output().unwrap();
-        assert!(out.status.success(), "{shell} -n: {}", stderr(&out));
+    assert!(found.contains(&"sh"), "no sh to check the scripts with");
+    for os in ["freebsd", "linux"] {
+        let out = nictune(&["capture", "--print-script", os]);
+        assert_exit(&out, 0);
+        let path = tmp.path().join(format!("{os}.sh"));
+        write(&path, &stdout(&out));
+        for shell in &found {
+            let out = Command::new(shell).arg("-n").arg(&path).output().unwrap();
+            assert!(out.status.success(), "{shell} -n {os}: {}", stderr(&out));
+        }
     }
 }
 
@@ -172,17 +191,7 @@ fn the_scripts_capture_round_trips_through_doctor() {
             "{}",
             stdout(&run)
         );
-        let unpacked = tmp.path().join("unpacked");
-        std::fs::create_dir(&unpacked).unwrap();
-        let tar = Command::new("tar")
-            .arg("-xzf")
-            .arg(out_dir.join(format!("{name}.tar.gz")))
-            .arg("-C")
-            .arg(&unpacked)
-            .status()
-            .unwrap();
-        assert!(tar.success());
-        let captured = unpacked.join(name);
+        let captured = unpack(&out_dir, name, tmp.path());
         let case = fixture("freebsd-case5-before");
         for f in [
             "vmstat-i.txt",
@@ -291,13 +300,170 @@ fn bad_arguments_name_what_is_allowed() {
     }
     let out = nictune(&["capture", "--print-script", "bsd"]);
     assert_exit(&out, 2);
-    let out = nictune(&["capture", "--print-script", "linux"]);
-    assert_exit(&out, 2);
     assert!(
-        stderr(&out).contains("possible values: freebsd"),
+        stderr(&out).contains("possible values: linux, freebsd"),
         "{}",
         stderr(&out)
     );
+    let linux = tmp.path().join("linux.sh");
+    write(
+        &linux,
+        &stdout(&nictune(&["capture", "--print-script", "linux"])),
+    );
+    let out = Command::new("sh")
+        .arg(&linux)
+        .arg("/nonexistent/dir")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("is not a writable directory"));
     let out = nictune(&["capture"]);
     assert_exit(&out, 2);
+}
+
+/// The fixture's capture laid out as the host it was taken on: files, links as symbolic
+/// links, listed entries as directories, process names as `/proc/N/comm`.
+fn linux_tree(capture: &Path, root: &Path) -> serde_json::Value {
+    let read_json = |f: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(capture.join(f)).unwrap()).unwrap()
+    };
+    let index = read_json("index.json");
+    let mut links: Vec<(&String, &serde_json::Value)> =
+        index["links"].as_object().unwrap().iter().collect();
+    links.sort_by_key(|(p, _)| p.matches('/').count());
+    for (path, target) in links {
+        let link = root.join(path.trim_start_matches('/'));
+        let parent = link.parent().unwrap();
+        std::fs::create_dir_all(parent).unwrap();
+        std::fs::create_dir_all(parent.join(target.as_str().unwrap())).unwrap();
+        std::os::unix::fs::symlink(target.as_str().unwrap(), &link).unwrap();
+    }
+    for top in ["proc", "sys"] {
+        copy_tree(&capture.join(top), &root.join(top));
+    }
+    for (dir, entries) in index["dirs"].as_object().unwrap() {
+        for e in entries.as_array().unwrap() {
+            let p = root
+                .join(dir.trim_start_matches('/'))
+                .join(e.as_str().unwrap());
+            if !p.exists() {
+                std::fs::create_dir_all(p).unwrap();
+            }
+        }
+    }
+    let netlink = read_json("netlink.json");
+    for (pid, name) in netlink["processes"].as_array().unwrap().iter().enumerate() {
+        write(
+            &root.join(format!("proc/{}/comm", pid + 1)),
+            &format!("{}\n", name.as_str().unwrap()),
+        );
+    }
+    index
+}
+
+/// Copies regular files, following the links already in `to`.
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+            copy_tree(&entry.path(), &target);
+        } else {
+            write(&target, &std::fs::read_to_string(entry.path()).unwrap());
+        }
+    }
+}
+
+/// Every regular file below `dir`, by path relative to it.
+fn files_below(dir: &Path, base: &Path, out: &mut std::collections::BTreeMap<String, String>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_dir() {
+            files_below(&entry.path(), base, out);
+        } else {
+            let rel = entry
+                .path()
+                .strip_prefix(base)
+                .unwrap()
+                .display()
+                .to_string();
+            out.insert(rel, std::fs::read_to_string(entry.path()).unwrap());
+        }
+    }
+}
+
+#[test]
+fn the_linux_scripts_capture_holds_what_nictune_capture_held_and_doctor_reads_it() {
+    let case = Path::new(&fixture("linux-guest-e1000e-6.1")).to_path_buf();
+    let out = nictune(&["capture", "--print-script", "linux"]);
+    assert_exit(&out, 0);
+    let script = stdout(&out);
+    for shell in shells() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("host");
+        let index = linux_tree(&case, &root);
+        let bin = tmp.path().join("bin");
+        stub(
+            &bin,
+            "date",
+            "case \"$*\" in *%s*) echo 1795597759 ;; *) echo 20261125T120000Z ;; esac",
+        );
+        stub(&bin, "ethtool", "echo \"ethtool $*: stub\"");
+        let script_path = tmp.path().join("capture.sh");
+        write(&script_path, &script);
+        let run = Command::new(shell)
+            .arg(&script_path)
+            .arg(tmp.path())
+            .env("NICTUNE_ROOT", &root)
+            .env("TMPDIR", tmp.path())
+            .env(
+                "PATH",
+                format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()),
+            )
+            .output()
+            .unwrap();
+        assert!(run.status.success(), "{shell}: {}", stderr(&run));
+        let name = "nictune-linux-nictune-guest-20261125T120000Z";
+        let captured = unpack(tmp.path(), name, tmp.path());
+
+        // The same files at the same paths, the same links and listings.
+        let (mut want, mut got) = Default::default();
+        for top in ["proc", "sys"] {
+            files_below(&case.join(top), &case, &mut want);
+            files_below(&captured.join(top), &captured, &mut got);
+        }
+        got.retain(|path: &String, _| !path.ends_with("/comm"));
+        assert_eq!(got, want, "{shell}");
+        let got_index: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(captured.join("index.json")).unwrap())
+                .unwrap();
+        assert_eq!(got_index["links"], index["links"], "{shell}");
+        assert_eq!(got_index["dirs"], index["dirs"], "{shell}");
+        let manifest = std::fs::read_to_string(captured.join("manifest.json")).unwrap();
+        assert!(
+            manifest.contains("\"kernel\": \"6.1.0-56-amd64\""),
+            "{manifest}"
+        );
+
+        // doctor reads it: the findings that need no ethtool values are the fixture's.
+        let doctor = |dir: &Path| {
+            let out = nictune(&["doctor", "--json", "--root", dir.to_str().unwrap()]);
+            json(&out)["findings"].as_array().unwrap().clone()
+        };
+        let from_script = doctor(&captured);
+        let from_fixture = doctor(&case);
+        let drops =
+            |all: &[serde_json::Value]| all.iter().find(|f| f["id"] == "nic-drops").cloned();
+        assert!(drops(&from_fixture).is_some());
+        assert_eq!(drops(&from_script), drops(&from_fixture), "{shell}");
+        let show = nictune(&["show", "--root", captured.to_str().unwrap(), "eth0"]);
+        assert_exit(&show, 0);
+        assert!(stdout(&show).contains("driver e1000e"), "{}", stdout(&show));
+        assert!(
+            stdout(&show).contains("not in a script capture"),
+            "{}",
+            stdout(&show)
+        );
+    }
 }

@@ -8,7 +8,12 @@ const FREEBSD: &str = include_str!("scripts/capture-freebsd.sh");
 
 /// The capture script, naming the nictune version that printed it.
 pub fn capture_script(tool_version: &str) -> String {
-    FREEBSD.replace("@VERSION@", tool_version)
+    crate::capture_script::render(
+        FREEBSD,
+        "freebsd",
+        "nictune doctor --os freebsd --root",
+        tool_version,
+    )
 }
 
 #[cfg(test)]
@@ -25,7 +30,10 @@ mod tests {
                 "the script does not write {file}"
             );
         }
-        assert!(script.contains("nictune 1.2.3") && !script.contains("@VERSION@"));
+        assert!(script.contains("nictune 1.2.3"));
+        for marker in ["@VERSION@", "@WORKDIR@", "@PACK@", "@OS@", "@READ@"] {
+            assert!(!script.contains(marker), "{marker} left in the script");
+        }
         assert!(script.starts_with("#!/bin/sh\n"));
     }
 }

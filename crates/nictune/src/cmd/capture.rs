@@ -18,7 +18,8 @@ use std::path::PathBuf;
 #[command(
     after_help = "FreeBSD hosts: nictune capture --print-script freebsd > nictune-capture.sh,
 run `sh nictune-capture.sh` as root there, copy the tarball back, unpack it and read it
-with `nictune doctor --os freebsd --root DIR`."
+with `nictune doctor --os freebsd --root DIR`. Linux hosts without nictune: the same with
+--print-script linux and `nictune doctor --root DIR` (no ethtool or netdev netlink values)."
 )]
 pub struct Args {
     /// Directory to write (created; must be empty or absent).
@@ -33,9 +34,10 @@ pub struct Args {
     pub print_script: Option<ScriptOs>,
 }
 
-/// The systems `--print-script` has a script for (a Linux host runs `nictune capture DIR`).
+/// The systems `--print-script` has a script for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ScriptOs {
+    Linux,
     Freebsd,
 }
 
@@ -114,6 +116,11 @@ fn print_script(os: ScriptOs, ctx: &Ctx) -> Result<Outcome> {
             os: "freebsd",
             script: nictune_host::freebsd::script::capture_script(version),
             read_with: "tar -xzf NAME.tar.gz && nictune doctor --os freebsd --root NAME",
+        },
+        ScriptOs::Linux => ScriptBody {
+            os: "linux",
+            script: nictune_linux::script::capture_script(version),
+            read_with: "tar -xzf NAME.tar.gz && nictune doctor --root NAME",
         },
     };
     ctx.emit("capture", &body, |b| b.script.clone())?;

@@ -51,17 +51,7 @@ if [ ! -d "$outdir" ] || [ ! -w "$outdir" ]; then
 fi
 
 host=$(hostname 2>/dev/null)
-host=$(printf '%s' "${host:-host}" | tr -c 'A-Za-z0-9.-' '_' | cut -c 1-64)
-stamp=$(date -u +%Y%m%dT%H%M%SZ)
-name="nictune-freebsd-$host-$stamp"
-work=$(mktemp -d "${TMPDIR:-/tmp}/nictune-capture.XXXXXX") || {
-	echo "nictune-capture: cannot create a temporary directory; set TMPDIR to a writable one" >&2
-	exit 1
-}
-trap 'rm -rf "$work"' EXIT
-trap 'exit 130' INT TERM HUP
-dir="$work/$name"
-mkdir "$dir" || exit 1
+@WORKDIR@
 record="$dir/capture.txt"
 
 # note KEY VALUE: one line of capture.txt.
@@ -133,10 +123,4 @@ copy loader.conf /boot/loader.conf /boot/loader.conf.local
 copy sysctl.conf /etc/sysctl.conf /etc/sysctl.conf.local
 copy rc.conf /etc/rc.conf /etc/rc.conf.local
 
-out="$outdir/$name.tar.gz"
-if ! tar -czf "$out" -C "$work" "$name"; then
-	echo "nictune-capture: could not write $out" >&2
-	exit 1
-fi
-echo "nictune-capture: wrote $out"
-echo "read it with: tar -xzf $name.tar.gz && nictune doctor --os freebsd --root $name"
+@PACK@
