@@ -26,7 +26,15 @@ pub fn suggest(name: &str) -> Vec<String> {
 /// parameters are appliable: the write reloads the driver.
 pub fn check_appliable(entry: &Entry) -> Result<(), DesiredError> {
     let why = match (entry.os, entry.scope) {
-        (Os::Freebsd, _) => "is a FreeBSD setting; use `nictune export --format loader.conf` (or sysctl.conf, rc.conf)",
+        (Os::Freebsd, _) => {
+            return Err(DesiredError::NotAppliable {
+                key: entry.key.clone(),
+                why: format!(
+                    "is a {}; `nictune apply` changes Linux hosts only",
+                    crate::export::freebsd_formats(entry)
+                ),
+            })
+        }
         (_, Scope::Mount) => "is an NFS mount option; nictune never changes a mount on a running system: `nictune export --format fstab` writes the options for /etc/fstab",
         (_, Scope::Route) => "is a route attribute; nictune does not change routes on a running system: `nictune explain route.window` shows the ip route command",
         _ => return Ok(()),

@@ -419,6 +419,11 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("triple") && err.contains("sysctl.d"), "{err}");
+        let err = parse_pair("polling", "on").unwrap_err().to_string();
+        assert!(
+            err.contains("FreeBSD setting: --format rc.conf") && !err.contains("loader.conf"),
+            "{err}"
+        );
         let d = parse_pair("net.core.rmem_max", "4194304").unwrap();
         assert_eq!(d.key.to_string(), "sysctl.net.core.rmem_max");
     }

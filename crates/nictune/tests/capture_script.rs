@@ -467,3 +467,23 @@ fn the_linux_scripts_capture_holds_what_nictune_capture_held_and_doctor_reads_it
         );
     }
 }
+
+#[test]
+fn print_script_json_is_the_v1_envelope_with_the_script() {
+    let out = nictune(&["capture", "--print-script", "freebsd", "--json"]);
+    assert_exit(&out, 0);
+    let doc = json(&out);
+    assert_eq!(doc["schema"], "nictune.capture/v1");
+    assert_eq!(doc["os"], "freebsd");
+    let in_json = doc["script"].as_str().unwrap();
+    assert_eq!(
+        in_json.trim_end(),
+        script().trim_end(),
+        "the same script as printed"
+    );
+    assert!(in_json.starts_with("#!/bin/sh\n"));
+    assert!(doc["read_with"]
+        .as_str()
+        .unwrap()
+        .contains("nictune doctor --os freebsd --root"));
+}

@@ -285,7 +285,7 @@ fn header(format: Format, omitted: &[Omitted]) -> String {
 }
 
 /// The export formats that hold a FreeBSD setting, from the ways the catalog sets it.
-fn freebsd_formats(entry: &Entry) -> String {
+pub(crate) fn freebsd_formats(entry: &Entry) -> String {
     let mut formats: Vec<&str> = Vec::new();
     for m in &entry.set {
         let format = match m.via {
