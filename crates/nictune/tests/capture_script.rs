@@ -275,6 +275,19 @@ fn the_scripts_capture_round_trips_through_doctor() {
                 .unwrap()
         };
         assert_eq!(rate(&cpu0), 2 * rate(&fixture_cpu0), "{shell}: {cpu0}");
+        let show = nictune(&[
+            "show",
+            "--os",
+            "freebsd",
+            "--root",
+            captured.to_str().unwrap(),
+        ]);
+        assert_exit(&show, 0);
+        assert!(
+            stdout(&show).contains("interrupt rates: measured over 10 s"),
+            "{}",
+            stdout(&show)
+        );
     }
 }
 

@@ -3,6 +3,7 @@
 mod mbufs;
 mod nat;
 mod pileup;
+pub use pileup::rates_source;
 mod polling;
 
 use super::Finding;

@@ -97,7 +97,7 @@ fn spread_map(snap: &FreeBsdSnapshot, vectors: &[QueueVector], ncpu: u32) -> Vec
 }
 
 /// Where the `vmstat -i` rates come from: measured between two samples, or boot averages.
-pub(crate) fn rates_source(snap: &FreeBsdSnapshot) -> String {
+pub fn rates_source(snap: &FreeBsdSnapshot) -> String {
     match snap.rates_over_secs {
         Some(s) => format!("measured over {s} s (two vmstat -i samples)"),
         None => "vmstat -i averages since boot".into(),
