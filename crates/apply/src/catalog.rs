@@ -6,7 +6,7 @@
 use crate::desired::DesiredError;
 use crate::setting::Key;
 use crate::value::{Value, ValueError};
-use nictune_core::catalog::{self as cat, Entry, LookupError, Os};
+use nictune_core::catalog::{self as cat, Entry, LookupError, Os, Scope};
 
 /// A name resolved through the catalog: the key and, when the catalog lists it, its entry.
 pub fn resolve(name: &str) -> Result<(String, Option<&'static Entry>), DesiredError> {
@@ -25,8 +25,18 @@ pub fn suggest(name: &str) -> Vec<String> {
 /// Refuses catalog entries `apply` cannot change at run time on Linux. Driver module
 /// parameters are appliable: the write reloads the driver.
 pub fn check_appliable(entry: &Entry) -> Result<(), DesiredError> {
-    let why = match entry.os {
-        Os::Freebsd => "is a FreeBSD setting; use `nictune export --format loader.conf` (or sysctl.conf, rc.conf)",
+    let why = match (entry.os, entry.scope) {
+        (Os::Freebsd, _) => {
+            return Err(DesiredError::NotAppliable {
+                key: entry.key.clone(),
+                why: format!(
+                    "is a {}; `nictune apply` changes Linux hosts only",
+                    crate::export::freebsd_formats(entry)
+                ),
+            })
+        }
+        (_, Scope::Mount) => "is an NFS mount option; nictune never changes a mount on a running system: `nictune export --format fstab` writes the options for /etc/fstab",
+        (_, Scope::Route) => "is a route attribute; nictune does not change routes on a running system: `nictune explain route.window` shows the ip route command",
         _ => return Ok(()),
     };
     Err(DesiredError::NotAppliable {
@@ -122,6 +132,13 @@ fn convert(v: &cat::Value, key: &Key, raw: &str) -> Result<Value, DesiredError> 
         cat::Value::DimProfile(_) => Err(DesiredError::NotAppliable {
             key: key.to_string(),
             why: "is a DIM profile, which apply cannot write yet".to_string(),
+        }),
+        cat::Value::Triple(_) => Err(DesiredError::NotAppliable {
+            key: key.to_string(),
+            why: format!(
+                "{raw:?} is a minimum/default/maximum triple, which apply cannot write yet; \
+                 `nictune export --format sysctl.d` writes it"
+            ),
         }),
         cat::Value::PerPort(_) => Err(DesiredError::NotAppliable {
             key: key.to_string(),

@@ -407,6 +407,28 @@ mod tests {
     }
 
     #[test]
+    fn mount_options_routes_and_buffer_triples_are_refused_with_where_they_go() {
+        let err = parse_pair("nfs.rsize", "2048").unwrap_err().to_string();
+        assert!(
+            err.contains("NFS mount option") && err.contains("--format fstab"),
+            "{err}"
+        );
+        let err = parse_pair("window", "4096").unwrap_err().to_string();
+        assert!(err.contains("route attribute"), "{err}");
+        let err = parse_pair("net.ipv4.tcp_rmem", "4096 87380 6291456")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("triple") && err.contains("sysctl.d"), "{err}");
+        let err = parse_pair("polling", "on").unwrap_err().to_string();
+        assert!(
+            err.contains("FreeBSD setting: --format rc.conf") && !err.contains("loader.conf"),
+            "{err}"
+        );
+        let d = parse_pair("net.core.rmem_max", "4194304").unwrap();
+        assert_eq!(d.key.to_string(), "sysctl.net.core.rmem_max");
+    }
+
+    #[test]
     fn mistakes_are_named() {
         let err = parse_assignment("napi.gro-flush-timeout").unwrap_err();
         assert_eq!(

@@ -25,6 +25,7 @@ iface = "eth1"
 "freebsd.hw.igb.rxd" = 2048
 "freebsd.kern.polling.burst_max" = 150
 "freebsd.ifconfig.polling" = "on"
+"nfs.rsize" = 2048
 "#;
 
 fn render(format: Format, nictune: &str) -> String {

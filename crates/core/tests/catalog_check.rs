@@ -347,3 +347,91 @@ fn default_values_follow_driver_generation_and_device() {
         Some(Value::Bool(true))
     );
 }
+
+#[test]
+fn polling_is_checked_against_the_drivers_polling4_lists() {
+    let msk = check_text("polling", "on", &ctx(Some("msk"), None, None));
+    assert_eq!(msk.warnings.len(), 1, "{msk:?}");
+    assert!(msk.warnings[0].message.contains("polling(4) does not list"));
+    assert!(msk.warnings[0]
+        .source
+        .as_deref()
+        .unwrap()
+        .contains("share/man/man4/polling.4"));
+    let em = check_text("polling", "on", &ctx(Some("em"), None, None));
+    assert!(em.is_clean(), "{em:?}");
+    let off = check_text("polling", "off", &ctx(Some("msk"), None, None));
+    assert!(off.is_clean(), "switching polling off needs no support");
+    let unknown = check_text("polling", "on", &ctx(None, None, None));
+    assert!(unknown.is_clean());
+    assert!(unknown.notes.iter().any(|n| n
+        .message
+        .starts_with("if the driver is not one of those listed: ")));
+}
+
+#[test]
+fn each_burst_above_burst_max_warns_only_when_checked_together() {
+    let set = |burst_max: &str, each_burst: &str| {
+        let max = lookup("kern.polling.burst_max").unwrap();
+        let each = lookup("kern.polling.each_burst").unwrap();
+        let pairs = [
+            (max, max.parse_value(burst_max).unwrap()),
+            (each, each.parse_value(each_burst).unwrap()),
+        ];
+        check_many(&pairs, &Context::default()).unwrap()
+    };
+    let clamped = set("20", "50");
+    assert!(clamped[0].is_clean());
+    assert_eq!(clamped[1].warnings.len(), 1, "{:?}", clamped[1]);
+    assert!(clamped[1].warnings[0]
+        .message
+        .contains("resets each_burst to 10"));
+    assert!(clamped[1].warnings[0]
+        .source
+        .as_deref()
+        .unwrap()
+        .contains("kern_poll.c"));
+    assert!(
+        set("20", "20").iter().all(|r| r.is_clean()),
+        "equal is allowed"
+    );
+    // burst_max raised first: each_burst 200 holds, and the default-150 caveat is moot.
+    assert!(set("300", "200").iter().all(|r| r.is_clean()));
+    // Alone, each_burst 200 is above the default burst_max.
+    let alone = check_text("kern.polling.each_burst", "200", &Context::default());
+    assert_eq!(alone.warnings.len(), 1);
+}
+
+#[test]
+fn tcp_buffer_triples_parse_in_sysctl_order_and_nfs_sizes_name_the_client_rule() {
+    let rmem = lookup("net.ipv4.tcp_rmem").unwrap();
+    for text in [
+        "4096 131072 6291456",
+        "4096\t131072\t6291456",
+        "4096,131072,6291456",
+    ] {
+        assert_eq!(
+            rmem.parse_value(text).unwrap(),
+            Value::Triple([4096, 131072, 6291456]),
+            "{text:?}"
+        );
+    }
+    for bad in ["4096 131072", "6291456 131072 4096", "a b c", "1 2 3 4"] {
+        let err = rmem.parse_value(bad).unwrap_err().to_string();
+        assert!(err.contains("three integers"), "{bad:?}: {err}");
+    }
+    let zero = check_text("tcp_rmem", "0 131072 6291456", &Context::default());
+    assert!(
+        zero.errors[0].message.contains("0 is out of range"),
+        "{zero:?}"
+    );
+    assert_eq!(lookup("rsize").unwrap().key, "nfs.rsize");
+    assert_eq!(lookup("window").unwrap().key, "route.window");
+    let small = check_text("nfs.rsize", "512", &Context::default());
+    assert!(
+        small.errors[0].message.contains("the client uses 4096"),
+        "{small:?}"
+    );
+    let ok = check_text("nfs.wsize", "2048", &Context::default());
+    assert!(ok.is_clean() && !ok.notes.is_empty(), "{ok:?}");
+}

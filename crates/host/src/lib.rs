@@ -19,6 +19,7 @@
 //! - [`cpuset`]: core's CPU set (lists `0-3,8`, hex masks `ff,00000001`), re-exported.
 #![forbid(unsafe_code)]
 
+pub mod capture_script;
 pub mod doctor;
 pub mod error;
 pub mod freebsd;

@@ -324,6 +324,11 @@ pub fn render_freebsd(snap: &crate::freebsd::FreeBsdSnapshot) -> String {
         }
     }
     if let Some(irqs) = &snap.interrupts {
+        let _ = writeln!(
+            out,
+            "interrupt rates: {}",
+            crate::doctor::freebsd::rates_source(snap)
+        );
         let _ = writeln!(out, "  {:<8} {:<16} {:>10}", "irq", "source", "rate/s");
         for v in irqs.iter().filter(|v| v.irq.is_some()) {
             let _ = writeln!(out, "  {:<8} {:<16} {:>10}", opt(v.irq), v.name, v.rate);

@@ -227,3 +227,118 @@ fn interface_names_with_shell_characters_never_reach_fix_commands() {
         "the valid vector is still examined: {text}"
     );
 }
+
+#[test]
+fn one_nat_instance_with_the_kernel_and_interrupt_burn_is_a_nat_lock() {
+    let all = findings(&inputs("freebsd-case5-nat"));
+    let ids: Vec<&str> = all.iter().map(|f| f.id).collect();
+    assert_eq!(ids, ["nat-lock"], "{all:#?}");
+    let f = &all[0];
+    assert_eq!(f.severity, Severity::Warning);
+    let value = |what: &str| {
+        f.evidence
+            .iter()
+            .find(|e| e.what == what)
+            .map(|e| e.value.as_str())
+    };
+    assert_eq!(
+        value("in-kernel NAT instances (ipfw nat show config)"),
+        Some("1")
+    );
+    assert_eq!(value("intr (top -SIP, % of one CPU)"), Some("683.0"));
+    assert_eq!(
+        value("kernel and interrupt time of all CPUs"),
+        Some("1250 % of 2400 % (52 %)")
+    );
+    // One instance per external address, keeping the instance's options; tablearg rules on
+    // the interface the old rules used; the old rules removed.
+    assert!(f
+        .fix
+        .contains(&"ipfw nat 2 config ip <external-address-2> log same_ports reset".to_string()));
+    assert!(f.fix.contains(
+        &"ipfw add <rule> nat tablearg ip from 'table(10)' to any out xmit igb0".to_string()
+    ));
+    assert_eq!(
+        &f.fix[f.fix.len() - 2..],
+        ["ipfw delete 500", "ipfw delete 510"]
+    );
+}
+
+#[test]
+fn nat_lock_needs_one_instance_and_the_burn() {
+    let base = inputs("freebsd-case5-nat");
+    let nat_lock = |i: &FreeBsdInputs| findings(i).into_iter().find(|f| f.id == "nat-lock");
+    // Two instances: no single lock.
+    let mut two = base.clone();
+    two.insert(
+        "ipfw-nat.txt".into(),
+        "ipfw nat 1 config ip 198.51.100.1\nipfw nat 2 config ip 198.51.100.2\n".into(),
+    );
+    two.insert(
+        "ipfw.txt".into(),
+        "00500 nat 1 ip from 10.0.0.0/9 to any out\n00501 nat 2 ip from 10.128.0.0/9 to any out\n"
+            .into(),
+    );
+    assert!(nat_lock(&two).is_none());
+    // Already split with tablearg.
+    let mut table = base.clone();
+    table.insert(
+        "ipfw.txt".into(),
+        "01000 nat tablearg ip from table(10) to any out xmit igb0\n".into(),
+    );
+    assert!(nat_lock(&table).is_none());
+    // The after-fix load (idle ≈ 85 %): no burn, no finding.
+    let mut calm = base.clone();
+    calm.insert(
+        "top.txt".into(),
+        inputs("freebsd-case5-after")["top.txt"].clone(),
+    );
+    assert!(nat_lock(&calm).is_none());
+    // NAT enabled in rc.conf but the instances not captured: information, asking for them.
+    let mut unknown = base.clone();
+    unknown.remove("ipfw-nat.txt");
+    unknown.remove("ipfw.txt");
+    let f = nat_lock(&unknown).expect("info finding");
+    assert_eq!(f.severity, Severity::Info);
+    assert!(f.evidence[0].value.contains("ipfw-nat.txt"), "{f:?}");
+}
+
+#[test]
+fn polling_warns_when_the_burst_has_reached_burst_max() {
+    let mut i = FreeBsdInputs::new();
+    i.insert(
+        "ifconfig.txt".into(),
+        "em0: flags=8843<UP> metric 0 mtu 1500\n\toptions=9b<RXCSUM,TXCSUM,POLLING>\n".into(),
+    );
+    let sysctl = |burst: u32| {
+        format!(
+            "kern.hz: 1000\nkern.polling.burst_max: 150\nkern.polling.burst: {burst}\n\
+             kern.polling.idle_poll: 0\nkern.polling.lost_polls: 12\n"
+        )
+    };
+    i.insert("sysctl.txt".into(), sysctl(150));
+    let f = findings(&i)
+        .into_iter()
+        .find(|f| f.id == "polling-ceiling")
+        .unwrap();
+    assert_eq!(f.severity, Severity::Warning, "{f:?}");
+    assert!(f.explanation.contains("raised the per-tick burst to 150"));
+    assert!(f
+        .evidence
+        .iter()
+        .any(|e| e.what == "kern.polling.lost_polls" && e.value == "12"));
+    assert_eq!(
+        f.fix,
+        [
+            "sysctl kern.polling.burst_max=300",
+            "sysctl kern.polling.idle_poll=1"
+        ]
+    );
+    i.insert("sysctl.txt".into(), sysctl(40));
+    let f = findings(&i)
+        .into_iter()
+        .find(|f| f.id == "polling-ceiling")
+        .unwrap();
+    assert_eq!(f.severity, Severity::Info, "burst well below its limit");
+    assert_eq!(f.fix.len(), 1);
+}

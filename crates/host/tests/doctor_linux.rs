@@ -484,3 +484,53 @@ fn squeezes_name_a_hot_cpu_that_serves_several_queue_irqs() {
         cpu0.value
     );
 }
+
+#[test]
+fn overruns_growing_during_the_interval_name_ring_buffer_and_window() {
+    let before = Shape {
+        rx_ring: 256,
+        rx_fifo: 7,
+        coalesce: &[("rx-usecs", 100), ("adaptive-rx", 0)],
+        ..Shape::default()
+    };
+    let after = Shape {
+        rx_fifo: 57,
+        rx_packets: 9_000,
+        ..before.clone()
+    };
+    let growing = rates_between(&before, &after);
+    let f = find(&after, "rx-overruns", Some(&growing)).expect("rx-overruns");
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(f.explanation.contains("rx ring"), "{}", f.explanation);
+    assert!(f.explanation.contains("rx-usecs"), "{}", f.explanation);
+    assert!(f.explanation.contains("window"), "{}", f.explanation);
+    let ring = f
+        .evidence
+        .iter()
+        .find(|e| e.what.starts_with("rx ring"))
+        .unwrap();
+    assert_eq!(ring.value, "256 / 4096");
+    assert_eq!(f.fix[0], "ethtool -G eth1 rx 4096");
+    assert_eq!(f.fix[1], "ethtool -C eth1 rx-usecs 50");
+    assert!(
+        f.fix[2].starts_with(&format!(
+            "ip route change <destination> dev eth1 window {}",
+            4096 * 1448
+        )),
+        "{:?}",
+        f.fix
+    );
+    assert!(f.fix[3].starts_with("nictune explain nfs.rsize"));
+    // Overruns only since boot, or not growing: no rx-overruns finding.
+    assert!(find(&after, "rx-overruns", None).is_none());
+    let still = rates_between(&after, &after);
+    assert!(find(&after, "rx-overruns", Some(&still)).is_none());
+    // Drops without overruns are nic-drops' business.
+    let dropping = Shape {
+        rx_drop: 500,
+        rx_packets: 9_000,
+        ..before.clone()
+    };
+    let drops_only = rates_between(&before, &dropping);
+    assert!(find(&dropping, "rx-overruns", Some(&drops_only)).is_none());
+}

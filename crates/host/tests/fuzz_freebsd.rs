@@ -10,7 +10,11 @@ use nictune_host::freebsd::{self, FreeBsdInputs};
 use nictune_host::{doctor, view};
 use proptest::prelude::*;
 
-const FIXTURES: [&str; 2] = ["freebsd-case5-before", "freebsd-case5-after"];
+const FIXTURES: [&str; 3] = [
+    "freebsd-case5-before",
+    "freebsd-case5-after",
+    "freebsd-case5-nat",
+];
 
 /// The files of one fixture directory.
 fn fixture(dir: &str) -> FreeBsdInputs {

@@ -24,6 +24,7 @@ pub mod netdev;
 pub mod netlink;
 pub mod netns;
 pub mod rtnetlink;
+pub mod script;
 pub mod write;
 
 pub use host::LinuxHost;

@@ -250,3 +250,61 @@ fn check_an_integer_beyond_64_bits_is_out_of_range_naming_the_range() {
     assert!(!err.contains("not an integer"), "{err}");
     assert!(err.contains("hint: "), "{err}");
 }
+
+#[test]
+fn check_polling_on_checks_the_driver_against_polling4() {
+    let out = nictune(&["check", "polling=on", "--driver", "msk"]);
+    assert_exit(&out, 1);
+    assert!(
+        stdout(&out).contains("polling(4) does not list this driver"),
+        "{}",
+        stdout(&out)
+    );
+    let out = nictune(&["check", "polling=on", "--driver", "em"]);
+    assert_exit(&out, 0);
+    let out = nictune(&[
+        "check",
+        "kern.polling.burst_max=20",
+        "kern.polling.each_burst=50",
+        "--json",
+    ]);
+    assert_exit(&out, 1);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["schema"], "nictune.check/v1");
+    assert_eq!(doc["warnings"], 1);
+    let each = &doc["settings"][1];
+    assert_eq!(each["key"], "freebsd.kern.polling.each_burst");
+    assert!(each["warnings"][0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("resets each_burst to 10"));
+}
+
+#[test]
+fn explain_serves_the_howto_settings_with_sources() {
+    for (name, key, source) in [
+        (
+            "net.ipv4.tcp_rmem",
+            "sysctl.net.ipv4.tcp_rmem",
+            "ip-sysctl.rst",
+        ),
+        ("nfs.rsize", "nfs.rsize", "nfs(5)"),
+        ("rsize", "nfs.rsize", "nfs(5)"),
+        ("window", "route.window", "ip-route(8)"),
+        ("net.core.rmem_max", "sysctl.net.core.rmem_max", "net.rst"),
+    ] {
+        let out = nictune(&["explain", name]);
+        assert_exit(&out, 0);
+        let text = stdout(&out);
+        assert!(text.starts_with(key), "{name}: {text}");
+        assert!(text.contains(source), "{name}: {text}");
+        assert!(
+            text.contains("overrun"),
+            "{name}: the caveat ties it to drops: {text}"
+        );
+    }
+    let out = nictune(&["explain", "nfs.rsize", "--json"]);
+    assert_exit(&out, 0);
+    let doc = json(&out);
+    assert_eq!(doc["schema"], "nictune.explain/v1");
+}

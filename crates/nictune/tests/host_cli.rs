@@ -46,6 +46,19 @@ fn doctor_on_case5_before_exits_1_with_the_fixes() {
 }
 
 #[test]
+fn doctor_on_a_single_nat_instance_burning_cpu_gives_the_split() {
+    let out = nictune(&[
+        "doctor",
+        "--os",
+        "freebsd",
+        "--root",
+        &fixture("freebsd-case5-nat"),
+    ]);
+    assert_exit(&out, 1);
+    insta::assert_snapshot!("doctor_case5_nat", stdout(&out));
+}
+
+#[test]
 fn doctor_json_findings_have_the_v1_fields() {
     let root = fixture("freebsd-case5-before");
     let out = nictune(&["doctor", "--json", "--os", "freebsd", "--root", &root]);

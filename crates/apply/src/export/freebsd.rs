@@ -1,5 +1,6 @@
-//! FreeBSD: `/boot/loader.conf` tunables, `/etc/sysctl.conf` sysctls and the `polling` flag
-//! in `/etc/rc.conf`, from the catalog's FreeBSD templates.
+//! FreeBSD: `/boot/loader.conf` tunables, `/etc/sysctl.conf` sysctls, the `polling` flag
+//! in `/etc/rc.conf` and kernel configuration lines (`options DEVICE_POLLING`,
+//! `options HZ=1000`), from the catalog's FreeBSD templates.
 
 use super::{partition, Item, Omitted};
 use nictune_core::catalog::Via;
@@ -20,7 +21,7 @@ fn templated(items: &[Item], via: Via, path: &str, head: &str) -> (String, Strin
     let (kept, omitted) = partition(items, |i| {
         i.template(via)
             .map(|_| ())
-            .ok_or_else(|| super::kind_reason(i).to_string())
+            .ok_or_else(|| super::kind_reason(i))
     });
     let mut out = head.to_string();
     for item in kept {
@@ -41,11 +42,12 @@ pub fn rc_conf(items: &[Item], iface: &str) -> (String, String, Vec<Omitted>) {
     let (kept, omitted) = partition(items, |i| {
         (i.key == "freebsd.ifconfig.polling")
             .then_some(())
-            .ok_or_else(|| super::kind_reason(i).to_string())
+            .ok_or_else(|| super::kind_reason(i))
     });
     let mut out = String::from(
         "# Append to /etc/rc.conf (after the existing ifconfig line); needs a kernel built\n\
-         # with `options DEVICE_POLLING` and a driver that supports polling.\n",
+         # with `options DEVICE_POLLING` (--format kernconf) and a driver that supports\n\
+         # polling (`nictune check polling=on --driver DRIVER`).\n",
     );
     let var = format!("ifconfig_{}", iface.replace(['.', '-'], "_"));
     for item in kept {
@@ -55,9 +57,87 @@ pub fn rc_conf(items: &[Item], iface: &str) -> (String, String, Vec<Omitted>) {
     ("/etc/rc.conf".into(), out, omitted)
 }
 
+/// A kernel configuration file (config(5)) that includes GENERIC and adds the profile's
+/// build options; `freebsd.ifconfig.polling=on` brings `options DEVICE_POLLING`, without
+/// which the flag has no effect (polling(4)).
+pub fn kernconf(items: &[Item]) -> (String, String, Vec<Omitted>) {
+    let polling_on = items
+        .iter()
+        .any(|i| i.key == "freebsd.ifconfig.polling" && i.value == super::XValue::Bool(true));
+    let device_polling_given = items
+        .iter()
+        .any(|i| i.key == "freebsd.options.DEVICE_POLLING");
+    let (kept, omitted) = partition(items, |i| {
+        let polling = i.key == "freebsd.ifconfig.polling";
+        (i.template(Via::KernelConfig).is_some() || polling)
+            .then_some(())
+            .ok_or_else(|| super::kind_reason(i))
+    });
+    let mut out = String::from(
+        "# A kernel configuration (config(5)): GENERIC plus the options below. Build and\n\
+         # install it (FreeBSD Handbook, \"Configuring the FreeBSD Kernel\"), as root:\n\
+         #   cp THIS-FILE /usr/src/sys/$(uname -m)/conf/NICTUNE\n\
+         #   cd /usr/src && make buildkernel KERNCONF=NICTUNE && make installkernel KERNCONF=NICTUNE\n\
+         #   shutdown -r now\n\
+         # Kernel options cannot be set in loader.conf or by sysctl; only a rebuilt kernel\n\
+         # changes them (HZ alone can also be set as kern.hz in /boot/loader.conf).\n\
+         include GENERIC\n\
+         ident NICTUNE\n",
+    );
+    for item in kept {
+        if item.key == "freebsd.ifconfig.polling" {
+            if polling_on && !device_polling_given {
+                out += "# freebsd.ifconfig.polling=on needs it (polling(4)):\n";
+                out += "options DEVICE_POLLING\n";
+            }
+            continue;
+        }
+        let template = item.template(Via::KernelConfig).expect("kept");
+        let line = match (&item.value, template.strip_prefix("options ")) {
+            // A switch off: the option is taken out of what GENERIC includes.
+            (super::XValue::Bool(false), Some(option)) => format!("nooptions {option}"),
+            _ => template.replace("{value}", &item.value.plain()),
+        };
+        out += &format!("{line}\n");
+    }
+    ("/usr/src/sys/amd64/conf/NICTUNE".into(), out, omitted)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::super::tests::items;
+    use super::super::tests::{items, items_of};
+
+    #[test]
+    fn kernconf_holds_the_build_options_and_polling_brings_device_polling() {
+        let (path, text, omitted) = super::kernconf(&items_of(
+            "[settings]\n\"freebsd.kern.hz\" = 1000\n\"freebsd.ifconfig.polling\" = \"on\"\n\"freebsd.kern.polling.burst_max\" = 300\n",
+        ));
+        assert!(path.ends_with("/conf/NICTUNE"));
+        let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+        assert_eq!(
+            lines,
+            [
+                "include GENERIC",
+                "ident NICTUNE",
+                "options DEVICE_POLLING",
+                "options HZ=1000"
+            ]
+        );
+        assert!(text.contains("make buildkernel KERNCONF=NICTUNE"));
+        assert_eq!(omitted.len(), 1);
+        assert_eq!(omitted[0].setting, "freebsd.kern.polling.burst_max=300");
+        assert_eq!(
+            omitted[0].reason,
+            "FreeBSD setting: --format freebsd-sysctl.conf"
+        );
+        let (_, text, _) = super::kernconf(&items_of(
+            "[settings]\n\"freebsd.options.DEVICE_POLLING\" = \"off\"\n",
+        ));
+        assert!(
+            text.lines().any(|l| l == "nooptions DEVICE_POLLING"),
+            "{text}"
+        );
+    }
 
     #[test]
     fn loader_sysctl_and_rc_lines_follow_the_catalog_templates() {

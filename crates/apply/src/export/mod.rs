@@ -8,6 +8,7 @@
 
 mod cpuset;
 mod freebsd;
+mod fstab;
 mod modprobe;
 mod networkmanager;
 mod sysctl_d;
@@ -37,12 +38,14 @@ pub enum Format {
     FreebsdSysctlConf,
     RcConf,
     Cpuset,
+    Kernconf,
+    Fstab,
     SystemdUnit,
 }
 
 impl Format {
     /// Every format with its command-line name.
-    pub const ALL: [(Format, &'static str); 11] = [
+    pub const ALL: [(Format, &'static str); 13] = [
         (Format::SystemdLink, "systemd-link"),
         (Format::Networkmanager, "networkmanager"),
         (Format::Udev, "udev"),
@@ -53,6 +56,8 @@ impl Format {
         (Format::FreebsdSysctlConf, "freebsd-sysctl.conf"),
         (Format::RcConf, "rc.conf"),
         (Format::Cpuset, "cpuset"),
+        (Format::Kernconf, "kernconf"),
+        (Format::Fstab, "fstab"),
         (Format::SystemdUnit, "systemd-unit"),
     ];
 
@@ -245,7 +250,9 @@ pub fn export(format: Format, items: &[Item], target: &Target) -> Result<Exporte
         Format::LoaderConf => freebsd::loader_conf(items),
         Format::FreebsdSysctlConf => freebsd::sysctl_conf(items),
         Format::RcConf => freebsd::rc_conf(items, iface()?),
-        Format::Cpuset => cpuset::render(items),
+        Format::Cpuset => cpuset::render(items, target.iface),
+        Format::Kernconf => freebsd::kernconf(items),
+        Format::Fstab => fstab::render(items),
         Format::SystemdUnit => systemd_unit::render(items, target, iface()?),
     };
     let shebang = if format == Format::Cpuset {
@@ -277,21 +284,49 @@ fn header(format: Format, omitted: &[Omitted]) -> String {
     out
 }
 
+/// The export formats that hold a FreeBSD setting, from the ways the catalog sets it.
+pub(crate) fn freebsd_formats(entry: &Entry) -> String {
+    let mut formats: Vec<&str> = Vec::new();
+    for m in &entry.set {
+        let format = match m.via {
+            Via::LoaderConf => "loader.conf",
+            Via::SysctlConf => "freebsd-sysctl.conf",
+            Via::RcConf => "rc.conf",
+            Via::KernelConfig => "kernconf",
+            Via::Cpuset => "cpuset",
+            _ => continue,
+        };
+        if !formats.contains(&format) {
+            formats.push(format);
+        }
+    }
+    match formats.as_slice() {
+        [] => "FreeBSD setting: no export format holds it".into(),
+        [one] => format!("FreeBSD setting: --format {one}"),
+        [rest @ .., last] => format!("FreeBSD setting: --format {} or {last}", rest.join(", ")),
+    }
+}
+
 /// What kind of setting an item is and which formats hold it instead, for omission lists.
-pub(crate) fn kind_reason(item: &Item) -> &'static str {
+pub(crate) fn kind_reason(item: &Item) -> String {
     let os_scope = item.entry.map(|e| (e.os, e.scope));
-    match (item.family(), os_scope) {
+    let reason = match (item.family(), os_scope) {
         (_, Some((cat::Os::Freebsd, _))) => {
-            "FreeBSD setting: --format loader.conf, freebsd-sysctl.conf or rc.conf"
+            return freebsd_formats(item.entry.expect("FreeBSD items come from the catalog"))
         }
         (_, Some((_, cat::Scope::Module))) => "module parameter: --format modprobe",
         ("napi", _) => "per-NAPI setting (netdev netlink only): --format systemd-unit",
         ("sysctl", _) => "sysctl: --format sysctl.d or tuned",
+        ("nfs", _) => "NFS mount option: --format fstab",
+        ("route", _) => {
+            "route attribute: no format holds it; `nictune explain route.window` shows the ip route command"
+        }
         ("irq", _) => "IRQ affinity: --format systemd-unit (Linux) or cpuset (FreeBSD)",
         ("sysfs", _) => "sysfs NAPI file: --format udev, tuned or systemd-unit",
         ("rps" | "xps", _) => "queue steering: --format udev, tuned, systemd-link or systemd-unit",
         _ => "device setting: --format systemd-link, networkmanager, udev, tuned or systemd-unit",
-    }
+    };
+    reason.to_string()
 }
 
 /// Splits items into those `keep` accepts and omissions with the reason it gives.
@@ -386,7 +421,9 @@ fn parse_item(key_text: &str, raw: &str) -> Result<Item, DesiredError> {
         cat::Value::PerPort(v) => {
             XValue::PerPort(v.iter().flat_map(cat::Value::integers).collect())
         }
-        profile @ cat::Value::DimProfile(_) => XValue::Text(profile.to_string()),
+        text @ (cat::Value::DimProfile(_) | cat::Value::Triple(_)) => {
+            XValue::Text(text.to_string())
+        }
     };
     Ok(Item {
         key,
@@ -421,6 +458,7 @@ iface = "eth1"
 "freebsd.hw.igb.rxd" = 2048
 "freebsd.kern.polling.burst_max" = 150
 "freebsd.ifconfig.polling" = "on"
+"nfs.rsize" = 2048
 "#;
 
     pub fn items() -> Vec<Item> {

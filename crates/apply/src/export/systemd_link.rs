@@ -36,7 +36,7 @@ fn link_line(item: &Item) -> Result<String, String> {
         return Err("per-queue or per-instance values have no .link key".into());
     }
     let Some(key) = item.alias(AliasKind::SystemdLink) else {
-        return Err(super::kind_reason(item).into());
+        return Err(super::kind_reason(item));
     };
     if key.starts_with("IRQAffinity") {
         return Err("IRQAffinity= needs systemd 260 or newer (merged January 2026)".into());

@@ -98,8 +98,8 @@ mod tests {
         let names: Vec<&str> = omitted.iter().map(|o| o.setting.as_str()).collect();
         assert_eq!(
             names.len(),
-            4,
-            "the module parameter and three FreeBSD settings: {names:?}"
+            5,
+            "the module parameter, three FreeBSD settings and the NFS mount option: {names:?}"
         );
         let get = ini_lookup(&text);
         assert_eq!(

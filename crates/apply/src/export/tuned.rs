@@ -96,7 +96,7 @@ fn line(item: &Item, iface: &str) -> Result<Line, String> {
             "{net}/queues/tx-{}/xps_cpus={v}",
             queue(q)
         ))),
-        ("napi", ..) => Err(super::kind_reason(item).into()),
+        ("napi", ..) => Err(super::kind_reason(item)),
         ("irq", ..) => Err("the [irq] plugin is upstream-only (not in tuned 2.20)".into()),
         (_, _, Some(_)) => Err("no per-instance form".into()),
         _ => net_option(item),

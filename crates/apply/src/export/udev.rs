@@ -35,8 +35,8 @@ fn assignment(item: &Item) -> Result<String, String> {
         (_, "xps.cpus", Some(q)) => Ok(format!("ATTR{{queues/tx-{q}/xps_cpus}}=\"{v}\"")),
         (_, "rps.cpus", None) => Ok(every_queue("rx", "rps_cpus", &v)),
         (_, "xps.cpus", None) => Ok(every_queue("tx", "xps_cpus", &v)),
-        ("napi", ..) => Err(super::kind_reason(item).into()),
-        ("sysctl", ..) => Err(super::kind_reason(item).into()),
+        ("napi", ..) => Err(super::kind_reason(item)),
+        ("sysctl", ..) => Err(super::kind_reason(item)),
         ("irq", ..) => {
             Err("IRQ numbers change and link up (which udev never sees) resets affinity: --format systemd-unit".into())
         }
@@ -44,7 +44,7 @@ fn assignment(item: &Item) -> Result<String, String> {
         _ => item
             .ethtool()
             .map(|(option, args)| format!("RUN+=\"/usr/sbin/ethtool {option} $name {args}\""))
-            .ok_or_else(|| super::kind_reason(item).into()),
+            .ok_or_else(|| super::kind_reason(item)),
     }
 }
 

@@ -24,8 +24,62 @@ pub fn check(format: super::Format, text: &str) -> Option<Result<usize, FormatEr
         F::Udev => udev_rules(text).map(|v| v.len()),
         F::Modprobe => modprobe(text).map(|v| v.len()),
         F::SysctlD | F::FreebsdSysctlConf | F::LoaderConf => sysctl_lines(text).map(|v| v.len()),
+        F::Kernconf => kernconf(text).map(|v| v.len()),
+        F::Fstab => mount_options(text).map(|v| v.len()),
         F::RcConf | F::Cpuset => return None,
     })
+}
+
+/// The options field of an fstab line (fstab(5)): `name[=value]` joined by commas, no
+/// blanks. Returns the options.
+pub fn mount_options(text: &str) -> Result<Vec<String>, FormatError> {
+    let mut out = Vec::new();
+    for (n, line) in lines(text) {
+        for option in line.split(',') {
+            let name = option.split('=').next().unwrap_or("");
+            let valid = !name.is_empty()
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !option.contains(char::is_whitespace);
+            if !valid {
+                return Err(error(n, "not name[=value] options joined by commas", line));
+            }
+            out.push(option.to_string());
+        }
+    }
+    Ok(out)
+}
+
+/// A kernel configuration file as config(8) reads the lines nictune writes (config(5)):
+/// `include FILE`, `ident NAME`, `options NAME[=VALUE]`, `nooptions NAME`, one per line.
+/// Returns (keyword, argument).
+pub fn kernconf(text: &str) -> Result<Vec<(String, String)>, FormatError> {
+    let option = |s: &str| {
+        let (name, value) = s.split_once('=').unwrap_or((s, "1"));
+        let upper = |c: char| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_';
+        !name.is_empty() && name.chars().all(upper) && !value.is_empty()
+    };
+    let word = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+    };
+    let mut out = Vec::new();
+    for (n, line) in lines(text) {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let [keyword, arg] = words[..] else {
+            return Err(error(n, "not `keyword argument`", line));
+        };
+        let valid = match keyword {
+            "include" | "ident" => word(arg),
+            "options" | "nooptions" => option(arg),
+            _ => return Err(error(n, "unknown keyword", line)),
+        };
+        if !valid {
+            return Err(error(n, "bad argument", line));
+        }
+        out.push((keyword.to_string(), arg.to_string()));
+    }
+    Ok(out)
 }
 
 fn lines(text: &str) -> impl Iterator<Item = (usize, &str)> {

@@ -118,7 +118,9 @@ fn check_among(
     }
     let live = entry.caveats.iter().filter(|c| !guarded(c, together));
     for caveat in live {
-        apply_caveat(caveat, value, &context, &mut report);
+        if related(caveat, value, together) {
+            apply_caveat(caveat, value, &context, &mut report);
+        }
     }
     Ok(report)
 }
@@ -305,14 +307,41 @@ enum Truth {
     Unknown,
 }
 
+/// A caveat on the relation to another setting (`above_setting`) applies only when that
+/// setting is checked in the same set and the value is above it; other caveats always pass.
+fn related(caveat: &Caveat, value: &Value, together: &[(&Entry, Value)]) -> bool {
+    let Some(key) = &caveat.when.above_setting else {
+        return true;
+    };
+    let others: Vec<i64> = together
+        .iter()
+        .filter(|(e, _)| &e.key == key)
+        .flat_map(|(_, v)| v.integers())
+        .collect();
+    value
+        .integers()
+        .iter()
+        .any(|n| others.iter().any(|o| n > o))
+}
+
 fn apply_caveat(caveat: &Caveat, value: &Value, context: &Context, report: &mut CheckReport) {
     let when = &caveat.when;
     if !value_matches(when, value) {
         return;
     }
-    let driver = list_matches(&when.drivers, context.driver.as_deref(), |a, b| {
-        a.eq_ignore_ascii_case(b)
-    });
+    let same = |a: &str, b: &str| a.eq_ignore_ascii_case(b);
+    let listed = list_matches(&when.drivers, context.driver.as_deref(), same);
+    let unlisted = match list_matches(&when.drivers_not, context.driver.as_deref(), same) {
+        _ if when.drivers_not.is_empty() => Truth::Yes,
+        Truth::Yes => Truth::No,
+        Truth::No => Truth::Yes,
+        Truth::Unknown => Truth::Unknown,
+    };
+    let driver = match (listed, unlisted) {
+        (Truth::No, _) | (_, Truth::No) => Truth::No,
+        (Truth::Yes, Truth::Yes) => Truth::Yes,
+        _ => Truth::Unknown,
+    };
     let device = list_matches(&when.devices, context.device.as_deref(), contains_ci);
     let finding = |prefix: String| Finding {
         message: format!("{prefix}{}", caveat.text),
@@ -342,8 +371,11 @@ fn guarded(caveat: &Caveat, together: &[(&Entry, Value)]) -> bool {
 
 fn unknown_prefix(when: &Condition, driver: Truth, device: Truth) -> String {
     let mut parts = Vec::new();
-    if driver == Truth::Unknown {
+    if driver == Truth::Unknown && !when.drivers.is_empty() {
         parts.push(format!("the driver is {}", when.drivers.join(" or ")));
+    }
+    if driver == Truth::Unknown && !when.drivers_not.is_empty() {
+        parts.push("the driver is not one of those listed".to_string());
     }
     if device == Truth::Unknown {
         parts.push(format!("the device is {}", when.devices.join(" or ")));

@@ -42,6 +42,8 @@ impl Via {
             Via::Networkmanager => "NetworkManager",
             Via::UdevRule => "udev rule",
             Via::Ynl => "ynl",
+            Via::Fstab => "fstab",
+            Via::IpRoute => "ip route",
         }
     }
 }
@@ -75,6 +77,8 @@ impl Scope {
     pub fn label(self) -> &'static str {
         match self {
             Scope::Device => "per device",
+            Scope::Mount => "per mount",
+            Scope::Route => "per route",
             Scope::Queue => "per queue",
             Scope::Napi => "per NAPI instance",
             Scope::Irq => "per interrupt",
@@ -117,8 +121,14 @@ impl fmt::Display for Condition {
         if !self.drivers.is_empty() {
             parts.push(format!("driver {}", self.drivers.join(" or ")));
         }
+        if !self.drivers_not.is_empty() {
+            parts.push(format!("driver not {}", self.drivers_not.join(", ")));
+        }
         if !self.devices.is_empty() {
             parts.push(format!("device {}", self.devices.join(" or ")));
+        }
+        if let Some(other) = &self.above_setting {
+            parts.push(format!("value > {other}"));
         }
         let tests = self.value_tests();
         match tests.len() {
@@ -153,5 +163,19 @@ mod tests {
             ..Condition::default()
         };
         assert_eq!(nonzero.to_string(), "value ≠ 0");
+        let unsupported = Condition {
+            value_in: vec![1],
+            drivers_not: vec!["em".into(), "fxp".into()],
+            ..Condition::default()
+        };
+        assert_eq!(unsupported.to_string(), "driver not em, fxp and value = 1");
+        let relation = Condition {
+            above_setting: Some("freebsd.kern.polling.burst_max".into()),
+            ..Condition::default()
+        };
+        assert_eq!(
+            relation.to_string(),
+            "value > freebsd.kern.polling.burst_max"
+        );
     }
 }

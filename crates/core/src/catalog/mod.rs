@@ -50,13 +50,14 @@ use serde::Deserialize;
 use std::sync::OnceLock;
 
 /// The embedded data files, by family.
-const FILES: [(&str, &str); 6] = [
+const FILES: [(&str, &str); 7] = [
     ("coalesce.toml", include_str!("data/coalesce.toml")),
     ("netdev.toml", include_str!("data/netdev.toml")),
     ("napi.toml", include_str!("data/napi.toml")),
     ("sysctl.toml", include_str!("data/sysctl.toml")),
     ("modparams.toml", include_str!("data/modparams.toml")),
     ("freebsd.toml", include_str!("data/freebsd.toml")),
+    ("buffers.toml", include_str!("data/buffers.toml")),
 ];
 
 /// How many suggestions an unknown name gets.

@@ -71,6 +71,10 @@ pub enum Os {
 pub enum Scope {
     /// One network device (all its queues).
     Device,
+    /// One mount (a mount option, e.g. NFS `rsize`).
+    Mount,
+    /// One route (a route attribute, e.g. `window`).
+    Route,
     /// One queue of a device.
     Queue,
     /// One NAPI instance.
@@ -101,6 +105,8 @@ pub enum ValueType {
     CpuMask,
     /// A DIM moderation profile: up to 5 `usec,pkts[,comps]` entries joined by `_`.
     DimProfile,
+    /// Three integers, minimum, default and maximum (`tcp_rmem`: `4096 131072 6291456`).
+    IntegerTriple,
 }
 
 /// Unit of a value.
@@ -349,7 +355,8 @@ pub enum Severity {
 }
 
 /// When a caveat applies. Value tests are alternatives (any one matches); the value part,
-/// the driver list and the device list must all match. An empty condition always applies.
+/// the driver lists, the device list and the other setting must all match. An empty
+/// condition always applies.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Condition {
@@ -368,6 +375,13 @@ pub struct Condition {
     /// Only on these drivers.
     #[serde(default)]
     pub drivers: Vec<String>,
+    /// Only on drivers outside this list (a feature only the listed drivers have).
+    #[serde(default)]
+    pub drivers_not: Vec<String>,
+    /// Value strictly greater than this other setting's, when the two are checked together
+    /// (`kern.polling.each_burst` above `kern.polling.burst_max`).
+    #[serde(default)]
+    pub above_setting: Option<String>,
     /// Only on device models containing one of these strings.
     #[serde(default)]
     pub devices: Vec<String>,
@@ -436,6 +450,10 @@ pub enum Via {
     UdevRule,
     /// `ynl` or another netdev-netlink client.
     Ynl,
+    /// A mount option: `mount -o` and the options field of `/etc/fstab`.
+    Fstab,
+    /// An `ip route` attribute.
+    IpRoute,
 }
 
 /// How a value maps to hardware or other units (see [`super::convert`]).

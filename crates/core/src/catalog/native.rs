@@ -24,7 +24,7 @@ impl Value {
                 let parts: Vec<String> = values.iter().map(|v| v.native(via, value_type)).collect();
                 parts.join(",")
             }
-            Value::DimProfile(_) => self.to_string(),
+            Value::DimProfile(_) | Value::Triple(_) => self.to_string(),
         }
     }
 }

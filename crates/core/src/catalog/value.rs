@@ -26,6 +26,8 @@ pub enum Value {
     PerPort(Vec<Value>),
     /// DIM profile entries, least moderation first.
     DimProfile(Vec<ProfileSlot>),
+    /// Minimum, default and maximum (`tcp_rmem`).
+    Triple([i64; 3]),
 }
 
 /// One DIM profile entry; `None` keeps the entry's current field (`n/a`).
@@ -73,6 +75,7 @@ impl Value {
             Value::Enum { number, .. } => vec![*number],
             Value::Cpus(_) | Value::DimProfile(_) => Vec::new(),
             Value::PerPort(values) => values.iter().flat_map(Value::integers).collect(),
+            Value::Triple(t) => t.to_vec(),
         }
     }
 }
@@ -92,6 +95,7 @@ impl fmt::Display for Value {
                 let parts: Vec<String> = slots.iter().map(ProfileSlot::to_string).collect();
                 f.write_str(&parts.join("_"))
             }
+            Value::Triple([min, default, max]) => write!(f, "{min} {default} {max}"),
         }
     }
 }
@@ -124,6 +128,12 @@ impl Entry {
                 "1 to {DIM_PROFILE_ENTRIES} profile entries usec,pkts[,comps] joined by '_' \
                  (n/a keeps a field), such as 2,256_8,128_16,64_32,64_64,64"
             ),
+            ValueType::IntegerTriple => match self.unit.symbol() {
+                "" => "three integers: minimum default maximum".to_string(),
+                unit => format!(
+                    "three integers ({unit}): minimum default maximum, such as 4096 131072 6291456"
+                ),
+            },
         };
         if self.per_port {
             format!("{one}, or a comma-separated list of them, one per port")
@@ -157,6 +167,7 @@ impl Entry {
                 .map(Value::Cpus),
             ValueType::CpuMask => CpuSet::parse_mask(part).ok().map(Value::Cpus),
             ValueType::DimProfile => parse_dim_profile(part).map(Value::DimProfile),
+            ValueType::IntegerTriple => parse_triple(part).map(Value::Triple),
         };
         parsed.ok_or_else(|| ValueError {
             key: self.key.clone(),
@@ -230,6 +241,20 @@ fn parse_bool(text: &str) -> Option<bool> {
         "off" | "0" | "false" | "no" | "disabled" => Some(false),
         _ => None,
     }
+}
+
+/// `4096 131072 6291456` (as sysctl prints it; tabs and commas also separate), each no
+/// larger than the one after it, as the kernel keeps them.
+fn parse_triple(text: &str) -> Option<[i64; 3]> {
+    let parts: Vec<i64> = text
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .filter(|p| !p.is_empty())
+        .map(|p| parse_integer(p).ok())
+        .collect::<Option<_>>()?;
+    let [min, default, max] = parts[..] else {
+        return None;
+    };
+    (min <= default && default <= max).then_some([min, default, max])
 }
 
 /// `2,256_8,128,n/a_...` (ethtool's rx-profile syntax): 1–5 entries of up to three fields.

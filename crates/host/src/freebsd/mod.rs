@@ -4,17 +4,20 @@
 
 mod dmesg;
 mod ifconfig;
+mod ipfw;
 mod kv;
 mod netstat_m;
+pub mod script;
 mod top;
 mod topology;
 mod vmstat_i;
 
 pub use dmesg::{parse_dmesg, DmesgFacts};
 pub use ifconfig::{parse_ifconfig, IfInfo};
+pub use ipfw::{parse_nat_config, parse_rules, IpfwNat, NatInstance, NatRules};
 pub use kv::parse_kv;
 pub use netstat_m::{parse_netstat_m, MbufStats};
-pub use top::{parse_top, TopCpu};
+pub use top::{parse_top, parse_top_processes, TopCpu, TopProcess};
 pub use topology::parse_smt_groups;
 pub use vmstat_i::{parse_vmstat_i, VmstatIrq};
 
@@ -23,9 +26,14 @@ use nictune_core::input;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// The file names a FreeBSD capture directory may hold.
-pub const FILES: [&str; 9] = [
+/// The file names a FreeBSD capture directory may hold. `vmstat-i-2.txt` is a second
+/// `vmstat -i` taken later; `capture.txt` (written by the capture script,
+/// [`script::capture_script`]) says when each sample was taken, so the rates between them
+/// are measured rather than averaged since boot.
+pub const FILES: [&str; 13] = [
     "vmstat-i.txt",
+    "vmstat-i-2.txt",
+    "capture.txt",
     "netstat-m.txt",
     "sysctl.txt",
     "top.txt",
@@ -34,6 +42,8 @@ pub const FILES: [&str; 9] = [
     "sysctl.conf",
     "rc.conf",
     "dmesg.txt",
+    "ipfw-nat.txt",
+    "ipfw.txt",
 ];
 
 /// The texts of a capture, by file name (absent files are simply not in the map).
@@ -42,7 +52,13 @@ pub type FreeBsdInputs = BTreeMap<String, String>;
 /// Everything read from a FreeBSD capture.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FreeBsdSnapshot {
+    /// `vmstat -i`; with two samples, the later one with rates measured between them.
     pub interrupts: Option<Vec<VmstatIrq>>,
+    /// Seconds between the two `vmstat -i` samples when the rates were measured (None: the
+    /// rates are `vmstat -i`'s averages since boot).
+    pub rates_over_secs: Option<u64>,
+    /// Seconds since boot, from the first `vmstat -i` (a source's total over its average).
+    pub uptime_secs: Option<f64>,
     pub mbufs: Option<MbufStats>,
     /// Runtime values from `sysctl -a`.
     pub sysctl: BTreeMap<String, String>,
@@ -50,6 +66,12 @@ pub struct FreeBsdSnapshot {
     pub sysctl_conf: BTreeMap<String, String>,
     pub rc_conf: BTreeMap<String, String>,
     pub cpus: Option<Vec<TopCpu>>,
+    /// Process lines of `top -SIP` (`intr`, `kernel`, ...).
+    pub processes: Vec<TopProcess>,
+    /// ipfw's in-kernel NAT instances and the rules using them.
+    pub nat: IpfwNat,
+    /// The capture script's record (`capture.txt`): commands, exit statuses, times.
+    pub capture: BTreeMap<String, String>,
     pub interfaces: Option<Vec<IfInfo>>,
     pub dmesg: DmesgFacts,
     /// SMT sibling sets from `kern.sched.topology_spec` (empty when not captured).
@@ -118,18 +140,69 @@ fn check_counts(snap: &FreeBsdSnapshot) -> Result<(), ParseError> {
     Ok(())
 }
 
+/// Seconds since boot: `vmstat -i` prints each source's total and its average rate.
+fn uptime(first: &[VmstatIrq]) -> Option<f64> {
+    first
+        .iter()
+        .filter(|v| v.rate > 0)
+        .map(|v| v.total as f64 / v.rate as f64)
+        .max_by(f64::total_cmp)
+}
+
+/// The later sample with each source's rate measured since the earlier one; None unless
+/// `capture.txt` dates both samples at least a second apart.
+fn measured(
+    first: &[VmstatIrq],
+    later: &[VmstatIrq],
+    capture: &BTreeMap<String, String>,
+) -> Option<(Vec<VmstatIrq>, u64)> {
+    let at = |k: &str| capture.get(k)?.trim().parse::<u64>().ok();
+    let secs = at("vmstat_i_2_at")?.checked_sub(at("vmstat_i_1_at")?)?;
+    if secs == 0 {
+        return None;
+    }
+    let rated = later
+        .iter()
+        .map(|v| {
+            let before = first.iter().find(|b| b.irq == v.irq && b.name == v.name);
+            let rate = before.map_or(v.rate, |b| v.total.saturating_sub(b.total) / secs);
+            VmstatIrq { rate, ..v.clone() }
+        })
+        .collect();
+    Some((rated, secs))
+}
+
 /// Parses whatever files are present.
 pub fn snapshot(inputs: &FreeBsdInputs) -> Result<FreeBsdSnapshot, ParseError> {
     let get = |name: &str| inputs.get(name).map(String::as_str);
     let kv = |name: &str| get(name).map(parse_kv).unwrap_or_default();
+    let first = get("vmstat-i.txt").map(parse_vmstat_i).transpose()?;
+    let later = get("vmstat-i-2.txt").map(parse_vmstat_i).transpose()?;
+    let capture = kv("capture.txt");
+    let uptime_secs = first.as_deref().and_then(uptime);
+    let (interrupts, rates_over_secs) = match (&first, &later) {
+        (Some(f), Some(l)) => match measured(f, l, &capture) {
+            Some((rated, secs)) => (Some(rated), Some(secs)),
+            None => (first.clone(), None),
+        },
+        _ => (first.clone().or(later), None),
+    };
     let snap = FreeBsdSnapshot {
-        interrupts: get("vmstat-i.txt").map(parse_vmstat_i).transpose()?,
+        uptime_secs,
+        interrupts,
+        rates_over_secs,
         mbufs: get("netstat-m.txt").map(parse_netstat_m).transpose()?,
         sysctl: kv("sysctl.txt"),
         loader_conf: kv("loader.conf"),
         sysctl_conf: kv("sysctl.conf"),
         rc_conf: kv("rc.conf"),
         cpus: get("top.txt").map(parse_top).transpose()?,
+        processes: get("top.txt").map(parse_top_processes).unwrap_or_default(),
+        nat: IpfwNat {
+            instances: get("ipfw-nat.txt").map(parse_nat_config),
+            rules: get("ipfw.txt").map(parse_rules),
+        },
+        capture,
         interfaces: get("ifconfig.txt").map(parse_ifconfig),
         dmesg: get("dmesg.txt").map(parse_dmesg).unwrap_or_default(),
         smt_groups: get("sysctl.txt").map(parse_smt_groups).unwrap_or_default(),

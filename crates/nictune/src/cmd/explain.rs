@@ -166,6 +166,7 @@ fn value_kind(entry: &Entry) -> String {
         ValueType::CpuList => "CPU list (0-3,8)",
         ValueType::CpuMask => "hex CPU mask (f, ff,00000000)",
         ValueType::DimProfile => "DIM profile: up to 5 usec,pkts[,comps] entries joined by _",
+        ValueType::IntegerTriple => "three integers: minimum default maximum",
     };
     let unit = entry.unit.symbol();
     let mut text = if unit.is_empty() {

@@ -19,7 +19,10 @@ use std::path::{Path, PathBuf};
   loader.conf          FreeBSD /boot/loader.conf tunables
   freebsd-sysctl.conf  FreeBSD /etc/sysctl.conf
   rc.conf              FreeBSD polling flag for ifconfig_IF
-  cpuset               FreeBSD script binding IRQs to CPUs (cpuset -x)
+  cpuset               FreeBSD rc.d script binding queue interrupts to CPUs at boot, found
+                       by name in vmstat -i (freebsd.irq.queue-cpus@Q; irq.affinity@N)
+  kernconf             FreeBSD kernel configuration: GENERIC plus DEVICE_POLLING, HZ
+  fstab                NFS mount options (rsize, wsize) for the options field of /etc/fstab
   systemd-unit         oneshot service re-running `nictune apply --profile` on device add,
                        for what no native format holds (per-NAPI values, IRQ affinity)
 Settings a format cannot express are listed on stderr and at the top of the file.")]

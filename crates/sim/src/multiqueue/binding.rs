@@ -3,7 +3,8 @@
 //! FreeBSD igb (8.x) binds queue N of every port to CPU N, so one busy CPU slows the same
 //! queue on all ports; the Case 5 fix gives every (port, queue) vector a CPU of its own
 //! (`cpuset -l <cpu> -x <irq>`). An explicit map is read from text, one vector per line:
-//! `igb7:que 0 12` (the `vmstat -i` name, then the CPU); `#` starts a comment.
+//! `igb7:que 0 12` (the `vmstat -i` name, then the CPU) or the field case's own
+//! `igb7:0:12` (interface, queue, CPU); `#` starts a comment.
 
 /// One interrupt vector: a queue of a port.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -43,7 +44,7 @@ impl Binding {
 
 /// A line of a binding map that could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("binding map line {line}: {problem} in {text:?}; expected `<driver><unit>:que <queue> <cpu>` such as `igb7:que 0 12`")]
+#[error("binding map line {line}: {problem} in {text:?}; expected `<driver><unit>:que <queue> <cpu>` such as `igb7:que 0 12`, or `<driver><unit>:<queue>:<cpu>` such as `igb7:0:12`")]
 pub struct BindingParseError {
     /// 1-based line number.
     pub line: usize,
@@ -72,6 +73,15 @@ pub fn parse_map(text: &str, driver: &str, ncpus: u32) -> Result<Binding, Bindin
 }
 
 fn parse_line(line: &str, driver: &str, ncpus: u32) -> Result<(Vector, u32), &'static str> {
+    // `igb7:0:12` is `igb7:que 0 12` written the field case's way.
+    let colons: String;
+    let line = match line.split(':').collect::<Vec<_>>()[..] {
+        [name, queue, cpu] if !line.contains(char::is_whitespace) => {
+            colons = format!("{name}:que {queue} {cpu}");
+            colons.as_str()
+        }
+        _ => line,
+    };
     let mut words = line.split_whitespace();
     let name = words.next().ok_or("missing interface")?;
     let unit = name
@@ -131,6 +141,18 @@ mod tests {
         assert_eq!(b.cpu(v(7, 1), 4, 24), 13);
         assert_eq!(b.cpu(v(9, 3), 4, 24), 23);
         assert_eq!(b.cpu(v(0, 1), 4, 24), 1, "unlisted: driver default");
+    }
+
+    #[test]
+    fn the_field_case_map_format_reads_the_same() {
+        let colons = parse_map("igb7:0:12\nigb7:1:13 # next\n", "igb", 24).unwrap();
+        let words = parse_map("igb7:que 0 12\nigb7:que 1 13\n", "igb", 24).unwrap();
+        assert_eq!(colons, words);
+        let e = parse_map("igb7:0:24", "igb", 24).unwrap_err();
+        assert_eq!(e.problem, "CPU beyond the host's CPU count");
+        assert!(e.to_string().contains("igb7:0:12"), "{e}");
+        let e = parse_map("igb7:x:1", "igb", 24).unwrap_err();
+        assert_eq!(e.problem, "queue is not a number");
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! FreeBSD doctor rules over a [`FreeBsdSnapshot`] read from captured command output.
 
 mod mbufs;
+mod nat;
 mod pileup;
+pub use pileup::rates_source;
 mod polling;
 
 use super::Finding;
@@ -12,6 +14,7 @@ pub fn run(snap: &FreeBsdSnapshot) -> Vec<Finding> {
     let mut out = Vec::new();
     out.extend(mbufs::clusters(snap));
     out.extend(pileup::irq_pileup(snap));
+    out.extend(nat::nat_lock(snap));
     out.extend(polling::polling_ceiling(snap));
     out.extend(polling::rx_processing_limit(snap));
     out

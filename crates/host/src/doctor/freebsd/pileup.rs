@@ -34,7 +34,8 @@ pub fn irq_pileup(snap: &FreeBsdSnapshot) -> Vec<Finding> {
         .evidence("queue interrupt vectors", vectors.len())
         .evidence("CPUs", ncpu)
         .evidence("CPUs serving queue vectors", per_cpu.len())
-        .evidence("binding from", source);
+        .evidence("binding from", source)
+        .evidence("interrupt rates", rates_source(snap));
     for (cpu, irqs) in &per_cpu {
         let rate = crate::procfs::total(irqs.iter().map(|(_, r)| r));
         f = f.evidence(
@@ -56,7 +57,10 @@ pub fn irq_pileup(snap: &FreeBsdSnapshot) -> Vec<Finding> {
     f = f.explain(
         "The same queue of every port is bound to the same CPU, so one saturated CPU slows \
          that queue on all ports while most CPUs idle. Bind each (port, queue) vector to its \
-         own CPU, busiest first.",
+         own CPU, busiest first. The cpuset lines use this boot's IRQ numbers and last until \
+         a reboot; to bind at every boot by the interrupt's name, put the map in a profile \
+         per port (freebsd.irq.queue-cpus@Q = CPU) and install its \
+         `nictune export --format cpuset` rc.d script.",
     );
     for (irq, cpu) in spread_map(snap, &vectors, ncpu) {
         f = f.fix(format!("cpuset -l {cpu} -x {irq}"));
@@ -90,6 +94,14 @@ fn spread_map(snap: &FreeBsdSnapshot, vectors: &[QueueVector], ncpu: u32) -> Vec
     let cpus: Vec<u32> = (0..ncpu).collect();
     let siblings = |c: u32| -> CpuSet { snap.siblings(c) };
     spread(&loads, &cpus, &siblings)
+}
+
+/// Where the `vmstat -i` rates come from: measured between two samples, or boot averages.
+pub fn rates_source(snap: &FreeBsdSnapshot) -> String {
+    match snap.rates_over_secs {
+        Some(s) => format!("measured over {s} s (two vmstat -i samples)"),
+        None => "vmstat -i averages since boot".into(),
+    }
 }
 
 const DEFAULT_BINDING: &str = "driver default: queue Q on CPU Q (no binding in dmesg)";

@@ -11,6 +11,10 @@ use crate::freebsd::FreeBsdSnapshot;
 const DEFAULT_BURST_MAX: i64 = 150;
 /// Packet rate above this share of the polling ceiling leaves no headroom for bursts.
 const NEAR_CEILING: f64 = 0.8;
+/// `kern.polling.burst` at or above this share of burst_max: the kernel has raised the
+/// per-tick burst (+1 per tick while there is time left, kern_poll.c netisr_pollmore) to
+/// its limit.
+const NEAR_BURST_MAX: f64 = 0.9;
 /// A queue vector above this many interrupts/s is busy.
 const BUSY_VECTOR_RATE: u64 = 5_000;
 
@@ -57,10 +61,27 @@ pub fn polling_ceiling(snap: &FreeBsdSnapshot) -> Vec<Finding> {
     if ceiling < 100_000 {
         f.severity = Severity::Warning;
     }
+    if let Some(burst) = snap.setting_i64("kern.polling.burst") {
+        f = f.evidence("kern.polling.burst (current, adapted each tick)", burst);
+        for counter in ["kern.polling.lost_polls", "kern.polling.stalled"] {
+            if let Some(n) = snap.setting_i64(counter) {
+                f = f.evidence(counter, n);
+            }
+        }
+        if burst as f64 >= NEAR_BURST_MAX * burst_max as f64 {
+            f.severity = Severity::Warning;
+            f.explanation += &format!(
+                " The kernel has raised the per-tick burst to {burst} of burst_max                  {burst_max}: polling already takes all it may each tick, so more traffic                  waits in the ring and is dropped there."
+            );
+        }
+    }
     f = f.fix(format!(
         "sysctl kern.polling.burst_max={}",
         burst_max.saturating_mul(2).min(1000)
     ));
+    if f.severity >= Severity::Warning && idle_poll == 0 {
+        f = f.fix("sysctl kern.polling.idle_poll=1");
+    }
     vec![f]
 }
 
@@ -104,21 +125,11 @@ pub fn rx_processing_limit(snap: &FreeBsdSnapshot) -> Vec<Finding> {
     out
 }
 
-/// Seconds since boot: `vmstat -i` prints each source's total and its average rate.
-fn uptime_secs(snap: &FreeBsdSnapshot) -> Option<f64> {
-    snap.interrupts
-        .as_ref()?
-        .iter()
-        .filter(|v| v.rate > 0)
-        .map(|v| v.total as f64 / v.rate as f64)
-        .max_by(f64::total_cmp)
-}
-
 /// Average received packets per second since boot, from the driver's MAC counter
 /// (`dev.em.0.mac_stats.good_pkts_recvd`) over the uptime.
 fn average_rx_pps(snap: &FreeBsdSnapshot, ifname: &str) -> Option<f64> {
     let (drv, unit) = ifname.split_at(super::driver_of(ifname).len());
     let key = format!("dev.{drv}.{unit}.mac_stats.good_pkts_recvd");
     let packets = snap.setting_i64(&key)? as f64;
-    Some(packets / uptime_secs(snap)?.max(1.0))
+    Some(packets / snap.uptime_secs?.max(1.0))
 }

@@ -1,7 +1,9 @@
-//! Drops and squeezes: `nic-drops` (drops, FIFO overruns, errors), `softnet-squeeze`
-//! (time_squeeze, backlog drops) and `ring-small` (rings far below the driver maximum while
-//! the NIC drops). Growing counts (sampled with `--interval`) are warnings; counts since
-//! boot without a sample are information.
+//! Drops and squeezes: `nic-drops` (drops, FIFO overruns, errors), `rx-overruns` (FIFO
+//! overruns growing while sampled: the levers are the ring, how soon the card is emptied and
+//! the window peers may fill), `softnet-squeeze` (time_squeeze, backlog drops) and
+//! `ring-small` (rings far below the driver maximum while the NIC drops). Growing counts
+//! (sampled with `--interval`) are warnings; counts since boot without a sample are
+//! information.
 
 use crate::doctor::{Finding, Severity};
 use crate::procfs::SoftnetRow;
@@ -46,6 +48,77 @@ pub fn nic_drops(snap: &HostSnapshot, rates: Option<&Rates>) -> Vec<Finding> {
                 nic.name
             ));
         }
+        out.push(f);
+    }
+    out
+}
+
+/// TCP payload of one full Ethernet frame with timestamps (1500 − 20 − 20 − 12): what one
+/// receive descriptor holds of a back-to-back burst.
+const FRAME_PAYLOAD: u64 = 1448;
+
+/// `rx-overruns`: the receive FIFO overflowing during `--interval`. What a peer sends back to
+/// back must fit in the card's buffer and the rx ring until the host empties them (the
+/// HOWTO's advice for small-buffer cards, seed-cases.md case 4), so the levers are the ring
+/// size, how soon the card is emptied (interrupt moderation), and the window that bounds a
+/// burst (per route, or NFS rsize/wsize for NFS traffic).
+pub fn rx_overruns(snap: &HostSnapshot, rates: Option<&Rates>) -> Vec<Finding> {
+    let (Some(rates), Some(devs)) = (rates, snap.counters.net_dev.value()) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for nic in &snap.nics {
+        let Some(rate) = rates.nics.iter().find(|n| n.name == nic.name) else {
+            continue;
+        };
+        if rate.rx_fifo_per_s <= 0.0 {
+            continue;
+        }
+        let name = &nic.name;
+        let fifo = devs
+            .iter()
+            .find(|d| &d.name == name)
+            .map_or(0, |d| d.rx_fifo);
+        let mut f = Finding::new("rx-overruns", Severity::Warning, name)
+            .evidence(
+                "rx overruns/s (rx_fifo)",
+                format!("{:.1}", rate.rx_fifo_per_s),
+            )
+            .evidence("rx packets/s", format!("{:.0}", rate.rx_pps))
+            .evidence("rx_fifo since boot", fifo);
+        let rings = match &nic.rings {
+            Readable::Value(r) => r.rx.zip(r.rx_max),
+            _ => None,
+        };
+        if let Some((rx, max)) = rings {
+            f = f.evidence("rx ring (now / driver maximum)", format!("{rx} / {max}"));
+        }
+        let rx_usecs = match &nic.coalesce {
+            Readable::Value(c) => c.get("rx-usecs"),
+            _ => None,
+        };
+        if let Some(usecs) = rx_usecs {
+            f = f.evidence("coalesce rx-usecs", usecs);
+        }
+        f = f.explain(
+            "The card's receive buffer overflowed before the host emptied it: a burst larger              than the card's buffer plus the rx ring arrived faster than it was taken. Three              levers: a larger rx ring; emptying the card sooner (a lower rx-usecs, or a CPU              less busy); and a smaller window, so peers send less back to back — per route              (route.window) for the slow path, or smaller NFS rsize/wsize for NFS traffic.",
+        );
+        match rings {
+            Some((rx, max)) if rx < max => f = f.fix(format!("ethtool -G {name} rx {max}")),
+            _ => {}
+        }
+        if let Some(usecs) = rx_usecs.filter(|u| *u > 1) {
+            f = f.fix(format!("ethtool -C {name} rx-usecs {}", usecs / 2));
+        }
+        // After the ring fix the ring holds `max` frames: a window no larger than that.
+        let window = rings.map_or("<bytes>".to_string(), |(_, max)| {
+            (u64::from(max) * FRAME_PAYLOAD).to_string()
+        });
+        f = f
+            .fix(format!(
+                "ip route change <destination> dev {name} window {window}   # route.window: at most what the ring holds"
+            ))
+            .fix("nictune explain nfs.rsize   # NFS over this port: smaller rsize/wsize (export --format fstab)");
         out.push(f);
     }
     out

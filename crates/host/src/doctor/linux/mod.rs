@@ -22,6 +22,7 @@ pub fn run(
     let mut out = Vec::new();
     out.extend(pileup::irq_pileup(snap, rates));
     out.extend(drops::nic_drops(snap, rates));
+    out.extend(drops::rx_overruns(snap, rates));
     out.extend(drops::softnet(snap, rates));
     out.extend(drops::small_rings(snap, rates));
     out.extend(moderation::fixed_rate_mismatch(snap, rates));
