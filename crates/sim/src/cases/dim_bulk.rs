@@ -24,7 +24,7 @@ fn costs() -> HostCosts {
 }
 
 /// Runs the bulk stream with `policy` for `duration`.
-pub fn run(policy: Box<dyn ModerationPolicy + Send>, duration: Nanos) -> RxHostOutcome {
+pub fn run(policy: Box<dyn ModerationPolicy>, duration: Nanos) -> RxHostOutcome {
     run_host(RxHostParams {
         offered_pps: BULK_PPS,
         frame: Bytes(1514),
@@ -42,17 +42,17 @@ pub fn run(policy: Box<dyn ModerationPolicy + Send>, duration: Nanos) -> RxHostO
 }
 
 /// DIM on the receive queue (EQE profiles, the mlx5 default for rx).
-pub fn dim() -> Box<dyn ModerationPolicy + Send> {
+pub fn dim() -> Box<dyn ModerationPolicy> {
     Box::new(Dim::new(Direction::Rx, TimerStart::AtFirstEvent))
 }
 
 /// A fixed rx-usecs 8 with DIM's frame count for that period.
-pub fn fixed_8us() -> Box<dyn ModerationPolicy + Send> {
-    Box::new(Fixed(Coalescing::Timer {
-        usecs: Nanos::from_micros(8),
-        frames: 256,
-        start: TimerStart::AtFirstEvent,
-    }))
+pub fn fixed_8us() -> Box<dyn ModerationPolicy> {
+    Box::new(Fixed(Coalescing::timer(
+        Nanos::from_micros(8),
+        256,
+        TimerStart::AtFirstEvent,
+    )))
 }
 
 #[cfg(test)]

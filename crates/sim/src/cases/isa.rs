@@ -200,11 +200,21 @@ struct Frame {
     kind: Kind,
 }
 
-const EV_WIRE: u16 = 0;
-const EV_CPU: u16 = 1;
-const EV_PEER: u16 = 2;
-const EV_TIMER: u16 = 3;
-const EV_REPLY: u16 = 4;
+/// What can happen on the segment and the two hosts: the engine queue orders these by
+/// `(time, seq)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Event {
+    /// The frame on the wire has been sent in full.
+    WireDone,
+    /// The 486's current unit of work ends.
+    CpuDone,
+    /// The peer may send its next frame.
+    PeerFree,
+    /// The peer's retransmission timer.
+    Timer,
+    /// A reply the server prepared is ready to go.
+    ReplyReady,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Unit {
@@ -221,7 +231,7 @@ enum Unit {
 struct Sim<'a> {
     p: &'a IsaParams,
     bus: IsaBus,
-    agenda: EventQueue<u16>,
+    agenda: EventQueue<Event>,
     now: u64,
     // The segment.
     wire: VecDeque<Frame>,
@@ -286,7 +296,8 @@ impl Sim<'_> {
     fn start_wire(&mut self) {
         if let Some(f) = self.wire.front() {
             self.wire_busy = true;
-            self.agenda.schedule(self.now + wire_time(f.bytes), EV_WIRE);
+            self.agenda
+                .schedule(self.now + wire_time(f.bytes), Event::WireDone);
         }
     }
 
@@ -324,7 +335,7 @@ impl Sim<'_> {
     fn run_unit(&mut self, unit: Unit, d: u64) {
         self.unit = unit;
         self.unit_end = self.now + d;
-        self.agenda.schedule(self.unit_end, EV_CPU);
+        self.agenda.schedule(self.unit_end, Event::CpuDone);
     }
 
     fn start_drain(&mut self) {
@@ -432,14 +443,14 @@ impl Sim<'_> {
                 self.acked = a;
                 self.progress_at = self.now;
                 self.agenda
-                    .schedule(self.now + self.p.costs.rto.0, EV_TIMER);
+                    .schedule(self.now + self.p.costs.rto.0, Event::Timer);
             }
             Kind::Request(id) => {
                 // The reply is ready after the server's turnaround; it then queues behind any
                 // reply the server is still sending.
                 let at = self.now + self.p.costs.server_turnaround.0;
                 self.replies_pending.push_back((at, id));
-                self.agenda.schedule(at, EV_REPLY);
+                self.agenda.schedule(at, Event::ReplyReady);
             }
             _ => {}
         }
@@ -474,7 +485,7 @@ impl Sim<'_> {
             };
             let free = self.now + wire_time(f.bytes) + gap;
             self.send(f);
-            self.agenda.schedule(free, EV_PEER);
+            self.agenda.schedule(free, Event::PeerFree);
         }
     }
 
@@ -488,7 +499,7 @@ impl Sim<'_> {
                     self.next_seq = self.acked;
                     self.progress_at = self.now;
                     self.agenda
-                        .schedule(self.now + self.p.costs.rto.0, EV_TIMER);
+                        .schedule(self.now + self.p.costs.rto.0, Event::Timer);
                     self.peer_try();
                 }
             }
@@ -514,7 +525,7 @@ impl Sim<'_> {
     fn request(&mut self, id: u64) {
         let deadline = self.now + self.p.costs.nfs_timeout.0;
         self.waiting.push((id, deadline, 0));
-        self.agenda.schedule(deadline, EV_TIMER);
+        self.agenda.schedule(deadline, Event::Timer);
         self.pc_send(150, Kind::Request(id));
     }
 
@@ -587,8 +598,8 @@ pub fn run(p: &IsaParams) -> IsaOutcome {
     };
     match p.workload {
         IsaWorkload::Ttcp { .. } => {
-            sim.agenda.schedule(0, EV_PEER);
-            sim.agenda.schedule(p.costs.rto.0, EV_TIMER);
+            sim.agenda.schedule(0, Event::PeerFree);
+            sim.agenda.schedule(p.costs.rto.0, Event::Timer);
         }
         IsaWorkload::Nfs { outstanding, .. } => {
             for _ in 0..outstanding.max(1) {
@@ -601,13 +612,13 @@ pub fn run(p: &IsaParams) -> IsaOutcome {
     while let Some((t, ev)) = sim.agenda.pop_until(p.duration.0) {
         sim.now = t;
         match ev {
-            EV_WIRE => sim.wire_done(),
-            EV_CPU => sim.cpu_done(),
-            EV_PEER => {
+            Event::WireDone => sim.wire_done(),
+            Event::CpuDone => sim.cpu_done(),
+            Event::PeerFree => {
                 sim.peer_busy = false;
                 sim.peer_try();
             }
-            EV_REPLY => {
+            Event::ReplyReady => {
                 while let Some(&(at, id)) = sim.replies_pending.front() {
                     if at > sim.now {
                         break;
@@ -617,7 +628,7 @@ pub fn run(p: &IsaParams) -> IsaOutcome {
                 }
                 sim.peer_try();
             }
-            _ => sim.timer(),
+            Event::Timer => sim.timer(),
         }
     }
     let secs = p.duration.as_secs_f64();

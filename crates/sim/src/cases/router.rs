@@ -22,7 +22,7 @@ use crate::engine::min_tree::MinTree;
 use crate::engine::rng::Rng;
 use crate::freebsd::rx_limit::RxProcessLimit;
 use crate::moderation::freebsd_aim::SizeAim;
-use crate::moderation::{Coalescing, ModerationPolicy, Traffic};
+use crate::moderation::{Coalescing, ModerationCtx, ModerationPolicy, Traffic};
 use crate::multiqueue::binding::{Binding, Vector};
 use crate::multiqueue::nat::{Handoff, NatLocks};
 use crate::multiqueue::rss::{FlowKey, Rss};
@@ -295,8 +295,9 @@ impl Sim<'_> {
         let q = &mut self.vqs[v];
         q.last_irq = at;
         q.irqs += 1;
-        if let Some(Coalescing::Throttle(gap)) = q.aim.on_interrupt(Nanos(at)) {
-            q.interval = gap.0;
+        let ctx = ModerationCtx::at(Nanos(at), Coalescing::throttle(Nanos(q.interval)));
+        if let Some(c) = q.aim.on_interrupt(&ctx) {
+            q.interval = c.interval_ns;
         }
     }
 
@@ -335,10 +336,10 @@ impl Sim<'_> {
         };
         let frame = self.p.frame.0;
         let q = &mut self.vqs[job.v];
-        q.aim
-            .observe(Traffic::rx(job.taken as u64, job.taken as u64 * frame));
-        if let Some(Coalescing::Throttle(gap)) = q.aim.on_complete(Nanos(t)) {
-            q.interval = gap.0;
+        let window = Traffic::rx(job.taken as u64, job.taken as u64 * frame);
+        let ctx = ModerationCtx::at(Nanos(t), Coalescing::throttle(Nanos(q.interval)));
+        if let Some(c) = q.aim.on_poll_complete(&ctx, &window) {
+            q.interval = c.interval_ns;
         }
         if self.limit.get() == Some(job.taken) && q.ring > 0 {
             q.ready = t;
@@ -383,10 +384,7 @@ pub fn run(p: &RouterParams) -> RouterOutcome {
     let down_drops =
         (per_port_pps * (p.ports as usize - up.len()) as f64 * p.duration.as_secs_f64()) as u64;
     let ncpus = p.topology.cpus();
-    let initial = match crate::moderation::rate_to_256ns_throttle(p.max_interrupt_rate) {
-        Coalescing::Throttle(g) => g.0,
-        _ => 0,
-    };
+    let initial = crate::moderation::rate_to_256ns_throttle(p.max_interrupt_rate).interval_ns;
     let mut vqs = Vec::new();
     for &port in &up {
         for (queue, share) in queue_shares(p.queues, p.flows_per_port, port)

@@ -31,7 +31,7 @@ use crate::engine::queue::EventQueue;
 use crate::engine::rng::Rng;
 use crate::freebsd::polling::{PollMore, Polling, PollingConfig};
 use crate::metrics::histogram::Histogram;
-use crate::moderation::{Coalescing, ModerationPolicy, TimerStart, Traffic};
+use crate::moderation::{Coalescing, ModerationCtx, ModerationPolicy, Traffic};
 use crate::napi_extras::busy_poll::{BusyLoop, BusyPollConfig, BusyStep};
 use crate::napi_extras::complete::{Napi, NapiConfig};
 use nictune_core::metrics::{CpuSplit, HostMetrics, Metrics};
@@ -69,7 +69,7 @@ pub enum RxMode {
     /// Interrupts with a moderation policy (fixed or adaptive) and a NAPI weight.
     Interrupts {
         /// The driver's moderation.
-        policy: Box<dyn ModerationPolicy + Send>,
+        policy: Box<dyn ModerationPolicy>,
         /// NAPI weight (64).
         weight: u32,
     },
@@ -139,11 +139,20 @@ pub struct RxHostOutcome {
     pub events: u64,
 }
 
-const EV_IRQ: u16 = 0;
-const EV_KERNEL: u16 = 1;
-const EV_TICK: u16 = 2;
-const EV_APP: u16 = 3;
-const EV_BUSY: u16 = 4;
+/// What can happen on the host: the engine queue orders these by `(time, seq)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Event {
+    /// The NIC raises the interrupt.
+    Irq,
+    /// The kernel work in progress (hard interrupt, NAPI poll, polling chunk) ends.
+    KernelDone,
+    /// The clock tick (polling mode).
+    Tick,
+    /// The application finished consuming a frame.
+    AppDone,
+    /// The busy-poll loop takes its next step.
+    BusyStep,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kernel {
@@ -155,10 +164,10 @@ enum Kernel {
 
 struct Sim<'a> {
     p: &'a RxHostParams,
-    policy: Option<Box<dyn ModerationPolicy + Send>>,
+    policy: Option<Box<dyn ModerationPolicy>>,
     weight: u32,
     polling: Option<Polling>,
-    agenda: EventQueue<u16>,
+    agenda: EventQueue<Event>,
     now: u64,
     rng: Rng,
     mean_gap: f64,
@@ -261,7 +270,7 @@ impl Sim<'_> {
         }
         self.kernel = kind;
         self.kernel_end = self.now + d;
-        self.agenda.schedule(self.kernel_end, EV_KERNEL);
+        self.agenda.schedule(self.kernel_end, Event::KernelDone);
         self.preempt_app(d);
     }
 
@@ -269,7 +278,7 @@ impl Sim<'_> {
     fn preempt_app(&mut self, d: u64) {
         if self.app_busy && self.app_end > self.now {
             self.app_end += d;
-            self.agenda.schedule(self.app_end, EV_APP);
+            self.agenda.schedule(self.app_end, Event::AppDone);
         }
     }
 
@@ -297,32 +306,36 @@ impl Sim<'_> {
                 .min(self.next_probe)
                 .min(self.tx_next)
         };
-        let at = match self.setting {
-            Coalescing::Off => first,
-            Coalescing::Throttle(gap) => first.max(self.last_irq + gap.0),
-            Coalescing::Timer {
-                usecs,
-                frames,
-                start,
-            } => self.timer_fire(first, usecs.0, frames, start),
+        let s = self.setting;
+        let mut at = if s.rx_timed() {
+            self.timer_fire(first, s)
+        } else {
+            first
         };
+        if s.interval_ns > 0 {
+            at = at.max(self.last_irq + s.interval_ns);
+        }
         self.irq_pending = true;
-        self.agenda.schedule(at.max(self.now), EV_IRQ);
+        self.agenda.schedule(at.max(self.now), Event::Irq);
     }
 
-    /// A coalescing timer with a frame count: the interrupt comes when `frames` are pending or
-    /// the timer expires — started at the first frame (EQE) or restarted by each (CQE).
-    fn timer_fire(&mut self, first: u64, usecs: u64, frames: u32, start: TimerStart) -> u64 {
+    /// The receive delay timers with a frame count: the interrupt comes when `rx_frames` are
+    /// pending or a timer expires (the absolute one from the first frame, the packet one
+    /// restarted by each; [`Coalescing::rx_deadline`]). Without a frame count the wait is
+    /// bounded by the ring filling up.
+    fn timer_fire(&mut self, first: u64, s: Coalescing) -> u64 {
         let pending = self.ring as usize;
+        let frames = if s.rx_frames > 0 {
+            s.rx_frames
+        } else {
+            self.p.ring
+        };
         let need = (frames as usize).saturating_sub(pending.max(1));
         let mut last = first;
         let skip = usize::from(pending == 0);
         for k in 0..need {
             let a = self.future_arrival(k + skip);
-            let deadline = match start {
-                TimerStart::AtFirstEvent => first + usecs,
-                TimerStart::PerCompletion => last + usecs,
-            };
+            let deadline = s.rx_deadline(first, last);
             if a > deadline {
                 return deadline;
             }
@@ -343,11 +356,8 @@ impl Sim<'_> {
             self.acct.irq += self.p.costs.irq.0;
             return;
         }
-        if let Some(w) = self
-            .policy
-            .as_mut()
-            .and_then(|p| p.on_interrupt(Nanos(self.now)))
-        {
+        let ctx = ModerationCtx::at(Nanos(self.now), self.setting);
+        if let Some(w) = self.policy.as_mut().and_then(|p| p.on_interrupt(&ctx)) {
             self.setting = w;
         }
         if self.kernel == Kernel::Idle {
@@ -357,7 +367,7 @@ impl Sim<'_> {
             // The hard interrupt runs at once; the work in progress finishes later.
             self.acct.irq += self.p.costs.irq.0;
             self.kernel_end += self.p.costs.irq.0;
-            self.agenda.schedule(self.kernel_end, EV_KERNEL);
+            self.agenda.schedule(self.kernel_end, Event::KernelDone);
             self.softirq_pending = true;
         }
     }
@@ -377,11 +387,14 @@ impl Sim<'_> {
         if n == self.weight {
             return self.poll();
         }
-        if let Some(policy) = self.policy.as_mut() {
-            policy.observe(std::mem::take(&mut self.window));
-            if let Some(w) = policy.on_complete(Nanos(self.now)) {
-                self.setting = w;
-            }
+        let window = std::mem::take(&mut self.window);
+        let ctx = ModerationCtx::at(Nanos(self.now), self.setting);
+        if let Some(w) = self
+            .policy
+            .as_mut()
+            .and_then(|p| p.on_poll_complete(&ctx, &window))
+        {
+            self.setting = w;
         }
         self.masked = false;
         self.arm_irq();
@@ -392,7 +405,7 @@ impl Sim<'_> {
 
     fn tick(&mut self) {
         let tick = self.polling.as_ref().map_or(0, |p| p.tick().0);
-        self.agenda.schedule(self.now + tick, EV_TICK);
+        self.agenda.schedule(self.now + tick, Event::Tick);
         let scheduled = self.polling.as_mut().is_some_and(Polling::hardclock);
         if scheduled && self.kernel == Kernel::Idle {
             self.chunk();
@@ -439,7 +452,7 @@ impl Sim<'_> {
         let d = self.p.costs.app_per_frame.0;
         self.acct.user += d;
         self.app_end = self.now + d;
-        self.agenda.schedule(self.app_end, EV_APP);
+        self.agenda.schedule(self.app_end, Event::AppDone);
     }
 
     fn app_done(&mut self) {
@@ -465,7 +478,7 @@ impl Sim<'_> {
 
     fn busy_schedule(&mut self, at: u64) {
         self.busy_step_at = at;
-        self.agenda.schedule(at, EV_BUSY);
+        self.agenda.schedule(at, Event::BusyStep);
     }
 
     fn busy_step(&mut self) {
@@ -539,11 +552,11 @@ impl Sim<'_> {
 pub fn run(mut p: RxHostParams) -> RxHostOutcome {
     // The run owns the mode's state; what stays in `p` is configuration only.
     let mode = std::mem::replace(&mut p.mode, RxMode::Polling(PollingConfig::default()));
-    let (policy, weight, polling) = match mode {
+    let (mut policy, weight, polling) = match mode {
         RxMode::Interrupts { policy, weight } => (Some(policy), weight, None),
         RxMode::Polling(cfg) => (None, 1, Some(Polling::new(cfg))),
     };
-    let setting = policy.as_ref().map_or(Coalescing::Off, |p| p.current());
+    let setting = policy.as_mut().map_or(Coalescing::OFF, |p| p.initial());
     // Polling cleans transmit descriptors in the poll handler: no causes to track.
     let tx_next = match (&p.tx, &polling) {
         (Some(tx), None) => tx.delay.0,
@@ -590,18 +603,18 @@ pub fn run(mut p: RxHostParams) -> RxHostOutcome {
         acct: CoreNs::default(),
     };
     if sim.polling.is_some() {
-        sim.agenda.schedule(0, EV_TICK);
+        sim.agenda.schedule(0, Event::Tick);
     } else {
         sim.arm_irq();
     }
     while let Some((t, ev)) = sim.agenda.pop_until(p.duration.0) {
         sim.now = t;
         match ev {
-            EV_IRQ => sim.irq_fires(),
-            EV_KERNEL => sim.kernel_done(),
-            EV_TICK => sim.tick(),
-            EV_BUSY => sim.busy_step(),
-            _ => sim.app_done(),
+            Event::Irq => sim.irq_fires(),
+            Event::KernelDone => sim.kernel_done(),
+            Event::Tick => sim.tick(),
+            Event::BusyStep => sim.busy_step(),
+            Event::AppDone => sim.app_done(),
         }
     }
     outcome(&p, sim)
@@ -671,11 +684,11 @@ mod tests {
         let modes = [
             RxMode::Polling(PollingConfig::default()),
             RxMode::Interrupts {
-                policy: Box::new(Fixed(Coalescing::Off)),
+                policy: Box::new(Fixed(Coalescing::OFF)),
                 weight: 64,
             },
             RxMode::Interrupts {
-                policy: Box::new(Fixed(Coalescing::Throttle(Nanos::from_micros(50)))),
+                policy: Box::new(Fixed(Coalescing::throttle(Nanos::from_micros(50)))),
                 weight: 64,
             },
         ];
@@ -692,7 +705,7 @@ mod tests {
     #[test]
     fn interrupts_without_moderation_starve_the_application_polling_does_not() {
         let intr = overload(RxMode::Interrupts {
-            policy: Box::new(Fixed(Coalescing::Off)),
+            policy: Box::new(Fixed(Coalescing::OFF)),
             weight: 64,
         });
         let poll = overload(RxMode::Polling(PollingConfig::default()));
@@ -711,7 +724,7 @@ mod tests {
             ring: 256,
             socket_frames: 64,
             mode: RxMode::Interrupts {
-                policy: Box::new(Fixed(Coalescing::Throttle(Nanos::from_micros(125)))),
+                policy: Box::new(Fixed(Coalescing::throttle(Nanos::from_micros(125)))),
                 weight: 64,
             },
             costs: HostCosts {

@@ -23,11 +23,11 @@ pub use super::spec::{HostSpec, Phases, SimSpec, Topology};
 
 use super::clock::Oscillator;
 use super::queue::EventQueue;
-use crate::driver::policy::{ModerationCtx, ModerationPolicy, PollWindow};
 use crate::host::costs::Costs;
 use crate::host::cpu::{AppWake, Cpu, KernelWork};
 use crate::host::napi::{NapiConfig, Softnet};
 use crate::metrics::recorder::Recorder;
+use crate::moderation::{ModerationCtx, ModerationPolicy, Traffic};
 use crate::napi_extras::complete::{Napi, NapiConfig as NapiState};
 use crate::napi_extras::softirq::AfterPass;
 use crate::nic::link::Link;
@@ -71,7 +71,7 @@ struct Host {
     softnet: Softnet,
     policy: Box<dyn ModerationPolicy>,
     watchdog_phase: u64,
-    window: PollWindow,
+    window: Traffic,
     poll: Option<PollRun>,
     pending_refill: u32,
     check_at: Option<u64>,
@@ -100,7 +100,7 @@ impl Host {
             softnet: Softnet::default(),
             policy: spec.policy,
             watchdog_phase: spec.phase.watchdog_ns,
-            window: PollWindow::default(),
+            window: Traffic::default(),
             poll: None,
             pending_refill: 0,
             check_at: None,
@@ -115,7 +115,7 @@ impl Host {
 
     fn ctx(&self, now: u64) -> ModerationCtx {
         ModerationCtx {
-            now,
+            now: Nanos(now),
             link_mbps: self.nic.config().link_mbps,
             counters: self.nic.counters,
             regs: self.nic.regs(),
@@ -277,7 +277,7 @@ impl Sim {
             host.nic.write_regs(regs, now);
         }
         if host.napi.schedule() {
-            host.window = PollWindow::default();
+            host.window = Traffic::default();
         }
         self.raise_softirq(h, end);
     }
@@ -449,7 +449,7 @@ impl Sim {
             host.nic.write_regs(regs, now);
         }
         if let Some(p) = host.policy.watchdog_period() {
-            self.q.schedule(now + p, Ev::Watchdog(h as u8));
+            self.q.schedule(now + p.0, Ev::Watchdog(h as u8));
         }
         self.try_irq(h, now);
     }

@@ -3,11 +3,11 @@
 use super::error::ScenarioError;
 use super::value::Value;
 use crate::driver::e1000::{DelayTicks, Generation, E1000};
-use crate::driver::policy::ModerationPolicy;
 use crate::engine::rng::Rng;
 use crate::engine::sim::{HostSpec, Phases, SimSpec, Topology};
 use crate::host::costs::Costs;
 use crate::host::napi::NapiConfig;
+use crate::moderation::ModerationPolicy;
 use crate::nic::link::Link;
 use crate::nic::throttle::ItrReading;
 use crate::nic::NicConfig;
@@ -137,7 +137,7 @@ fn phases(p: &Params, name: &str, policy: &dyn ModerationPolicy, interval: u64) 
             .position(|h| *h == name)
             .unwrap_or(0) as u64;
     let mut rng = Rng::new(int(p, "seed") as u64, stream);
-    let period = policy.watchdog_period().unwrap_or(1);
+    let period = policy.watchdog_period().map_or(1, |p| p.0);
     Phases {
         throttle_ns: rng.below(interval.max(1)),
         watchdog_ns: rng.below(period),
