@@ -11,6 +11,9 @@ use crate::moderation::dim::{Dim, Direction};
 use crate::moderation::{Coalescing, Fixed, ModerationPolicy, TimerStart};
 use nictune_core::units::{Bytes, Nanos};
 
+/// The seed the scenario runs with unless `--set seed=` says otherwise.
+pub const DEFAULT_SEED: u64 = 3;
+
 /// Frames per second of 1514-byte frames at 10 Gbit/s (1538 bytes on the wire).
 pub const BULK_PPS: f64 = 10e9 / 8.0 / 1538.0;
 
@@ -23,8 +26,8 @@ fn costs() -> HostCosts {
     }
 }
 
-/// Runs the bulk stream with `policy` for `duration`.
-pub fn run(policy: Box<dyn ModerationPolicy>, duration: Nanos) -> RxHostOutcome {
+/// Runs the bulk stream with `policy` for `duration` with `seed` (the arrival process).
+pub fn run(policy: Box<dyn ModerationPolicy>, duration: Nanos, seed: u64) -> RxHostOutcome {
     run_host(RxHostParams {
         offered_pps: BULK_PPS,
         frame: Bytes(1514),
@@ -37,7 +40,7 @@ pub fn run(policy: Box<dyn ModerationPolicy>, duration: Nanos) -> RxHostOutcome 
         busy_poll: None,
         tx: None,
         duration,
-        seed: 3,
+        seed,
     })
 }
 
@@ -62,8 +65,8 @@ mod validation {
     #[test]
     fn dim_lowers_interrupts_at_equal_throughput() {
         let d = Nanos::from_millis(500);
-        let fixed = run(fixed_8us(), d);
-        let dim = run(dim(), d);
+        let fixed = run(fixed_8us(), d, DEFAULT_SEED);
+        let dim = run(dim(), d, DEFAULT_SEED);
         assert!(
             dim.interrupts_per_sec < 0.5 * fixed.interrupts_per_sec,
             "{} vs {}",

@@ -17,6 +17,7 @@
 use super::{cpu_split, CoreNs};
 use crate::bus::{CardBuffer, IsaBus, IsaWidth, TX_RESERVED};
 use crate::engine::queue::EventQueue;
+use crate::engine::rng::Rng;
 use nictune_core::metrics::{HostMetrics, Metrics};
 use nictune_core::units::{Bytes, Nanos};
 use std::collections::VecDeque;
@@ -115,6 +116,10 @@ pub struct IsaParams {
     pub duration: Nanos,
     /// Costs.
     pub costs: IsaCosts,
+    /// Seed of the run. The model has no other randomness: the seed draws the moment the
+    /// workload starts within the first full frame time, the one thing the report leaves open
+    /// (the phase between the peer's sends and the run's clock).
+    pub seed: u64,
 }
 
 impl IsaParams {
@@ -129,6 +134,7 @@ impl IsaParams {
             workload: IsaWorkload::Ttcp { window },
             duration: Nanos::from_secs(10),
             costs: IsaCosts::default(),
+            seed: 1,
         }
     }
 
@@ -214,6 +220,8 @@ enum Event {
     Timer,
     /// A reply the server prepared is ready to go.
     ReplyReady,
+    /// The workload starts (NFS: the client sends its first requests).
+    Start,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -522,6 +530,17 @@ impl Sim<'_> {
         }
     }
 
+    /// The NFS client sends its first `outstanding` reads.
+    fn start_nfs(&mut self) {
+        if let IsaWorkload::Nfs { outstanding, .. } = self.p.workload {
+            for _ in 0..outstanding.max(1) {
+                let id = self.next_id;
+                self.next_id += 1;
+                self.request(id);
+            }
+        }
+    }
+
     fn request(&mut self, id: u64) {
         let deadline = self.now + self.p.costs.nfs_timeout.0;
         self.waiting.push((id, deadline, 0));
@@ -596,18 +615,13 @@ pub fn run(p: &IsaParams) -> IsaOutcome {
         delivered: 0,
         retransmissions: 0,
     };
+    let start = Rng::new(p.seed, 0).below(wire_time(MSS + DATA_OVERHEAD));
     match p.workload {
         IsaWorkload::Ttcp { .. } => {
-            sim.agenda.schedule(0, Event::PeerFree);
-            sim.agenda.schedule(p.costs.rto.0, Event::Timer);
+            sim.agenda.schedule(start, Event::PeerFree);
+            sim.agenda.schedule(start + p.costs.rto.0, Event::Timer);
         }
-        IsaWorkload::Nfs { outstanding, .. } => {
-            for _ in 0..outstanding.max(1) {
-                let id = sim.next_id;
-                sim.next_id += 1;
-                sim.request(id);
-            }
-        }
+        IsaWorkload::Nfs { .. } => sim.agenda.schedule(start, Event::Start),
     }
     while let Some((t, ev)) = sim.agenda.pop_until(p.duration.0) {
         sim.now = t;
@@ -629,6 +643,7 @@ pub fn run(p: &IsaParams) -> IsaOutcome {
                 sim.peer_try();
             }
             Event::Timer => sim.timer(),
+            Event::Start => sim.start_nfs(),
         }
     }
     let secs = p.duration.as_secs_f64();

@@ -25,6 +25,9 @@ use crate::freebsd::polling::PollingConfig;
 use crate::moderation::{rate_to_256ns_throttle, Fixed};
 use nictune_core::units::{Bytes, Nanos};
 
+/// The seed the scenario runs with unless `--set seed=` says otherwise.
+pub const DEFAULT_SEED: u64 = 2;
+
 /// Frames per second the host receives under `iperf -d` on 10 Mbit/s: 812 data + 406 ACKs.
 /// The test is symmetric, so the host sends as many.
 pub const IPERF_D_PPS: f64 = 1218.0;
@@ -58,7 +61,7 @@ pub fn costs() -> HostCosts {
 }
 
 /// Runs `mode` receiving `offered_pps` (mean frame `frame`) and sending `tx_pps` for
-/// `duration`. In interrupts mode every sent frame raises a transmit-done cause (TXDW after
+/// `duration` with `seed` (the arrival process). In interrupts mode every sent frame raises a transmit-done cause (TXDW after
 /// TIDV) that interrupts through the same throttle as received frames; in polling mode
 /// `em_poll` cleans the transmit ring (`em_txeof`) with no interrupt at all.
 pub fn run(
@@ -67,6 +70,7 @@ pub fn run(
     tx_pps: f64,
     frame: Bytes,
     duration: Nanos,
+    seed: u64,
 ) -> RxHostOutcome {
     let mode = match mode {
         Mode::Polling(cfg) => RxMode::Polling(cfg),
@@ -90,7 +94,7 @@ pub fn run(
             delay: EM_TIDV,
         }),
         duration,
-        seed: 2,
+        seed,
     })
 }
 
@@ -145,8 +149,15 @@ mod validation {
         // every received frame and every transmit completion is an interrupt cause (≈5.4 k
         // interrupts/s through the 8000/s throttle); polling takes both in its ticks.
         let (pps, frame, d) = (3_900.0, Bytes(300), Nanos::from_secs(5));
-        let poll = run(Mode::Polling(PollingConfig::default()), pps, pps, frame, d);
-        let intr = run(INTERRUPTS, pps, pps, frame, d);
+        let poll = run(
+            Mode::Polling(PollingConfig::default()),
+            pps,
+            pps,
+            frame,
+            d,
+            DEFAULT_SEED,
+        );
+        let intr = run(INTERRUPTS, pps, pps, frame, d, DEFAULT_SEED);
         assert!(intr.interrupts_per_sec > pps, "{}", intr.interrupts_per_sec);
         assert!(
             kernel(&poll) < 0.8 * kernel(&intr),
@@ -174,8 +185,9 @@ mod validation {
             200.0,
             Bytes(1000),
             d,
+            DEFAULT_SEED,
         );
-        let intr = run(INTERRUPTS, 200.0, 200.0, Bytes(1000), d);
+        let intr = run(INTERRUPTS, 200.0, 200.0, Bytes(1000), d, DEFAULT_SEED);
         assert_eq!(poll.final_burst, Some(150));
         assert!(
             kernel(&poll) > kernel(&intr),
@@ -228,10 +240,18 @@ mod validation {
             0.0,
             Bytes(64),
             Nanos::from_secs(2),
+            DEFAULT_SEED,
         );
         let k = kernel(&heavy);
         assert!((0.40..0.60).contains(&k), "kernel share {k}");
-        let intr = run(INTERRUPTS, 50_000.0, 0.0, Bytes(64), Nanos::from_secs(2));
+        let intr = run(
+            INTERRUPTS,
+            50_000.0,
+            0.0,
+            Bytes(64),
+            Nanos::from_secs(2),
+            DEFAULT_SEED,
+        );
         assert!(
             heavy.consumed > intr.consumed,
             "{} vs {}",

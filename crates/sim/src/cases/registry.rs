@@ -165,7 +165,13 @@ fn choice(
     }
 }
 
-fn common(duration: f64, mut keys: Vec<CaseKey>) -> Vec<CaseKey> {
+fn common(duration: f64, keys: Vec<CaseKey>) -> Vec<CaseKey> {
+    common_seeded(duration, 1, keys)
+}
+
+/// `common` for a case whose default seed is not 1 (kept from when the case fixed its seed,
+/// so the default run stays the one its figures were taken from).
+fn common_seeded(duration: f64, seed: u64, mut keys: Vec<CaseKey>) -> Vec<CaseKey> {
     keys.push(float(
         "duration",
         0.001,
@@ -174,7 +180,7 @@ fn common(duration: f64, mut keys: Vec<CaseKey>) -> Vec<CaseKey> {
         duration,
         "simulated time",
     ));
-    keys.push(int("seed", 0, i64::MAX, "", 1, "random seed"));
+    keys.push(int("seed", 0, i64::MAX, "", seed as i64, "random seed"));
     keys
 }
 
@@ -296,8 +302,9 @@ fn bad(key: &str, value: String, problem: &'static str, allowed: &str) -> Scenar
 // --- Case 2 ---------------------------------------------------------------------------
 
 fn polling_keys() -> Vec<CaseKey> {
-    common(
+    common_seeded(
         10.0,
+        polling::DEFAULT_SEED,
         vec![
             choice(
                 "mode",
@@ -390,6 +397,7 @@ fn run_polling(p: &Params) -> Result<Raw, ScenarioError> {
         get_float(p, "tx_pps"),
         Bytes(get_int(p, "frame_bytes") as u64),
         duration(p),
+        get_int(p, "seed") as u64,
     );
     Ok((o.metrics, o.events, o.received + o.ring_drops, vec![]))
 }
@@ -473,6 +481,7 @@ fn run_ttcp(p: &Params) -> Result<Raw, ScenarioError> {
     );
     params.extra_wait_states = get_int(p, "extra_wait_states") as u64;
     params.duration = duration(p);
+    params.seed = get_int(p, "seed") as u64;
     let o = isa::run(&params);
     let note = format!(
         "{:.0} KB/s of TTCP payload, {} card overflows, {} retransmission timeouts",
@@ -527,6 +536,7 @@ fn run_nfs(p: &Params) -> Result<Raw, ScenarioError> {
         params.extra_wait_states = ws as u64;
     }
     params.duration = duration(p);
+    params.seed = get_int(p, "seed") as u64;
     let o = isa::run(&params);
     let note = format!(
         "{:.0} KB/s of NFS data, {} card overflows, {} re-requests",
@@ -617,8 +627,9 @@ fn run_router(p: &Params) -> Result<Raw, ScenarioError> {
 // --- DIM ------------------------------------------------------------------------------
 
 fn dim_keys() -> Vec<CaseKey> {
-    common(
+    common_seeded(
         1.0,
+        dim_bulk::DEFAULT_SEED,
         vec![choice(
             "policy",
             &["dim", "fixed8"],
@@ -634,7 +645,7 @@ fn run_dim(p: &Params) -> Result<Raw, ScenarioError> {
     } else {
         dim_bulk::dim()
     };
-    let o = dim_bulk::run(policy, duration(p));
+    let o = dim_bulk::run(policy, duration(p), get_int(p, "seed") as u64);
     Ok((o.metrics, o.events, o.received + o.ring_drops, vec![]))
 }
 

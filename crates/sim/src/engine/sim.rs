@@ -28,7 +28,7 @@ use crate::host::cpu::{AppWake, Cpu, KernelWork};
 use crate::host::napi::{NapiConfig, Softnet};
 use crate::metrics::recorder::Recorder;
 use crate::moderation::{ModerationCtx, ModerationPolicy, Traffic};
-use crate::napi_extras::complete::{Napi, NapiConfig as NapiState};
+use crate::napi_extras::complete::Napi;
 use crate::napi_extras::softirq::AfterPass;
 use crate::nic::link::Link;
 use crate::nic::{Feed, Nic};
@@ -92,11 +92,7 @@ impl Host {
             irq_core: spec.irq_core.min(spec.cores.max(1) - 1),
             costs: spec.costs,
             napi_cfg: spec.napi,
-            napi: Napi::new(NapiState {
-                defer_hard_irqs: spec.napi.defer_hard_irqs,
-                gro_flush_timeout: Nanos(spec.napi.gro_flush_timeout_ns),
-                irq_suspend_timeout: Nanos::ZERO,
-            }),
+            napi: Napi::new(spec.napi),
             softnet: Softnet::default(),
             policy: spec.policy,
             watchdog_phase: spec.phase.watchdog_ns,

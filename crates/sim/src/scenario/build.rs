@@ -16,6 +16,7 @@ use crate::workload::ping::{Ping, PingConfig};
 use crate::workload::rr::{Rr, RrConfig};
 use crate::workload::stream::{Generator, Pattern, SizeMix};
 use crate::workload::Workload;
+use nictune_core::units::Nanos;
 use std::collections::BTreeMap;
 
 type Params = BTreeMap<String, Value>;
@@ -193,10 +194,11 @@ fn host(p: &Params, name: &str) -> Result<HostSpec, ScenarioError> {
         napi: NapiConfig {
             weight: i("napi.weight") as u32,
             budget: i("napi.netdev_budget") as u32,
-            budget_usecs: i("napi.netdev_budget_usecs"),
+            budget_time: Nanos::from_micros(i("napi.netdev_budget_usecs")),
             hz: i("napi.hz") as u32,
             defer_hard_irqs: i("napi.defer_hard_irqs") as u32,
-            gro_flush_timeout_ns: i("napi.gro_flush_timeout_ns"),
+            gro_flush_timeout: Nanos(i("napi.gro_flush_timeout_ns")),
+            irq_suspend_timeout: Nanos::ZERO,
             gro: true,
         },
         policy,
