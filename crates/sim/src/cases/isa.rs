@@ -14,7 +14,7 @@
 //! back-to-back IP fragments, lost entirely if one fragment is lost, and re-requested after the
 //! NFS timeout.
 
-use super::{cpu_split, CoreNs};
+use super::{cpu_split, CoreNs, Ledger};
 use crate::bus::{CardBuffer, IsaBus, IsaWidth, TX_RESERVED};
 use crate::engine::queue::EventQueue;
 use crate::engine::rng::Rng;
@@ -185,6 +185,8 @@ pub struct IsaOutcome {
     pub retransmissions: u64,
     /// Events processed.
     pub events: u64,
+    /// The packet ledger of the frames sent to the 486 (the wire, the card, the backlog).
+    pub ledgers: Vec<Ledger>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -270,6 +272,10 @@ struct Sim<'a> {
     replies_out: VecDeque<Frame>,
     // Results.
     irqs: u64,
+    /// Frames put on the wire towards the 486.
+    to_pc: u64,
+    /// Frames the 486's protocol code finished.
+    processed: u64,
     delivered: u64,
     retransmissions: u64,
 }
@@ -295,6 +301,7 @@ fn wire_time(bytes: u64) -> u64 {
 
 impl Sim<'_> {
     fn send(&mut self, f: Frame) {
+        self.to_pc += u64::from(f.to_pc);
         self.wire.push_back(f);
         if !self.wire_busy {
             self.start_wire();
@@ -384,6 +391,7 @@ impl Sim<'_> {
                     .pop_front()
                     .expect("a segment was being processed");
                 self.unit = Unit::Idle;
+                self.processed += 1;
                 self.protocol(kind);
                 self.resume_proto();
             }
@@ -612,6 +620,8 @@ pub fn run(p: &IsaParams) -> IsaOutcome {
         reply_frames: reply_frames(p.workload),
         replies_out: VecDeque::new(),
         irqs: 0,
+        to_pc: 0,
+        processed: 0,
         delivered: 0,
         retransmissions: 0,
     };
@@ -667,6 +677,15 @@ pub fn run(p: &IsaParams) -> IsaOutcome {
         card_missed: sim.card.missed(),
         retransmissions: sim.retransmissions,
         events: sim.agenda.events(),
+        ledgers: vec![Ledger {
+            stage: "card",
+            offered: sim.to_pc,
+            delivered: sim.processed,
+            dropped: sim.card.overruns() + sim.card.missed(),
+            in_flight: sim.wire.iter().filter(|f| f.to_pc).count() as u64
+                + sim.card.queued() as u64
+                + sim.backlog.len() as u64,
+        }],
     }
 }
 

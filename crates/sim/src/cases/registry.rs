@@ -5,7 +5,8 @@
 //! Keys reuse the engine's value kinds and errors ([`crate::scenario::value`]): an unknown
 //! key or a bad value names the key, the value and what is allowed.
 
-use super::{dim_bulk, isa, ixgbevf, polling, router};
+use super::rxhost::RxHostOutcome;
+use super::{dim_bulk, isa, ixgbevf, polling, router, Ledger};
 use crate::bus::IsaWidth;
 use crate::freebsd::polling::PollingConfig;
 use crate::freebsd::rx_limit::RxProcessLimit;
@@ -46,8 +47,40 @@ pub struct CaseScenario {
     run: fn(&Params) -> Result<Raw, ScenarioError>,
 }
 
-/// What a case model returns: metrics, events, packets and notes for the reader.
-type Raw = (Metrics, u64, u64, Vec<String>);
+/// What a case model returns.
+struct Raw {
+    metrics: Metrics,
+    /// Events (or simulation steps) the run took.
+    events: u64,
+    /// Packets the run handled (offered at its first stage).
+    packets: u64,
+    /// Notes for the reader.
+    notes: Vec<String>,
+    /// The model's packet ledgers.
+    ledgers: Vec<Ledger>,
+}
+
+impl Raw {
+    fn of_isa(o: isa::IsaOutcome, note: String) -> Raw {
+        Raw {
+            packets: o.ledgers.iter().map(|l| l.offered).sum(),
+            metrics: o.metrics,
+            events: o.events,
+            notes: vec![note],
+            ledgers: o.ledgers,
+        }
+    }
+
+    fn of_host(o: RxHostOutcome, notes: Vec<String>) -> Raw {
+        Raw {
+            metrics: o.metrics,
+            events: o.events,
+            packets: o.received + o.ring_drops,
+            notes,
+            ledgers: o.ledgers,
+        }
+    }
+}
 
 /// One run of a case scenario.
 #[derive(Debug, Clone)]
@@ -56,6 +89,8 @@ pub struct CaseRun {
     pub result: RunResult,
     /// What the reader should know beyond the metrics (e.g. interfaces that did not start).
     pub notes: Vec<String>,
+    /// The model's packet ledgers (each balances: offered = delivered + dropped + in flight).
+    pub ledgers: Vec<Ledger>,
 }
 
 /// Every case scenario, in listing order.
@@ -218,7 +253,13 @@ impl CaseScenario {
     /// Runs the case with `set` applied.
     pub fn run(&self, set: &Params) -> Result<CaseRun, ScenarioError> {
         let params = self.resolved(set);
-        let (metrics, events, packets, notes) = (self.run)(&params)?;
+        let Raw {
+            metrics,
+            events,
+            packets,
+            notes,
+            ledgers,
+        } = (self.run)(&params)?;
         let engine = EngineInfo {
             seed: get_int(&params, "seed") as u64,
             events,
@@ -233,6 +274,7 @@ impl CaseScenario {
                 params,
             },
             notes,
+            ledgers,
         })
     }
 }
@@ -399,7 +441,7 @@ fn run_polling(p: &Params) -> Result<Raw, ScenarioError> {
         duration(p),
         get_int(p, "seed") as u64,
     );
-    Ok((o.metrics, o.events, o.received + o.ring_drops, vec![]))
+    Ok(Raw::of_host(o, vec![]))
 }
 
 // --- Case 3 ---------------------------------------------------------------------------
@@ -429,7 +471,7 @@ fn run_ixgbevf(p: &Params) -> Result<Raw, ScenarioError> {
         )
     })?;
     let o = ixgbevf::run(setting, duration(p), get_int(p, "seed") as u64);
-    Ok((o.metrics, o.events, o.received + o.ring_drops, vec![]))
+    Ok(Raw::of_host(o, vec![]))
 }
 
 // --- Case 4 ---------------------------------------------------------------------------
@@ -487,7 +529,7 @@ fn run_ttcp(p: &Params) -> Result<Raw, ScenarioError> {
         "{:.0} KB/s of TTCP payload, {} card overflows, {} retransmission timeouts",
         o.kbytes_per_sec, o.card_overflows, o.retransmissions
     );
-    Ok((o.metrics, o.events, 0, vec![note]))
+    Ok(Raw::of_isa(o, note))
 }
 
 fn nfs_keys() -> Vec<CaseKey> {
@@ -542,7 +584,7 @@ fn run_nfs(p: &Params) -> Result<Raw, ScenarioError> {
         "{:.0} KB/s of NFS data, {} card overflows, {} re-requests",
         o.kbytes_per_sec, o.card_overflows, o.retransmissions
     );
-    Ok((o.metrics, o.events, 0, vec![note]))
+    Ok(Raw::of_isa(o, note))
 }
 
 // --- Case 5 ---------------------------------------------------------------------------
@@ -621,7 +663,13 @@ fn run_router(p: &Params) -> Result<Raw, ScenarioError> {
         o.cpu_total,
         o.nat_spin.as_secs_f64()
     ));
-    Ok((metrics, o.events, o.forwarded + o.dropped, notes))
+    Ok(Raw {
+        metrics,
+        events: o.events,
+        packets: o.forwarded + o.dropped,
+        notes,
+        ledgers: o.ledgers,
+    })
 }
 
 // --- DIM ------------------------------------------------------------------------------
@@ -646,7 +694,7 @@ fn run_dim(p: &Params) -> Result<Raw, ScenarioError> {
         dim_bulk::dim()
     };
     let o = dim_bulk::run(policy, duration(p), get_int(p, "seed") as u64);
-    Ok((o.metrics, o.events, o.received + o.ring_drops, vec![]))
+    Ok(Raw::of_host(o, vec![]))
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@
 //! simulation orders NAT entries globally by time (each CPU's next entry is its one pending
 //! event) and keeps everything else local: arrivals are drawn lazily when a ring is looked at.
 
-use super::{cpu_split, CoreNs};
+use super::{cpu_split, CoreNs, Ledger};
 use crate::engine::min_tree::MinTree;
 use crate::engine::rng::Rng;
 use crate::freebsd::rx_limit::RxProcessLimit;
@@ -150,6 +150,8 @@ pub struct RouterOutcome {
     pub cpu_total: f64,
     /// Simulation steps taken (CPU events).
     pub events: u64,
+    /// The receive rings' packet ledger (interfaces that started).
+    pub ledgers: Vec<Ledger>,
 }
 
 /// Time meaning "never".
@@ -169,6 +171,8 @@ struct Vq {
     requeued: bool,
     aim: SizeAim,
     rng: Rng,
+    /// Packets that reached the vector (admitted or dropped).
+    arrived: u64,
     drops: u64,
     irqs: u64,
 }
@@ -178,6 +182,7 @@ impl Vq {
     #[inline]
     fn fill(&mut self, t: u64, rxd: u32) {
         while self.next_arrival <= t {
+            self.arrived += 1;
             if self.ring < rxd {
                 self.ring += 1;
             } else {
@@ -414,6 +419,7 @@ pub fn run(p: &RouterParams) -> RouterOutcome {
                 requeued: false,
                 aim: SizeAim::new(true, p.max_interrupt_rate),
                 rng,
+                arrived: 0,
                 drops: 0,
                 irqs: 0,
             });
@@ -486,6 +492,15 @@ fn outcome(
         ..Metrics::default()
     };
     metrics.hosts.insert("router".into(), host);
+    // A CPU with a job holds one packet between taking it from the ring and forwarding it.
+    let in_jobs = sim.cpus.iter().filter(|c| c.job.is_some()).count() as u64;
+    let rings = Ledger {
+        stage: "rings",
+        offered: sim.vqs.iter().map(|q| q.arrived).sum(),
+        delivered: sim.forwarded,
+        dropped: ring_drops,
+        in_flight: sim.vqs.iter().map(|q| q.ring as u64).sum::<u64>() + in_jobs,
+    };
     RouterOutcome {
         metrics,
         setup_errors,
@@ -494,6 +509,7 @@ fn outcome(
         nat_spin: Nanos(sim.nat_spin),
         cpu_total,
         events,
+        ledgers: vec![rings],
     }
 }
 

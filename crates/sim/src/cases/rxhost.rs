@@ -26,7 +26,7 @@
 //! re-enables it ([`crate::napi_extras::complete`]). Optional ICMP echo probes travel through
 //! the same ring and are answered in the receive path.
 
-use super::CoreNs;
+use super::{CoreNs, Ledger};
 use crate::engine::queue::EventQueue;
 use crate::engine::rng::Rng;
 use crate::freebsd::polling::{PollMore, Polling, PollingConfig};
@@ -137,6 +137,8 @@ pub struct RxHostOutcome {
     pub final_burst: Option<u32>,
     /// Events processed.
     pub events: u64,
+    /// The ring's and the socket's packet ledgers.
+    pub ledgers: Vec<Ledger>,
 }
 
 /// What can happen on the host: the engine queue orders these by `(time, seq)`.
@@ -649,6 +651,22 @@ fn outcome(p: &RxHostParams, sim: Sim) -> RxHostOutcome {
         cpu: sim.acct,
         final_burst: sim.polling.as_ref().map(Polling::burst),
         events: sim.agenda.events(),
+        ledgers: vec![
+            Ledger {
+                stage: "nic",
+                offered: sim.arrived + sim.ring_drops,
+                delivered: sim.taken,
+                dropped: sim.ring_drops,
+                in_flight: sim.ring as u64,
+            },
+            Ledger {
+                stage: "socket",
+                offered: sim.taken,
+                delivered: sim.consumed,
+                dropped: sim.socket_drops,
+                in_flight: sim.socket as u64,
+            },
+        ],
     }
 }
 
