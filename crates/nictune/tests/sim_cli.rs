@@ -119,7 +119,13 @@ fn bad_input_names_key_value_allowed_and_hints() {
     );
     let (code, _, err) = nictune(&["sim", "seed-e1000-rr", "--set", "server.itrr=1"]);
     assert_eq!(code, 2);
-    assert!(err.contains("unknown scenario key `server.itrr`"), "{err}");
+    assert!(
+        err.contains("unknown scenario key `server.itrr` (did you mean `server.itr`?)"),
+        "{err}"
+    );
+    let (code, _, err) = nictune(&["sim", "seed-e1000-rr", "--set", "hosts.itrr=1"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("(did you mean `hosts.itr`?)"), "{err}");
     let (code, _, err) = nictune(&["sim", "no-such-scenario"]);
     assert_eq!(code, 2);
     assert!(err.contains("--list"), "{err}");

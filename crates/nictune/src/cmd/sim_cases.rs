@@ -41,7 +41,7 @@ struct ExplainDoc<'a> {
 
 #[derive(Debug, Serialize)]
 struct KeyDoc {
-    key: &'static str,
+    key: String,
     default: Value,
     allowed: String,
     help: &'static str,

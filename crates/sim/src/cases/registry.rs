@@ -13,26 +13,14 @@ use crate::freebsd::rx_limit::RxProcessLimit;
 use crate::multiqueue::binding::{parse_map, Binding};
 use crate::multiqueue::smt::Topology;
 use crate::scenario::error::ScenarioError;
-use crate::scenario::value::{Kind, Value};
+use crate::scenario::keys::{closest, KeyDef};
+use crate::scenario::value::{get_int, get_num, get_text, Kind, Params, Value};
 use crate::scenario::{EngineInfo, RunResult};
 use nictune_core::metrics::Metrics;
 use nictune_core::units::{Bytes, Nanos};
-use std::collections::BTreeMap;
 
-/// One key of a case scenario.
-#[derive(Debug, Clone)]
-pub struct CaseKey {
-    /// Key name.
-    pub name: &'static str,
-    /// What it accepts.
-    pub kind: Kind,
-    /// Default.
-    pub default: Value,
-    /// One line of help.
-    pub help: &'static str,
-}
-
-type Params = BTreeMap<String, Value>;
+/// One key of a case scenario: the same definition the engine's catalog uses.
+pub type CaseKey = KeyDef;
 
 /// A built-in case scenario.
 #[derive(Debug)]
@@ -163,7 +151,7 @@ fn int(
     help: &'static str,
 ) -> CaseKey {
     CaseKey {
-        name,
+        name: name.to_string(),
         kind: Kind::Int { min, max, unit },
         default: Value::Int(default),
         help,
@@ -179,7 +167,7 @@ fn float(
     help: &'static str,
 ) -> CaseKey {
     CaseKey {
-        name,
+        name: name.to_string(),
         kind: Kind::Float { min, max, unit },
         default: Value::Float(default),
         help,
@@ -193,7 +181,7 @@ fn choice(
     help: &'static str,
 ) -> CaseKey {
     CaseKey {
-        name,
+        name: name.to_string(),
         kind: Kind::Choice(c),
         default: Value::Text(default.to_string()),
         help,
@@ -233,7 +221,7 @@ impl CaseScenario {
             .find(|k| k.name == key)
             .ok_or_else(|| ScenarioError::UnknownKey {
                 key: key.to_string(),
-                suggestion: closest(key, keys.iter().map(|k| k.name)),
+                suggestion: closest(key, keys.iter().map(|k| k.name.as_str())),
             })?;
         set.insert(key.to_string(), def.kind.parse(key, text)?);
         Ok(())
@@ -261,10 +249,10 @@ impl CaseScenario {
             ledgers,
         } = (self.run)(&params)?;
         let engine = EngineInfo {
-            seed: get_int(&params, "seed") as u64,
+            seed: get_int(&params, "seed")? as u64,
             events,
             packets,
-            sim_seconds: get_float(&params, "duration"),
+            sim_seconds: get_num(&params, "duration")?,
             wall_seconds: None,
         };
         Ok(CaseRun {
@@ -279,57 +267,8 @@ impl CaseScenario {
     }
 }
 
-/// The known key closest to `key` by edit distance, if it is close (at most a third of its
-/// letters differ).
-fn closest<'a>(key: &str, known: impl Iterator<Item = &'a str>) -> Option<String> {
-    known
-        .map(|k| (edit_distance(key, k), k))
-        .filter(|&(d, k)| d * 3 <= k.len().max(3))
-        .min()
-        .map(|(_, k)| k.to_string())
-}
-
-/// Levenshtein distance over characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
-}
-
-fn get_int(p: &Params, k: &str) -> i64 {
-    match p.get(k) {
-        Some(Value::Int(i)) => *i,
-        Some(Value::Float(f)) => *f as i64,
-        _ => 0,
-    }
-}
-
-fn get_float(p: &Params, k: &str) -> f64 {
-    match p.get(k) {
-        Some(Value::Int(i)) => *i as f64,
-        Some(Value::Float(f)) => *f,
-        _ => 0.0,
-    }
-}
-
-fn get_text<'a>(p: &'a Params, k: &str) -> &'a str {
-    match p.get(k) {
-        Some(Value::Text(t)) => t,
-        _ => "",
-    }
-}
-
-fn duration(p: &Params) -> Nanos {
-    Nanos::from_secs_f64(get_float(p, "duration"))
+fn duration(p: &Params) -> Result<Nanos, ScenarioError> {
+    Ok(Nanos::from_secs_f64(get_num(p, "duration")?))
 }
 
 fn bad(key: &str, value: String, problem: &'static str, allowed: &str) -> ScenarioError {
@@ -419,27 +358,27 @@ fn polling_keys() -> Vec<CaseKey> {
 
 fn run_polling(p: &Params) -> Result<Raw, ScenarioError> {
     let mut cfg = PollingConfig::new(
-        get_int(p, "hz") as u32,
-        get_int(p, "burst_max"),
-        get_int(p, "each_burst"),
-        get_int(p, "user_frac"),
-        get_int(p, "reg_frac"),
+        get_int(p, "hz")? as u32,
+        get_int(p, "burst_max")?,
+        get_int(p, "each_burst")?,
+        get_int(p, "user_frac")?,
+        get_int(p, "reg_frac")?,
     )
     .map_err(|e| bad(e.name, e.value.to_string(), "out of range", e.allowed))?;
-    cfg.idle_poll = get_int(p, "idle_poll") == 1;
-    let mode = match get_text(p, "mode") {
+    cfg.idle_poll = get_int(p, "idle_poll")? == 1;
+    let mode = match get_text(p, "mode")? {
         "interrupts" => polling::Mode::Interrupts {
-            max_interrupt_rate: get_int(p, "max_interrupt_rate") as u32,
+            max_interrupt_rate: get_int(p, "max_interrupt_rate")? as u32,
         },
         _ => polling::Mode::Polling(cfg),
     };
     let o = polling::run(
         mode,
-        get_float(p, "offered_pps"),
-        get_float(p, "tx_pps"),
-        Bytes(get_int(p, "frame_bytes") as u64),
-        duration(p),
-        get_int(p, "seed") as u64,
+        get_num(p, "offered_pps")?,
+        get_num(p, "tx_pps")?,
+        Bytes(get_int(p, "frame_bytes")? as u64),
+        duration(p)?,
+        get_int(p, "seed")? as u64,
     );
     Ok(Raw::of_host(o, vec![]))
 }
@@ -461,7 +400,7 @@ fn ixgbevf_keys() -> Vec<CaseKey> {
 }
 
 fn run_ixgbevf(p: &Params) -> Result<Raw, ScenarioError> {
-    let itr = get_int(p, "itr");
+    let itr = get_int(p, "itr")?;
     let setting = ixgbevf::setting(itr).map_err(|_| {
         bad(
             "itr",
@@ -470,18 +409,18 @@ fn run_ixgbevf(p: &Params) -> Result<Raw, ScenarioError> {
             "0, 1, 3 or 956–488281",
         )
     })?;
-    let o = ixgbevf::run(setting, duration(p), get_int(p, "seed") as u64);
+    let o = ixgbevf::run(setting, duration(p)?, get_int(p, "seed")? as u64);
     Ok(Raw::of_host(o, vec![]))
 }
 
 // --- Case 4 ---------------------------------------------------------------------------
 
-fn isa_card(p: &Params) -> IsaWidth {
-    if get_text(p, "card") == "16bit" {
+fn isa_card(p: &Params) -> Result<IsaWidth, ScenarioError> {
+    Ok(if get_text(p, "card")? == "16bit" {
         IsaWidth::Bits16
     } else {
         IsaWidth::Bits8
-    }
+    })
 }
 
 fn ttcp_keys() -> Vec<CaseKey> {
@@ -517,13 +456,13 @@ fn ttcp_keys() -> Vec<CaseKey> {
 
 fn run_ttcp(p: &Params) -> Result<Raw, ScenarioError> {
     let mut params = isa::IsaParams::ttcp(
-        isa_card(p),
-        (get_float(p, "isa_mhz") * 1e6) as u64,
-        Bytes(get_int(p, "tcp_window") as u64),
+        isa_card(p)?,
+        (get_num(p, "isa_mhz")? * 1e6) as u64,
+        Bytes(get_int(p, "tcp_window")? as u64),
     );
-    params.extra_wait_states = get_int(p, "extra_wait_states") as u64;
-    params.duration = duration(p);
-    params.seed = get_int(p, "seed") as u64;
+    params.extra_wait_states = get_int(p, "extra_wait_states")? as u64;
+    params.duration = duration(p)?;
+    params.seed = get_int(p, "seed")? as u64;
     let o = isa::run(&params);
     let note = format!(
         "{:.0} KB/s of TTCP payload, {} card overflows, {} retransmission timeouts",
@@ -567,18 +506,18 @@ fn nfs_keys() -> Vec<CaseKey> {
 }
 
 fn run_nfs(p: &Params) -> Result<Raw, ScenarioError> {
-    let size = get_int(p, "nfs_size") as u64;
-    let mut params = isa::IsaParams::seed_nfs(isa_card(p), Bytes(size));
-    params.clock_hz = (get_float(p, "isa_mhz") * 1e6) as u64;
+    let size = get_int(p, "nfs_size")? as u64;
+    let mut params = isa::IsaParams::seed_nfs(isa_card(p)?, Bytes(size));
+    params.clock_hz = (get_num(p, "isa_mhz")? * 1e6) as u64;
     params.workload = isa::IsaWorkload::Nfs {
         size: Bytes(size),
-        outstanding: get_int(p, "outstanding") as u32,
+        outstanding: get_int(p, "outstanding")? as u32,
     };
-    if let ws @ 0.. = get_int(p, "extra_wait_states") {
+    if let ws @ 0.. = get_int(p, "extra_wait_states")? {
         params.extra_wait_states = ws as u64;
     }
-    params.duration = duration(p);
-    params.seed = get_int(p, "seed") as u64;
+    params.duration = duration(p)?;
+    params.seed = get_int(p, "seed")? as u64;
     let o = isa::run(&params);
     let note = format!(
         "{:.0} KB/s of NFS data, {} card overflows, {} re-requests",
@@ -596,7 +535,7 @@ fn router_keys() -> Vec<CaseKey> {
         int("num_queues", 1, 16, "", d.queues as i64, "hw.igb.num_queues"),
         int("rxd", 8, 4096, "descriptors", d.rxd as i64, "hw.igb.rxd"),
         int("nmbclusters", 0, 1 << 32, "clusters", 25_600, "kern.ipc.nmbclusters (25600 default on that host; 204800 fixed it)"),
-        CaseKey { name: "binding", kind: Kind::Text, default: Value::Text("default".into()), help: "default (queue N on CPU N), spread, or a map `igbP:que Q CPU` per line (the CLI reads FILE)" },
+        CaseKey { name: "binding".into(), kind: Kind::Text, default: Value::Text("default".into()), help: "default (queue N on CPU N), spread, or a map `igbP:que Q CPU` per line (the CLI reads FILE)" },
         int("nat_instances", 1, 64, "", d.nat_instances as i64, "ipfw NAT instances"),
         float("offered_pps", 1.0, 1e8, "packets/s", d.offered_pps as f64, "forwarded packets/s over all ports (206 kpps in + out)"),
         int("frame_bytes", 60, 9018, "bytes", d.frame.0 as i64, "mean frame"),
@@ -608,7 +547,7 @@ fn router_keys() -> Vec<CaseKey> {
 
 fn run_router(p: &Params) -> Result<Raw, ScenarioError> {
     let mut r = router::RouterParams::default();
-    r.topology = if get_text(p, "smt") == "off" {
+    r.topology = if get_text(p, "smt")? == "off" {
         Topology {
             threads_per_core: 1,
             ..r.topology
@@ -616,11 +555,11 @@ fn run_router(p: &Params) -> Result<Raw, ScenarioError> {
     } else {
         r.topology
     };
-    r.ports = get_int(p, "ports") as u32;
-    r.queues = get_int(p, "num_queues") as u32;
-    r.rxd = get_int(p, "rxd") as u32;
-    r.nmbclusters = get_int(p, "nmbclusters") as u64;
-    r.binding = match get_text(p, "binding") {
+    r.ports = get_int(p, "ports")? as u32;
+    r.queues = get_int(p, "num_queues")? as u32;
+    r.rxd = get_int(p, "rxd")? as u32;
+    r.nmbclusters = get_int(p, "nmbclusters")? as u64;
+    r.binding = match get_text(p, "binding")? {
         "default" => Binding::Default,
         "spread" => Binding::Spread,
         text => parse_map(text, "igb", r.topology.cpus()).map_err(|e| {
@@ -632,10 +571,10 @@ fn run_router(p: &Params) -> Result<Raw, ScenarioError> {
             )
         })?,
     };
-    r.nat_instances = get_int(p, "nat_instances") as usize;
-    r.offered_pps = get_float(p, "offered_pps") as u64;
-    r.frame = Bytes(get_int(p, "frame_bytes") as u64);
-    let limit = get_int(p, "rx_process_limit");
+    r.nat_instances = get_int(p, "nat_instances")? as usize;
+    r.offered_pps = get_num(p, "offered_pps")? as u64;
+    r.frame = Bytes(get_int(p, "frame_bytes")? as u64);
+    let limit = get_int(p, "rx_process_limit")?;
     r.rx_process_limit = RxProcessLimit::from_tunable(limit).map_err(|e| {
         bad(
             "rx_process_limit",
@@ -644,9 +583,9 @@ fn run_router(p: &Params) -> Result<Raw, ScenarioError> {
             e.allowed,
         )
     })?;
-    r.max_interrupt_rate = get_int(p, "max_interrupt_rate") as u32;
-    r.duration = duration(p);
-    r.seed = get_int(p, "seed") as u64;
+    r.max_interrupt_rate = get_int(p, "max_interrupt_rate")? as u32;
+    r.duration = duration(p)?;
+    r.seed = get_int(p, "seed")? as u64;
     if r.ports * r.queues >= 1 << 15 {
         return Err(bad(
             "ports",
@@ -688,12 +627,12 @@ fn dim_keys() -> Vec<CaseKey> {
 }
 
 fn run_dim(p: &Params) -> Result<Raw, ScenarioError> {
-    let policy = if get_text(p, "policy") == "fixed8" {
+    let policy = if get_text(p, "policy")? == "fixed8" {
         dim_bulk::fixed_8us()
     } else {
         dim_bulk::dim()
     };
-    let o = dim_bulk::run(policy, duration(p), get_int(p, "seed") as u64);
+    let o = dim_bulk::run(policy, duration(p)?, get_int(p, "seed")? as u64);
     Ok(Raw::of_host(o, vec![]))
 }
 
@@ -727,7 +666,6 @@ mod tests {
             .assign(&mut Params::new(), "nfs_sise", "4096")
             .unwrap_err();
         assert!(e.to_string().contains("did you mean `nfs_size`"), "{e}");
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
         c.assign(&mut set, "itr", "100").unwrap();
         let e = c.run(&set).unwrap_err().to_string();
         assert!(e.contains("itr") && e.contains("956–488281"), "{e}");
