@@ -103,6 +103,39 @@ pub struct NicCounters {
     pub interrupts: u64,
 }
 
+/// The arrival time of "no frame".
+const NO_FRAME: u64 = u64::MAX;
+
+/// Where frames come from, in arrival order.
+trait Source {
+    /// Arrival time of the next frame, [`NO_FRAME`] if none will come.
+    fn next_at(&self) -> u64;
+    /// Removes the next frame.
+    fn pop(&mut self) -> Option<Frame>;
+}
+
+impl Source for Feed {
+    #[inline]
+    fn next_at(&self) -> u64 {
+        Feed::next_at(self)
+    }
+    #[inline]
+    fn pop(&mut self) -> Option<Frame> {
+        Feed::pop(self)
+    }
+}
+
+impl Source for Generator {
+    #[inline]
+    fn next_at(&self) -> u64 {
+        self.next_arrival()
+    }
+    #[inline]
+    fn pop(&mut self) -> Option<Frame> {
+        (self.next_arrival() != NO_FRAME).then(|| Generator::pop(self))
+    }
+}
+
 /// Where a NIC's received frames come from: a link from another host and/or a generator.
 #[derive(Debug, Default)]
 pub struct Feed {
@@ -116,24 +149,38 @@ impl Feed {
     /// Arrival time of the next frame.
     #[inline]
     pub fn peek(&self) -> Option<u64> {
-        let l = self.link.front().map(|f| f.arrived);
-        let g = self.generator.as_ref().and_then(Generator::peek);
-        match (l, g) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let t = self.next_at();
+        (t != NO_FRAME).then_some(t)
     }
 
-    /// Removes the next frame (call only after `peek` returned a time).
+    /// Arrival time of the next frame, [`NO_FRAME`] if none will come.
+    #[inline]
+    fn next_at(&self) -> u64 {
+        let (l, g) = self.heads();
+        l.min(g)
+    }
+
+    /// Arrival times of the link's and the generator's next frames ([`NO_FRAME`]: none).
+    #[inline]
+    fn heads(&self) -> (u64, u64) {
+        let l = self.link.front().map_or(NO_FRAME, |f| f.arrived);
+        let g = self
+            .generator
+            .as_ref()
+            .map_or(NO_FRAME, Generator::next_arrival);
+        (l, g)
+    }
+
+    /// Removes the next frame; the link's goes first when both arrive together.
     #[inline]
     fn pop(&mut self) -> Option<Frame> {
-        let l = self.link.front().map(|f| f.arrived);
-        let g = self.generator.as_ref().and_then(Generator::peek);
-        match (l, g) {
-            (Some(a), Some(b)) if b < a => self.generator.as_mut().map(Generator::pop),
-            (Some(_), _) => self.link.pop_front(),
-            (None, Some(_)) => self.generator.as_mut().map(Generator::pop),
-            (None, None) => None,
+        let (l, g) = self.heads();
+        if g < l {
+            self.generator.as_mut().map(Generator::pop)
+        } else if l != NO_FRAME {
+            self.link.pop_front()
+        } else {
+            None
         }
     }
 
@@ -267,7 +314,7 @@ impl Nic {
             }
             let timer = self.timer_deadline().unwrap_or(u64::MAX);
             let dma = self.head_dma_done().unwrap_or(u64::MAX);
-            let arr = feed.peek().unwrap_or(u64::MAX);
+            let arr = feed.next_at();
             let next = timer.min(dma).min(wb).min(arr);
             if next > t {
                 break;
@@ -288,16 +335,25 @@ impl Nic {
     /// The fast path while the card buffer is empty: a frame whose DMA finishes before the
     /// next frame arrives, before `other` (a timer or write-back) and by `t` never shares the
     /// buffer, so it goes straight to the ring. Anything else is left to the general merge.
+    /// With nothing on the link, the generator is the only source and is read directly.
     #[inline]
-    fn pass_through(&mut self, t: u64, mut other: u64, feed: &mut Feed) {
+    fn pass_through(&mut self, t: u64, other: u64, feed: &mut Feed) {
+        match feed.generator.as_mut() {
+            Some(g) if feed.link.is_empty() => self.pass_from(t, other, g),
+            _ => self.pass_from(t, other, feed),
+        }
+    }
+
+    #[inline]
+    fn pass_from(&mut self, t: u64, mut other: u64, src: &mut impl Source) {
         while self.hw_free > 0 {
-            let Some(arr) = feed.peek() else { break };
-            if arr > t || arr >= other {
+            let arr = src.next_at();
+            if arr == NO_FRAME || arr > t || arr >= other {
                 break;
             }
-            let Some(frame) = feed.pop() else { break };
+            let Some(frame) = src.pop() else { break };
             let done = self.dma_free_at.max(arr) + self.dma_ns(frame.bytes);
-            let overlaps = feed.peek().is_some_and(|next| next < done);
+            let overlaps = src.next_at() < done;
             if done > t || done >= other || overlaps || frame.bytes as u64 > self.cfg.card_buffer {
                 self.receive(frame);
                 break;
@@ -415,6 +471,17 @@ impl Nic {
     /// Frames waiting in the rx ring.
     pub fn rx_ready(&self) -> usize {
         self.ring.len()
+    }
+
+    /// Takes the next `k` received frames from the ring (fewer if fewer are there), handing
+    /// each to `f` in order.
+    #[inline]
+    pub fn take_rx_batch(&mut self, k: usize, mut f: impl FnMut(&Frame)) {
+        let k = k.min(self.ring.len());
+        self.counters.taken += k as u64;
+        for frame in self.ring.drain(..k) {
+            f(&frame);
+        }
     }
 
     /// Takes the next received frame from the ring.
