@@ -136,3 +136,30 @@ fn bad_input_names_key_value_allowed_and_hints() {
         "{err}"
     );
 }
+
+#[test]
+fn a_hosts_sweep_prints_the_hosts_value() {
+    let (code, out, _) = nictune(&[
+        "sim",
+        "seed-e1000-rr",
+        "--sweep",
+        "hosts.itr=0,8000",
+        "--duration",
+        "0.2",
+    ]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("hosts.itr=0 ") && out.contains("hosts.itr=8000 "),
+        "{out}"
+    );
+    assert!(!out.contains("hosts.itr=-"), "{out}");
+}
+
+#[test]
+fn explain_on_an_engine_scenario_explains_instead_of_running() {
+    let (code, out, _) = nictune(&["sim", "linerate-10g-64b", "--explain"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("docs/simulator.md"), "{out}");
+    assert!(out.contains("server.itr") && out.contains("20000"), "{out}");
+    assert!(!out.contains("events"), "it ran: {out}");
+}

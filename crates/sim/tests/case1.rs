@@ -130,3 +130,24 @@ fn ping_spread_tells_the_readings_apart() {
     assert!(clock.stddev > 20.0, "{clock:?}");
     assert!(gap.stddev < 1.0 && gap.mean > 125.0, "{gap:?}");
 }
+
+#[test]
+fn rr_throughput_counts_requests_and_responses() {
+    let s = builtin::get("seed-e1000-rr").unwrap();
+    let resolved = s.resolved();
+    let bytes = |k: &str| match &resolved[k] {
+        nictune_sim::scenario::value::Value::Int(b) => *b as f64,
+        v => panic!("{k} = {v}"),
+    };
+    let per_transaction =
+        (bytes("workload.request_bytes") + bytes("workload.response_bytes")) * 8.0;
+    let m = rr(&["duration=1"]);
+    let t = m.transactions_per_sec.unwrap();
+    // Requests are counted when the server served them, responses when the client has them:
+    // at most one transaction apart at the end of the run.
+    let bps = m.throughput_bps.unwrap();
+    assert!(
+        (bps - t * per_transaction).abs() <= per_transaction,
+        "{bps} vs {t} trans/s"
+    );
+}

@@ -9,7 +9,7 @@ use super::rxhost::RxHostOutcome;
 use super::{dim_bulk, isa, ixgbevf, polling, router, Ledger};
 use crate::bus::IsaWidth;
 use crate::freebsd::polling::PollingConfig;
-use crate::freebsd::rx_limit::RxProcessLimit;
+use crate::freebsd::rx_limit::{self, RxProcessLimit};
 use crate::multiqueue::binding::{parse_map, Binding};
 use crate::multiqueue::smt::Topology;
 use crate::scenario::error::ScenarioError;
@@ -539,7 +539,7 @@ fn router_keys() -> Vec<CaseKey> {
         int("nat_instances", 1, 64, "", d.nat_instances as i64, "ipfw NAT instances"),
         float("offered_pps", 1.0, 1e8, "packets/s", d.offered_pps as f64, "forwarded packets/s over all ports (206 kpps in + out)"),
         int("frame_bytes", 60, 9018, "bytes", d.frame.0 as i64, "mean frame"),
-        int("rx_process_limit", -1, 1 << 20, "packets", -1, "dev.igb.N.rx_processing_limit (-1 unlimited)"),
+        int("rx_process_limit", -1, rx_limit::MAX, "packets", -1, "dev.igb.N.rx_processing_limit: -1 unlimited, or 1..2147483647 (0 is rejected)"),
         choice("smt", &["on", "off"], "on", "hyper-threading: 24 logical CPUs on 12 cores, or 12 CPUs"),
         int("max_interrupt_rate", 100, 100_000, "interrupts/s", 8000, "hw.igb.max_interrupt_rate"),
     ])
@@ -674,6 +674,26 @@ mod tests {
         r.assign(&mut set, "binding", "igb7:que 0 99").unwrap();
         let e = r.run(&set).unwrap_err().to_string();
         assert!(e.contains("CPU beyond"), "{e}");
+    }
+
+    #[test]
+    fn rx_process_limit_has_one_range() {
+        let r = find("seed-igb-router").unwrap();
+        let mut set = Params::new();
+        for ok in ["-1", "1", "2147483647"] {
+            r.assign(&mut set, "rx_process_limit", ok).unwrap();
+            assert!(
+                RxProcessLimit::from_tunable(get_int(&set, "rx_process_limit").unwrap()).is_ok()
+            );
+        }
+        let e = r
+            .assign(&mut set, "rx_process_limit", "2147483648")
+            .unwrap_err();
+        assert!(e.to_string().contains("2147483647"), "{e}");
+        r.assign(&mut set, "rx_process_limit", "0").unwrap();
+        r.assign(&mut set, "duration", "0.01").unwrap();
+        let e = r.run(&set).unwrap_err().to_string();
+        assert!(e.contains(rx_limit::ALLOWED), "{e}");
     }
 
     #[test]
