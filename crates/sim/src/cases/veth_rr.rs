@@ -346,7 +346,7 @@ mod tests {
     };
 
     #[test]
-    fn the_baseline_reproduces_its_calibration() {
+    fn calibration_baseline_reproduced() {
         let r = rate(CROSS);
         assert!((r - 9_500.0).abs() / 9_500.0 < 0.01, "{r}");
         let busy: f64 = predict(&costs(), &CROSS).busy.iter().sum();
@@ -489,7 +489,7 @@ mod tests {
     }
 
     #[test]
-    fn calibration_refuses_what_it_cannot_use() {
+    fn calibrate_refuses_what_it_cannot_use() {
         assert!(VethCosts::calibrate(0.0, 0.2).is_err());
         assert!(VethCosts::calibrate(9_000.0, 0.0).is_err());
         assert!(matches!(
