@@ -29,6 +29,7 @@ fn costs() -> HostCosts {
 /// Runs the bulk stream with `policy` for `duration` with `seed` (the arrival process).
 pub fn run(policy: Box<dyn ModerationPolicy>, duration: Nanos, seed: u64) -> RxHostOutcome {
     run_host(RxHostParams {
+        link_bps: 10e9, // 10 Gbit/s
         offered_pps: BULK_PPS,
         frame: Bytes(1514),
         ring: 1024,

@@ -56,6 +56,7 @@ pub const PROBE_BASE: Nanos = Nanos(80_000);
 /// Runs the scenario for `itr` for `duration`.
 pub fn run(itr: LegacySetting, duration: Nanos, seed: u64) -> RxHostOutcome {
     run_host(RxHostParams {
+        link_bps: 10e9, // the VF of an 82599 10 GbE port (c3.xlarge, assumed)
         offered_pps: OFFERED_PPS,
         frame: FRAME,
         ring: 512,

@@ -594,6 +594,18 @@ fn run_router(p: &Params) -> Result<Raw, ScenarioError> {
             "ports × num_queues below 32768",
         ));
     }
+    let cap = router::line_rate_pps(r.ports, r.frame);
+    if r.offered_pps as f64 > cap {
+        return Err(bad(
+            "offered_pps",
+            r.offered_pps.to_string(),
+            "more than the ports' line rate",
+            &format!(
+                "at most {cap:.0} packets/s: {} × 1 Gbit/s ports with {}-byte frames (raise ports or lower frame_bytes)",
+                r.ports, r.frame.0
+            ),
+        ));
+    }
     let o = router::run(&r);
     let metrics = o.metrics;
     let mut notes: Vec<String> = o.setup_errors.iter().map(ToString::to_string).collect();
@@ -674,6 +686,23 @@ mod tests {
         r.assign(&mut set, "binding", "igb7:que 0 99").unwrap();
         let e = r.run(&set).unwrap_err().to_string();
         assert!(e.contains("CPU beyond"), "{e}");
+    }
+
+    #[test]
+    fn the_router_refuses_more_than_its_ports_carry() {
+        let r = find("seed-igb-router").unwrap();
+        let mut set = Params::new();
+        // Three gigabit ports cannot carry 8.9 Gbit/s of 777-byte frames.
+        r.assign(&mut set, "ports", "3").unwrap();
+        r.assign(&mut set, "offered_pps", "1431000").unwrap();
+        let e = r.run(&set).unwrap_err().to_string();
+        assert!(e.contains("offered_pps") && e.contains("line rate"), "{e}");
+        let cap = router::line_rate_pps(3, Bytes(777));
+        assert!(e.contains(&format!("{cap:.0}")), "{e}");
+        r.assign(&mut set, "offered_pps", &format!("{}", cap.floor()))
+            .unwrap();
+        r.assign(&mut set, "duration", "0.001").unwrap();
+        assert!(r.run(&set).is_ok());
     }
 
     #[test]

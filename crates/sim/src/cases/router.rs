@@ -71,6 +71,16 @@ impl Default for RouterCosts {
     }
 }
 
+/// Line rate of one igb (82576) port.
+pub const PORT_BPS: f64 = 1e9;
+
+/// Packets per second `ports` gigabit ports carry at most with frames of `frame` bytes
+/// (counted with FCS): each frame also occupies 8 bytes of preamble and 12 of inter-frame gap
+/// on the wire (IEEE 802.3 clause 4; sim-notes §4.1).
+pub fn line_rate_pps(ports: u32, frame: Bytes) -> f64 {
+    ports as f64 * PORT_BPS / ((frame.0 + 20) * 8) as f64
+}
+
 /// Scenario parameters; defaults are the field report's (seed-cases.md Case 5).
 #[derive(Debug, Clone)]
 pub struct RouterParams {

@@ -80,8 +80,12 @@ pub enum RxMode {
 /// Parameters of one run.
 #[derive(Debug)]
 pub struct RxHostParams {
-    /// Offered frames per second.
+    /// Offered frames per second (the senders' rate; the link may carry fewer).
     pub offered_pps: f64,
+    /// Bit rate of the link the frames arrive on: a frame's last bit arrives one wire time
+    /// after the later of its send and the previous frame's arrival, so no load exceeds the
+    /// line rate.
+    pub link_bps: f64,
     /// Frame size as the driver counts it (no FCS).
     pub frame: Bytes,
     /// Rx descriptors.
@@ -174,7 +178,11 @@ struct Sim<'a> {
     rng: Rng,
     mean_gap: f64,
     future: VecDeque<u64>,
+    /// The latest sender's release (Poisson) and the latest arrival off the wire.
+    last_send: u64,
     last_gen: u64,
+    /// One frame's time on the wire (frame, FCS, preamble, inter-frame gap).
+    wire_ns: u64,
     arrived: u64,
     ring: u32,
     ring_drops: u64,
@@ -209,7 +217,8 @@ impl Sim<'_> {
     /// The `k`-th future data arrival (0-based), generating as needed.
     fn future_arrival(&mut self, k: usize) -> u64 {
         while self.future.len() <= k {
-            self.last_gen += super::exp_ns(&mut self.rng, self.mean_gap);
+            self.last_send += super::exp_ns(&mut self.rng, self.mean_gap);
+            self.last_gen = self.last_send.max(self.last_gen) + self.wire_ns;
             self.future.push_back(self.last_gen);
         }
         self.future[k]
@@ -550,6 +559,15 @@ impl Sim<'_> {
     }
 }
 
+/// FCS, preamble with SFD, and the minimum inter-frame gap: what a frame counted without FCS
+/// adds on the wire (IEEE 802.3 clause 4; sim-notes §4.1).
+const WIRE_EXTRA: u64 = 4 + 8 + 12;
+
+/// Nanoseconds a `frame` (counted without FCS) occupies a link of `bps`, rounded up.
+fn wire_ns(frame: Bytes, bps: f64) -> u64 {
+    (((frame.0 + WIRE_EXTRA) * 8) as f64 * 1e9 / bps.max(1.0)).ceil() as u64
+}
+
 /// Runs the host.
 pub fn run(mut p: RxHostParams) -> RxHostOutcome {
     // The run owns the mode's state; what stays in `p` is configuration only.
@@ -574,7 +592,9 @@ pub fn run(mut p: RxHostParams) -> RxHostOutcome {
         rng: Rng::new(p.seed, 0),
         mean_gap: 1e9 / p.offered_pps.max(1e-9),
         future: VecDeque::new(),
+        last_send: 0,
         last_gen: 0,
+        wire_ns: wire_ns(p.frame, p.link_bps),
         arrived: 0,
         ring: 0,
         ring_drops: 0,
@@ -677,6 +697,7 @@ mod tests {
 
     fn overload(mode: RxMode) -> RxHostOutcome {
         run(RxHostParams {
+            link_bps: 1e9,
             offered_pps: 400_000.0,
             frame: Bytes(64),
             ring: 256,
@@ -737,6 +758,7 @@ mod tests {
 
     fn light(busy_poll: Option<BusyPollConfig>) -> RxHostOutcome {
         run(RxHostParams {
+            link_bps: 1e9,
             offered_pps: 20_000.0,
             frame: Bytes(200),
             ring: 256,
