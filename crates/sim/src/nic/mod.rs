@@ -346,14 +346,15 @@ impl Nic {
 
     #[inline]
     fn pass_from(&mut self, t: u64, mut other: u64, src: &mut impl Source) {
+        let mut arr = src.next_at();
         while self.hw_free > 0 {
-            let arr = src.next_at();
             if arr == NO_FRAME || arr > t || arr >= other {
                 break;
             }
             let Some(frame) = src.pop() else { break };
             let done = self.dma_free_at.max(arr) + self.dma_ns(frame.bytes);
-            let overlaps = src.next_at() < done;
+            arr = src.next_at();
+            let overlaps = arr < done;
             if done > t || done >= other || overlaps || frame.bytes as u64 > self.cfg.card_buffer {
                 self.receive(frame);
                 break;

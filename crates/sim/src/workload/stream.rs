@@ -79,6 +79,8 @@ pub struct Generator {
     pattern: Pattern,
     /// Mean gap in ps; 0 = back to back at line rate.
     gap_ps: f64,
+    /// `gap_ps == 0`, decided once.
+    back_to_back: bool,
     mix: SizeMix,
     link: Link,
     rng: Rng,
@@ -107,6 +109,7 @@ impl Generator {
         let mut g = Generator {
             pattern,
             gap_ps,
+            back_to_back: gap_ps == 0.0,
             mix,
             link,
             rng,
@@ -134,7 +137,9 @@ impl Generator {
             }
         }
         let bytes = self.mix.draw(&mut self.rng);
-        let end_ps = self.link.send_ps(self.release_ps, bytes);
+        // The frame goes on the wire when released or when the wire frees, whichever is later.
+        let start_ps = self.release_ps.max(self.link.busy_until_ps());
+        let end_ps = self.link.send_ps(start_ps, bytes);
         let arrived = end_ps.div_ceil(1000) + self.link.propagation();
         if arrived > self.until_ns {
             return Frame {
@@ -142,9 +147,9 @@ impl Generator {
                 ..self.next
             };
         }
-        let sent = self.release_ps.max(end_ps - self.link.frame_ps(bytes)) / 1000;
+        let sent = start_ps / 1000;
         self.release_ps = match self.pattern {
-            _ if self.gap_ps == 0.0 => end_ps,
+            _ if self.back_to_back => end_ps,
             Pattern::Poisson => self.release_ps + self.rng.exp(self.gap_ps).round() as u64,
             Pattern::Constant | Pattern::OnOff { .. } => {
                 self.release_ps + self.gap_ps.round() as u64
