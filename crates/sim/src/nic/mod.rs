@@ -197,6 +197,10 @@ pub struct Nic {
     osc: Oscillator,
     regs: Coalescing,
     ps_per_byte_bus: u64,
+    /// The last frame size DMA'd and its DMA time (frames of one size follow each other).
+    dma_memo: (u32, u64),
+    /// Free descriptors at which RXDMT0 latches (RDMTS = 1/2 of the ring).
+    rdmt_at: u32,
     // Receive.
     fifo: VecDeque<Frame>,
     fifo_bytes: u64,
@@ -227,6 +231,8 @@ impl Nic {
         let ps_per_byte_bus = (8e12 / cfg.bus_bps).round() as u64;
         let mut nic = Nic {
             hw_free: cfg.rx_ring,
+            // RDMTS = 1/2: the e1000 driver's default minimum-threshold size.
+            rdmt_at: cfg.rx_ring / 2,
             throttle: Throttle::new(cfg.reading, regs.interval_ns, phase),
             rx_timers: DelayPair::default(),
             tx_timers: DelayPair::default(),
@@ -234,6 +240,7 @@ impl Nic {
             osc,
             regs,
             ps_per_byte_bus,
+            dma_memo: (u32::MAX, 0),
             fifo: VecDeque::new(),
             fifo_bytes: 0,
             dma_free_at: 0,
@@ -282,6 +289,15 @@ impl Nic {
     #[inline]
     fn dma_ns(&self, bytes: u32) -> u64 {
         self.cfg.rx_dma_ns + (bytes as u64 * self.ps_per_byte_bus).div_ceil(1000)
+    }
+
+    /// [`Nic::dma_ns`], remembered for the last frame size.
+    #[inline]
+    fn dma_ns_memo(&mut self, bytes: u32) -> u64 {
+        if self.dma_memo.0 != bytes {
+            self.dma_memo = (bytes, self.dma_ns(bytes));
+        }
+        self.dma_memo.1
     }
 
     /// Completion time of the DMA of the card buffer's head frame, if it can run.
@@ -352,7 +368,7 @@ impl Nic {
                 break;
             }
             let Some(frame) = src.pop() else { break };
-            let done = self.dma_free_at.max(arr) + self.dma_ns(frame.bytes);
+            let done = self.dma_free_at.max(arr) + self.dma_ns_memo(frame.bytes);
             arr = src.next_at();
             let overlaps = arr < done;
             if done > t || done >= other || overlaps || frame.bytes as u64 > self.cfg.card_buffer {
@@ -403,8 +419,7 @@ impl Nic {
         if self.rx_timers.on_packet(done) {
             self.icr |= ICR_RXT0;
         }
-        // RDMTS = 1/2: the e1000 driver's default minimum-threshold size.
-        if self.hw_free == self.cfg.rx_ring / 2 {
+        if self.hw_free == self.rdmt_at {
             self.icr |= ICR_RXDMT0;
         }
     }

@@ -72,8 +72,7 @@ pub enum Workload {
 /// (its latency is measured from release; its payload reached the sink).
 #[inline]
 pub fn sink(rec: &mut Recorder, frame: &Frame, end: u64) {
-    rec.sample(frame.sent, end);
-    rec.delivered(frame.payload, end);
+    rec.stream_frame(frame.sent, frame.payload, end);
 }
 
 impl Workload {
