@@ -18,7 +18,7 @@
 //! event) and keeps everything else local: arrivals are drawn lazily when a ring is looked at.
 
 use super::{cpu_split, CoreNs, Ledger};
-use crate::engine::min_tree::MinTree;
+use crate::engine::queue::EntityQueue;
 use crate::engine::rng::Rng;
 use crate::freebsd::rx_limit::RxProcessLimit;
 use crate::moderation::freebsd_aim::SizeAim;
@@ -203,6 +203,15 @@ impl Vq {
     }
 }
 
+/// What a CPU does next: the engine's [`EntityQueue`] keeps one per CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CpuEvent {
+    /// The CPU is free (or sleeps until a vector is ready): serve the next ready vector.
+    Wake,
+    /// The packet the CPU took reaches its NAT step.
+    Forward,
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Job {
     v: usize,
@@ -220,15 +229,15 @@ struct Cpu {
 
 const NO_SIBLING: u32 = u32::MAX;
 
-/// The run state. The only interaction between CPUs is the NAT lock, so the agenda holds
-/// one time per CPU — its next NAT entry, or when it is idle the next interrupt of one of its
+/// The run state. The only interaction between CPUs is the NAT lock, so the agenda (the
+/// engine's [`EntityQueue`]) holds one typed event per CPU — its next NAT entry, or when it is idle the next interrupt of one of its
 /// vectors — and the earliest CPU always moves next (ties: lowest CPU number). Vectors on a
 /// CPU are served in the order they became ready (interrupt or requeue time).
 struct Sim<'a> {
     p: &'a RouterParams,
     vqs: Vec<Vq>,
     cpus: Vec<Cpu>,
-    next: MinTree,
+    next: EntityQueue<CpuEvent>,
     /// Each CPU's SMT sibling, or [`NO_SIBLING`].
     siblings: Vec<u32>,
     work: [[u64; 2]; 4],
@@ -286,7 +295,8 @@ impl Sim<'_> {
         }
         let Some(v) = best.filter(|&v| self.vqs[v].ready <= t) else {
             self.cpus[c].job = None;
-            self.next.set(c, best.map_or(NEVER, |v| self.vqs[v].ready));
+            self.next
+                .schedule(c, best.map_or(NEVER, |v| self.vqs[v].ready), CpuEvent::Wake);
             return;
         };
         let (ready, requeued) = (self.vqs[v].ready, self.vqs[v].requeued);
@@ -331,7 +341,7 @@ impl Sim<'_> {
         self.cpus[c].job = Some(job);
         let d = self.scaled(c, Work::PreNat);
         self.cpus[c].acct.softirq += d;
-        self.next.set(c, t + d);
+        self.next.schedule(c, t + d, CpuEvent::Forward);
     }
 
     fn nat_step(&mut self, c: usize, t: u64) {
@@ -443,7 +453,7 @@ pub fn run(p: &RouterParams) -> RouterOutcome {
         p,
         vqs,
         cpus,
-        next: MinTree::new(ncpus as usize),
+        next: EntityQueue::new(ncpus as usize, CpuEvent::Wake),
         siblings: (0..ncpus)
             .map(|c| p.topology.sibling(c).unwrap_or(NO_SIBLING))
             .collect(),
@@ -462,15 +472,14 @@ pub fn run(p: &RouterParams) -> RouterOutcome {
     let end = p.duration.0;
     let mut events = 0u64;
     loop {
-        let (t, c) = sim.next.min();
+        let (t, c, ev) = sim.next.next();
         events += 1;
         if t > end {
             break;
         }
-        if sim.cpus[c].job.is_some() {
-            sim.nat_step(c, t);
-        } else {
-            sim.pick_next(c, t);
+        match ev {
+            CpuEvent::Forward => sim.nat_step(c, t),
+            CpuEvent::Wake => sim.pick_next(c, t),
         }
     }
     outcome(p, sim, setup_errors, down_drops, events)
