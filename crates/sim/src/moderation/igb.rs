@@ -4,7 +4,7 @@
 //! classifier ([`super::latency_class`], bulk exit 1500 B); multi-queue adapters run the
 //! size-based ring formula. Both run after NAPI completes, and the new value is **not** written
 //! then: it is flagged and written at the start of the next interrupt (writing EITR resets the
-//! hardware timer), which [`IgbItr::on_interrupt`] reproduces.
+//! hardware timer), which [`IgbItr`]'s interrupt hook reproduces.
 
 use super::latency_class::{classify, per_packet, LatencyClass, Window, IGB_BULK_EXIT};
 use super::{family_policy, quarter_micros, Coalescing, Traffic};

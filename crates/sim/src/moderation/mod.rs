@@ -8,7 +8,7 @@
 //! | hook | real driver |
 //! |---|---|
 //! | [`initial`](ModerationPolicy::initial) | register setup at `ifup` (e1000_configure_rx, igb_configure) |
-//! | [`on_interrupt`](ModerationPolicy::on_interrupt) | hard-interrupt entry (igb writes a deferred EITR here; FreeBSD em/igb AIM computes here; DIM counts the event) |
+//! | [`on_interrupt`](ModerationPolicy::on_interrupt) | hard-interrupt entry (igb writes a deferred EITR here; FreeBSD 14 em/igb/igc AIM computes here; DIM counts the event) |
 //! | [`on_poll_complete`](ModerationPolicy::on_poll_complete) | after `napi_complete_done` returned true, before the IRQ is unmasked (e1000_set_itr, igb, ixgbe, DIM) |
 //! | [`on_watchdog`](ModerationPolicy::on_watchdog) | the periodic watchdog (e1000 mode 4 every 2 s) |
 //!
