@@ -119,7 +119,13 @@ fn bad_input_names_key_value_allowed_and_hints() {
     );
     let (code, _, err) = nictune(&["sim", "seed-e1000-rr", "--set", "server.itrr=1"]);
     assert_eq!(code, 2);
-    assert!(err.contains("unknown scenario key `server.itrr`"), "{err}");
+    assert!(
+        err.contains("unknown scenario key `server.itrr` (did you mean `server.itr`?)"),
+        "{err}"
+    );
+    let (code, _, err) = nictune(&["sim", "seed-e1000-rr", "--set", "hosts.itrr=1"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("(did you mean `hosts.itr`?)"), "{err}");
     let (code, _, err) = nictune(&["sim", "no-such-scenario"]);
     assert_eq!(code, 2);
     assert!(err.contains("--list"), "{err}");
@@ -129,4 +135,31 @@ fn bad_input_names_key_value_allowed_and_hints() {
         err.contains("e1000 7.0.x") && err.contains("100–100000"),
         "{err}"
     );
+}
+
+#[test]
+fn a_hosts_sweep_prints_the_hosts_value() {
+    let (code, out, _) = nictune(&[
+        "sim",
+        "seed-e1000-rr",
+        "--sweep",
+        "hosts.itr=0,8000",
+        "--duration",
+        "0.2",
+    ]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("hosts.itr=0 ") && out.contains("hosts.itr=8000 "),
+        "{out}"
+    );
+    assert!(!out.contains("hosts.itr=-"), "{out}");
+}
+
+#[test]
+fn explain_on_an_engine_scenario_explains_instead_of_running() {
+    let (code, out, _) = nictune(&["sim", "linerate-10g-64b", "--explain"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("docs/simulator.md"), "{out}");
+    assert!(out.contains("server.itr") && out.contains("20000"), "{out}");
+    assert!(!out.contains("events"), "it ran: {out}");
 }

@@ -20,7 +20,7 @@ fn within(x: f64, target: f64, tol: f64) -> bool {
 }
 
 #[test]
-fn both_off_is_the_calibration_point() {
+fn calibration_both_off_fixes_the_round_trip() {
     let m = rr(&["client.itr=0", "server.itr=0"]);
     let t = m.transactions_per_sec.unwrap();
     assert!(within(t, 23_975.03, 0.03), "{t}");
@@ -30,7 +30,7 @@ fn both_off_is_the_calibration_point() {
 }
 
 #[test]
-fn one_side_at_8000_takes_one_interval_per_transaction() {
+fn calibration_one_side_at_8000_takes_one_interval_per_transaction() {
     let m = rr(&["client.itr=0", "server.itr=8000"]);
     let t = m.transactions_per_sec.unwrap();
     assert!(within(t, 8_003.76, 0.03), "{t}");
@@ -39,7 +39,7 @@ fn one_side_at_8000_takes_one_interval_per_transaction() {
 }
 
 #[test]
-fn both_at_8000_beat_between_the_two_oscillators() {
+fn calibration_both_at_8000_beat_between_the_two_oscillators() {
     let m = rr(&[]);
     let t = m.transactions_per_sec.unwrap();
     assert!(within(t, 6_543.20, 0.10), "{t}");
@@ -60,7 +60,7 @@ fn both_at_8000_beat_between_the_two_oscillators() {
 /// TXDW interrupt) keeps each throttle running at its own period; with transmit interrupts
 /// held off the gap reading runs flat at ≈8,000 — no wander at all.
 #[test]
-fn the_beat_comes_from_the_interval_clock() {
+fn calibration_the_beat_comes_from_the_interval_clock() {
     let quiet_tx = ["hosts.tx_int_delay=65535", "hosts.tx_abs_int_delay=0"];
     let clock = rr(&quiet_tx);
     let (lo, hi) = min_max(&clock.interim_transactions_per_sec);
@@ -129,4 +129,25 @@ fn ping_spread_tells_the_readings_apart() {
     let gap = run("8254x-gap");
     assert!(clock.stddev > 20.0, "{clock:?}");
     assert!(gap.stddev < 1.0 && gap.mean > 125.0, "{gap:?}");
+}
+
+#[test]
+fn rr_throughput_counts_requests_and_responses() {
+    let s = builtin::get("seed-e1000-rr").unwrap();
+    let resolved = s.resolved();
+    let bytes = |k: &str| match &resolved[k] {
+        nictune_sim::scenario::value::Value::Int(b) => *b as f64,
+        v => panic!("{k} = {v}"),
+    };
+    let per_transaction =
+        (bytes("workload.request_bytes") + bytes("workload.response_bytes")) * 8.0;
+    let m = rr(&["duration=1"]);
+    let t = m.transactions_per_sec.unwrap();
+    // Requests are counted when the server served them, responses when the client has them:
+    // at most one transaction apart at the end of the run.
+    let bps = m.throughput_bps.unwrap();
+    assert!(
+        (bps - t * per_transaction).abs() <= per_transaction,
+        "{bps} vs {t} trans/s"
+    );
 }

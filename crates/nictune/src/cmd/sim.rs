@@ -4,11 +4,13 @@
 //! Arguments are checked first (scenario found, every `--set`/`--sweep` key and value valid)
 //! and only then is anything run. Wall time is measured here, around each run, never inside.
 
+use super::sim_cases::{explain_text, ExplainDoc, KeyDoc};
 use crate::output::{Ctx, HintExt, Outcome};
 use anyhow::Result;
 use nictune_core::metrics::{HostMetrics, Metrics};
 use nictune_sim::cases::registry as cases;
 use nictune_sim::scenario::sweep::{self, Axis};
+use nictune_sim::scenario::value::Value;
 use nictune_sim::scenario::{builtin, keys, RunResult, Scenario};
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -96,6 +98,9 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
         return list_keys(ctx);
     }
     let scenario = load(&args)?;
+    if args.explain {
+        return explain(&scenario, ctx);
+    }
     let axes = args
         .sweep
         .iter()
@@ -225,6 +230,71 @@ fn list_keys(ctx: &Ctx) -> Result<Outcome> {
     Ok(Outcome::Success)
 }
 
+/// What every engine scenario assumes, for `--explain` (the full specification is
+/// docs/simulator.md).
+const ENGINE_EXPLAIN: &str = "\
+The engine's model: frames come from a generator or the peer host over a link (serialised at
+the line rate, plus propagation); the NIC buffers them on the card, DMAs them into the rx
+ring, and raises causes through the 8254x delay timers (RDTR/RADV, TIDV/TADV) and the
+interrupt throttle (ITR, read as an interval clock or a minimum gap: `nic`); the driver's
+moderation policy (`driver`: e1000 7.0/7.3 InterruptThrottleRate modes, igb, ixgbe,
+ixgbevf, DIM) rewrites those registers; NAPI polls `napi.weight` frames per call within
+the NET_RX softirq's budgets; the workload (TCP_RR, ping, stream, bulk TCP) runs on the
+host's cores with the costs under `cost.*`. Where each mechanism lives and which source it
+follows: docs/simulator.md.";
+
+/// `--explain` for an engine scenario: its description, the engine's model, and every key
+/// with the value this scenario runs with.
+fn explain(scenario: &Scenario, ctx: &Ctx) -> Result<Outcome> {
+    let resolved = scenario.resolved();
+    let text = format!(
+        "{} — {}\n\n{ENGINE_EXPLAIN}\n",
+        scenario.name, scenario.description
+    );
+    let doc = ExplainDoc {
+        scenario: &scenario.name,
+        explain: &text,
+        keys: keys::catalog()
+            .iter()
+            .filter_map(|k| {
+                let value = resolved.get(&k.name)?.clone();
+                Some(KeyDoc {
+                    key: k.name.clone(),
+                    default: value,
+                    allowed: k.kind.allowed(),
+                    help: k.help,
+                })
+            })
+            .collect(),
+    };
+    ctx.emit("sim", &doc, explain_text)?;
+    Ok(Outcome::Success)
+}
+
+/// The value of sweep axis `key` in a point's parameters; a `hosts.` key shows the hosts'
+/// value (one value when they agree, else each host's).
+fn axis_value(params: &std::collections::BTreeMap<String, Value>, key: &str) -> String {
+    if let Some(v) = params.get(key) {
+        return v.to_string();
+    }
+    let Some(rest) = key.strip_prefix("hosts.") else {
+        return "-".into();
+    };
+    let per_host: Vec<(&str, &Value)> = keys::HOSTS
+        .iter()
+        .filter_map(|h| Some((*h, params.get(&format!("{h}.{rest}"))?)))
+        .collect();
+    match per_host.as_slice() {
+        [] => "-".into(),
+        [(_, first), others @ ..] if others.iter().all(|(_, v)| v == first) => first.to_string(),
+        all => all
+            .iter()
+            .map(|(h, v)| format!("{h}:{v}"))
+            .collect::<Vec<_>>()
+            .join("/"),
+    }
+}
+
 fn fmt_opt(v: Option<f64>, digits: usize) -> String {
     v.map_or("-".into(), |x| format!("{x:.digits$}"))
 }
@@ -333,12 +403,7 @@ pub(super) fn human_sweep(name: &str, points: &[RunResult], varying: &[&str]) ->
     for p in points {
         let params: Vec<String> = varying
             .iter()
-            .map(|k| {
-                format!(
-                    "{k}={}",
-                    p.params.get(*k).map_or("-".into(), |v| v.to_string())
-                )
-            })
+            .map(|k| format!("{k}={}", axis_value(&p.params, k)))
             .collect();
         let m = &p.metrics;
         let headline = match m.transactions_per_sec {

@@ -32,19 +32,21 @@ struct CaseSweepDoc<'a> {
     points: Vec<CaseDoc<'a>>,
 }
 
+/// `--explain`: the model's assumptions and the scenario's keys (for engine scenarios the
+/// `default` column is the value the scenario runs with).
 #[derive(Debug, Serialize)]
-struct ExplainDoc<'a> {
-    scenario: &'a str,
-    explain: &'a str,
-    keys: Vec<KeyDoc>,
+pub(super) struct ExplainDoc<'a> {
+    pub(super) scenario: &'a str,
+    pub(super) explain: &'a str,
+    pub(super) keys: Vec<KeyDoc>,
 }
 
 #[derive(Debug, Serialize)]
-struct KeyDoc {
-    key: &'static str,
-    default: Value,
-    allowed: String,
-    help: &'static str,
+pub(super) struct KeyDoc {
+    pub(super) key: String,
+    pub(super) default: Value,
+    pub(super) allowed: String,
+    pub(super) help: &'static str,
 }
 
 const HINT: &str = "`nictune sim NAME --explain` lists the scenario's keys with what they accept";
@@ -186,7 +188,7 @@ fn explain(case: &'static CaseScenario, ctx: &Ctx) -> Result<Outcome> {
     Ok(Outcome::Success)
 }
 
-fn explain_text(d: &ExplainDoc) -> String {
+pub(super) fn explain_text(d: &ExplainDoc) -> String {
     let mut s = format!("{}\nKeys (--set KEY=VALUE):\n", d.explain);
     for k in &d.keys {
         let _ = writeln!(

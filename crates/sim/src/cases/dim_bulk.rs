@@ -11,6 +11,9 @@ use crate::moderation::dim::{Dim, Direction};
 use crate::moderation::{Coalescing, Fixed, ModerationPolicy, TimerStart};
 use nictune_core::units::{Bytes, Nanos};
 
+/// The seed the scenario runs with unless `--set seed=` says otherwise.
+pub const DEFAULT_SEED: u64 = 3;
+
 /// Frames per second of 1514-byte frames at 10 Gbit/s (1538 bytes on the wire).
 pub const BULK_PPS: f64 = 10e9 / 8.0 / 1538.0;
 
@@ -23,9 +26,10 @@ fn costs() -> HostCosts {
     }
 }
 
-/// Runs the bulk stream with `policy` for `duration`.
-pub fn run(policy: Box<dyn ModerationPolicy + Send>, duration: Nanos) -> RxHostOutcome {
+/// Runs the bulk stream with `policy` for `duration` with `seed` (the arrival process).
+pub fn run(policy: Box<dyn ModerationPolicy>, duration: Nanos, seed: u64) -> RxHostOutcome {
     run_host(RxHostParams {
+        link_bps: 10e9, // 10 Gbit/s
         offered_pps: BULK_PPS,
         frame: Bytes(1514),
         ring: 1024,
@@ -37,22 +41,22 @@ pub fn run(policy: Box<dyn ModerationPolicy + Send>, duration: Nanos) -> RxHostO
         busy_poll: None,
         tx: None,
         duration,
-        seed: 3,
+        seed,
     })
 }
 
 /// DIM on the receive queue (EQE profiles, the mlx5 default for rx).
-pub fn dim() -> Box<dyn ModerationPolicy + Send> {
+pub fn dim() -> Box<dyn ModerationPolicy> {
     Box::new(Dim::new(Direction::Rx, TimerStart::AtFirstEvent))
 }
 
 /// A fixed rx-usecs 8 with DIM's frame count for that period.
-pub fn fixed_8us() -> Box<dyn ModerationPolicy + Send> {
-    Box::new(Fixed(Coalescing::Timer {
-        usecs: Nanos::from_micros(8),
-        frames: 256,
-        start: TimerStart::AtFirstEvent,
-    }))
+pub fn fixed_8us() -> Box<dyn ModerationPolicy> {
+    Box::new(Fixed(Coalescing::timer(
+        Nanos::from_micros(8),
+        256,
+        TimerStart::AtFirstEvent,
+    )))
 }
 
 #[cfg(test)]
@@ -62,8 +66,8 @@ mod validation {
     #[test]
     fn dim_lowers_interrupts_at_equal_throughput() {
         let d = Nanos::from_millis(500);
-        let fixed = run(fixed_8us(), d);
-        let dim = run(dim(), d);
+        let fixed = run(fixed_8us(), d, DEFAULT_SEED);
+        let dim = run(dim(), d, DEFAULT_SEED);
         assert!(
             dim.interrupts_per_sec < 0.5 * fixed.interrupts_per_sec,
             "{} vs {}",

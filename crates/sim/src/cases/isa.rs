@@ -14,9 +14,10 @@
 //! back-to-back IP fragments, lost entirely if one fragment is lost, and re-requested after the
 //! NFS timeout.
 
-use super::{cpu_split, CoreNs};
+use super::{cpu_split, CoreNs, Ledger};
 use crate::bus::{CardBuffer, IsaBus, IsaWidth, TX_RESERVED};
 use crate::engine::queue::EventQueue;
+use crate::engine::rng::Rng;
 use nictune_core::metrics::{HostMetrics, Metrics};
 use nictune_core::units::{Bytes, Nanos};
 use std::collections::VecDeque;
@@ -115,6 +116,10 @@ pub struct IsaParams {
     pub duration: Nanos,
     /// Costs.
     pub costs: IsaCosts,
+    /// Seed of the run. The model has no other randomness: the seed draws the moment the
+    /// workload starts within the first full frame time, the one thing the report leaves open
+    /// (the phase between the peer's sends and the run's clock).
+    pub seed: u64,
 }
 
 impl IsaParams {
@@ -129,6 +134,7 @@ impl IsaParams {
             workload: IsaWorkload::Ttcp { window },
             duration: Nanos::from_secs(10),
             costs: IsaCosts::default(),
+            seed: 1,
         }
     }
 
@@ -179,6 +185,8 @@ pub struct IsaOutcome {
     pub retransmissions: u64,
     /// Events processed.
     pub events: u64,
+    /// The packet ledger of the frames sent to the 486 (the wire, the card, the backlog).
+    pub ledgers: Vec<Ledger>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -200,11 +208,23 @@ struct Frame {
     kind: Kind,
 }
 
-const EV_WIRE: u16 = 0;
-const EV_CPU: u16 = 1;
-const EV_PEER: u16 = 2;
-const EV_TIMER: u16 = 3;
-const EV_REPLY: u16 = 4;
+/// What can happen on the segment and the two hosts: the engine queue orders these by
+/// `(time, seq)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Event {
+    /// The frame on the wire has been sent in full.
+    WireDone,
+    /// The 486's current unit of work ends.
+    CpuDone,
+    /// The peer may send its next frame.
+    PeerFree,
+    /// The peer's retransmission timer.
+    Timer,
+    /// A reply the server prepared is ready to go.
+    ReplyReady,
+    /// The workload starts (NFS: the client sends its first requests).
+    Start,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Unit {
@@ -221,7 +241,7 @@ enum Unit {
 struct Sim<'a> {
     p: &'a IsaParams,
     bus: IsaBus,
-    agenda: EventQueue<u16>,
+    agenda: EventQueue<Event>,
     now: u64,
     // The segment.
     wire: VecDeque<Frame>,
@@ -252,6 +272,10 @@ struct Sim<'a> {
     replies_out: VecDeque<Frame>,
     // Results.
     irqs: u64,
+    /// Frames put on the wire towards the 486.
+    to_pc: u64,
+    /// Frames the 486's protocol code finished.
+    processed: u64,
     delivered: u64,
     retransmissions: u64,
 }
@@ -277,6 +301,7 @@ fn wire_time(bytes: u64) -> u64 {
 
 impl Sim<'_> {
     fn send(&mut self, f: Frame) {
+        self.to_pc += u64::from(f.to_pc);
         self.wire.push_back(f);
         if !self.wire_busy {
             self.start_wire();
@@ -286,7 +311,8 @@ impl Sim<'_> {
     fn start_wire(&mut self) {
         if let Some(f) = self.wire.front() {
             self.wire_busy = true;
-            self.agenda.schedule(self.now + wire_time(f.bytes), EV_WIRE);
+            self.agenda
+                .schedule(self.now + wire_time(f.bytes), Event::WireDone);
         }
     }
 
@@ -324,7 +350,7 @@ impl Sim<'_> {
     fn run_unit(&mut self, unit: Unit, d: u64) {
         self.unit = unit;
         self.unit_end = self.now + d;
-        self.agenda.schedule(self.unit_end, EV_CPU);
+        self.agenda.schedule(self.unit_end, Event::CpuDone);
     }
 
     fn start_drain(&mut self) {
@@ -365,6 +391,7 @@ impl Sim<'_> {
                     .pop_front()
                     .expect("a segment was being processed");
                 self.unit = Unit::Idle;
+                self.processed += 1;
                 self.protocol(kind);
                 self.resume_proto();
             }
@@ -409,7 +436,7 @@ impl Sim<'_> {
             Kind::Data(seq) => {
                 if seq == self.expected {
                     self.expected += 1;
-                    self.delivered += MSS;
+                    self.delivered += self.segment();
                     self.unacked += 1;
                     if self.unacked >= 2 || self.backlog.is_empty() {
                         self.unacked = 0;
@@ -432,16 +459,25 @@ impl Sim<'_> {
                 self.acked = a;
                 self.progress_at = self.now;
                 self.agenda
-                    .schedule(self.now + self.p.costs.rto.0, EV_TIMER);
+                    .schedule(self.now + self.p.costs.rto.0, Event::Timer);
             }
             Kind::Request(id) => {
                 // The reply is ready after the server's turnaround; it then queues behind any
                 // reply the server is still sending.
                 let at = self.now + self.p.costs.server_turnaround.0;
                 self.replies_pending.push_back((at, id));
-                self.agenda.schedule(at, EV_REPLY);
+                self.agenda.schedule(at, Event::ReplyReady);
             }
             _ => {}
+        }
+    }
+
+    /// The TTCP sender's segment: a full MSS, or the whole window when the receiver offers
+    /// less than one (the sender may send what the window allows, RFC 1122 §4.2.3.4).
+    fn segment(&self) -> u64 {
+        match self.p.workload {
+            IsaWorkload::Ttcp { window } => MSS.min(window.0).max(1),
+            IsaWorkload::Nfs { .. } => MSS,
         }
     }
 
@@ -451,13 +487,13 @@ impl Sim<'_> {
         }
         let next = match self.p.workload {
             IsaWorkload::Ttcp { window } => {
-                let window_segs = (window.0 / MSS).max(1);
+                let window_segs = (window.0 / self.segment()).max(1);
                 (self.next_seq < self.acked + window_segs).then(|| {
                     let seq = self.next_seq;
                     self.next_seq += 1;
                     Frame {
                         to_pc: true,
-                        bytes: MSS + DATA_OVERHEAD,
+                        bytes: self.segment() + DATA_OVERHEAD,
                         kind: Kind::Data(seq),
                     }
                 })
@@ -474,7 +510,7 @@ impl Sim<'_> {
             };
             let free = self.now + wire_time(f.bytes) + gap;
             self.send(f);
-            self.agenda.schedule(free, EV_PEER);
+            self.agenda.schedule(free, Event::PeerFree);
         }
     }
 
@@ -488,7 +524,7 @@ impl Sim<'_> {
                     self.next_seq = self.acked;
                     self.progress_at = self.now;
                     self.agenda
-                        .schedule(self.now + self.p.costs.rto.0, EV_TIMER);
+                        .schedule(self.now + self.p.costs.rto.0, Event::Timer);
                     self.peer_try();
                 }
             }
@@ -511,10 +547,21 @@ impl Sim<'_> {
         }
     }
 
+    /// The NFS client sends its first `outstanding` reads.
+    fn start_nfs(&mut self) {
+        if let IsaWorkload::Nfs { outstanding, .. } = self.p.workload {
+            for _ in 0..outstanding.max(1) {
+                let id = self.next_id;
+                self.next_id += 1;
+                self.request(id);
+            }
+        }
+    }
+
     fn request(&mut self, id: u64) {
         let deadline = self.now + self.p.costs.nfs_timeout.0;
         self.waiting.push((id, deadline, 0));
-        self.agenda.schedule(deadline, EV_TIMER);
+        self.agenda.schedule(deadline, Event::Timer);
         self.pc_send(150, Kind::Request(id));
     }
 
@@ -582,32 +629,29 @@ pub fn run(p: &IsaParams) -> IsaOutcome {
         reply_frames: reply_frames(p.workload),
         replies_out: VecDeque::new(),
         irqs: 0,
+        to_pc: 0,
+        processed: 0,
         delivered: 0,
         retransmissions: 0,
     };
+    let start = Rng::new(p.seed, 0).below(wire_time(MSS + DATA_OVERHEAD));
     match p.workload {
         IsaWorkload::Ttcp { .. } => {
-            sim.agenda.schedule(0, EV_PEER);
-            sim.agenda.schedule(p.costs.rto.0, EV_TIMER);
+            sim.agenda.schedule(start, Event::PeerFree);
+            sim.agenda.schedule(start + p.costs.rto.0, Event::Timer);
         }
-        IsaWorkload::Nfs { outstanding, .. } => {
-            for _ in 0..outstanding.max(1) {
-                let id = sim.next_id;
-                sim.next_id += 1;
-                sim.request(id);
-            }
-        }
+        IsaWorkload::Nfs { .. } => sim.agenda.schedule(start, Event::Start),
     }
     while let Some((t, ev)) = sim.agenda.pop_until(p.duration.0) {
         sim.now = t;
         match ev {
-            EV_WIRE => sim.wire_done(),
-            EV_CPU => sim.cpu_done(),
-            EV_PEER => {
+            Event::WireDone => sim.wire_done(),
+            Event::CpuDone => sim.cpu_done(),
+            Event::PeerFree => {
                 sim.peer_busy = false;
                 sim.peer_try();
             }
-            EV_REPLY => {
+            Event::ReplyReady => {
                 while let Some(&(at, id)) = sim.replies_pending.front() {
                     if at > sim.now {
                         break;
@@ -617,7 +661,8 @@ pub fn run(p: &IsaParams) -> IsaOutcome {
                 }
                 sim.peer_try();
             }
-            _ => sim.timer(),
+            Event::Timer => sim.timer(),
+            Event::Start => sim.start_nfs(),
         }
     }
     let secs = p.duration.as_secs_f64();
@@ -641,6 +686,15 @@ pub fn run(p: &IsaParams) -> IsaOutcome {
         card_missed: sim.card.missed(),
         retransmissions: sim.retransmissions,
         events: sim.agenda.events(),
+        ledgers: vec![Ledger {
+            stage: "card",
+            offered: sim.to_pc,
+            delivered: sim.processed,
+            dropped: sim.card.overruns() + sim.card.missed(),
+            in_flight: sim.wire.iter().filter(|f| f.to_pc).count() as u64
+                + sim.card.queued() as u64
+                + sim.backlog.len() as u64,
+        }],
     }
 }
 
@@ -688,6 +742,17 @@ TTCP across clocks (8-bit card, 16 kB window): 740 / 838 / 970 / 1076 / 1076 / 1
 copy + handler + protocol + half an ACK) falls below the 1.32 ms frame spacing; per-frame costs
 are deterministic here, so the knee is sharp — real cost jitter would round it and leave
 13.4 MHz somewhat below the ceiling.
+
+Below ≈5.7 MHz TTCP collapses (≈40 KB/s at 5.6 MHz, ≈660 KB/s at 5.8 MHz). The mechanism: a
+window burst (16 kB, 11 segments) arrives at the wire's spacing while the card empties more
+slowly; the backlog a burst leaves on the card grows as the clock falls, and once it passes the
+3 full frames the 5 kB receive ring holds, every burst overruns. The 8390 then stops for the
+driver's recovery, the lost segments have no duplicate ACKs to repair them (the model's peer
+recovers by timeout only), and each loss costs a 300 ms retransmission timeout. The threshold is
+sharp because the costs and the burst are deterministic; a window that fits the card
+(`tcp_window=4096`) has no such edge.
+
+A window below one MSS is honoured: the sender's segments are then the window's size.
 ";
 
 #[cfg(test)]
@@ -796,5 +861,28 @@ mod validation {
     fn a_small_window_limits_ttcp() {
         let small = run(&IsaParams::ttcp(IsaWidth::Bits8, 26_700_000, Bytes(1460)));
         assert!(small.kbytes_per_sec < 0.9 * ttcp(267).kbytes_per_sec);
+    }
+
+    #[test]
+    fn a_window_below_the_mss_is_honoured() {
+        // One segment of the window's size in flight: less per round trip than a full MSS,
+        // and never more than the window per round trip.
+        let one_mss = run(&IsaParams::ttcp(IsaWidth::Bits8, 26_700_000, Bytes(1460)));
+        let below = run(&IsaParams::ttcp(IsaWidth::Bits8, 26_700_000, Bytes(1000)));
+        assert!(below.kbytes_per_sec > 0.0);
+        assert!(
+            below.kbytes_per_sec < one_mss.kbytes_per_sec,
+            "{} vs {}",
+            below.kbytes_per_sec,
+            one_mss.kbytes_per_sec
+        );
+        // Payload per ledger frame: the segments are the window's size, not an MSS.
+        let frames = below.ledgers[0].delivered as f64;
+        let bytes = below.kbytes_per_sec * 1024.0 * 10.0;
+        assert!(
+            (bytes / frames - 1000.0).abs() < 50.0,
+            "{} B per frame",
+            bytes / frames
+        );
     }
 }

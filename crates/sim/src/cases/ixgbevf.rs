@@ -56,6 +56,7 @@ pub const PROBE_BASE: Nanos = Nanos(80_000);
 /// Runs the scenario for `itr` for `duration`.
 pub fn run(itr: LegacySetting, duration: Nanos, seed: u64) -> RxHostOutcome {
     run_host(RxHostParams {
+        link_bps: 10e9, // the VF of an 82599 10 GbE port (c3.xlarge, assumed)
         offered_pps: OFFERED_PPS,
         frame: FRAME,
         ring: 512,
@@ -125,11 +126,11 @@ mod validation {
     }
 
     #[test]
-    fn calibration_points_and_mode_3_between() {
+    fn calibration_points() {
+        // The two costs were solved from these two figures: this re-checks the fit.
         let d = Nanos::from_secs(5);
         let dynamic = run(LegacySetting::Dynamic, d, 1);
         let rate = run(LegacySetting::Rate(1000), d, 1);
-        let conservative = run(LegacySetting::Conservative, d, 1);
         assert!(
             (softirq(&dynamic) - 0.59).abs() < 0.03,
             "itr=1: {}",
@@ -140,6 +141,14 @@ mod validation {
             "itr=1000: {}",
             softirq(&rate)
         );
+    }
+
+    #[test]
+    fn mode_3_lies_between_and_throughput_stays_one_to_one() {
+        let d = Nanos::from_secs(5);
+        let dynamic = run(LegacySetting::Dynamic, d, 1);
+        let rate = run(LegacySetting::Rate(1000), d, 1);
+        let conservative = run(LegacySetting::Conservative, d, 1);
         let c = softirq(&conservative);
         assert!(c > softirq(&rate) && c < softirq(&dynamic), "itr=3: {c}");
         // Throughput 1:1 in every setting: the report's ≈21 Mbit/s of iperf payload.

@@ -17,6 +17,30 @@ pub mod rxhost;
 pub mod veth_rr;
 
 use crate::engine::rng::Rng;
+
+/// A packet ledger at the end of a run: every packet a model admitted at one stage is
+/// delivered onward, dropped, or still inside the stage. The property tests check that every
+/// case model's ledgers balance.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Ledger {
+    /// Which stage (`nic`, `socket`, `rings`, `card`).
+    pub stage: &'static str,
+    /// Packets that reached the stage.
+    pub offered: u64,
+    /// Packets it passed on.
+    pub delivered: u64,
+    /// Packets it dropped.
+    pub dropped: u64,
+    /// Packets still in it when the run ended.
+    pub in_flight: u64,
+}
+
+impl Ledger {
+    /// Whether every offered packet is accounted for.
+    pub fn balanced(&self) -> bool {
+        self.offered == self.delivered + self.dropped + self.in_flight
+    }
+}
 pub use crate::metrics::core_ns::{cpu_split, CoreNs};
 
 /// An exponential gap in whole nanoseconds (at least 1) with mean `mean_ns` (ziggurat: the

@@ -25,6 +25,9 @@ use crate::freebsd::polling::PollingConfig;
 use crate::moderation::{rate_to_256ns_throttle, Fixed};
 use nictune_core::units::{Bytes, Nanos};
 
+/// The seed the scenario runs with unless `--set seed=` says otherwise.
+pub const DEFAULT_SEED: u64 = 2;
+
 /// Frames per second the host receives under `iperf -d` on 10 Mbit/s: 812 data + 406 ACKs.
 /// The test is symmetric, so the host sends as many.
 pub const IPERF_D_PPS: f64 = 1218.0;
@@ -58,7 +61,7 @@ pub fn costs() -> HostCosts {
 }
 
 /// Runs `mode` receiving `offered_pps` (mean frame `frame`) and sending `tx_pps` for
-/// `duration`. In interrupts mode every sent frame raises a transmit-done cause (TXDW after
+/// `duration` with `seed` (the arrival process). In interrupts mode every sent frame raises a transmit-done cause (TXDW after
 /// TIDV) that interrupts through the same throttle as received frames; in polling mode
 /// `em_poll` cleans the transmit ring (`em_txeof`) with no interrupt at all.
 pub fn run(
@@ -67,6 +70,7 @@ pub fn run(
     tx_pps: f64,
     frame: Bytes,
     duration: Nanos,
+    seed: u64,
 ) -> RxHostOutcome {
     let mode = match mode {
         Mode::Polling(cfg) => RxMode::Polling(cfg),
@@ -76,6 +80,7 @@ pub fn run(
         },
     };
     run_host(RxHostParams {
+        link_bps: 10e6, // the 10 Mbit/s metro Ethernet circuit (seed-cases.md Case 2)
         offered_pps,
         frame,
         ring: 256, // em default rx descriptors
@@ -90,7 +95,7 @@ pub fn run(
             delay: EM_TIDV,
         }),
         duration,
-        seed: 2,
+        seed,
     })
 }
 
@@ -107,7 +112,8 @@ task of up to 100 frames per pass.
 Host (not stated in the report; assumed): a ≈266 MHz Geode-class appliance; 30 µs per
 interrupt, 3 µs per receive pass/polling chunk, 40 µs per received frame including the reverse
 direction's transmit work, 60 µs of iperf per frame. Load: iperf -d receives ≈1218 frames/s
-(812 data + 406 ACKs) and sends as many (tx_pps); offered_pps raises the load.
+(812 data + 406 ACKs) and sends as many (tx_pps); offered_pps raises the load, which the
+10 Mbit/s link caps: a frame arrives no sooner than one wire time after the previous one.
 
 Bidirectional traffic in interrupts mode: em sets IDE on every transmit descriptor
 (hw.em.tx_int_delay 66 µs), so each sent frame raises TXDW 66 µs later and interrupts through
@@ -145,8 +151,15 @@ mod validation {
         // every received frame and every transmit completion is an interrupt cause (≈5.4 k
         // interrupts/s through the 8000/s throttle); polling takes both in its ticks.
         let (pps, frame, d) = (3_900.0, Bytes(300), Nanos::from_secs(5));
-        let poll = run(Mode::Polling(PollingConfig::default()), pps, pps, frame, d);
-        let intr = run(INTERRUPTS, pps, pps, frame, d);
+        let poll = run(
+            Mode::Polling(PollingConfig::default()),
+            pps,
+            pps,
+            frame,
+            d,
+            DEFAULT_SEED,
+        );
+        let intr = run(INTERRUPTS, pps, pps, frame, d, DEFAULT_SEED);
         assert!(intr.interrupts_per_sec > pps, "{}", intr.interrupts_per_sec);
         assert!(
             kernel(&poll) < 0.8 * kernel(&intr),
@@ -164,6 +177,19 @@ mod validation {
     }
 
     #[test]
+    fn the_10_mbit_link_caps_whatever_is_offered() {
+        // 70,000 frames/s of 1046 bytes would be 586 Mbit/s; the circuit carries 10.
+        let d = Nanos::from_secs(1);
+        for mode in [Mode::Polling(PollingConfig::default()), INTERRUPTS] {
+            let o = run(mode, 70_000.0, 0.0, Bytes(1046), d, DEFAULT_SEED);
+            let line_fps = 10e6 / ((1046 + 24) * 8) as f64;
+            let arrived = (o.received + o.ring_drops) as f64;
+            assert!(arrived <= line_fps + 1.0, "{arrived} frames/s");
+            assert!(o.metrics.throughput_bps.unwrap() < 10e6);
+        }
+    }
+
+    #[test]
     fn at_light_load_the_idle_chunks_make_polling_dearer() {
         // kern_poll calls the handler burst/each_burst times per tick whatever it finds, and
         // burst climbs to burst_max when the ticks are short: 30 calls per tick.
@@ -174,8 +200,9 @@ mod validation {
             200.0,
             Bytes(1000),
             d,
+            DEFAULT_SEED,
         );
-        let intr = run(INTERRUPTS, 200.0, 200.0, Bytes(1000), d);
+        let intr = run(INTERRUPTS, 200.0, 200.0, Bytes(1000), d, DEFAULT_SEED);
         assert_eq!(poll.final_burst, Some(150));
         assert!(
             kernel(&poll) > kernel(&intr),
@@ -195,6 +222,7 @@ mod validation {
             app_per_frame: Nanos(100),
         };
         let o = run_host(RxHostParams {
+            link_bps: 1e9,
             offered_pps: 400_000.0,
             frame: Bytes(64),
             ring: 256,
@@ -228,10 +256,18 @@ mod validation {
             0.0,
             Bytes(64),
             Nanos::from_secs(2),
+            DEFAULT_SEED,
         );
         let k = kernel(&heavy);
         assert!((0.40..0.60).contains(&k), "kernel share {k}");
-        let intr = run(INTERRUPTS, 50_000.0, 0.0, Bytes(64), Nanos::from_secs(2));
+        let intr = run(
+            INTERRUPTS,
+            50_000.0,
+            0.0,
+            Bytes(64),
+            Nanos::from_secs(2),
+            DEFAULT_SEED,
+        );
         assert!(
             heavy.consumed > intr.consumed,
             "{} vs {}",

@@ -5,33 +5,22 @@
 //! Keys reuse the engine's value kinds and errors ([`crate::scenario::value`]): an unknown
 //! key or a bad value names the key, the value and what is allowed.
 
-use super::{dim_bulk, isa, ixgbevf, polling, router};
+use super::rxhost::RxHostOutcome;
+use super::{dim_bulk, isa, ixgbevf, polling, router, Ledger};
 use crate::bus::IsaWidth;
 use crate::freebsd::polling::PollingConfig;
-use crate::freebsd::rx_limit::RxProcessLimit;
+use crate::freebsd::rx_limit::{self, RxProcessLimit};
 use crate::multiqueue::binding::{parse_map, Binding};
 use crate::multiqueue::smt::Topology;
 use crate::scenario::error::ScenarioError;
-use crate::scenario::value::{Kind, Value};
+use crate::scenario::keys::{closest, KeyDef};
+use crate::scenario::value::{get_int, get_num, get_text, Kind, Params, Value};
 use crate::scenario::{EngineInfo, RunResult};
 use nictune_core::metrics::Metrics;
 use nictune_core::units::{Bytes, Nanos};
-use std::collections::BTreeMap;
 
-/// One key of a case scenario.
-#[derive(Debug, Clone)]
-pub struct CaseKey {
-    /// Key name.
-    pub name: &'static str,
-    /// What it accepts.
-    pub kind: Kind,
-    /// Default.
-    pub default: Value,
-    /// One line of help.
-    pub help: &'static str,
-}
-
-type Params = BTreeMap<String, Value>;
+/// One key of a case scenario: the same definition the engine's catalog uses.
+pub type CaseKey = KeyDef;
 
 /// A built-in case scenario.
 #[derive(Debug)]
@@ -46,8 +35,40 @@ pub struct CaseScenario {
     run: fn(&Params) -> Result<Raw, ScenarioError>,
 }
 
-/// What a case model returns: metrics, events, packets and notes for the reader.
-type Raw = (Metrics, u64, u64, Vec<String>);
+/// What a case model returns.
+struct Raw {
+    metrics: Metrics,
+    /// Events (or simulation steps) the run took.
+    events: u64,
+    /// Packets the run handled (offered at its first stage).
+    packets: u64,
+    /// Notes for the reader.
+    notes: Vec<String>,
+    /// The model's packet ledgers.
+    ledgers: Vec<Ledger>,
+}
+
+impl Raw {
+    fn of_isa(o: isa::IsaOutcome, note: String) -> Raw {
+        Raw {
+            packets: o.ledgers.iter().map(|l| l.offered).sum(),
+            metrics: o.metrics,
+            events: o.events,
+            notes: vec![note],
+            ledgers: o.ledgers,
+        }
+    }
+
+    fn of_host(o: RxHostOutcome, notes: Vec<String>) -> Raw {
+        Raw {
+            metrics: o.metrics,
+            events: o.events,
+            packets: o.received + o.ring_drops,
+            notes,
+            ledgers: o.ledgers,
+        }
+    }
+}
 
 /// One run of a case scenario.
 #[derive(Debug, Clone)]
@@ -56,6 +77,8 @@ pub struct CaseRun {
     pub result: RunResult,
     /// What the reader should know beyond the metrics (e.g. interfaces that did not start).
     pub notes: Vec<String>,
+    /// The model's packet ledgers (each balances: offered = delivered + dropped + in flight).
+    pub ledgers: Vec<Ledger>,
 }
 
 /// Every case scenario, in listing order.
@@ -128,7 +151,7 @@ fn int(
     help: &'static str,
 ) -> CaseKey {
     CaseKey {
-        name,
+        name: name.to_string(),
         kind: Kind::Int { min, max, unit },
         default: Value::Int(default),
         help,
@@ -144,7 +167,7 @@ fn float(
     help: &'static str,
 ) -> CaseKey {
     CaseKey {
-        name,
+        name: name.to_string(),
         kind: Kind::Float { min, max, unit },
         default: Value::Float(default),
         help,
@@ -158,14 +181,20 @@ fn choice(
     help: &'static str,
 ) -> CaseKey {
     CaseKey {
-        name,
+        name: name.to_string(),
         kind: Kind::Choice(c),
         default: Value::Text(default.to_string()),
         help,
     }
 }
 
-fn common(duration: f64, mut keys: Vec<CaseKey>) -> Vec<CaseKey> {
+fn common(duration: f64, keys: Vec<CaseKey>) -> Vec<CaseKey> {
+    common_seeded(duration, 1, keys)
+}
+
+/// `common` for a case whose default seed is not 1 (kept from when the case fixed its seed,
+/// so the default run stays the one its figures were taken from).
+fn common_seeded(duration: f64, seed: u64, mut keys: Vec<CaseKey>) -> Vec<CaseKey> {
     keys.push(float(
         "duration",
         0.001,
@@ -174,7 +203,7 @@ fn common(duration: f64, mut keys: Vec<CaseKey>) -> Vec<CaseKey> {
         duration,
         "simulated time",
     ));
-    keys.push(int("seed", 0, i64::MAX, "", 1, "random seed"));
+    keys.push(int("seed", 0, i64::MAX, "", seed as i64, "random seed"));
     keys
 }
 
@@ -192,7 +221,7 @@ impl CaseScenario {
             .find(|k| k.name == key)
             .ok_or_else(|| ScenarioError::UnknownKey {
                 key: key.to_string(),
-                suggestion: closest(key, keys.iter().map(|k| k.name)),
+                suggestion: closest(key, keys.iter().map(|k| k.name.as_str())),
             })?;
         set.insert(key.to_string(), def.kind.parse(key, text)?);
         Ok(())
@@ -212,12 +241,18 @@ impl CaseScenario {
     /// Runs the case with `set` applied.
     pub fn run(&self, set: &Params) -> Result<CaseRun, ScenarioError> {
         let params = self.resolved(set);
-        let (metrics, events, packets, notes) = (self.run)(&params)?;
-        let engine = EngineInfo {
-            seed: get_int(&params, "seed") as u64,
+        let Raw {
+            metrics,
             events,
             packets,
-            sim_seconds: get_float(&params, "duration"),
+            notes,
+            ledgers,
+        } = (self.run)(&params)?;
+        let engine = EngineInfo {
+            seed: get_int(&params, "seed")? as u64,
+            events,
+            packets,
+            sim_seconds: get_num(&params, "duration")?,
             wall_seconds: None,
         };
         Ok(CaseRun {
@@ -227,61 +262,13 @@ impl CaseScenario {
                 params,
             },
             notes,
+            ledgers,
         })
     }
 }
 
-/// The known key closest to `key` by edit distance, if it is close (at most a third of its
-/// letters differ).
-fn closest<'a>(key: &str, known: impl Iterator<Item = &'a str>) -> Option<String> {
-    known
-        .map(|k| (edit_distance(key, k), k))
-        .filter(|&(d, k)| d * 3 <= k.len().max(3))
-        .min()
-        .map(|(_, k)| k.to_string())
-}
-
-/// Levenshtein distance over characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
-}
-
-fn get_int(p: &Params, k: &str) -> i64 {
-    match p.get(k) {
-        Some(Value::Int(i)) => *i,
-        Some(Value::Float(f)) => *f as i64,
-        _ => 0,
-    }
-}
-
-fn get_float(p: &Params, k: &str) -> f64 {
-    match p.get(k) {
-        Some(Value::Int(i)) => *i as f64,
-        Some(Value::Float(f)) => *f,
-        _ => 0.0,
-    }
-}
-
-fn get_text<'a>(p: &'a Params, k: &str) -> &'a str {
-    match p.get(k) {
-        Some(Value::Text(t)) => t,
-        _ => "",
-    }
-}
-
-fn duration(p: &Params) -> Nanos {
-    Nanos::from_secs_f64(get_float(p, "duration"))
+fn duration(p: &Params) -> Result<Nanos, ScenarioError> {
+    Ok(Nanos::from_secs_f64(get_num(p, "duration")?))
 }
 
 fn bad(key: &str, value: String, problem: &'static str, allowed: &str) -> ScenarioError {
@@ -296,8 +283,9 @@ fn bad(key: &str, value: String, problem: &'static str, allowed: &str) -> Scenar
 // --- Case 2 ---------------------------------------------------------------------------
 
 fn polling_keys() -> Vec<CaseKey> {
-    common(
+    common_seeded(
         10.0,
+        polling::DEFAULT_SEED,
         vec![
             choice(
                 "mode",
@@ -370,28 +358,29 @@ fn polling_keys() -> Vec<CaseKey> {
 
 fn run_polling(p: &Params) -> Result<Raw, ScenarioError> {
     let mut cfg = PollingConfig::new(
-        get_int(p, "hz") as u32,
-        get_int(p, "burst_max"),
-        get_int(p, "each_burst"),
-        get_int(p, "user_frac"),
-        get_int(p, "reg_frac"),
+        get_int(p, "hz")? as u32,
+        get_int(p, "burst_max")?,
+        get_int(p, "each_burst")?,
+        get_int(p, "user_frac")?,
+        get_int(p, "reg_frac")?,
     )
     .map_err(|e| bad(e.name, e.value.to_string(), "out of range", e.allowed))?;
-    cfg.idle_poll = get_int(p, "idle_poll") == 1;
-    let mode = match get_text(p, "mode") {
+    cfg.idle_poll = get_int(p, "idle_poll")? == 1;
+    let mode = match get_text(p, "mode")? {
         "interrupts" => polling::Mode::Interrupts {
-            max_interrupt_rate: get_int(p, "max_interrupt_rate") as u32,
+            max_interrupt_rate: get_int(p, "max_interrupt_rate")? as u32,
         },
         _ => polling::Mode::Polling(cfg),
     };
     let o = polling::run(
         mode,
-        get_float(p, "offered_pps"),
-        get_float(p, "tx_pps"),
-        Bytes(get_int(p, "frame_bytes") as u64),
-        duration(p),
+        get_num(p, "offered_pps")?,
+        get_num(p, "tx_pps")?,
+        Bytes(get_int(p, "frame_bytes")? as u64),
+        duration(p)?,
+        get_int(p, "seed")? as u64,
     );
-    Ok((o.metrics, o.events, o.received + o.ring_drops, vec![]))
+    Ok(Raw::of_host(o, vec![]))
 }
 
 // --- Case 3 ---------------------------------------------------------------------------
@@ -411,7 +400,7 @@ fn ixgbevf_keys() -> Vec<CaseKey> {
 }
 
 fn run_ixgbevf(p: &Params) -> Result<Raw, ScenarioError> {
-    let itr = get_int(p, "itr");
+    let itr = get_int(p, "itr")?;
     let setting = ixgbevf::setting(itr).map_err(|_| {
         bad(
             "itr",
@@ -420,18 +409,18 @@ fn run_ixgbevf(p: &Params) -> Result<Raw, ScenarioError> {
             "0, 1, 3 or 956–488281",
         )
     })?;
-    let o = ixgbevf::run(setting, duration(p), get_int(p, "seed") as u64);
-    Ok((o.metrics, o.events, o.received + o.ring_drops, vec![]))
+    let o = ixgbevf::run(setting, duration(p)?, get_int(p, "seed")? as u64);
+    Ok(Raw::of_host(o, vec![]))
 }
 
 // --- Case 4 ---------------------------------------------------------------------------
 
-fn isa_card(p: &Params) -> IsaWidth {
-    if get_text(p, "card") == "16bit" {
+fn isa_card(p: &Params) -> Result<IsaWidth, ScenarioError> {
+    Ok(if get_text(p, "card")? == "16bit" {
         IsaWidth::Bits16
     } else {
         IsaWidth::Bits8
-    }
+    })
 }
 
 fn ttcp_keys() -> Vec<CaseKey> {
@@ -467,18 +456,19 @@ fn ttcp_keys() -> Vec<CaseKey> {
 
 fn run_ttcp(p: &Params) -> Result<Raw, ScenarioError> {
     let mut params = isa::IsaParams::ttcp(
-        isa_card(p),
-        (get_float(p, "isa_mhz") * 1e6) as u64,
-        Bytes(get_int(p, "tcp_window") as u64),
+        isa_card(p)?,
+        (get_num(p, "isa_mhz")? * 1e6) as u64,
+        Bytes(get_int(p, "tcp_window")? as u64),
     );
-    params.extra_wait_states = get_int(p, "extra_wait_states") as u64;
-    params.duration = duration(p);
+    params.extra_wait_states = get_int(p, "extra_wait_states")? as u64;
+    params.duration = duration(p)?;
+    params.seed = get_int(p, "seed")? as u64;
     let o = isa::run(&params);
     let note = format!(
         "{:.0} KB/s of TTCP payload, {} card overflows, {} retransmission timeouts",
         o.kbytes_per_sec, o.card_overflows, o.retransmissions
     );
-    Ok((o.metrics, o.events, 0, vec![note]))
+    Ok(Raw::of_isa(o, note))
 }
 
 fn nfs_keys() -> Vec<CaseKey> {
@@ -516,23 +506,24 @@ fn nfs_keys() -> Vec<CaseKey> {
 }
 
 fn run_nfs(p: &Params) -> Result<Raw, ScenarioError> {
-    let size = get_int(p, "nfs_size") as u64;
-    let mut params = isa::IsaParams::seed_nfs(isa_card(p), Bytes(size));
-    params.clock_hz = (get_float(p, "isa_mhz") * 1e6) as u64;
+    let size = get_int(p, "nfs_size")? as u64;
+    let mut params = isa::IsaParams::seed_nfs(isa_card(p)?, Bytes(size));
+    params.clock_hz = (get_num(p, "isa_mhz")? * 1e6) as u64;
     params.workload = isa::IsaWorkload::Nfs {
         size: Bytes(size),
-        outstanding: get_int(p, "outstanding") as u32,
+        outstanding: get_int(p, "outstanding")? as u32,
     };
-    if let ws @ 0.. = get_int(p, "extra_wait_states") {
+    if let ws @ 0.. = get_int(p, "extra_wait_states")? {
         params.extra_wait_states = ws as u64;
     }
-    params.duration = duration(p);
+    params.duration = duration(p)?;
+    params.seed = get_int(p, "seed")? as u64;
     let o = isa::run(&params);
     let note = format!(
         "{:.0} KB/s of NFS data, {} card overflows, {} re-requests",
         o.kbytes_per_sec, o.card_overflows, o.retransmissions
     );
-    Ok((o.metrics, o.events, 0, vec![note]))
+    Ok(Raw::of_isa(o, note))
 }
 
 // --- Case 5 ---------------------------------------------------------------------------
@@ -544,11 +535,11 @@ fn router_keys() -> Vec<CaseKey> {
         int("num_queues", 1, 16, "", d.queues as i64, "hw.igb.num_queues"),
         int("rxd", 8, 4096, "descriptors", d.rxd as i64, "hw.igb.rxd"),
         int("nmbclusters", 0, 1 << 32, "clusters", 25_600, "kern.ipc.nmbclusters (25600 default on that host; 204800 fixed it)"),
-        CaseKey { name: "binding", kind: Kind::Text, default: Value::Text("default".into()), help: "default (queue N on CPU N), spread, or a map `igbP:que Q CPU` per line (the CLI reads FILE)" },
+        CaseKey { name: "binding".into(), kind: Kind::Text, default: Value::Text("default".into()), help: "default (queue N on CPU N), spread, or a map `igbP:que Q CPU` per line (the CLI reads FILE)" },
         int("nat_instances", 1, 64, "", d.nat_instances as i64, "ipfw NAT instances"),
         float("offered_pps", 1.0, 1e8, "packets/s", d.offered_pps as f64, "forwarded packets/s over all ports (206 kpps in + out)"),
         int("frame_bytes", 60, 9018, "bytes", d.frame.0 as i64, "mean frame"),
-        int("rx_process_limit", -1, 1 << 20, "packets", -1, "dev.igb.N.rx_processing_limit (-1 unlimited)"),
+        int("rx_process_limit", -1, rx_limit::MAX, "packets", -1, "dev.igb.N.rx_processing_limit: -1 unlimited, or 1..2147483647 (0 is rejected)"),
         choice("smt", &["on", "off"], "on", "hyper-threading: 24 logical CPUs on 12 cores, or 12 CPUs"),
         int("max_interrupt_rate", 100, 100_000, "interrupts/s", 8000, "hw.igb.max_interrupt_rate"),
     ])
@@ -556,7 +547,7 @@ fn router_keys() -> Vec<CaseKey> {
 
 fn run_router(p: &Params) -> Result<Raw, ScenarioError> {
     let mut r = router::RouterParams::default();
-    r.topology = if get_text(p, "smt") == "off" {
+    r.topology = if get_text(p, "smt")? == "off" {
         Topology {
             threads_per_core: 1,
             ..r.topology
@@ -564,11 +555,11 @@ fn run_router(p: &Params) -> Result<Raw, ScenarioError> {
     } else {
         r.topology
     };
-    r.ports = get_int(p, "ports") as u32;
-    r.queues = get_int(p, "num_queues") as u32;
-    r.rxd = get_int(p, "rxd") as u32;
-    r.nmbclusters = get_int(p, "nmbclusters") as u64;
-    r.binding = match get_text(p, "binding") {
+    r.ports = get_int(p, "ports")? as u32;
+    r.queues = get_int(p, "num_queues")? as u32;
+    r.rxd = get_int(p, "rxd")? as u32;
+    r.nmbclusters = get_int(p, "nmbclusters")? as u64;
+    r.binding = match get_text(p, "binding")? {
         "default" => Binding::Default,
         "spread" => Binding::Spread,
         text => parse_map(text, "igb", r.topology.cpus()).map_err(|e| {
@@ -580,10 +571,10 @@ fn run_router(p: &Params) -> Result<Raw, ScenarioError> {
             )
         })?,
     };
-    r.nat_instances = get_int(p, "nat_instances") as usize;
-    r.offered_pps = get_float(p, "offered_pps") as u64;
-    r.frame = Bytes(get_int(p, "frame_bytes") as u64);
-    let limit = get_int(p, "rx_process_limit");
+    r.nat_instances = get_int(p, "nat_instances")? as usize;
+    r.offered_pps = get_num(p, "offered_pps")? as u64;
+    r.frame = Bytes(get_int(p, "frame_bytes")? as u64);
+    let limit = get_int(p, "rx_process_limit")?;
     r.rx_process_limit = RxProcessLimit::from_tunable(limit).map_err(|e| {
         bad(
             "rx_process_limit",
@@ -592,15 +583,27 @@ fn run_router(p: &Params) -> Result<Raw, ScenarioError> {
             e.allowed,
         )
     })?;
-    r.max_interrupt_rate = get_int(p, "max_interrupt_rate") as u32;
-    r.duration = duration(p);
-    r.seed = get_int(p, "seed") as u64;
+    r.max_interrupt_rate = get_int(p, "max_interrupt_rate")? as u32;
+    r.duration = duration(p)?;
+    r.seed = get_int(p, "seed")? as u64;
     if r.ports * r.queues >= 1 << 15 {
         return Err(bad(
             "ports",
             r.ports.to_string(),
             "too many vectors",
             "ports × num_queues below 32768",
+        ));
+    }
+    let cap = router::line_rate_pps(r.ports, r.frame);
+    if r.offered_pps as f64 > cap {
+        return Err(bad(
+            "offered_pps",
+            r.offered_pps.to_string(),
+            "more than the ports' line rate",
+            &format!(
+                "at most {cap:.0} packets/s: {} × 1 Gbit/s ports with {}-byte frames (raise ports or lower frame_bytes)",
+                r.ports, r.frame.0
+            ),
         ));
     }
     let o = router::run(&r);
@@ -611,14 +614,21 @@ fn run_router(p: &Params) -> Result<Raw, ScenarioError> {
         o.cpu_total,
         o.nat_spin.as_secs_f64()
     ));
-    Ok((metrics, o.events, o.forwarded + o.dropped, notes))
+    Ok(Raw {
+        metrics,
+        events: o.events,
+        packets: o.forwarded + o.dropped,
+        notes,
+        ledgers: o.ledgers,
+    })
 }
 
 // --- DIM ------------------------------------------------------------------------------
 
 fn dim_keys() -> Vec<CaseKey> {
-    common(
+    common_seeded(
         1.0,
+        dim_bulk::DEFAULT_SEED,
         vec![choice(
             "policy",
             &["dim", "fixed8"],
@@ -629,13 +639,13 @@ fn dim_keys() -> Vec<CaseKey> {
 }
 
 fn run_dim(p: &Params) -> Result<Raw, ScenarioError> {
-    let policy = if get_text(p, "policy") == "fixed8" {
+    let policy = if get_text(p, "policy")? == "fixed8" {
         dim_bulk::fixed_8us()
     } else {
         dim_bulk::dim()
     };
-    let o = dim_bulk::run(policy, duration(p));
-    Ok((o.metrics, o.events, o.received + o.ring_drops, vec![]))
+    let o = dim_bulk::run(policy, duration(p)?, get_int(p, "seed")? as u64);
+    Ok(Raw::of_host(o, vec![]))
 }
 
 #[cfg(test)]
@@ -668,7 +678,6 @@ mod tests {
             .assign(&mut Params::new(), "nfs_sise", "4096")
             .unwrap_err();
         assert!(e.to_string().contains("did you mean `nfs_size`"), "{e}");
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
         c.assign(&mut set, "itr", "100").unwrap();
         let e = c.run(&set).unwrap_err().to_string();
         assert!(e.contains("itr") && e.contains("956–488281"), "{e}");
@@ -677,6 +686,43 @@ mod tests {
         r.assign(&mut set, "binding", "igb7:que 0 99").unwrap();
         let e = r.run(&set).unwrap_err().to_string();
         assert!(e.contains("CPU beyond"), "{e}");
+    }
+
+    #[test]
+    fn the_router_refuses_more_than_its_ports_carry() {
+        let r = find("seed-igb-router").unwrap();
+        let mut set = Params::new();
+        // Three gigabit ports cannot carry 8.9 Gbit/s of 777-byte frames.
+        r.assign(&mut set, "ports", "3").unwrap();
+        r.assign(&mut set, "offered_pps", "1431000").unwrap();
+        let e = r.run(&set).unwrap_err().to_string();
+        assert!(e.contains("offered_pps") && e.contains("line rate"), "{e}");
+        let cap = router::line_rate_pps(3, Bytes(777));
+        assert!(e.contains(&format!("{cap:.0}")), "{e}");
+        r.assign(&mut set, "offered_pps", &format!("{}", cap.floor()))
+            .unwrap();
+        r.assign(&mut set, "duration", "0.001").unwrap();
+        assert!(r.run(&set).is_ok());
+    }
+
+    #[test]
+    fn rx_process_limit_has_one_range() {
+        let r = find("seed-igb-router").unwrap();
+        let mut set = Params::new();
+        for ok in ["-1", "1", "2147483647"] {
+            r.assign(&mut set, "rx_process_limit", ok).unwrap();
+            assert!(
+                RxProcessLimit::from_tunable(get_int(&set, "rx_process_limit").unwrap()).is_ok()
+            );
+        }
+        let e = r
+            .assign(&mut set, "rx_process_limit", "2147483648")
+            .unwrap_err();
+        assert!(e.to_string().contains("2147483647"), "{e}");
+        r.assign(&mut set, "rx_process_limit", "0").unwrap();
+        r.assign(&mut set, "duration", "0.01").unwrap();
+        let e = r.run(&set).unwrap_err().to_string();
+        assert!(e.contains(rx_limit::ALLOWED), "{e}");
     }
 
     #[test]

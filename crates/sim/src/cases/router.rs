@@ -17,12 +17,12 @@
 //! simulation orders NAT entries globally by time (each CPU's next entry is its one pending
 //! event) and keeps everything else local: arrivals are drawn lazily when a ring is looked at.
 
-use super::{cpu_split, CoreNs};
-use crate::engine::min_tree::MinTree;
+use super::{cpu_split, CoreNs, Ledger};
+use crate::engine::queue::EntityQueue;
 use crate::engine::rng::Rng;
 use crate::freebsd::rx_limit::RxProcessLimit;
 use crate::moderation::freebsd_aim::SizeAim;
-use crate::moderation::{Coalescing, ModerationPolicy, Traffic};
+use crate::moderation::{Coalescing, ModerationCtx, ModerationPolicy, Traffic};
 use crate::multiqueue::binding::{Binding, Vector};
 use crate::multiqueue::nat::{Handoff, NatLocks};
 use crate::multiqueue::rss::{FlowKey, Rss};
@@ -69,6 +69,16 @@ impl Default for RouterCosts {
             requeue: Nanos::from_micros(1),
         }
     }
+}
+
+/// Line rate of one igb (82576) port.
+pub const PORT_BPS: f64 = 1e9;
+
+/// Packets per second `ports` gigabit ports carry at most with frames of `frame` bytes
+/// (counted with FCS): each frame also occupies 8 bytes of preamble and 12 of inter-frame gap
+/// on the wire (IEEE 802.3 clause 4; sim-notes §4.1).
+pub fn line_rate_pps(ports: u32, frame: Bytes) -> f64 {
+    ports as f64 * PORT_BPS / ((frame.0 + 20) * 8) as f64
 }
 
 /// Scenario parameters; defaults are the field report's (seed-cases.md Case 5).
@@ -150,6 +160,8 @@ pub struct RouterOutcome {
     pub cpu_total: f64,
     /// Simulation steps taken (CPU events).
     pub events: u64,
+    /// The receive rings' packet ledger (interfaces that started).
+    pub ledgers: Vec<Ledger>,
 }
 
 /// Time meaning "never".
@@ -169,6 +181,8 @@ struct Vq {
     requeued: bool,
     aim: SizeAim,
     rng: Rng,
+    /// Packets that reached the vector (admitted or dropped).
+    arrived: u64,
     drops: u64,
     irqs: u64,
 }
@@ -178,6 +192,7 @@ impl Vq {
     #[inline]
     fn fill(&mut self, t: u64, rxd: u32) {
         while self.next_arrival <= t {
+            self.arrived += 1;
             if self.ring < rxd {
                 self.ring += 1;
             } else {
@@ -186,6 +201,15 @@ impl Vq {
             self.next_arrival += super::exp_ns(&mut self.rng, self.mean_gap);
         }
     }
+}
+
+/// What a CPU does next: the engine's [`EntityQueue`] keeps one per CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CpuEvent {
+    /// The CPU is free (or sleeps until a vector is ready): serve the next ready vector.
+    Wake,
+    /// The packet the CPU took reaches its NAT step.
+    Forward,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -205,15 +229,15 @@ struct Cpu {
 
 const NO_SIBLING: u32 = u32::MAX;
 
-/// The run state. The only interaction between CPUs is the NAT lock, so the agenda holds
-/// one time per CPU — its next NAT entry, or when it is idle the next interrupt of one of its
+/// The run state. The only interaction between CPUs is the NAT lock, so the agenda (the
+/// engine's [`EntityQueue`]) holds one typed event per CPU — its next NAT entry, or when it is idle the next interrupt of one of its
 /// vectors — and the earliest CPU always moves next (ties: lowest CPU number). Vectors on a
 /// CPU are served in the order they became ready (interrupt or requeue time).
 struct Sim<'a> {
     p: &'a RouterParams,
     vqs: Vec<Vq>,
     cpus: Vec<Cpu>,
-    next: MinTree,
+    next: EntityQueue<CpuEvent>,
     /// Each CPU's SMT sibling, or [`NO_SIBLING`].
     siblings: Vec<u32>,
     work: [[u64; 2]; 4],
@@ -271,7 +295,8 @@ impl Sim<'_> {
         }
         let Some(v) = best.filter(|&v| self.vqs[v].ready <= t) else {
             self.cpus[c].job = None;
-            self.next.set(c, best.map_or(NEVER, |v| self.vqs[v].ready));
+            self.next
+                .schedule(c, best.map_or(NEVER, |v| self.vqs[v].ready), CpuEvent::Wake);
             return;
         };
         let (ready, requeued) = (self.vqs[v].ready, self.vqs[v].requeued);
@@ -295,8 +320,9 @@ impl Sim<'_> {
         let q = &mut self.vqs[v];
         q.last_irq = at;
         q.irqs += 1;
-        if let Some(Coalescing::Throttle(gap)) = q.aim.on_interrupt(Nanos(at)) {
-            q.interval = gap.0;
+        let ctx = ModerationCtx::at(Nanos(at), Coalescing::throttle(Nanos(q.interval)));
+        if let Some(c) = q.aim.on_interrupt(&ctx) {
+            q.interval = c.interval_ns;
         }
     }
 
@@ -315,7 +341,7 @@ impl Sim<'_> {
         self.cpus[c].job = Some(job);
         let d = self.scaled(c, Work::PreNat);
         self.cpus[c].acct.softirq += d;
-        self.next.set(c, t + d);
+        self.next.schedule(c, t + d, CpuEvent::Forward);
     }
 
     fn nat_step(&mut self, c: usize, t: u64) {
@@ -335,10 +361,10 @@ impl Sim<'_> {
         };
         let frame = self.p.frame.0;
         let q = &mut self.vqs[job.v];
-        q.aim
-            .observe(Traffic::rx(job.taken as u64, job.taken as u64 * frame));
-        if let Some(Coalescing::Throttle(gap)) = q.aim.on_complete(Nanos(t)) {
-            q.interval = gap.0;
+        let window = Traffic::rx(job.taken as u64, job.taken as u64 * frame);
+        let ctx = ModerationCtx::at(Nanos(t), Coalescing::throttle(Nanos(q.interval)));
+        if let Some(c) = q.aim.on_poll_complete(&ctx, &window) {
+            q.interval = c.interval_ns;
         }
         if self.limit.get() == Some(job.taken) && q.ring > 0 {
             q.ready = t;
@@ -383,10 +409,7 @@ pub fn run(p: &RouterParams) -> RouterOutcome {
     let down_drops =
         (per_port_pps * (p.ports as usize - up.len()) as f64 * p.duration.as_secs_f64()) as u64;
     let ncpus = p.topology.cpus();
-    let initial = match crate::moderation::rate_to_256ns_throttle(p.max_interrupt_rate) {
-        Coalescing::Throttle(g) => g.0,
-        _ => 0,
-    };
+    let initial = crate::moderation::rate_to_256ns_throttle(p.max_interrupt_rate).interval_ns;
     let mut vqs = Vec::new();
     for &port in &up {
         for (queue, share) in queue_shares(p.queues, p.flows_per_port, port)
@@ -416,6 +439,7 @@ pub fn run(p: &RouterParams) -> RouterOutcome {
                 requeued: false,
                 aim: SizeAim::new(true, p.max_interrupt_rate),
                 rng,
+                arrived: 0,
                 drops: 0,
                 irqs: 0,
             });
@@ -429,7 +453,7 @@ pub fn run(p: &RouterParams) -> RouterOutcome {
         p,
         vqs,
         cpus,
-        next: MinTree::new(ncpus as usize),
+        next: EntityQueue::new(ncpus as usize, CpuEvent::Wake),
         siblings: (0..ncpus)
             .map(|c| p.topology.sibling(c).unwrap_or(NO_SIBLING))
             .collect(),
@@ -448,15 +472,14 @@ pub fn run(p: &RouterParams) -> RouterOutcome {
     let end = p.duration.0;
     let mut events = 0u64;
     loop {
-        let (t, c) = sim.next.min();
+        let (t, c, ev) = sim.next.next();
         events += 1;
         if t > end {
             break;
         }
-        if sim.cpus[c].job.is_some() {
-            sim.nat_step(c, t);
-        } else {
-            sim.pick_next(c, t);
+        match ev {
+            CpuEvent::Forward => sim.nat_step(c, t),
+            CpuEvent::Wake => sim.pick_next(c, t),
         }
     }
     outcome(p, sim, setup_errors, down_drops, events)
@@ -488,6 +511,15 @@ fn outcome(
         ..Metrics::default()
     };
     metrics.hosts.insert("router".into(), host);
+    // A CPU with a job holds one packet between taking it from the ring and forwarding it.
+    let in_jobs = sim.cpus.iter().filter(|c| c.job.is_some()).count() as u64;
+    let rings = Ledger {
+        stage: "rings",
+        offered: sim.vqs.iter().map(|q| q.arrived).sum(),
+        delivered: sim.forwarded,
+        dropped: ring_drops,
+        in_flight: sim.vqs.iter().map(|q| q.ring as u64).sum::<u64>() + in_jobs,
+    };
     RouterOutcome {
         metrics,
         setup_errors,
@@ -496,6 +528,7 @@ fn outcome(
         nat_spin: Nanos(sim.nat_spin),
         cpu_total,
         events,
+        ledgers: vec![rings],
     }
 }
 

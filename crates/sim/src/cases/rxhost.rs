@@ -26,12 +26,12 @@
 //! re-enables it ([`crate::napi_extras::complete`]). Optional ICMP echo probes travel through
 //! the same ring and are answered in the receive path.
 
-use super::CoreNs;
+use super::{CoreNs, Ledger};
 use crate::engine::queue::EventQueue;
 use crate::engine::rng::Rng;
 use crate::freebsd::polling::{PollMore, Polling, PollingConfig};
 use crate::metrics::histogram::Histogram;
-use crate::moderation::{Coalescing, ModerationPolicy, TimerStart, Traffic};
+use crate::moderation::{Coalescing, ModerationCtx, ModerationPolicy, Traffic};
 use crate::napi_extras::busy_poll::{BusyLoop, BusyPollConfig, BusyStep};
 use crate::napi_extras::complete::{Napi, NapiConfig};
 use nictune_core::metrics::{CpuSplit, HostMetrics, Metrics};
@@ -69,7 +69,7 @@ pub enum RxMode {
     /// Interrupts with a moderation policy (fixed or adaptive) and a NAPI weight.
     Interrupts {
         /// The driver's moderation.
-        policy: Box<dyn ModerationPolicy + Send>,
+        policy: Box<dyn ModerationPolicy>,
         /// NAPI weight (64).
         weight: u32,
     },
@@ -80,8 +80,12 @@ pub enum RxMode {
 /// Parameters of one run.
 #[derive(Debug)]
 pub struct RxHostParams {
-    /// Offered frames per second.
+    /// Offered frames per second (the senders' rate; the link may carry fewer).
     pub offered_pps: f64,
+    /// Bit rate of the link the frames arrive on: a frame's last bit arrives one wire time
+    /// after the later of its send and the previous frame's arrival, so no load exceeds the
+    /// line rate.
+    pub link_bps: f64,
     /// Frame size as the driver counts it (no FCS).
     pub frame: Bytes,
     /// Rx descriptors.
@@ -137,13 +141,24 @@ pub struct RxHostOutcome {
     pub final_burst: Option<u32>,
     /// Events processed.
     pub events: u64,
+    /// The ring's and the socket's packet ledgers.
+    pub ledgers: Vec<Ledger>,
 }
 
-const EV_IRQ: u16 = 0;
-const EV_KERNEL: u16 = 1;
-const EV_TICK: u16 = 2;
-const EV_APP: u16 = 3;
-const EV_BUSY: u16 = 4;
+/// What can happen on the host: the engine queue orders these by `(time, seq)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Event {
+    /// The NIC raises the interrupt.
+    Irq,
+    /// The kernel work in progress (hard interrupt, NAPI poll, polling chunk) ends.
+    KernelDone,
+    /// The clock tick (polling mode).
+    Tick,
+    /// The application finished consuming a frame.
+    AppDone,
+    /// The busy-poll loop takes its next step.
+    BusyStep,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kernel {
@@ -155,15 +170,19 @@ enum Kernel {
 
 struct Sim<'a> {
     p: &'a RxHostParams,
-    policy: Option<Box<dyn ModerationPolicy + Send>>,
+    policy: Option<Box<dyn ModerationPolicy>>,
     weight: u32,
     polling: Option<Polling>,
-    agenda: EventQueue<u16>,
+    agenda: EventQueue<Event>,
     now: u64,
     rng: Rng,
     mean_gap: f64,
     future: VecDeque<u64>,
+    /// The latest sender's release (Poisson) and the latest arrival off the wire.
+    last_send: u64,
     last_gen: u64,
+    /// One frame's time on the wire (frame, FCS, preamble, inter-frame gap).
+    wire_ns: u64,
     arrived: u64,
     ring: u32,
     ring_drops: u64,
@@ -198,7 +217,8 @@ impl Sim<'_> {
     /// The `k`-th future data arrival (0-based), generating as needed.
     fn future_arrival(&mut self, k: usize) -> u64 {
         while self.future.len() <= k {
-            self.last_gen += super::exp_ns(&mut self.rng, self.mean_gap);
+            self.last_send += super::exp_ns(&mut self.rng, self.mean_gap);
+            self.last_gen = self.last_send.max(self.last_gen) + self.wire_ns;
             self.future.push_back(self.last_gen);
         }
         self.future[k]
@@ -261,7 +281,7 @@ impl Sim<'_> {
         }
         self.kernel = kind;
         self.kernel_end = self.now + d;
-        self.agenda.schedule(self.kernel_end, EV_KERNEL);
+        self.agenda.schedule(self.kernel_end, Event::KernelDone);
         self.preempt_app(d);
     }
 
@@ -269,7 +289,7 @@ impl Sim<'_> {
     fn preempt_app(&mut self, d: u64) {
         if self.app_busy && self.app_end > self.now {
             self.app_end += d;
-            self.agenda.schedule(self.app_end, EV_APP);
+            self.agenda.schedule(self.app_end, Event::AppDone);
         }
     }
 
@@ -297,32 +317,36 @@ impl Sim<'_> {
                 .min(self.next_probe)
                 .min(self.tx_next)
         };
-        let at = match self.setting {
-            Coalescing::Off => first,
-            Coalescing::Throttle(gap) => first.max(self.last_irq + gap.0),
-            Coalescing::Timer {
-                usecs,
-                frames,
-                start,
-            } => self.timer_fire(first, usecs.0, frames, start),
+        let s = self.setting;
+        let mut at = if s.rx_timed() {
+            self.timer_fire(first, s)
+        } else {
+            first
         };
+        if s.interval_ns > 0 {
+            at = at.max(self.last_irq + s.interval_ns);
+        }
         self.irq_pending = true;
-        self.agenda.schedule(at.max(self.now), EV_IRQ);
+        self.agenda.schedule(at.max(self.now), Event::Irq);
     }
 
-    /// A coalescing timer with a frame count: the interrupt comes when `frames` are pending or
-    /// the timer expires — started at the first frame (EQE) or restarted by each (CQE).
-    fn timer_fire(&mut self, first: u64, usecs: u64, frames: u32, start: TimerStart) -> u64 {
+    /// The receive delay timers with a frame count: the interrupt comes when `rx_frames` are
+    /// pending or a timer expires (the absolute one from the first frame, the packet one
+    /// restarted by each; [`Coalescing::rx_deadline`]). Without a frame count the wait is
+    /// bounded by the ring filling up.
+    fn timer_fire(&mut self, first: u64, s: Coalescing) -> u64 {
         let pending = self.ring as usize;
+        let frames = if s.rx_frames > 0 {
+            s.rx_frames
+        } else {
+            self.p.ring
+        };
         let need = (frames as usize).saturating_sub(pending.max(1));
         let mut last = first;
         let skip = usize::from(pending == 0);
         for k in 0..need {
             let a = self.future_arrival(k + skip);
-            let deadline = match start {
-                TimerStart::AtFirstEvent => first + usecs,
-                TimerStart::PerCompletion => last + usecs,
-            };
+            let deadline = s.rx_deadline(first, last);
             if a > deadline {
                 return deadline;
             }
@@ -343,11 +367,8 @@ impl Sim<'_> {
             self.acct.irq += self.p.costs.irq.0;
             return;
         }
-        if let Some(w) = self
-            .policy
-            .as_mut()
-            .and_then(|p| p.on_interrupt(Nanos(self.now)))
-        {
+        let ctx = ModerationCtx::at(Nanos(self.now), self.setting);
+        if let Some(w) = self.policy.as_mut().and_then(|p| p.on_interrupt(&ctx)) {
             self.setting = w;
         }
         if self.kernel == Kernel::Idle {
@@ -357,7 +378,7 @@ impl Sim<'_> {
             // The hard interrupt runs at once; the work in progress finishes later.
             self.acct.irq += self.p.costs.irq.0;
             self.kernel_end += self.p.costs.irq.0;
-            self.agenda.schedule(self.kernel_end, EV_KERNEL);
+            self.agenda.schedule(self.kernel_end, Event::KernelDone);
             self.softirq_pending = true;
         }
     }
@@ -377,11 +398,14 @@ impl Sim<'_> {
         if n == self.weight {
             return self.poll();
         }
-        if let Some(policy) = self.policy.as_mut() {
-            policy.observe(std::mem::take(&mut self.window));
-            if let Some(w) = policy.on_complete(Nanos(self.now)) {
-                self.setting = w;
-            }
+        let window = std::mem::take(&mut self.window);
+        let ctx = ModerationCtx::at(Nanos(self.now), self.setting);
+        if let Some(w) = self
+            .policy
+            .as_mut()
+            .and_then(|p| p.on_poll_complete(&ctx, &window))
+        {
+            self.setting = w;
         }
         self.masked = false;
         self.arm_irq();
@@ -392,7 +416,7 @@ impl Sim<'_> {
 
     fn tick(&mut self) {
         let tick = self.polling.as_ref().map_or(0, |p| p.tick().0);
-        self.agenda.schedule(self.now + tick, EV_TICK);
+        self.agenda.schedule(self.now + tick, Event::Tick);
         let scheduled = self.polling.as_mut().is_some_and(Polling::hardclock);
         if scheduled && self.kernel == Kernel::Idle {
             self.chunk();
@@ -439,7 +463,7 @@ impl Sim<'_> {
         let d = self.p.costs.app_per_frame.0;
         self.acct.user += d;
         self.app_end = self.now + d;
-        self.agenda.schedule(self.app_end, EV_APP);
+        self.agenda.schedule(self.app_end, Event::AppDone);
     }
 
     fn app_done(&mut self) {
@@ -465,7 +489,7 @@ impl Sim<'_> {
 
     fn busy_schedule(&mut self, at: u64) {
         self.busy_step_at = at;
-        self.agenda.schedule(at, EV_BUSY);
+        self.agenda.schedule(at, Event::BusyStep);
     }
 
     fn busy_step(&mut self) {
@@ -535,15 +559,24 @@ impl Sim<'_> {
     }
 }
 
+/// FCS, preamble with SFD, and the minimum inter-frame gap: what a frame counted without FCS
+/// adds on the wire (IEEE 802.3 clause 4; sim-notes §4.1).
+const WIRE_EXTRA: u64 = 4 + 8 + 12;
+
+/// Nanoseconds a `frame` (counted without FCS) occupies a link of `bps`, rounded up.
+fn wire_ns(frame: Bytes, bps: f64) -> u64 {
+    (((frame.0 + WIRE_EXTRA) * 8) as f64 * 1e9 / bps.max(1.0)).ceil() as u64
+}
+
 /// Runs the host.
 pub fn run(mut p: RxHostParams) -> RxHostOutcome {
     // The run owns the mode's state; what stays in `p` is configuration only.
     let mode = std::mem::replace(&mut p.mode, RxMode::Polling(PollingConfig::default()));
-    let (policy, weight, polling) = match mode {
+    let (mut policy, weight, polling) = match mode {
         RxMode::Interrupts { policy, weight } => (Some(policy), weight, None),
         RxMode::Polling(cfg) => (None, 1, Some(Polling::new(cfg))),
     };
-    let setting = policy.as_ref().map_or(Coalescing::Off, |p| p.current());
+    let setting = policy.as_mut().map_or(Coalescing::OFF, |p| p.initial());
     // Polling cleans transmit descriptors in the poll handler: no causes to track.
     let tx_next = match (&p.tx, &polling) {
         (Some(tx), None) => tx.delay.0,
@@ -559,7 +592,9 @@ pub fn run(mut p: RxHostParams) -> RxHostOutcome {
         rng: Rng::new(p.seed, 0),
         mean_gap: 1e9 / p.offered_pps.max(1e-9),
         future: VecDeque::new(),
+        last_send: 0,
         last_gen: 0,
+        wire_ns: wire_ns(p.frame, p.link_bps),
         arrived: 0,
         ring: 0,
         ring_drops: 0,
@@ -590,18 +625,18 @@ pub fn run(mut p: RxHostParams) -> RxHostOutcome {
         acct: CoreNs::default(),
     };
     if sim.polling.is_some() {
-        sim.agenda.schedule(0, EV_TICK);
+        sim.agenda.schedule(0, Event::Tick);
     } else {
         sim.arm_irq();
     }
     while let Some((t, ev)) = sim.agenda.pop_until(p.duration.0) {
         sim.now = t;
         match ev {
-            EV_IRQ => sim.irq_fires(),
-            EV_KERNEL => sim.kernel_done(),
-            EV_TICK => sim.tick(),
-            EV_BUSY => sim.busy_step(),
-            _ => sim.app_done(),
+            Event::Irq => sim.irq_fires(),
+            Event::KernelDone => sim.kernel_done(),
+            Event::Tick => sim.tick(),
+            Event::BusyStep => sim.busy_step(),
+            Event::AppDone => sim.app_done(),
         }
     }
     outcome(&p, sim)
@@ -636,6 +671,22 @@ fn outcome(p: &RxHostParams, sim: Sim) -> RxHostOutcome {
         cpu: sim.acct,
         final_burst: sim.polling.as_ref().map(Polling::burst),
         events: sim.agenda.events(),
+        ledgers: vec![
+            Ledger {
+                stage: "nic",
+                offered: sim.arrived + sim.ring_drops,
+                delivered: sim.taken,
+                dropped: sim.ring_drops,
+                in_flight: sim.ring as u64,
+            },
+            Ledger {
+                stage: "socket",
+                offered: sim.taken,
+                delivered: sim.consumed,
+                dropped: sim.socket_drops,
+                in_flight: sim.socket as u64,
+            },
+        ],
     }
 }
 
@@ -646,6 +697,7 @@ mod tests {
 
     fn overload(mode: RxMode) -> RxHostOutcome {
         run(RxHostParams {
+            link_bps: 1e9,
             offered_pps: 400_000.0,
             frame: Bytes(64),
             ring: 256,
@@ -671,11 +723,11 @@ mod tests {
         let modes = [
             RxMode::Polling(PollingConfig::default()),
             RxMode::Interrupts {
-                policy: Box::new(Fixed(Coalescing::Off)),
+                policy: Box::new(Fixed(Coalescing::OFF)),
                 weight: 64,
             },
             RxMode::Interrupts {
-                policy: Box::new(Fixed(Coalescing::Throttle(Nanos::from_micros(50)))),
+                policy: Box::new(Fixed(Coalescing::throttle(Nanos::from_micros(50)))),
                 weight: 64,
             },
         ];
@@ -692,7 +744,7 @@ mod tests {
     #[test]
     fn interrupts_without_moderation_starve_the_application_polling_does_not() {
         let intr = overload(RxMode::Interrupts {
-            policy: Box::new(Fixed(Coalescing::Off)),
+            policy: Box::new(Fixed(Coalescing::OFF)),
             weight: 64,
         });
         let poll = overload(RxMode::Polling(PollingConfig::default()));
@@ -706,12 +758,13 @@ mod tests {
 
     fn light(busy_poll: Option<BusyPollConfig>) -> RxHostOutcome {
         run(RxHostParams {
+            link_bps: 1e9,
             offered_pps: 20_000.0,
             frame: Bytes(200),
             ring: 256,
             socket_frames: 64,
             mode: RxMode::Interrupts {
-                policy: Box::new(Fixed(Coalescing::Throttle(Nanos::from_micros(125)))),
+                policy: Box::new(Fixed(Coalescing::throttle(Nanos::from_micros(125)))),
                 weight: 64,
             },
             costs: HostCosts {

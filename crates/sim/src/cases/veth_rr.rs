@@ -210,14 +210,15 @@ struct IdleExit {
     rng: Rng,
 }
 
-impl IdleExit {
-    /// Fixed seed: a prediction is a pure function of the costs and the settings.
-    const SEED: u64 = 0x7665_7468;
+/// The seed [`predict`] runs with: a prediction is a pure function of the costs, the
+/// settings and the seed ([`predict_seeded`] takes another).
+pub const DEFAULT_SEED: u64 = 0x7665_7468;
 
-    fn new(mean: Nanos) -> IdleExit {
+impl IdleExit {
+    fn new(mean: Nanos, seed: u64) -> IdleExit {
         IdleExit {
             mean_ns: mean.0 as f64,
-            rng: Rng::new(Self::SEED, 0),
+            rng: Rng::new(seed, 0),
         }
     }
 
@@ -226,15 +227,21 @@ impl IdleExit {
     }
 }
 
-/// Simulates the transactions of `settings` on a target with `costs`.
+/// Simulates the transactions of `settings` on a target with `costs` ([`DEFAULT_SEED`]).
 pub fn predict(costs: &VethCosts, settings: &VethSettings) -> VethPrediction {
+    predict_seeded(costs, settings, DEFAULT_SEED)
+}
+
+/// [`predict`] with the idle-exit draws seeded by `seed`.
+pub fn predict_seeded(costs: &VethCosts, settings: &VethSettings, seed: u64) -> VethPrediction {
     let cfg = NapiConfig {
         defer_hard_irqs: settings.defer_hard_irqs,
         gro_flush_timeout: settings.gro_flush_timeout,
         irq_suspend_timeout: settings.irq_suspend_timeout,
+        ..NapiConfig::default()
     };
     let mut legs = [Leg::new(cfg), Leg::new(cfg)];
-    let mut idle_exit = IdleExit::new(costs.cross_wakeup);
+    let mut idle_exit = IdleExit::new(costs.cross_wakeup, seed);
     let mut now = Nanos::ZERO;
     let mut cpu = Nanos::ZERO;
     let mut rtts = Vec::with_capacity(TRANSACTIONS);
@@ -339,7 +346,7 @@ mod tests {
     };
 
     #[test]
-    fn the_baseline_reproduces_its_calibration() {
+    fn calibration_baseline_reproduced() {
         let r = rate(CROSS);
         assert!((r - 9_500.0).abs() / 9_500.0 < 0.01, "{r}");
         let busy: f64 = predict(&costs(), &CROSS).busy.iter().sum();
@@ -482,7 +489,7 @@ mod tests {
     }
 
     #[test]
-    fn calibration_refuses_what_it_cannot_use() {
+    fn calibrate_refuses_what_it_cannot_use() {
         assert!(VethCosts::calibrate(0.0, 0.2).is_err());
         assert!(VethCosts::calibrate(9_000.0, 0.0).is_err());
         assert!(matches!(

@@ -15,15 +15,15 @@
 //! last only until the watchdog's link-up run. A simulated run starts with the link long up
 //! and idle, so the watchdog modes start from what an idle watchdog pass writes: 8000/s.
 
-use super::policy::{ModerationCtx, ModerationPolicy, PollWindow};
-use crate::nic::Coalescing;
+use crate::moderation::{Coalescing, ModerationCtx, ModerationPolicy, Traffic};
 use nictune_core::catalog::convert::{itr_reg_from_rate, ticks_to_nanos, IntsPerSec, ItrReg};
+use nictune_core::units::Nanos;
 use std::fmt;
 
 /// The ITR register's INTERVAL field is 16 bits wide.
 const ITR_FIELD_MASK: u64 = 0xFFFF;
 /// The e1000 watchdog period (2 s).
-pub const WATCHDOG_NS: u64 = 2_000_000_000;
+pub const WATCHDOG: Nanos = Nanos(2_000_000_000);
 
 /// Which driver generation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -267,7 +267,7 @@ impl ModerationPolicy for E1000 {
         self.regs(interval)
     }
 
-    fn on_poll_complete(&mut self, ctx: &ModerationCtx, w: &PollWindow) -> Option<Coalescing> {
+    fn on_poll_complete(&mut self, ctx: &ModerationCtx, w: &Traffic) -> Option<Coalescing> {
         let conservative = match self.mode {
             ItrMode::Dynamic => false,
             ItrMode::Conservative => true,
@@ -295,8 +295,8 @@ impl ModerationPolicy for E1000 {
         Some(self.regs(interval_ns(self.itr)))
     }
 
-    fn watchdog_period(&self) -> Option<u64> {
-        (self.mode == ItrMode::Watchdog).then_some(WATCHDOG_NS)
+    fn watchdog_period(&self) -> Option<Nanos> {
+        (self.mode == ItrMode::Watchdog).then_some(WATCHDOG)
     }
 
     fn on_watchdog(&mut self, ctx: &ModerationCtx) -> Option<Coalescing> {
@@ -320,7 +320,7 @@ mod tests {
 
     fn ctx() -> ModerationCtx {
         ModerationCtx {
-            now: 0,
+            now: Nanos::ZERO,
             link_mbps: 1000,
             counters: NicCounters::default(),
             regs: Coalescing::default(),
@@ -367,10 +367,10 @@ mod tests {
         e.itr = 4_000;
         e.rx_itr = Latency::Low;
         e.tx_itr = Latency::Low;
-        let small = PollWindow {
+        let small = Traffic {
             rx_packets: 10,
             rx_bytes: 3000,
-            ..PollWindow::default()
+            ..Traffic::default()
         };
         let mut seen = vec![];
         for _ in 0..4 {
@@ -378,10 +378,10 @@ mod tests {
             seen.push(e.itr());
         }
         assert_eq!(seen, vec![9_000, 14_000, 19_000, 20_000]);
-        let bulk = PollWindow {
+        let bulk = Traffic {
             rx_packets: 3,
             rx_bytes: 27_000,
-            ..PollWindow::default()
+            ..Traffic::default()
         };
         e.on_poll_complete(&ctx(), &bulk);
         assert_eq!(e.itr(), 4_000);
@@ -398,7 +398,7 @@ mod tests {
     fn watchdog_modes_start_from_the_idle_rate() {
         let mut e = E1000::new(Generation::V7_0, 1, DelayTicks::default()).unwrap();
         assert_eq!(e.initial().interval_ns, interval_ns(8000));
-        assert_eq!(e.watchdog_period(), Some(WATCHDOG_NS));
+        assert_eq!(e.watchdog_period(), Some(WATCHDOG));
         let regs = e.on_watchdog(&ctx()).unwrap();
         assert_eq!(regs.interval_ns, interval_ns(8000));
     }

@@ -1,4 +1,5 @@
-//! Drivers: the interrupt-moderation seam ([`policy`]) and the e1000 family ([`e1000`]).
+//! Drivers: the e1000 family ([`e1000`]); its moderation implements the one moderation trait
+//! ([`crate::moderation::ModerationPolicy`]).
 //!
 //! The receive/transmit driver path itself (hard interrupt, NAPI poll, tx clean, rx refill)
 //! is modelled once, e1000-style, in the engine (`engine::sim`); what differs between drivers
@@ -6,9 +7,9 @@
 //!
 //! # Adding a driver
 //!
-//! 1. Implement [`policy::ModerationPolicy`] as a pure state machine: registers at `ifup`,
+//! 1. Implement [`crate::moderation::ModerationPolicy`] as a pure state machine: registers at `ifup`,
 //!    and updates at interrupt entry, at NAPI completion, or from a periodic watchdog. It
-//!    returns [`crate::nic::Coalescing`] values (throttle interval, rx/tx packet and absolute
+//!    returns [`crate::moderation::Coalescing`] values (throttle interval, rx/tx packet and absolute
 //!    timers, rx frame threshold) in nanoseconds of the NIC clock.
 //! 2. Name it in `scenario::keys::DRIVERS` and build it in `scenario::build::policy` from the
 //!    host's keys (add driver-specific keys to `scenario::keys::host_keys`).
@@ -20,4 +21,3 @@
 //! beside [`crate::host::napi`], dispatched in `Sim::hard_irq` / `Sim::poll_step`.
 
 pub mod e1000;
-pub mod policy;

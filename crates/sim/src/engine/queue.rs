@@ -1,10 +1,13 @@
-//! The event queue: a binary heap ordered by `(time, sequence)`.
+//! The event queues: [`EventQueue`], a binary heap ordered by `(time, sequence)`, and
+//! [`EntityQueue`], one pending event per entity ordered by `(time, entity)`, for models whose
+//! entities (the router's CPUs) re-plan their next step far more often than they complete one.
 //!
 //! Events at the same instant run in the order they were scheduled (the sequence number is
 //! the tie-breaker), so a run is a pure function of its inputs. The pending set stays small
 //! (a few timers and interrupts per host) because packets are never events of their own; see
 //! the crate docs.
 
+use super::min_tree::MinTree;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -100,6 +103,39 @@ impl<E: Ord + Copy> Default for EventQueue<E> {
     }
 }
 
+/// One pending typed event per entity: scheduling an entity replaces its pending event, and
+/// the earliest comes first, ties to the lower entity index (a tournament tree,
+/// [`MinTree`]: O(log n) to reschedule, O(1) to find the earliest).
+#[derive(Debug, Clone)]
+pub struct EntityQueue<E: Copy> {
+    times: MinTree,
+    events: Vec<E>,
+}
+
+impl<E: Copy> EntityQueue<E> {
+    /// `n` entities, each with `idle` pending at "never" (`u64::MAX`).
+    pub fn new(n: usize, idle: E) -> Self {
+        EntityQueue {
+            times: MinTree::new(n),
+            events: vec![idle; n],
+        }
+    }
+
+    /// Replaces `entity`'s pending event with `event` at `time` (`u64::MAX`: never).
+    #[inline]
+    pub fn schedule(&mut self, entity: usize, time: u64, event: E) {
+        self.events[entity] = event;
+        self.times.set(entity, time);
+    }
+
+    /// The earliest pending `(time, entity, event)`.
+    #[inline]
+    pub fn next(&self) -> (u64, usize, E) {
+        let (t, i) = self.times.min();
+        (t, i, self.events[i])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,5 +181,22 @@ mod tests {
         q.schedule(10, 2);
         assert_eq!(q.pop_until(100), Some((50, 2)));
         assert_eq!(q.backwards(), 1);
+    }
+
+    #[test]
+    fn an_entity_queue_keeps_one_event_per_entity() {
+        let mut q = EntityQueue::new(3, 'z');
+        assert_eq!(q.next().0, u64::MAX);
+        q.schedule(2, 30, 'a');
+        q.schedule(1, 30, 'b');
+        assert_eq!(q.next(), (30, 1, 'b'), "ties go to the lower entity");
+        q.schedule(1, 50, 'c');
+        assert_eq!(
+            q.next(),
+            (30, 2, 'a'),
+            "rescheduling replaces the pending event"
+        );
+        q.schedule(2, u64::MAX, 'd');
+        assert_eq!(q.next(), (50, 1, 'c'));
     }
 }

@@ -1,8 +1,8 @@
 //! What a run is made of: hosts, how they connect, the workload and the duration.
 
-use crate::driver::policy::ModerationPolicy;
 use crate::host::costs::Costs;
 use crate::host::napi::NapiConfig;
+use crate::moderation::ModerationPolicy;
 use crate::nic::NicConfig;
 use crate::workload::stream::Generator;
 use crate::workload::Workload;

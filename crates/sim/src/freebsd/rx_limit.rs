@@ -15,6 +15,11 @@ impl Default for RxProcessLimit {
     }
 }
 
+/// The largest value the tunable takes (an `int` sysctl).
+pub const MAX: i64 = 0x7fff_ffff;
+/// What the tunable accepts, in words (the one statement of its range).
+pub const ALLOWED: &str = "-1 (unlimited) or 1..2147483647";
+
 impl RxProcessLimit {
     /// No limit (the tunable set to −1).
     pub const UNLIMITED: RxProcessLimit = RxProcessLimit(None);
@@ -24,11 +29,11 @@ impl RxProcessLimit {
     pub fn from_tunable(value: i64) -> Result<RxProcessLimit, TunableError> {
         match value {
             -1 => Ok(RxProcessLimit::UNLIMITED),
-            1..=0x7fff_ffff => Ok(RxProcessLimit(Some(value as u32))),
+            1..=MAX => Ok(RxProcessLimit(Some(value as u32))),
             _ => Err(TunableError {
                 name: "rx_process_limit",
                 value,
-                allowed: "-1 (unlimited) or 1..2147483647",
+                allowed: ALLOWED,
             }),
         }
     }

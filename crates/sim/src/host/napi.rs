@@ -16,21 +16,25 @@
 use crate::napi_extras::softirq::{AfterPass, Jiffies, NetRxAction, NetRxBudget, SoftirqRun};
 use nictune_core::units::Nanos;
 
-/// NAPI and softirq settings of one host.
+/// NAPI and softirq settings of one host (or one NAPI instance: the per-NAPI settings are
+/// sysfs per netdev, or netlink `napi-set`). The only NAPI configuration of the simulator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NapiConfig {
     /// Per-poll budget (NAPI_POLL_WEIGHT 64).
     pub weight: u32,
     /// `net.core.netdev_budget` (300).
     pub budget: u32,
-    /// `net.core.netdev_budget_usecs` (2000 at HZ=1000).
-    pub budget_usecs: u64,
+    /// `net.core.netdev_budget_usecs` (2000 µs at HZ=1000), counted in jiffies.
+    pub budget_time: Nanos,
     /// Kernel tick rate (jiffies per second).
     pub hz: u32,
-    /// `napi_defer_hard_irqs` (0).
+    /// `napi_defer_hard_irqs` (0): consecutive empty polls before the IRQ comes back.
     pub defer_hard_irqs: u32,
-    /// `gro_flush_timeout` in ns (0).
-    pub gro_flush_timeout_ns: u64,
+    /// `gro_flush_timeout` (0): the re-poll timer while the IRQ stays masked.
+    pub gro_flush_timeout: Nanos,
+    /// `irq-suspend-timeout` (Linux 6.13, 0): safety-net timer while an epoll busy poller
+    /// with prefer-busy-poll keeps the IRQ suspended.
+    pub irq_suspend_timeout: Nanos,
     /// Whether GRO is on (it is by default; the flush timeout only applies with GRO).
     pub gro: bool,
 }
@@ -40,10 +44,11 @@ impl Default for NapiConfig {
         NapiConfig {
             weight: 64,
             budget: 300,
-            budget_usecs: 2_000,
+            budget_time: Nanos::from_micros(2_000),
             hz: 1_000,
             defer_hard_irqs: 0,
-            gro_flush_timeout_ns: 0,
+            gro_flush_timeout: Nanos::ZERO,
+            irq_suspend_timeout: Nanos::ZERO,
             gro: true,
         }
     }
@@ -76,7 +81,7 @@ impl Softnet {
     pub fn begin_run(&mut self, now: u64, cfg: &NapiConfig) {
         let budget = NetRxBudget {
             packets: cfg.budget,
-            time: Nanos(cfg.budget_usecs * 1_000),
+            time: cfg.budget_time,
         };
         self.run = Some(NetRxAction::start(budget, Jiffies::new(cfg.hz), Nanos(now)));
     }

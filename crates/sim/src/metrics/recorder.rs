@@ -51,6 +51,16 @@ impl Recorder {
         }
     }
 
+    /// A stream frame released at `sent` with `bytes` of payload reached the sink at `end`:
+    /// [`Recorder::sample`] and [`Recorder::delivered`] in one horizon check.
+    #[inline]
+    pub fn stream_frame(&mut self, sent: u64, bytes: u32, end: u64) {
+        if end <= self.horizon {
+            self.latency.record(end.saturating_sub(sent));
+            self.payload_bytes += bytes as u64;
+        }
+    }
+
     /// `bytes` of payload reached the application at `at`.
     #[inline]
     pub fn delivered(&mut self, bytes: u32, at: u64) {

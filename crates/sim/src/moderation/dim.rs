@@ -7,7 +7,7 @@
 //! a peak, and parks "tired" after ten steps. A profile change programs a (usecs, frames)
 //! coalescing pair and restarts measurement.
 
-use super::{Coalescing, ModerationPolicy, TimerStart, Traffic};
+use super::{family_policy, Coalescing, TimerStart, Traffic};
 use nictune_core::units::Nanos;
 
 /// Events per measurement window (DIM_NEVENTS).
@@ -339,7 +339,8 @@ impl Dim {
     }
 }
 
-impl ModerationPolicy for Dim {
+/// The driver-side steps `family_policy!` maps onto [`super::ModerationPolicy`].
+impl Dim {
     fn observe(&mut self, t: Traffic) {
         let (p, b) = match self.direction {
             Direction::Rx => (t.rx_packets, t.rx_bytes),
@@ -349,12 +350,12 @@ impl ModerationPolicy for Dim {
         self.now_counts.bytes += b;
     }
 
-    fn on_interrupt(&mut self, _now: Nanos) -> Option<Coalescing> {
+    fn interrupt(&mut self, _now: Nanos) -> Option<Coalescing> {
         self.now_counts.events = self.now_counts.events.wrapping_add(1);
         None
     }
 
-    fn on_complete(&mut self, now: Nanos) -> Option<Coalescing> {
+    fn complete(&mut self, now: Nanos) -> Option<Coalescing> {
         let sample = Sample {
             time: now,
             ..self.now_counts
@@ -364,13 +365,11 @@ impl ModerationPolicy for Dim {
 
     fn current(&self) -> Coalescing {
         let (usecs, frames) = self.table[self.ix];
-        Coalescing::Timer {
-            usecs: Nanos::from_micros(usecs as u64),
-            frames,
-            start: self.start_mode,
-        }
+        Coalescing::timer(Nanos::from_micros(usecs as u64), frames, self.start_mode)
     }
 }
+
+family_policy!(Dim, interrupt);
 
 #[cfg(test)]
 mod tests {
@@ -497,18 +496,14 @@ mod tests {
         let mut d = Dim::new(Direction::Rx, TimerStart::PerCompletion);
         assert_eq!(
             d.current(),
-            Coalescing::Timer {
-                usecs: Nanos(8_000),
-                frames: 128,
-                start: TimerStart::PerCompletion
-            }
+            Coalescing::timer(Nanos(8_000), 128, TimerStart::PerCompletion)
         );
         let mut t = Nanos::ZERO;
         let event = |d: &mut Dim, t: &mut Nanos| {
             *t += Nanos::from_micros(10);
-            d.on_interrupt(*t);
+            d.interrupt(*t);
             d.observe(Traffic::rx(4, 6000));
-            d.on_complete(*t)
+            d.complete(*t)
         };
         assert_eq!(event(&mut d, &mut t), None); // opens the window
         assert_eq!(d.measure_state(), MeasureState::InProgress);
@@ -519,11 +514,11 @@ mod tests {
         let w = event(&mut d, &mut t);
         assert_eq!(
             w,
-            Some(Coalescing::Timer {
-                usecs: Nanos(2_000),
-                frames: 256,
-                start: TimerStart::PerCompletion
-            })
+            Some(Coalescing::timer(
+                Nanos(2_000),
+                256,
+                TimerStart::PerCompletion
+            ))
         );
         assert_eq!(d.measure_state(), MeasureState::StartMeasure);
         // 64 events × 24 packets... over 640 µs: 24000·1000/640 bytes/ms.
@@ -535,17 +530,17 @@ mod tests {
     fn event_counter_wraps_like_a_u16() {
         let mut d = Dim::new(Direction::Rx, TimerStart::AtFirstEvent);
         d.now_counts.events = u16::MAX - 10;
-        d.on_complete(Nanos(1_000));
+        d.complete(Nanos(1_000));
         for _ in 0..63 {
-            d.on_interrupt(Nanos(0));
+            d.interrupt(Nanos(0));
         }
         d.observe(Traffic::rx(100, 100_000));
         assert_eq!(
-            d.on_complete(Nanos(100_000)),
+            d.complete(Nanos(100_000)),
             None,
             "63 events are not a window"
         );
-        d.on_interrupt(Nanos(0));
-        assert!(d.on_complete(Nanos(100_000)).is_some());
+        d.interrupt(Nanos(0));
+        assert!(d.complete(Nanos(100_000)).is_some());
     }
 }

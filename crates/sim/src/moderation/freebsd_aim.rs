@@ -8,11 +8,11 @@
 //!   before the cleanup runs, so it sees the traffic since the previous interrupt): one combined
 //!   latency class driven by the e1000 classifier with the 1500-byte bulk exit, written at once.
 //!
-//! Hook mapping for the engine: [`ModerationPolicy::on_complete`] is "the interrupt's cleanup
+//! Hook mapping for the engine: [`super::ModerationPolicy::on_poll_complete`] is "the interrupt's cleanup
 //! finished" (FreeBSD has no NAPI; the engine calls it at the end of each interrupt's rxeof).
 
 use super::latency_class::{classify, per_packet, LatencyClass, Window, IGB_BULK_EXIT};
-use super::{quarter_micros, rate_to_256ns_throttle, Coalescing, ModerationPolicy, Traffic};
+use super::{family_policy, quarter_micros, rate_to_256ns_throttle, Coalescing, Traffic};
 use nictune_core::units::Nanos;
 
 /// IGB_DEFAULT_ITR = 1e9 / (8000 · 256) = 488; sub-gigabit links use half of it.
@@ -59,15 +59,16 @@ impl SizeAim {
     }
 }
 
-impl ModerationPolicy for SizeAim {
+/// The driver-side steps `family_policy!` maps onto [`super::ModerationPolicy`].
+impl SizeAim {
     fn observe(&mut self, traffic: Traffic) {
         self.counts.add(traffic);
     }
 
-    fn on_complete(&mut self, _now: Nanos) -> Option<Coalescing> {
+    fn complete(&mut self, _now: Nanos) -> Option<Coalescing> {
         let write = std::mem::take(&mut self.pending);
         let written = (write != 0).then(|| {
-            self.programmed = Coalescing::Throttle(quarter_micros(write));
+            self.programmed = Coalescing::throttle(quarter_micros(write));
             self.programmed
         });
         if self.counts.rx_bytes != 0 || self.counts.tx_bytes != 0 {
@@ -81,6 +82,8 @@ impl ModerationPolicy for SizeAim {
         self.programmed
     }
 }
+
+family_policy!(SizeAim);
 
 /// `hw.em.enable_aim` (FreeBSD 14).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -147,12 +150,13 @@ impl ClassAim {
     }
 }
 
-impl ModerationPolicy for ClassAim {
+/// The driver-side steps `family_policy!` maps onto [`super::ModerationPolicy`].
+impl ClassAim {
     fn observe(&mut self, traffic: Traffic) {
         self.counts.add(traffic);
     }
 
-    fn on_interrupt(&mut self, _now: Nanos) -> Option<Coalescing> {
+    fn interrupt(&mut self, _now: Nanos) -> Option<Coalescing> {
         if self.mode == AimMode::Off || (self.counts.rx_bytes == 0 && self.counts.tx_bytes == 0) {
             return None;
         }
@@ -175,7 +179,7 @@ impl ModerationPolicy for ClassAim {
         Some(self.current())
     }
 
-    fn on_complete(&mut self, _now: Nanos) -> Option<Coalescing> {
+    fn complete(&mut self, _now: Nanos) -> Option<Coalescing> {
         None
     }
 
@@ -184,6 +188,8 @@ impl ModerationPolicy for ClassAim {
     }
 }
 
+family_policy!(ClassAim, interrupt);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,23 +197,23 @@ mod tests {
     #[test]
     fn size_aim_writes_one_interrupt_late() {
         let mut q = SizeAim::new(true, 8000);
-        assert_eq!(q.current(), Coalescing::Throttle(Nanos(488 * 256)));
+        assert_eq!(q.current(), Coalescing::throttle(Nanos(488 * 256)));
         q.observe(Traffic::rx(10, 15_000)); // (1500+24)/2 = 762 & 0x7FFC = 760
-        assert_eq!(q.on_complete(Nanos(1)), None, "nothing computed before");
+        assert_eq!(q.complete(Nanos(1)), None, "nothing computed before");
         assert_eq!(q.pending(), 760);
         q.observe(Traffic::rx(10, 640)); // (64+24)/2 = 44
         assert_eq!(
-            q.on_complete(Nanos(2)),
-            Some(Coalescing::Throttle(Nanos(190_000)))
+            q.complete(Nanos(2)),
+            Some(Coalescing::throttle(Nanos(190_000)))
         );
         assert_eq!(q.pending(), 44);
         // An idle interrupt writes the pending value and computes nothing new.
         assert_eq!(
-            q.on_complete(Nanos(3)),
-            Some(Coalescing::Throttle(Nanos(11_000)))
+            q.complete(Nanos(3)),
+            Some(Coalescing::throttle(Nanos(11_000)))
         );
         assert_eq!(q.pending(), 0);
-        assert_eq!(q.on_complete(Nanos(4)), None);
+        assert_eq!(q.complete(Nanos(4)), None);
     }
 
     #[test]
@@ -219,27 +225,24 @@ mod tests {
             tx_packets: 2,
             tx_bytes: 1200,
         });
-        q.on_complete(Nanos(1));
+        q.complete(Nanos(1));
         assert_eq!(q.pending(), ((600 + 24) / 3) & 0x7FFC);
         let mut slow = SizeAim::new(false, 8000);
         slow.observe(Traffic::rx(1, 64));
-        slow.on_complete(Nanos(1));
+        slow.complete(Nanos(1));
         assert_eq!(slow.pending(), 244);
     }
 
     #[test]
     fn class_aim_bootstraps_to_low_then_classifies_combined() {
         let mut q = ClassAim::new(AimMode::LowLatency, true, 8000);
-        assert_eq!(q.on_interrupt(Nanos(1)), None, "idle: no change");
+        assert_eq!(q.interrupt(Nanos(1)), None, "idle: no change");
         q.observe(Traffic::rx(1, 64));
-        assert_eq!(
-            q.on_interrupt(Nanos(2)),
-            Some(rate_to_256ns_throttle(20_000))
-        );
+        assert_eq!(q.interrupt(Nanos(2)), Some(rate_to_256ns_throttle(20_000)));
         assert_eq!(q.class(), Some(LatencyClass::Low));
         // Two tiny packets: LOW → LOWEST (70 K) in low-latency mode.
         q.observe(Traffic::rx(2, 128));
-        q.on_interrupt(Nanos(3));
+        q.interrupt(Nanos(3));
         assert_eq!((q.class(), q.rate()), (Some(LatencyClass::Lowest), 70_000));
         // Tx jumbo while Rx is small: bpp = max → BULK.
         q.observe(Traffic {
@@ -248,11 +251,11 @@ mod tests {
             tx_packets: 1,
             tx_bytes: 9000,
         });
-        q.on_interrupt(Nanos(4));
+        q.interrupt(Nanos(4));
         assert_eq!((q.class(), q.rate()), (Some(LatencyClass::Bulk), 4_000));
         // Bulk exits below 1500 bytes.
         q.observe(Traffic::rx(2, 1400));
-        q.on_interrupt(Nanos(5));
+        q.interrupt(Nanos(5));
         assert_eq!(q.class(), Some(LatencyClass::Low));
     }
 
@@ -260,9 +263,9 @@ mod tests {
     fn class_aim_normal_mode_trims_lowest() {
         let mut q = ClassAim::new(AimMode::Normal, true, 8000);
         q.observe(Traffic::rx(1, 64));
-        q.on_interrupt(Nanos(1));
+        q.interrupt(Nanos(1));
         q.observe(Traffic::rx(2, 128));
-        assert_eq!(q.on_interrupt(Nanos(2)), None, "stays at 20 K");
+        assert_eq!(q.interrupt(Nanos(2)), None, "stays at 20 K");
         assert_eq!(q.class(), Some(LatencyClass::Low));
     }
 
@@ -270,13 +273,10 @@ mod tests {
     fn class_aim_off_and_sub_gig() {
         let mut off = ClassAim::new(AimMode::Off, true, 8000);
         off.observe(Traffic::rx(100, 150_000));
-        assert_eq!(off.on_interrupt(Nanos(1)), None);
+        assert_eq!(off.interrupt(Nanos(1)), None);
         assert_eq!(off.current(), rate_to_256ns_throttle(8000));
         let mut slow = ClassAim::new(AimMode::Normal, false, 8000);
         slow.observe(Traffic::rx(1, 64));
-        assert_eq!(
-            slow.on_interrupt(Nanos(1)),
-            Some(rate_to_256ns_throttle(4000))
-        );
+        assert_eq!(slow.interrupt(Nanos(1)), Some(rate_to_256ns_throttle(4000)));
     }
 }

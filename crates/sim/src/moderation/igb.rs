@@ -4,10 +4,10 @@
 //! classifier ([`super::latency_class`], bulk exit 1500 B); multi-queue adapters run the
 //! size-based ring formula. Both run after NAPI completes, and the new value is **not** written
 //! then: it is flagged and written at the start of the next interrupt (writing EITR resets the
-//! hardware timer), which [`IgbItr::on_interrupt`] reproduces.
+//! hardware timer), which [`IgbItr`]'s interrupt hook reproduces.
 
 use super::latency_class::{classify, per_packet, LatencyClass, Window, IGB_BULK_EXIT};
-use super::{quarter_micros, Coalescing, ModerationPolicy, Traffic};
+use super::{family_policy, quarter_micros, Coalescing, Traffic};
 use nictune_core::units::Nanos;
 
 /// 70 K/s in 0.25 µs units (igb.h IGB_70K_ITR).
@@ -145,18 +145,19 @@ impl IgbItr {
 /// The EITR interval for `itr_val`: masked with 0x7FFC (0 → 4, the smallest interval).
 fn register_value(itr_val: u32, setting: IgbSetting) -> Coalescing {
     if setting == IgbSetting::Off {
-        return Coalescing::Off;
+        return Coalescing::OFF;
     }
     let masked = itr_val & 0x7FFC;
-    Coalescing::Throttle(quarter_micros(if masked == 0 { 4 } else { masked }))
+    Coalescing::throttle(quarter_micros(if masked == 0 { 4 } else { masked }))
 }
 
-impl ModerationPolicy for IgbItr {
+/// The driver-side steps `family_policy!` maps onto [`super::ModerationPolicy`].
+impl IgbItr {
     fn observe(&mut self, traffic: Traffic) {
         self.counts.add(traffic);
     }
 
-    fn on_interrupt(&mut self, _now: Nanos) -> Option<Coalescing> {
+    fn interrupt(&mut self, _now: Nanos) -> Option<Coalescing> {
         if !self.set_itr {
             return None;
         }
@@ -165,7 +166,7 @@ impl ModerationPolicy for IgbItr {
         Some(self.programmed)
     }
 
-    fn on_complete(&mut self, _now: Nanos) -> Option<Coalescing> {
+    fn complete(&mut self, _now: Nanos) -> Option<Coalescing> {
         if !self.adaptive() {
             self.counts = Traffic::default();
             return None;
@@ -186,21 +187,23 @@ impl ModerationPolicy for IgbItr {
     }
 }
 
+family_policy!(IgbItr, interrupt);
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn complete(v: &mut IgbItr, t: Traffic) -> Option<Coalescing> {
         v.observe(t);
-        v.on_complete(Nanos::ZERO)
+        v.complete(Nanos::ZERO)
     }
 
     #[test]
     fn dynamic_modes_start_at_about_six_thousand() {
         let v = IgbItr::new(IgbSetting::Dynamic, IgbAlgorithm::RingSize, true);
-        assert_eq!(v.current(), Coalescing::Throttle(Nanos(648 * 250)));
+        assert_eq!(v.current(), Coalescing::throttle(Nanos(648 * 250)));
         let off = IgbItr::new(IgbSetting::Off, IgbAlgorithm::RingSize, true);
-        assert_eq!(off.current(), Coalescing::Off);
+        assert_eq!(off.current(), Coalescing::OFF);
     }
 
     #[test]
@@ -211,8 +214,8 @@ mod tests {
         assert_eq!(v.itr_val(), 44);
         assert!(v.write_pending());
         assert_eq!(
-            v.on_interrupt(Nanos(1)),
-            Some(Coalescing::Throttle(Nanos(11_000)))
+            v.interrupt(Nanos(1)),
+            Some(Coalescing::throttle(Nanos(11_000)))
         );
         assert!(!v.write_pending());
         // 1500-byte frames: (1500+24)/2 = 762, written as 762 & 0x7FFC = 760 → 190 µs.
@@ -220,12 +223,12 @@ mod tests {
         assert_eq!(v.itr_val(), 762);
         assert_eq!(
             v.current(),
-            Coalescing::Throttle(Nanos(11_000)),
+            Coalescing::throttle(Nanos(11_000)),
             "not yet written"
         );
         assert_eq!(
-            v.on_interrupt(Nanos(2)),
-            Some(Coalescing::Throttle(Nanos(190_000)))
+            v.interrupt(Nanos(2)),
+            Some(Coalescing::throttle(Nanos(190_000)))
         );
     }
 
@@ -234,7 +237,7 @@ mod tests {
         let mut v = IgbItr::new(IgbSetting::Dynamic, IgbAlgorithm::RingSize, true);
         complete(&mut v, Traffic::rx(2, 1200)); // 600+24 = 624 → /3 = 208
         assert_eq!(v.itr_val(), 208);
-        v.on_interrupt(Nanos(1));
+        v.interrupt(Nanos(1));
         complete(&mut v, Traffic::default());
         assert_eq!(v.itr_val(), 208);
         assert!(!v.write_pending());
@@ -261,8 +264,8 @@ mod tests {
         complete(&mut v, Traffic::rx(1, 64));
         assert_eq!(v.itr_val(), IGB_70K_ITR);
         assert_eq!(
-            v.on_interrupt(Nanos(1)),
-            Some(Coalescing::Throttle(Nanos(14_000)))
+            v.interrupt(Nanos(1)),
+            Some(Coalescing::throttle(Nanos(14_000)))
         );
         // A jumbo window: LOWEST → BULK at once (no ramp in igb).
         complete(&mut v, Traffic::rx(1, 9000));
@@ -284,8 +287,8 @@ mod tests {
     #[test]
     fn fixed_setting_is_not_adapted() {
         let mut v = IgbItr::new(IgbSetting::Fixed(500 << 2), IgbAlgorithm::RingSize, true);
-        assert_eq!(v.current(), Coalescing::Throttle(Nanos::from_micros(500)));
+        assert_eq!(v.current(), Coalescing::throttle(Nanos::from_micros(500)));
         complete(&mut v, Traffic::rx(10, 640));
-        assert_eq!(v.on_interrupt(Nanos(1)), None);
+        assert_eq!(v.interrupt(Nanos(1)), None);
     }
 }

@@ -6,7 +6,7 @@
 //! the minimum is taken before the flag is masked) and writes it at once. A container not
 //! updated for more than a jiffy is treated as idle and restarts at 10 µs latency mode.
 
-use super::{quarter_micros, Coalescing, ModerationPolicy, Traffic};
+use super::{family_policy, quarter_micros, Coalescing, Traffic};
 use nictune_core::units::Nanos;
 
 /// Step for "slightly too short" (IXGBE_ITR_ADAPTIVE_MIN_INC).
@@ -123,7 +123,8 @@ impl IxgbeItr {
     }
 }
 
-impl ModerationPolicy for IxgbeItr {
+/// The driver-side steps `family_policy!` maps onto [`super::ModerationPolicy`].
+impl IxgbeItr {
     fn observe(&mut self, t: Traffic) {
         self.rx.packets += t.rx_packets;
         self.rx.bytes += t.rx_bytes;
@@ -131,7 +132,7 @@ impl ModerationPolicy for IxgbeItr {
         self.tx.bytes += t.tx_bytes;
     }
 
-    fn on_complete(&mut self, now: Nanos) -> Option<Coalescing> {
+    fn complete(&mut self, now: Nanos) -> Option<Coalescing> {
         let jiffies = now.0 / self.jiffy.0;
         let (mut rx, mut tx) = (self.rx, self.tx);
         self.update(&mut tx, jiffies);
@@ -147,9 +148,11 @@ impl ModerationPolicy for IxgbeItr {
 
     fn current(&self) -> Coalescing {
         // EITR keeps bits 11:3 (2 µs granularity).
-        Coalescing::Throttle(quarter_micros((self.q_itr & 0xFF8).max(8)))
+        Coalescing::throttle(quarter_micros((self.q_itr & 0xFF8).max(8)))
     }
 }
+
+family_policy!(IxgbeItr);
 
 #[cfg(test)]
 mod tests {
@@ -159,7 +162,7 @@ mod tests {
 
     fn complete(v: &mut IxgbeItr, now: Nanos, t: Traffic) -> Option<Coalescing> {
         v.observe(t);
-        v.on_complete(now)
+        v.complete(now)
     }
 
     fn vector() -> IxgbeItr {
@@ -172,7 +175,7 @@ mod tests {
         // jiffy 5 > next_update 0 → idle.
         assert_eq!(
             complete(&mut v, Nanos(5 * MS.0), Traffic::rx(300, 450_000)),
-            Some(Coalescing::Throttle(Nanos(10_000)))
+            Some(Coalescing::throttle(Nanos(10_000)))
         );
         assert_eq!(v.containers().0, MIN_USECS | LATENCY);
     }
@@ -200,7 +203,7 @@ mod tests {
         // 300 × 1500 B: s = 1500 → v = 5·1500 + 22420 = 29920 → ceil(/512)·2 = 118 µs.
         complete(&mut v, Nanos(5 * MS.0), Traffic::rx(300, 300 * 1500));
         assert_eq!(v.containers().0, 118);
-        assert_eq!(v.current(), Coalescing::Throttle(Nanos(118_000)));
+        assert_eq!(v.current(), Coalescing::throttle(Nanos(118_000)));
     }
 
     #[test]
@@ -232,7 +235,7 @@ mod tests {
             tx_packets: 0,
             tx_bytes: 0,
         });
-        v.on_complete(Nanos(5 * MS.0));
+        v.complete(Nanos(5 * MS.0));
         let (rx, tx) = v.containers();
         assert_eq!(rx, 118);
         assert!(tx & LATENCY != 0 && (tx & !LATENCY) < 118);

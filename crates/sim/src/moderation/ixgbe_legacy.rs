@@ -9,7 +9,7 @@
 //! (in-tree ixgbevf); [`LegacyVariant::OutOfTree`] keeps a rate in ints/s with bulk = 8 K/s
 //! (Intel's out-of-tree ixgbe ≤ 4.15 family).
 
-use super::{Coalescing, ModerationPolicy, Traffic};
+use super::{family_policy, Coalescing, Traffic};
 use nictune_core::units::Nanos;
 
 /// Container class.
@@ -97,7 +97,7 @@ fn rate_to_register(rate: u32) -> u32 {
 }
 
 fn register_interval(reg: u32) -> Coalescing {
-    Coalescing::Throttle(Nanos(reg.max(8) as u64 * 250))
+    Coalescing::throttle(Nanos(reg.max(8) as u64 * 250))
 }
 
 impl LegacyItr {
@@ -111,7 +111,7 @@ impl LegacyItr {
             variant,
             setting,
             value,
-            programmed: Coalescing::Off,
+            programmed: Coalescing::OFF,
             rx: Container::default(),
             tx: Container::default(),
         };
@@ -131,7 +131,7 @@ impl LegacyItr {
 
     fn register(&self) -> Coalescing {
         match (self.setting, self.variant) {
-            (LegacySetting::Off, _) => Coalescing::Off,
+            (LegacySetting::Off, _) => Coalescing::OFF,
             (LegacySetting::Rate(r), _) => register_interval(rate_to_register(r)),
             (_, LegacyVariant::Vf) => register_interval(self.value & 0xFF8),
             (_, LegacyVariant::OutOfTree) => register_interval(rate_to_register(self.value)),
@@ -166,7 +166,8 @@ impl LegacyItr {
     }
 }
 
-impl ModerationPolicy for LegacyItr {
+/// The driver-side steps `family_policy!` maps onto [`super::ModerationPolicy`].
+impl LegacyItr {
     fn observe(&mut self, t: Traffic) {
         self.rx.packets += t.rx_packets;
         self.rx.bytes += t.rx_bytes;
@@ -174,7 +175,7 @@ impl ModerationPolicy for LegacyItr {
         self.tx.bytes += t.tx_bytes;
     }
 
-    fn on_complete(&mut self, _now: Nanos) -> Option<Coalescing> {
+    fn complete(&mut self, _now: Nanos) -> Option<Coalescing> {
         if !matches!(
             self.setting,
             LegacySetting::Dynamic | LegacySetting::Conservative
@@ -202,22 +203,24 @@ impl ModerationPolicy for LegacyItr {
     }
 }
 
+family_policy!(LegacyItr);
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn complete(v: &mut LegacyItr, t: Traffic) -> Option<Coalescing> {
         v.observe(t);
-        v.on_complete(Nanos::ZERO)
+        v.complete(Nanos::ZERO)
     }
 
     #[test]
     fn fixed_rate_uses_256ns_arithmetic_and_2us_granularity() {
         // 1000/s → 1e9/(1000·256) = 3906 → &0xFF8 = 3904 → 976 µs (2.4 % off 1 ms).
         let v = LegacyItr::new(LegacyVariant::Vf, LegacySetting::Rate(1000));
-        assert_eq!(v.current(), Coalescing::Throttle(Nanos(976_000)));
+        assert_eq!(v.current(), Coalescing::throttle(Nanos(976_000)));
         let max = LegacyItr::new(LegacyVariant::Vf, LegacySetting::Rate(MAX_RATE));
-        assert_eq!(max.current(), Coalescing::Throttle(Nanos(2_000)));
+        assert_eq!(max.current(), Coalescing::throttle(Nanos(2_000)));
     }
 
     #[test]
@@ -227,7 +230,7 @@ mod tests {
         // 10·40·200 / (9·40 + 200) = 80000/560 = 142.
         assert_eq!(
             complete(&mut v, Traffic::rx(10, 400)),
-            Some(Coalescing::Throttle(Nanos(136 * 250)))
+            Some(Coalescing::throttle(Nanos(136 * 250)))
         );
         assert_eq!(v.value(), 142);
         assert_eq!(v.classes().0, LegacyClass::Lowest);
@@ -290,7 +293,7 @@ mod tests {
     #[test]
     fn off_never_writes() {
         let mut v = LegacyItr::new(LegacyVariant::Vf, LegacySetting::Off);
-        assert_eq!(v.current(), Coalescing::Off);
+        assert_eq!(v.current(), Coalescing::OFF);
         assert_eq!(complete(&mut v, Traffic::rx(1000, 1_000_000)), None);
     }
 }

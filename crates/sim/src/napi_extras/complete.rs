@@ -5,17 +5,7 @@
 
 use nictune_core::units::Nanos;
 
-/// Per-NAPI configuration (sysfs per netdev, or netlink `napi-set`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct NapiConfig {
-    /// `napi_defer_hard_irqs`: consecutive empty polls before the IRQ comes back.
-    pub defer_hard_irqs: u32,
-    /// `gro_flush_timeout`: the re-poll timer while the IRQ stays masked.
-    pub gro_flush_timeout: Nanos,
-    /// `irq-suspend-timeout` (Linux 6.13): safety-net timer while an epoll busy poller
-    /// with prefer-busy-poll keeps the IRQ suspended.
-    pub irq_suspend_timeout: Nanos,
-}
+pub use crate::host::napi::NapiConfig;
 
 /// What a completion decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -216,6 +206,7 @@ mod tests {
             defer_hard_irqs: n,
             gro_flush_timeout: Nanos(g * 1000),
             irq_suspend_timeout: Nanos::ZERO,
+            ..NapiConfig::default()
         })
     }
 
@@ -296,6 +287,7 @@ mod tests {
             defer_hard_irqs: 2,
             gro_flush_timeout: Nanos::from_micros(20),
             irq_suspend_timeout: Nanos::from_millis(20),
+            ..NapiConfig::default()
         };
         let mut n = Napi::new(cfg);
         assert!(n.busy_poll_take(true));
@@ -321,6 +313,7 @@ mod tests {
             defer_hard_irqs: 0,
             gro_flush_timeout: Nanos::ZERO,
             irq_suspend_timeout: Nanos::from_millis(1),
+            ..NapiConfig::default()
         };
         let mut n = Napi::new(cfg);
         assert!(n.schedule()); // owned by softirq

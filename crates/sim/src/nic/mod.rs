@@ -103,6 +103,39 @@ pub struct NicCounters {
     pub interrupts: u64,
 }
 
+/// The arrival time of "no frame".
+const NO_FRAME: u64 = u64::MAX;
+
+/// Where frames come from, in arrival order.
+trait Source {
+    /// Arrival time of the next frame, [`NO_FRAME`] if none will come.
+    fn next_at(&self) -> u64;
+    /// Removes the next frame.
+    fn pop(&mut self) -> Option<Frame>;
+}
+
+impl Source for Feed {
+    #[inline]
+    fn next_at(&self) -> u64 {
+        Feed::next_at(self)
+    }
+    #[inline]
+    fn pop(&mut self) -> Option<Frame> {
+        Feed::pop(self)
+    }
+}
+
+impl Source for Generator {
+    #[inline]
+    fn next_at(&self) -> u64 {
+        self.next_arrival()
+    }
+    #[inline]
+    fn pop(&mut self) -> Option<Frame> {
+        (self.next_arrival() != NO_FRAME).then(|| Generator::pop(self))
+    }
+}
+
 /// Where a NIC's received frames come from: a link from another host and/or a generator.
 #[derive(Debug, Default)]
 pub struct Feed {
@@ -116,24 +149,38 @@ impl Feed {
     /// Arrival time of the next frame.
     #[inline]
     pub fn peek(&self) -> Option<u64> {
-        let l = self.link.front().map(|f| f.arrived);
-        let g = self.generator.as_ref().and_then(Generator::peek);
-        match (l, g) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let t = self.next_at();
+        (t != NO_FRAME).then_some(t)
     }
 
-    /// Removes the next frame (call only after `peek` returned a time).
+    /// Arrival time of the next frame, [`NO_FRAME`] if none will come.
+    #[inline]
+    fn next_at(&self) -> u64 {
+        let (l, g) = self.heads();
+        l.min(g)
+    }
+
+    /// Arrival times of the link's and the generator's next frames ([`NO_FRAME`]: none).
+    #[inline]
+    fn heads(&self) -> (u64, u64) {
+        let l = self.link.front().map_or(NO_FRAME, |f| f.arrived);
+        let g = self
+            .generator
+            .as_ref()
+            .map_or(NO_FRAME, Generator::next_arrival);
+        (l, g)
+    }
+
+    /// Removes the next frame; the link's goes first when both arrive together.
     #[inline]
     fn pop(&mut self) -> Option<Frame> {
-        let l = self.link.front().map(|f| f.arrived);
-        let g = self.generator.as_ref().and_then(Generator::peek);
-        match (l, g) {
-            (Some(a), Some(b)) if b < a => self.generator.as_mut().map(Generator::pop),
-            (Some(_), _) => self.link.pop_front(),
-            (None, Some(_)) => self.generator.as_mut().map(Generator::pop),
-            (None, None) => None,
+        let (l, g) = self.heads();
+        if g < l {
+            self.generator.as_mut().map(Generator::pop)
+        } else if l != NO_FRAME {
+            self.link.pop_front()
+        } else {
+            None
         }
     }
 
@@ -150,6 +197,10 @@ pub struct Nic {
     osc: Oscillator,
     regs: Coalescing,
     ps_per_byte_bus: u64,
+    /// The last frame size DMA'd and its DMA time (frames of one size follow each other).
+    dma_memo: (u32, u64),
+    /// Free descriptors at which RXDMT0 latches (RDMTS = 1/2 of the ring).
+    rdmt_at: u32,
     // Receive.
     fifo: VecDeque<Frame>,
     fifo_bytes: u64,
@@ -180,6 +231,8 @@ impl Nic {
         let ps_per_byte_bus = (8e12 / cfg.bus_bps).round() as u64;
         let mut nic = Nic {
             hw_free: cfg.rx_ring,
+            // RDMTS = 1/2: the e1000 driver's default minimum-threshold size.
+            rdmt_at: cfg.rx_ring / 2,
             throttle: Throttle::new(cfg.reading, regs.interval_ns, phase),
             rx_timers: DelayPair::default(),
             tx_timers: DelayPair::default(),
@@ -187,6 +240,7 @@ impl Nic {
             osc,
             regs,
             ps_per_byte_bus,
+            dma_memo: (u32::MAX, 0),
             fifo: VecDeque::new(),
             fifo_bytes: 0,
             dma_free_at: 0,
@@ -237,6 +291,15 @@ impl Nic {
         self.cfg.rx_dma_ns + (bytes as u64 * self.ps_per_byte_bus).div_ceil(1000)
     }
 
+    /// [`Nic::dma_ns`], remembered for the last frame size.
+    #[inline]
+    fn dma_ns_memo(&mut self, bytes: u32) -> u64 {
+        if self.dma_memo.0 != bytes {
+            self.dma_memo = (bytes, self.dma_ns(bytes));
+        }
+        self.dma_memo.1
+    }
+
     /// Completion time of the DMA of the card buffer's head frame, if it can run.
     #[inline]
     fn head_dma_done(&self) -> Option<u64> {
@@ -267,7 +330,7 @@ impl Nic {
             }
             let timer = self.timer_deadline().unwrap_or(u64::MAX);
             let dma = self.head_dma_done().unwrap_or(u64::MAX);
-            let arr = feed.peek().unwrap_or(u64::MAX);
+            let arr = feed.next_at();
             let next = timer.min(dma).min(wb).min(arr);
             if next > t {
                 break;
@@ -288,16 +351,26 @@ impl Nic {
     /// The fast path while the card buffer is empty: a frame whose DMA finishes before the
     /// next frame arrives, before `other` (a timer or write-back) and by `t` never shares the
     /// buffer, so it goes straight to the ring. Anything else is left to the general merge.
+    /// With nothing on the link, the generator is the only source and is read directly.
     #[inline]
-    fn pass_through(&mut self, t: u64, mut other: u64, feed: &mut Feed) {
+    fn pass_through(&mut self, t: u64, other: u64, feed: &mut Feed) {
+        match feed.generator.as_mut() {
+            Some(g) if feed.link.is_empty() => self.pass_from(t, other, g),
+            _ => self.pass_from(t, other, feed),
+        }
+    }
+
+    #[inline]
+    fn pass_from(&mut self, t: u64, mut other: u64, src: &mut impl Source) {
+        let mut arr = src.next_at();
         while self.hw_free > 0 {
-            let Some(arr) = feed.peek() else { break };
-            if arr > t || arr >= other {
+            if arr == NO_FRAME || arr > t || arr >= other {
                 break;
             }
-            let Some(frame) = feed.pop() else { break };
-            let done = self.dma_free_at.max(arr) + self.dma_ns(frame.bytes);
-            let overlaps = feed.peek().is_some_and(|next| next < done);
+            let Some(frame) = src.pop() else { break };
+            let done = self.dma_free_at.max(arr) + self.dma_ns_memo(frame.bytes);
+            arr = src.next_at();
+            let overlaps = arr < done;
             if done > t || done >= other || overlaps || frame.bytes as u64 > self.cfg.card_buffer {
                 self.receive(frame);
                 break;
@@ -346,8 +419,7 @@ impl Nic {
         if self.rx_timers.on_packet(done) {
             self.icr |= ICR_RXT0;
         }
-        // RDMTS = 1/2: the e1000 driver's default minimum-threshold size.
-        if self.hw_free == self.cfg.rx_ring / 2 {
+        if self.hw_free == self.rdmt_at {
             self.icr |= ICR_RXDMT0;
         }
     }
@@ -415,6 +487,17 @@ impl Nic {
     /// Frames waiting in the rx ring.
     pub fn rx_ready(&self) -> usize {
         self.ring.len()
+    }
+
+    /// Takes the next `k` received frames from the ring (fewer if fewer are there), handing
+    /// each to `f` in order.
+    #[inline]
+    pub fn take_rx_batch(&mut self, k: usize, mut f: impl FnMut(&Frame)) {
+        let k = k.min(self.ring.len());
+        self.counters.taken += k as u64;
+        for frame in self.ring.drain(..k) {
+            f(&frame);
+        }
     }
 
     /// Takes the next received frame from the ring.

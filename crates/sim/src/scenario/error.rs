@@ -37,6 +37,16 @@ pub enum ScenarioError {
     /// A `--set`/`--sweep` argument without `=`.
     #[error("`{0}` is not an assignment; expected KEY=VALUE")]
     Assignment(String),
+    /// The model read a key its catalog does not define, or as another kind than the catalog
+    /// gives it (a bug in the simulator, never in the input: reads are typed so that a
+    /// misspelled key cannot silently read as 0).
+    #[error("internal error: the model reads scenario key `{key}` as {wanted}, which its key catalog does not define as such; please report this")]
+    Unread {
+        /// The key the code asked for.
+        key: String,
+        /// `an integer`, `a number`, `text`.
+        wanted: &'static str,
+    },
     /// Values that are fine alone but not together.
     #[error("scenario keys do not fit together: {0}")]
     Inconsistent(String),

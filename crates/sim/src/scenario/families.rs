@@ -1,6 +1,6 @@
 //! The Simulator II moderation families as engine drivers: a two-host scenario with
 //! `driver = "ixgbevf" | "ixgbe" | "ixgbe-oot" | "igb" | "dim"` runs that family's algorithm
-//! on the engine's NIC through [`EnginePolicy`].
+//! on the engine's NIC directly: there is one moderation trait.
 //!
 //! The per-host `itr` key keeps its `InterruptThrottleRate` meaning:
 //! - `ixgbevf`, `ixgbe-oot` (Intel's out-of-tree ixgbe): 0 off, 1 dynamic, 3 dynamic
@@ -18,14 +18,11 @@
 
 use super::error::ScenarioError;
 use crate::cases::ixgbevf;
-use crate::driver::policy::ModerationPolicy as EngineSeam;
 use crate::moderation::dim::{Dim, Direction};
-use crate::moderation::engine::EnginePolicy;
 use crate::moderation::igb::{IgbAlgorithm, IgbItr, IgbSetting};
 use crate::moderation::ixgbe::{IxgbeItr, SpeedClass};
 use crate::moderation::ixgbe_legacy::{LegacyItr, LegacySetting, LegacyVariant};
 use crate::moderation::{Coalescing, Fixed, ModerationPolicy, TimerStart};
-use crate::nic::Coalescing as Registers;
 
 /// The family drivers, in the order `--explain` lists them.
 pub const FAMILIES: &[&str] = &["ixgbevf", "ixgbe", "ixgbe-oot", "igb", "dim"];
@@ -48,37 +45,37 @@ pub fn policy(
     driver: &str,
     itr: i64,
     key: &str,
-) -> Option<Result<Box<dyn EngineSeam>, ScenarioError>> {
+) -> Option<Result<Box<dyn ModerationPolicy>, ScenarioError>> {
     let bad = |allowed: &str| ScenarioError::BadValue {
         key: key.to_string(),
         value: itr.to_string(),
         problem: "not accepted by this driver",
         allowed: format!("{allowed} (driver {driver})"),
     };
-    let inner: Result<Box<dyn ModerationPolicy + Send>, ScenarioError> = match driver {
+    let policy: Result<Box<dyn ModerationPolicy>, ScenarioError> = match driver {
         "ixgbevf" => legacy(LegacyVariant::Vf, itr).map_err(|_| bad(LEGACY_ALLOWED)),
         "ixgbe-oot" => legacy(LegacyVariant::OutOfTree, itr).map_err(|_| bad(LEGACY_ALLOWED)),
         "ixgbe" if itr == 1 => Ok(Box::new(IxgbeItr::new(SpeedClass::OneGig, HZ, true, true))),
         "ixgbe" if itr == 3 => Err(bad(IXGBE_ALLOWED)),
         "ixgbe" => legacy(LegacyVariant::OutOfTree, itr).map_err(|_| bad(IXGBE_ALLOWED)),
         "igb" => igb(itr).ok_or_else(|| bad(IGB_ALLOWED)),
-        "dim" if itr == 0 => Ok(Box::new(Fixed(Coalescing::Off))),
+        "dim" if itr == 0 => Ok(Box::new(Fixed(Coalescing::OFF))),
         "dim" => Ok(Box::new(Dim::new(Direction::Rx, TimerStart::AtFirstEvent))),
         _ => return None,
     };
-    Some(inner.map(|p| Box::new(EnginePolicy::new(p, Registers::default())) as Box<dyn EngineSeam>))
+    Some(policy)
 }
 
 const LEGACY_ALLOWED: &str = "0, 1, 3 or 956–488281 interrupts/s";
 const IXGBE_ALLOWED: &str = "0, 1 or 956–488281 interrupts/s";
 const IGB_ALLOWED: &str = "0, 1, 3 or 100–100000 interrupts/s";
 
-fn legacy(variant: LegacyVariant, itr: i64) -> Result<Box<dyn ModerationPolicy + Send>, String> {
+fn legacy(variant: LegacyVariant, itr: i64) -> Result<Box<dyn ModerationPolicy>, String> {
     let setting: LegacySetting = ixgbevf::setting(itr)?;
     Ok(Box::new(LegacyItr::new(variant, setting)))
 }
 
-fn igb(itr: i64) -> Option<Box<dyn ModerationPolicy + Send>> {
+fn igb(itr: i64) -> Option<Box<dyn ModerationPolicy>> {
     let setting = match itr {
         0 => IgbSetting::Off,
         1 => IgbSetting::Dynamic,
@@ -97,6 +94,40 @@ fn igb(itr: i64) -> Option<Box<dyn ModerationPolicy + Send>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::sim::Sim;
+    use crate::moderation::Coalescing;
+    use crate::scenario::{build, builtin};
+    use nictune_core::units::Nanos;
+
+    /// The engine's 10 GbE stream with the server's policy replaced; interrupts and frames.
+    fn engine_run(policy: Box<dyn ModerationPolicy>) -> (u64, u64) {
+        let mut s = builtin::get("linerate-10g-64b").unwrap();
+        s.set("workload.frame_bytes", "1514").unwrap();
+        s.set("duration", "0.2").unwrap();
+        let mut spec = build::spec(&s.resolved()).unwrap();
+        let server = spec.hosts.iter_mut().find(|h| h.name == "server").unwrap();
+        server.policy = policy;
+        let out = Sim::new(spec).run();
+        let h = out.hosts.iter().find(|h| h.name == "server").unwrap();
+        (h.counters.interrupts, h.stats.rx_processed)
+    }
+
+    #[test]
+    fn dim_runs_in_the_engine_and_lowers_interrupts_at_equal_throughput() {
+        let fixed = Fixed(Coalescing::timer(
+            Nanos::from_micros(8),
+            256,
+            TimerStart::AtFirstEvent,
+        ));
+        let (fixed_irqs, fixed_rx) = engine_run(Box::new(fixed));
+        let dim = Dim::new(Direction::Rx, TimerStart::AtFirstEvent);
+        let (dim_irqs, dim_rx) = engine_run(Box::new(dim));
+        assert!(dim_irqs * 2 < fixed_irqs, "{dim_irqs} vs {fixed_irqs}");
+        assert!(
+            (dim_rx as f64 - fixed_rx as f64).abs() / (fixed_rx as f64) < 0.01,
+            "{dim_rx} vs {fixed_rx}"
+        );
+    }
 
     #[test]
     fn every_family_builds_at_its_default_and_rejects_what_its_code_rejects() {

@@ -5,6 +5,7 @@
 //! 2.6.18); each built-in scenario states the values it relies on and their sources.
 
 use super::value::{Kind, Value};
+use nictune_core::catalog::edit_distance;
 use std::sync::OnceLock;
 
 /// One key.
@@ -394,15 +395,44 @@ pub fn find(name: &str) -> Option<&'static KeyDef> {
     catalog().iter().find(|k| k.name == name)
 }
 
-/// A known key that shares the longest suffix or prefix with `name`, for "did you mean".
+/// The known key closest to `name`, for "did you mean": by edit distance over the catalog,
+/// and for a `hosts.` key over the host keys under that prefix.
 pub fn suggest(name: &str) -> Option<String> {
-    let tail = name.rsplit('.').next().unwrap_or(name);
-    catalog()
-        .iter()
-        .find(|k| k.name.ends_with(tail))
-        .or_else(|| {
-            let head = name.split('.').next().unwrap_or(name);
-            catalog().iter().find(|k| k.name.starts_with(head))
-        })
-        .map(|k| k.name.clone())
+    match name.strip_prefix("hosts.") {
+        Some(rest) => {
+            let prefix = format!("{}.", HOSTS[0]);
+            let host_keys = catalog()
+                .iter()
+                .filter_map(|k| k.name.strip_prefix(prefix.as_str()));
+            closest(rest, host_keys).map(|k| format!("hosts.{k}"))
+        }
+        None => closest(name, catalog().iter().map(|k| k.name.as_str())),
+    }
+}
+
+/// The known key closest to `key` by edit distance, if it is close (at most a third of its
+/// letters differ).
+pub fn closest<'a>(key: &str, known: impl Iterator<Item = &'a str>) -> Option<String> {
+    known
+        .map(|k| (edit_distance(key, k), k))
+        .filter(|&(d, k)| d * 3 <= k.len().max(3))
+        .min()
+        .map(|(_, k)| k.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggestions_are_the_nearest_key() {
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(suggest("server.itrr").as_deref(), Some("server.itr"));
+        assert_eq!(suggest("hosts.itrr").as_deref(), Some("hosts.itr"));
+        assert_eq!(
+            suggest("client.napi.wieght").as_deref(),
+            Some("client.napi.weight")
+        );
+        assert_eq!(suggest("completely.unrelated.words"), None);
+    }
 }

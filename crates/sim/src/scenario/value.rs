@@ -4,7 +4,44 @@
 
 use super::error::ScenarioError;
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::fmt;
+
+/// Resolved parameters: every key of a scenario's catalog with its value.
+pub type Params = BTreeMap<String, Value>;
+
+fn unread(key: &str, wanted: &'static str) -> ScenarioError {
+    ScenarioError::Unread {
+        key: key.to_string(),
+        wanted,
+    }
+}
+
+/// The integer value of `key` (a number is truncated); an error if the catalog has no such key.
+pub fn get_int(p: &Params, key: &str) -> Result<i64, ScenarioError> {
+    match p.get(key) {
+        Some(Value::Int(i)) => Ok(*i),
+        Some(Value::Float(f)) => Ok(*f as i64),
+        _ => Err(unread(key, "an integer")),
+    }
+}
+
+/// The numeric value of `key`; an error if the catalog has no such key.
+pub fn get_num(p: &Params, key: &str) -> Result<f64, ScenarioError> {
+    match p.get(key) {
+        Some(Value::Int(i)) => Ok(*i as f64),
+        Some(Value::Float(f)) => Ok(*f),
+        _ => Err(unread(key, "a number")),
+    }
+}
+
+/// The text value of `key`; an error if the catalog has no such key.
+pub fn get_text<'a>(p: &'a Params, key: &str) -> Result<&'a str, ScenarioError> {
+    match p.get(key) {
+        Some(Value::Text(t)) => Ok(t),
+        _ => Err(unread(key, "text")),
+    }
+}
 
 /// A scenario parameter value.
 #[derive(Debug, Clone, PartialEq, Serialize)]

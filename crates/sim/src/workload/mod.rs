@@ -68,6 +68,13 @@ pub enum Workload {
     Bulk(bulk::Bulk),
 }
 
+/// The stream workload's whole per-frame step: a stream frame's processing ended at `end`
+/// (its latency is measured from release; its payload reached the sink).
+#[inline]
+pub fn sink(rec: &mut Recorder, frame: &Frame, end: u64) {
+    rec.stream_frame(frame.sent, frame.payload, end);
+}
+
 impl Workload {
     /// First actions at time 0.
     pub fn start(&mut self, costs: &[Costs], out: &mut Vec<Action>) {
@@ -91,8 +98,7 @@ impl Workload {
     ) -> u64 {
         match self {
             Workload::Stream => {
-                rec.sample(frame.sent, rx.end);
-                rec.delivered(frame.payload, rx.end);
+                sink(rec, frame, rx.end);
                 0
             }
             Workload::Rr(w) => w.on_rx(rx, frame, out),

@@ -145,7 +145,12 @@ impl Rr {
         out: &mut Vec<Action>,
     ) {
         match (host, tag) {
-            (SERVER, _) => self.send_message(SERVER, now, false, out),
+            (SERVER, _) => {
+                // Throughput counts both directions: the request the server just served,
+                // and (below) the response when the client's application has it.
+                rec.delivered(self.cfg.request, now);
+                self.send_message(SERVER, now, false, out)
+            }
             (_, TAG_RESPONSE) => {
                 if let Some(start) = self.started.pop_front() {
                     rec.transaction(start, now);

@@ -79,14 +79,21 @@ pub struct Generator {
     pattern: Pattern,
     /// Mean gap in ps; 0 = back to back at line rate.
     gap_ps: f64,
+    /// `gap_ps == 0`, decided once.
+    back_to_back: bool,
     mix: SizeMix,
     link: Link,
     rng: Rng,
     release_ps: u64,
     until_ns: u64,
-    next: Option<Frame>,
+    /// The next frame; its arrival is [`NONE`] once the generator has stopped (kept by
+    /// value, not as an `Option`, so the per-frame path moves no discriminant around).
+    next: Frame,
     released: u64,
 }
+
+/// The arrival time of "no frame": the generator has stopped.
+const NONE: u64 = u64::MAX;
 
 impl Generator {
     /// A generator sending `rate_pps` frames per second (0 = line rate) until `until_ns`.
@@ -102,12 +109,13 @@ impl Generator {
         let mut g = Generator {
             pattern,
             gap_ps,
+            back_to_back: gap_ps == 0.0,
             mix,
             link,
             rng,
             release_ps: 0,
             until_ns,
-            next: None,
+            next: Frame::with_payload(0, 0, 0, Payload::Stream),
             released: 0,
         };
         g.next = g.make();
@@ -119,7 +127,9 @@ impl Generator {
         self.released
     }
 
-    fn make(&mut self) -> Option<Frame> {
+    // Always inlined: the per-frame call and the frame's copies cost more than its arithmetic.
+    #[inline(always)]
+    fn make(&mut self) -> Frame {
         if let Pattern::OnOff { on_ns, off_ns } = self.pattern {
             let cycle = (on_ns + off_ns) * 1000;
             if cycle > 0 && self.release_ps % cycle >= on_ns * 1000 {
@@ -127,40 +137,53 @@ impl Generator {
             }
         }
         let bytes = self.mix.draw(&mut self.rng);
-        let end_ps = self.link.send_ps(self.release_ps, bytes);
+        // The frame goes on the wire when released or when the wire frees, whichever is later.
+        let start_ps = self.release_ps.max(self.link.busy_until_ps());
+        let end_ps = self.link.send_ps(start_ps, bytes);
         let arrived = end_ps.div_ceil(1000) + self.link.propagation();
         if arrived > self.until_ns {
-            return None;
+            return Frame {
+                arrived: NONE,
+                ..self.next
+            };
         }
-        let sent = self.release_ps.max(end_ps - self.link.frame_ps(bytes)) / 1000;
+        let sent = start_ps / 1000;
         self.release_ps = match self.pattern {
-            _ if self.gap_ps == 0.0 => end_ps,
+            _ if self.back_to_back => end_ps,
             Pattern::Poisson => self.release_ps + self.rng.exp(self.gap_ps).round() as u64,
             Pattern::Constant | Pattern::OnOff { .. } => {
                 self.release_ps + self.gap_ps.round() as u64
             }
         };
         self.released += 1;
-        Some(Frame {
+        Frame {
             bytes,
             payload: bytes.saturating_sub(ETH_OVERHEAD + UDP_HEADERS),
             sent,
             arrived,
             what: Payload::Stream,
-        })
+        }
     }
 
     /// Arrival time of the next frame at the NIC.
     #[inline]
     pub fn peek(&self) -> Option<u64> {
-        self.next.map(|f| f.arrived)
+        (self.next.arrived != NONE).then_some(self.next.arrived)
+    }
+
+    /// Arrival time of the next frame at the NIC, `u64::MAX` once the generator stopped.
+    #[inline]
+    pub fn next_arrival(&self) -> u64 {
+        self.next.arrived
     }
 
     /// Takes the next frame and prepares the one after.
     #[inline]
     pub fn pop(&mut self) -> Frame {
-        let f = self.next.expect("pop after peek returned None");
-        self.next = self.make();
+        let f = self.next;
+        if f.arrived != NONE {
+            self.next = self.make();
+        }
         f
     }
 }

@@ -20,10 +20,10 @@ use super::{
     Cpu, MsixRates, QemuNic, QemuNicCosts, QemuNicError, QemuNicPrediction, QemuNicSettings,
 };
 use crate::cases::exp_ns;
-use crate::driver::e1000::{DelayTicks, Generation, E1000 as E1000Policy, WATCHDOG_NS};
-use crate::driver::policy::{ModerationCtx, ModerationPolicy, PollWindow};
+use crate::driver::e1000::{DelayTicks, Generation, E1000 as E1000Policy, WATCHDOG};
 use crate::engine::queue::EventQueue;
 use crate::engine::rng::Rng;
+use crate::moderation::{ModerationCtx, ModerationPolicy, Traffic};
 use crate::nic::{Coalescing, NicCounters};
 use nictune_core::units::Nanos;
 use std::collections::VecDeque;
@@ -90,7 +90,7 @@ struct Run {
     took_request: bool,
     /// Tx descriptors written back and not yet cleaned.
     tx_uncleaned: u64,
-    window: PollWindow,
+    window: Traffic,
     counters: NicCounters,
     app_jitter: Rng,
     host_jitter: Rng,
@@ -192,7 +192,7 @@ pub fn predict_rr(
         request_taken: false,
         took_request: false,
         tx_uncleaned: 0,
-        window: PollWindow::default(),
+        window: Traffic::default(),
         counters: NicCounters::default(),
         app_jitter: Rng::new(seed, 1),
         host_jitter: Rng::new(seed, 2),
@@ -210,7 +210,7 @@ pub fn predict_rr(
     };
     if run.policy.watchdog_period().is_some() {
         // The watchdog is an unrelated timer: its phase is drawn from the seed.
-        let phase = Rng::new(seed, 3).below(WATCHDOG_NS);
+        let phase = Rng::new(seed, 3).below(WATCHDOG.0);
         run.q.schedule(phase, Ev::Watchdog);
     }
     run.q.schedule(0, Ev::Arrive);
@@ -334,7 +334,7 @@ impl Run {
                 let d = self.e1000();
                 d.read_icr(now);
                 d.mask_all(now);
-                self.window = PollWindow::default();
+                self.window = Traffic::default();
                 self.q.schedule(now + self.cpu.hardirq, Ev::Poll);
             }
             QemuNic::E1000e if v == Vector::Rx => {
@@ -386,7 +386,7 @@ impl Run {
     /// What the driver's moderation code sees.
     fn ctx(&self, now: u64) -> ModerationCtx {
         ModerationCtx {
-            now,
+            now: Nanos(now),
             link_mbps: LINK_MBPS,
             counters: self.counters,
             regs: self.regs,
@@ -476,6 +476,6 @@ impl Run {
                 }
             }
         }
-        self.q.schedule(now + WATCHDOG_NS, Ev::Watchdog);
+        self.q.schedule(now + WATCHDOG.0, Ev::Watchdog);
     }
 }

@@ -109,7 +109,7 @@ fn rel(a: f64, b: f64) -> f64 {
 }
 
 #[test]
-fn the_baseline_reproduces_its_calibration() {
+fn calibration_baseline_reproduced() {
     let c = costs();
     let p = predict(QemuNic::E1000, defaults(QemuNic::E1000));
     assert!(
@@ -332,7 +332,7 @@ fn a_five_second_prediction_takes_well_under_50ms() {
 }
 
 #[test]
-fn calibration_refuses_what_it_cannot_use() {
+fn calibrate_refuses_what_it_cannot_use() {
     let s = defaults(QemuNic::E1000);
     assert_eq!(
         QemuNicCosts::calibrate(QemuNic::E1000, &s, 0.0),
