@@ -206,6 +206,100 @@ fn a_host_client_changes_the_guests_driver_through_serve_and_gets_it_back() {
     bed.destroy().unwrap();
 }
 
+/// Both ends on real drivers: two e1000 guests on one bridge, the throttle rate 300 tried on
+/// the measuring guest, on the peer guest (through its `serve --allow-changes`) and on both.
+/// Each end's setting shows in that end's interrupts and nowhere else; results name the
+/// ends; nothing is left behind.
+#[test]
+fn a_tune_of_both_ends_on_two_guests_throttles_each_end_where_it_was_set() {
+    let Some(_one) = guest_slot() else {
+        return;
+    };
+    let out_dir = std::env::temp_dir().join(format!("nictune-tune-pair-{}", std::process::id()));
+    let out = common::nictune(&[
+        "tune",
+        "--testbed",
+        "e1000",
+        "--both-ends",
+        "--only",
+        "e1000.InterruptThrottleRate=300",
+        "--only",
+        "e1000.TxIntDelay=0",
+        "--budget",
+        "23",
+        "--duration",
+        "1s",
+        "--warm-up",
+        "300ms",
+        "--json",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    common::assert_exit(&out, 0);
+    let r = common::json(&out);
+    assert!(
+        r["environment"]["target_name"]
+            .as_str()
+            .unwrap()
+            .contains("guest pair"),
+        "{r}"
+    );
+    let point = |id: &str| {
+        let p = r["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["id"] == id);
+        p.unwrap_or_else(|| panic!("no point {id}")).clone()
+    };
+    // Mean interrupts/s of one end (client = the measuring guest, server = the peer guest).
+    let ints = |p: &serde_json::Value, end: &str| {
+        let v: Vec<f64> = p["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|m| m["hosts"][end]["interrupts_per_sec"].as_f64())
+            .collect();
+        assert!(!v.is_empty(), "{end} interrupts in {p}");
+        v.iter().sum::<f64>() / v.len() as f64
+    };
+    let cap = 300.0 * 1.3;
+    let base = point("as found @unpinned");
+    let here = point("ITR=300 TxIntDelay=0 @unpinned");
+    let there = point("peer:ITR=300 peer:TxIntDelay=0 @unpinned");
+    let both = point("ITR=300 TxIntDelay=0 peer:ITR=300 peer:TxIntDelay=0 @unpinned");
+    assert!(
+        ints(&base, "client") > cap && ints(&base, "server") > cap,
+        "{base}"
+    );
+    assert!(
+        ints(&here, "client") < cap && ints(&here, "server") > cap,
+        "{here}"
+    );
+    assert!(
+        ints(&there, "server") < cap && ints(&there, "client") > cap,
+        "{there}"
+    );
+    assert!(
+        ints(&both, "client") < cap && ints(&both, "server") < cap,
+        "{both}"
+    );
+    let rec = &r["recommendation"];
+    let peer_file = out_dir.join("recommended-peer.toml");
+    assert_eq!(
+        peer_file.exists(),
+        !rec["peer_settings"].as_array().unwrap().is_empty(),
+        "{rec}"
+    );
+    // The tune ran in its own process: no testbed namespace of any owner is left (guest
+    // tests take turns, so none of this run's other tests has one now).
+    assert_eq!(
+        common::namespaces_with_prefix("nictune-vm-"),
+        Vec::<String>::new()
+    );
+    let _ = std::fs::remove_dir_all(&out_dir);
+}
+
 /// `bench --testbed e1000e`: the device's MSI-X vectors are counted one by one in the guest.
 #[test]
 fn bench_on_e1000e_counts_each_msix_vector() {
