@@ -47,6 +47,7 @@ pub mod client;
 pub mod clock;
 pub mod compare;
 pub mod conn;
+pub mod effect;
 pub mod engine;
 pub mod error;
 pub mod fake;

@@ -471,3 +471,83 @@ fn a_killed_tune_of_both_ends_leaves_the_peer_as_found() {
     }
     assert_eq!(lab.settings_of_a(), before_a, "tp-a as found");
 }
+
+/// `nictune ARGS` inside namespace `ns` with the state directory `state`, as an operator
+/// who started the server with `ip netns exec` runs it.
+fn nictune_in(ns: &str, state: &Path, args: &[&str]) -> Output {
+    Command::new("ip")
+        .args(["netns", "exec", ns, BIN])
+        .args(args)
+        .env("NICTUNE_STATE_DIR", state)
+        .env("NICTUNE_TOKEN", TOKEN)
+        .output()
+        .unwrap()
+}
+
+/// A server killed outright with a client's change in place: nothing can put it back by
+/// itself, so the journal and the session's mark make the next `nictune apply` and the next
+/// `serve --allow-changes` there refuse until `nictune revert` has restored it.
+#[test]
+fn a_killed_server_leaves_a_journal_that_blocks_new_changes_until_revert() {
+    if let Some(why) = common::netns_skip_reason("tp") {
+        nictune_core::live::skip(&why);
+        return;
+    }
+    let _turn = one_tune_at_a_time();
+    let peer_state = tempdir();
+    let mut lab = Lab::taking_changes(peer_state.path());
+    let before = lab.settings_of_b();
+    let target = nictune_bench::PeerTarget {
+        addr: format!("198.18.77.2:{PORT}").parse().unwrap(),
+        token: nictune_bench::Token::parse(TOKEN, "test").unwrap(),
+        client_netns: Some(Path::new("/run/netns").join(&lab.a)),
+    };
+    let mut client = nictune_bench::changes::ChangeClient::open(&target).unwrap();
+    client
+        .change(&[
+            "napi.defer-hard-irqs=3".into(),
+            "napi.gro-flush-timeout=50000".into(),
+        ])
+        .unwrap();
+    assert!(in_place(peer_state.path()));
+    let mut server = lab.server.take().unwrap();
+    server.kill().unwrap();
+    server.wait().unwrap();
+    drop(client);
+    assert!(
+        in_place(peer_state.path()),
+        "nothing was left to put it back"
+    );
+
+    let state = peer_state.path();
+    let apply = nictune_in(
+        &lab.b,
+        state,
+        &["apply", "--iface", "tp-b", "napi.defer-hard-irqs=1"],
+    );
+    let err = String::from_utf8_lossy(&apply.stderr);
+    assert_eq!(apply.status.code(), Some(2), "{err}");
+    assert!(err.contains("must be reverted first"), "{err}");
+    let serve = nictune_in(
+        &lab.b,
+        state,
+        &[
+            "serve",
+            "--bind",
+            "198.18.77.2:12878",
+            "--allow-changes",
+            "tp-b",
+        ],
+    );
+    let err = String::from_utf8_lossy(&serve.stderr);
+    assert_eq!(serve.status.code(), Some(2), "{err}");
+    assert!(err.contains("must be reverted first"), "{err}");
+
+    let revert = nictune_in(&lab.b, state, &["revert"]);
+    assert!(revert.status.success(), "{revert:?}");
+    for c in peer_changes_reverted(state) {
+        let done = (&c["phase"], &c["complete"]);
+        assert_eq!(done, (&Json::from("reverted"), &Json::from(true)), "{c}");
+    }
+    assert_eq!(lab.settings_of_b(), before, "tp-b as found");
+}

@@ -296,10 +296,9 @@ impl Predictor for QemuPredictor {
     }
 }
 
-/// How far a measured vector may exceed a fixed throttle rate before the setting counts as
-/// not in effect: timer granularity and counting at the window's edges stay well inside
-/// this; a vector the setting does not throttle runs at several times the rate.
-const EFFECT_TOLERANCE: f64 = 1.3;
+/// How far a measured vector may exceed a fixed throttle rate (the rule `nictune apply`
+/// verifies by).
+const EFFECT_TOLERANCE: f64 = nictune_bench::effect::TOLERANCE;
 
 /// Checks a candidate's fixed throttle rate on `end` against the interrupts measured per
 /// vector on that end's guest: `Some(warning)` naming each vector that fired faster than the

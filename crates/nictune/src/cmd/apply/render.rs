@@ -111,6 +111,8 @@ pub struct AppliedBody<'a> {
     #[serde(flatten)]
     pub applied: &'a Applied,
     pub watchdog_pid: Option<u32>,
+    /// Settings that promise an interrupt cap, checked against the measured interrupts.
+    pub effect: &'a [nictune_bench::effect::Effect],
 }
 
 pub fn applied_text(b: &AppliedBody) -> String {
@@ -141,6 +143,9 @@ pub fn applied_text(b: &AppliedBody) -> String {
         .collect();
     out += &table(&["OBJECT", "SETTING", "WAS", "SET", "READ BACK"], &rows);
     out += &notes_text(b.plan);
+    for e in b.effect {
+        let _ = writeln!(out, "{}", e.line());
+    }
     if let (Some(deadline), Some(pid)) = (a.confirm_deadline_unix_ms, b.watchdog_pid) {
         let _ = writeln!(
             out,
