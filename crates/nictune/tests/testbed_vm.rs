@@ -300,6 +300,69 @@ fn a_tune_of_both_ends_on_two_guests_throttles_each_end_where_it_was_set() {
     let _ = std::fs::remove_dir_all(&out_dir);
 }
 
+/// `tune --iface --reload-driver` on a real driver: inside an e1000 guest, the tune searches
+/// its own eth0's module parameters against a `nictune serve` on the host side of the tap.
+/// The throttle rate shows in the guest's interrupts, and the driver's defaults are back
+/// afterwards.
+#[test]
+fn a_tune_of_a_real_e1000_interface_searches_its_module_parameters() {
+    let Some((_one, mut bed)) = boot(Nic::E1000) else {
+        return;
+    };
+    const TOKEN: &str = "iface-reload-test-token-0123";
+    let mut server = std::process::Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &bed.names().netns,
+            env!("CARGO_BIN_EXE_nictune"),
+        ])
+        .args(["serve", "--bind", "198.18.1.1:12899"])
+        .env("NICTUNE_TOKEN", TOKEN)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(1));
+    let tune = format!(
+        "NICTUNE_TOKEN={TOKEN} nictune tune --iface eth0 --peer 198.18.1.1:12899 \
+         --reload-driver --only e1000.InterruptThrottleRate=300 --only e1000.TxIntDelay=0 \
+         --budget 12 --duration 1s --warm-up 300ms --json --out /run/tune-out --state-dir /run/st"
+    );
+    let out = bed.run(&["sh", "-c", &tune], Duration::from_secs(600));
+    let _ = server.kill();
+    let _ = server.wait();
+    let out = out.unwrap();
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let r: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let client_ints = |id: &str| {
+        let p = r["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["id"] == id);
+        let p = p.unwrap_or_else(|| panic!("no point {id} in {r}"));
+        let v: Vec<f64> = p["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|m| m["hosts"]["client"]["interrupts_per_sec"].as_f64())
+            .collect();
+        v.iter().sum::<f64>() / v.len().max(1) as f64
+    };
+    let (base, itr) = (
+        client_ints("as found @unpinned"),
+        client_ints("ITR=300 TxIntDelay=0 @unpinned"),
+    );
+    assert!(
+        base > 390.0 && itr > 0.0 && itr < 390.0,
+        "{base} → {itr}: {r}"
+    );
+    let record = bed.read("/run/nictune/module-params/e1000").unwrap();
+    assert_eq!(record, "", "the driver's defaults are back after the tune");
+    bed.destroy().unwrap();
+}
+
 /// `bench --testbed e1000e`: the device's MSI-X vectors are counted one by one in the guest.
 #[test]
 fn bench_on_e1000e_counts_each_msix_vector() {

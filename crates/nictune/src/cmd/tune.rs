@@ -232,9 +232,13 @@ pub fn tune_config(c: &Checked, caps: &Capabilities) -> Result<TuneConfig> {
             needed,
         })
         .hint(format!(
-            "use --budget {needed} (about {minimum_s:.0} s at {} s per run), or add --predict \
-             to measure only the candidates the simulator ranks best",
-            per_run.as_secs_f64()
+            "use --budget {needed} (about {minimum_s:.0} s at {} s per run){}",
+            per_run.as_secs_f64(),
+            match can_predict(c) {
+                true =>
+                    ", or add --predict to measure only the candidates the simulator ranks best",
+                false => ", or fewer levels with --only KEY=V1,V2",
+            }
         ));
     }
     Ok(TuneConfig {
@@ -251,6 +255,14 @@ pub fn tune_config(c: &Checked, caps: &Capabilities) -> Result<TuneConfig> {
         warm_up: c.warm_up,
         duration: c.duration,
     })
+}
+
+/// Whether `--predict` could prune this tune: a simulator model exists for the target (the
+/// veth testbed; one real-driver guest) and the workload (request/response).
+fn can_predict(c: &Checked) -> bool {
+    let target = matches!(c.target, TargetArg::Testbed | TargetArg::Synthetic { .. })
+        || matches!(c.target, TargetArg::Guest(_)) && !c.both_ends;
+    target && c.workload == Workload::Rr
 }
 
 /// The budget does not cover the space.
@@ -490,6 +502,24 @@ mod tests {
         assert_eq!(tune_config(&c, &caps).unwrap().plan.budget, 30);
         let c = parse(&["--workload", "stream"]).unwrap();
         assert_eq!(tune_config(&c, &caps).unwrap().unit, RateUnit::Bits);
+        // Where no model can prune, the hint points at --only instead.
+        let caps = Capabilities::real_driver_testbed(nictune_tune::knob::Driver::E1000);
+        let c = parse(&["--testbed", "e1000", "--both-ends", "--budget", "30"]).unwrap();
+        let err = tune_config(&c, &caps).unwrap_err();
+        let hint = err
+            .chain()
+            .find_map(|e| e.downcast_ref::<nictune_core::error::Hinted>())
+            .map(|h| h.hint().to_string())
+            .unwrap();
+        assert!(
+            hint.contains("--only") && !hint.contains("--predict"),
+            "{hint}"
+        );
+        let err = parse(&["--testbed", "e1000", "--both-ends", "--predict"]).unwrap_err();
+        assert!(
+            format!("{err:#}").contains("no model of both ends"),
+            "{err:#}"
+        );
     }
 
     #[test]

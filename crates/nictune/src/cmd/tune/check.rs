@@ -82,6 +82,14 @@ pub fn check(a: &Opts) -> Result<Checked> {
     };
     let target = target(a)?;
     check_both_ends(a.both_ends, &target)?;
+    if a.both_ends && a.predict {
+        let why = "--predict cannot be used with --both-ends: the simulator has no model of \
+                   both ends' NICs yet";
+        return Err(anyhow::Error::new(nictune_core::error::Hinted::new(
+            why,
+            "drop --predict",
+        )));
+    }
     Ok(Checked {
         target,
         objective,
