@@ -146,6 +146,32 @@ impl StateDir {
         entries.iter().filter_map(pid).collect()
     }
 
+    /// Marks process `pid` as a running tune (or a `serve` change session): `tunes/<pid>`.
+    pub fn mark_tune(&self, pid: u32) -> Result<PathBuf, StateError> {
+        let dir = self.tunes_dir();
+        self.fs
+            .create_dir_all(&dir)
+            .map_err(Self::io("marking a tune in", &dir))?;
+        let path = dir.join(pid.to_string());
+        match self.fs.create_new(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+                Err(Self::io("marking a tune in", &dir)(e))
+            }
+            _ => Ok(path),
+        }
+    }
+
+    /// Removes `pid`'s tune mark unless something it changed is still in place (then the
+    /// next change refuses until `nictune revert` has run).
+    pub fn unmark_tune_if_clean(&self, pid: u32) {
+        let clean = self
+            .transactions()
+            .is_ok_and(|all| in_place_by(&all, pid).is_empty());
+        if clean {
+            let _ = self.fs.remove_file(&self.tunes_dir().join(pid.to_string()));
+        }
+    }
+
     pub fn journal_path(&self, id: &str) -> PathBuf {
         self.changes_dir().join(format!("{id}.jsonl"))
     }

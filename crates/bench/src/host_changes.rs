@@ -19,7 +19,7 @@ use nictune_apply::host::HostWrite;
 use nictune_apply::journal::RevertBy;
 use nictune_apply::plan;
 use nictune_apply::setting::Key;
-use nictune_apply::state::{self, Lock, StateDir};
+use nictune_apply::state::{Lock, StateDir};
 use nictune_apply::txn::{self, ApplyRequest};
 use nictune_linux::write::LinuxWriter;
 use std::collections::BTreeMap;
@@ -40,12 +40,10 @@ pub struct HostChanges {
 impl HostChanges {
     /// Changes on `iface`, its driver read from sysfs.
     pub fn new(state_dir: PathBuf, iface: &str, reload: bool) -> HostChanges {
-        let link = std::fs::read_link(format!("/sys/class/net/{iface}/device/driver")).ok();
-        let driver = link.and_then(|p| Some(p.file_name()?.to_str()?.to_string()));
         HostChanges {
             state_dir,
             iface: iface.to_string(),
-            driver,
+            driver: nictune_linux::write::module::driver_of(iface),
             reload,
         }
     }
@@ -95,12 +93,13 @@ impl ChangeHandler for HostChanges {
         let state = StateDir::new(&self.state_dir);
         state.ensure().map_err(|e| e.to_string())?;
         let lock = state.try_lock().map_err(|e| e.to_string())?;
-        let mark = mark(&state).map_err(|e| format!("marking the session: {e}"))?;
+        state
+            .mark_tune(std::process::id())
+            .map_err(|e| format!("marking the session: {e}"))?;
         Ok(Box::new(HostSession {
             handler: self,
             state,
             lock,
-            mark,
             host: LinuxWriter::live(),
             open: Vec::new(),
             last_ms: 0,
@@ -113,7 +112,6 @@ struct HostSession<'a> {
     handler: &'a HostChanges,
     state: StateDir,
     lock: Lock,
-    mark: PathBuf,
     host: LinuxWriter,
     open: Vec<String>,
     last_ms: u64,
@@ -220,13 +218,7 @@ impl ChangeSession for HostSession<'_> {
 
     fn revert(&mut self) -> Result<Vec<String>, String> {
         let lines = self.revert_open()?;
-        let clean = self
-            .state
-            .transactions()
-            .is_ok_and(|all| state::in_place_by(&all, std::process::id()).is_empty());
-        if clean {
-            let _ = std::fs::remove_file(&self.mark);
-        }
+        self.state.unmark_tune_if_clean(std::process::id());
         Ok(lines)
     }
 }
@@ -238,15 +230,6 @@ impl Drop for HostSession<'_> {
             let _ = self.revert();
         }
     }
-}
-
-/// Marks this process like a running tune: `tunes/<pid>` in the state directory.
-fn mark(state: &StateDir) -> std::io::Result<PathBuf> {
-    let dir = state.tunes_dir();
-    std::fs::create_dir_all(&dir)?;
-    let path = dir.join(std::process::id().to_string());
-    std::fs::write(&path, b"")?;
-    Ok(path)
 }
 
 /// An error with its causes, `a: b: c`.

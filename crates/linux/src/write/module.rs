@@ -204,6 +204,13 @@ pub fn ports_bound(module: &str) -> Vec<String> {
         .collect()
 }
 
+/// The kernel driver bound to `iface`'s device (in this network namespace), from its
+/// `device/driver` link; `None` for a virtual interface or one that does not exist.
+pub fn driver_of(iface: &str) -> Option<String> {
+    let link = std::fs::read_link(format!("/sys/class/net/{iface}/device/driver")).ok()?;
+    Some(link.file_name()?.to_str()?.to_string())
+}
+
 /// A port of the driver before the reload.
 #[derive(Debug, Clone)]
 struct Port {

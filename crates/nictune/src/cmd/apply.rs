@@ -260,8 +260,7 @@ fn verify_by_effect(req: &Request) -> Vec<nictune_bench::effect::Effect> {
     ports
         .iter()
         .filter_map(|port| {
-            let link = std::fs::read_link(format!("/sys/class/net/{port}/device/driver")).ok();
-            let driver = link.and_then(|p| Some(p.file_name()?.to_str()?.to_string()));
+            let driver = nictune_linux::write::module::driver_of(port);
             let cap = nictune_bench::effect::promised_cap(&req.settings, driver.as_deref())?;
             nictune_bench::effect::check(port, cap, EFFECT_WINDOW).ok()
         })

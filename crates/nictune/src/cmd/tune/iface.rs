@@ -11,7 +11,7 @@
 //! watchdog.
 
 use super::caps::capabilities_for;
-use super::live::{hold, knobs, knobs_on, test_kind, unmark, workload_label, Held};
+use super::live::{hold, knobs, knobs_on, test_kind, workload_label, Held};
 use super::measure::BenchMeasurer;
 use super::target::LiveTarget;
 use super::{execute, tune_config, Checked, Opts, Parts, TargetArg};
@@ -72,7 +72,6 @@ pub fn run_interface(c: &Checked, opts: &Opts, ctx: &Ctx) -> Result<Outcome> {
     let Held {
         state,
         locks,
-        marked,
         cancel,
     } = hold(&opts.state.state_dir)?;
     let lock = &locks.state;
@@ -93,7 +92,7 @@ pub fn run_interface(c: &Checked, opts: &Opts, ctx: &Ctx) -> Result<Outcome> {
         environment,
         ctx,
     );
-    unmark(&state, &marked);
+    state.unmark_tune_if_clean(std::process::id());
     let outcome = outcome?;
     if let Some(within) = c.apply {
         apply_recommended(c, (&state, lock), &where_, within)?;

@@ -20,7 +20,7 @@ use nictune_tune::knob::{End, Knob, Setting};
 use nictune_tune::results::{Environment, TargetKind};
 use nictune_tune::session::TuneConfig;
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// How many of the bench engine's distinct caveats the environment lists.
 const MAX_BENCH_NOTES: usize = 6;
@@ -36,14 +36,13 @@ pub fn run_testbed(
     let Held {
         state,
         locks,
-        marked,
         cancel,
     } = hold(state_dir)?;
     let lock = &locks.state;
     let bed = Testbed::create()
         .hint("the testbed needs root and a kernel with network namespaces and veth")
         .and_then(require_napi_mode);
-    let bed = bed.inspect_err(|_| unmark(&state, &marked))?;
+    let bed = bed.inspect_err(|_| state.unmark_tune_if_clean(std::process::id()))?;
     let started_at = utc(now_unix_ms()).replace(' ', "T");
     let outcome = tune_on(
         c,
@@ -56,7 +55,7 @@ pub fn run_testbed(
         ctx,
     );
     let removed = bed.destroy();
-    unmark(&state, &marked);
+    state.unmark_tune_if_clean(std::process::id());
     let outcome = outcome?;
     removed.hint("the tune finished but its testbed namespaces could not be removed; `ip netns list` shows them")?;
     Ok(outcome)
@@ -85,12 +84,12 @@ fn not_in_napi_mode(why: &[String]) -> anyhow::Error {
     ))
 }
 
-/// What a live tune holds while it runs: the journals, the change locks, its mark, and the
+/// What a live tune holds while it runs (marked in the state directory): the journals, the
+/// change locks, and the
 /// Ctrl-C / SIGTERM / SIGHUP flag.
 pub(super) struct Held {
     pub state: StateDir,
     pub locks: LiveLocks,
-    pub marked: PathBuf,
     pub cancel: Cancel,
 }
 
@@ -101,13 +100,12 @@ pub(super) fn hold(state_dir: &Path) -> Result<Held> {
     refuse_if_unfinished(&state)?;
     forget_clean_killed_tunes(&state)?;
     let locks = lock_live(&state, 1)?;
-    let marked = mark(&state)?;
+    state.mark_tune(std::process::id())?;
     let cancel = Cancel::new();
     cancel.on_signals()?;
     Ok(Held {
         state,
         locks,
-        marked,
         cancel,
     })
 }
@@ -131,26 +129,6 @@ fn forget_clean_killed_tunes(state: &StateDir) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Marks this tune as running; [`unmark`] removes the mark.
-fn mark(state: &StateDir) -> Result<PathBuf> {
-    let dir = state.tunes_dir();
-    std::fs::create_dir_all(&dir)?;
-    let path = dir.join(std::process::id().to_string());
-    std::fs::write(&path, b"")?;
-    Ok(path)
-}
-
-/// Removes this tune's mark unless something it changed is still in place (then the next
-/// tune refuses until `nictune revert` has run).
-pub(super) fn unmark(state: &StateDir, mark: &Path) {
-    let clean = state
-        .transactions()
-        .is_ok_and(|all| state::in_place_by(&all, std::process::id()).is_empty());
-    if clean {
-        let _ = std::fs::remove_file(mark);
-    }
 }
 
 #[allow(clippy::too_many_arguments)]
