@@ -40,8 +40,7 @@ impl VmBed {
             return Ok(p);
         }
         let token = random_token()?;
-        let write = format!("umask 077; echo {} > {TOKEN_FILE}", token.expose());
-        self.run_ok(&["sh", "-c", &write], Duration::from_secs(10))?;
+        self.write_token(TOKEN_FILE, &token)?;
         let addr = SocketAddr::from((self.address().0, peer::DEFAULT_PORT));
         let bind = addr.to_string();
         let mut args = vec![
@@ -59,6 +58,13 @@ impl VmBed {
         self.wait_listening(Duration::from_secs(20))?;
         self.serving = Some(target.clone());
         Ok(target)
+    }
+
+    /// Writes `token` to `path` in the guest, readable by root only.
+    pub(crate) fn write_token(&mut self, path: &str, token: &Token) -> Result<()> {
+        let write = format!("umask 077; echo {} > {path}", token.expose());
+        self.run_ok(&["sh", "-c", &write], Duration::from_secs(10))
+            .map(drop)
     }
 
     /// Waits until the guest has a TCP socket listening on the serve port.

@@ -90,9 +90,7 @@ impl VmPair {
     /// the local guest its token; the peer as the host reaches it (for its change session).
     pub fn serve(&mut self) -> Result<PeerTarget> {
         let target = self.peer.peer_taking_changes()?;
-        let write = format!("umask 077; echo {} > {TOKEN_FILE}", target.token.expose());
-        self.local
-            .run_ok(&["sh", "-c", &write], Duration::from_secs(10))?;
+        self.local.write_token(TOKEN_FILE, &target.token)?;
         Ok(target)
     }
 
