@@ -62,6 +62,7 @@ pub mod run;
 pub mod serve;
 pub mod spec;
 mod sys;
+pub mod sysctls;
 pub mod testbed;
 pub mod text;
 pub mod token;
@@ -72,7 +73,7 @@ pub use measure::{FakeMeasurer, LiveMeasurer, Measurer};
 pub use peer::PeerTarget;
 pub use result::{BenchResult, TestbedInfo};
 pub use run::{run, run_cancellable, Target};
-pub use spec::{BenchSpec, Limits, TestKind};
+pub use spec::{BenchSpec, Limits, Load, TestKind};
 pub use testbed::Testbed;
 pub use token::Token;
 

@@ -61,6 +61,8 @@ pub struct PeerSession {
     writer: TcpStream,
     reader: BufReader<TcpStream>,
     data: SocketAddr,
+    /// Where the load streams connect, when the spec has a load.
+    load: Option<SocketAddr>,
     /// How long to wait for the report ([`report_timeout`] of this peer's start).
     report_wait: Duration,
 }
@@ -78,6 +80,7 @@ impl PeerSession {
             writer,
             reader,
             data: target.addr,
+            load: None,
             report_wait: REPORT_TIMEOUT,
         };
         s.send(&Request::Hello {
@@ -91,7 +94,10 @@ impl PeerSession {
         let started = std::time::Instant::now();
         s.send(&Request::Start { spec: spec.clone() })?;
         match s.recv("ready", REPLY_TIMEOUT)? {
-            Reply::Ready { port } => s.data.set_port(port),
+            Reply::Ready { port, load_port } => {
+                s.data.set_port(port);
+                s.load = load_port.map(|p| SocketAddr::new(target.addr.ip(), p));
+            }
             other => return Err(s.unexpected(other)),
         }
         s.report_wait = report_timeout(started.elapsed());
@@ -101,6 +107,11 @@ impl PeerSession {
     /// Where the clients connect.
     pub fn data_addr(&self) -> SocketAddr {
         self.data
+    }
+
+    /// Where the load streams connect.
+    pub fn load_addr(&self) -> Option<SocketAddr> {
+        self.load
     }
 
     /// Tells the server the measured window starts now.
@@ -123,6 +134,8 @@ impl PeerSession {
                     cpus: r.cpus.into_iter().collect(),
                     served: r.served,
                     refused: r.refused,
+                    sent: 0,
+                    capped: r.capped,
                 },
             }),
             other => Err(self.unexpected(other)),

@@ -5,10 +5,11 @@
 //!
 //! ```text
 //! client                                   server
-//! {"type":"hello","version":1,"token":…}  →
-//!                                         ←  {"type":"welcome","version":1}   (or error, close)
+//! {"type":"hello","version":2,"token":…}  →
+//!                                         ←  {"type":"welcome","version":2}   (or error, close)
 //! {"type":"start","spec":{…}}             →     checked against Limits::SERVE
-//!                                         ←  {"type":"ready","port":N}        data listener up
+//!                                         ←  {"type":"ready","port":N,"load_port":L}
+//!                                                data listener (and load sink) up
 //!   … clients connect to port N, warm up …
 //! {"type":"measure"}                      →     server samples its counters
 //!   … measured window …
@@ -44,7 +45,8 @@ use serde::{Deserialize, Serialize};
 use std::io::{self, BufRead, Write};
 
 /// Protocol version; a peer with another version is refused.
-pub const VERSION: u32 = 1;
+/// Version 2 added latency under load (`spec.load`, `ready.load_port`) and the byte cap.
+pub const VERSION: u32 = 2;
 /// How a refusal because another client's test is running starts (`peer busy: a test from
 /// ADDR is running, retry in ~Ns`); clients tell it apart from other refusals by it.
 pub const BUSY: &str = "peer busy:";
@@ -114,6 +116,9 @@ pub enum Reply {
     },
     Ready {
         port: u16,
+        /// Where the load streams connect, when the spec has a load.
+        #[serde(default)]
+        load_port: Option<u16>,
     },
     Report(Box<PeerReport>),
     Error {
@@ -142,6 +147,9 @@ pub struct PeerReport {
     pub cpus: Vec<u32>,
     pub served: u64,
     pub refused: u64,
+    /// The server stopped answering at its per-test byte cap.
+    #[serde(default)]
+    pub capped: bool,
 }
 
 /// Why a line was not a valid message.
@@ -245,8 +253,15 @@ mod tests {
             b"{\"type\":\"hello\",\"version\":1,\"token\":\"abc\"}\n"
         );
         let mut buf = Vec::new();
-        send(&mut buf, &Reply::Ready { port: 4242 }).unwrap();
-        assert_eq!(buf, b"{\"type\":\"ready\",\"port\":4242}\n");
+        let ready = Reply::Ready {
+            port: 4242,
+            load_port: Some(4243),
+        };
+        send(&mut buf, &ready).unwrap();
+        assert_eq!(
+            buf,
+            b"{\"type\":\"ready\",\"port\":4242,\"load_port\":4243}\n"
+        );
     }
 
     #[test]

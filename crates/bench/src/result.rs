@@ -38,6 +38,22 @@ pub struct BenchResult {
     /// The real-driver testbed the run used (`None` for veth, loopback and peers).
     #[serde(default)]
     pub testbed: Option<TestbedInfo>,
+    /// Host-wide sysctls that change the figures (busy polling, NAPI budgets), as they were
+    /// on the measuring host during the run ([`crate::sysctls::KEYS`]).
+    #[serde(default)]
+    pub sysctls: BTreeMap<String, String>,
+    /// Latency under load: what the background streams moved while the probe ran.
+    #[serde(default)]
+    pub load: Option<LoadFigures>,
+}
+
+/// What the load streams of a latency-under-load run moved inside the measured window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadFigures {
+    pub connections: u32,
+    /// Acknowledged bytes of all load streams together per second, bit/s.
+    pub throughput_bps: f64,
+    pub stream: StreamFigures,
 }
 
 /// What a real-driver testbed was: which NIC and driver, how the guest ran.
@@ -133,6 +149,8 @@ impl BenchResult {
             shared_host: false,
             warnings: vec!["synthetic result: nothing was measured".into()],
             testbed: None,
+            sysctls: BTreeMap::new(),
+            load: None,
             metrics,
         }
     }

@@ -10,7 +10,8 @@
 //!   [`HELLO_TIMEOUT`] in total (a client dripping bytes cannot hold a place); when all are
 //!   taken a new connection cuts off the oldest, so idle connections cannot lock real
 //!   clients out (a real client authenticates within one round trip);
-//! * accepts only specs within [`Limits::SERVE`] (duration, connections, sizes, rate);
+//! * accepts only specs within [`Limits::SERVE`] (duration, connections and load streams,
+//!   sizes, rate) and stops answering a test at its cap on bytes sent;
 //! * answers data traffic only from the control connection's address, and stops every
 //!   test at its deadline even if the client vanishes;
 //! * changes nothing on its host unless started with a [`ChangeHandler`]
@@ -22,7 +23,7 @@ use crate::cancel::{Cancel, POLL_SLICE};
 use crate::changes::{self, ChangeHandler};
 use crate::engine::GRACE;
 use crate::error::{BenchError, Result};
-use crate::net::server::{self, ServerPlan};
+use crate::net::server::{self, RunningServer, ServerPlan};
 use crate::protocol::{self, PeerReport, Reply, Request, WireError, BUSY, VERSION};
 use crate::spec::{BenchSpec, Limits};
 use crate::token::Token;
@@ -341,36 +342,49 @@ fn run_test(c: &mut Control, spec: &BenchSpec, cfg: &ServeConfig, slot: Slot<'_>
     let stop = Cancel::new();
     let budget = Duration::from_nanos((spec.total() + GRACE).0) + Duration::from_secs(10);
     let deadline = Instant::now() + budget;
-    let server = server::start(ServerPlan {
-        test: spec.test,
-        request: spec.request_size.0 as usize,
-        response: spec.response_size.0 as usize,
-        connections: spec.connections,
-        cpu: spec.server_cpu,
-        netns: None,
-        bind: SocketAddr::new(cfg.bind.ip(), 0),
+    let plan = |load| ServerPlan {
         allowed_peer: Some(c.peer.ip()),
-        deadline,
-        cancel: stop.clone(),
-    });
-    let server = match server {
+        max_sent: cfg.limits.max_sent.map(|b| b.0),
+        ..ServerPlan::of(
+            spec,
+            load,
+            SocketAddr::new(cfg.bind.ip(), 0),
+            deadline,
+            stop.clone(),
+        )
+    };
+    let server = match server::start(plan(false)) {
         Ok(s) => s,
         Err(e) => return Err(c.refuse(e.to_string())),
     };
+    let load = match spec.load.map(|_| server::start(plan(true))).transpose() {
+        Ok(l) => l,
+        Err(e) => {
+            stop.cancel();
+            let _ = server.join();
+            return Err(c.refuse(e.to_string()));
+        }
+    };
     c.send(&Reply::Ready {
         port: server.addr.port(),
+        load_port: load.as_ref().map(|l| l.addr.port()),
     })?;
     c.timeout(budget)?;
     let result = control_loop(c, cfg);
     stop.cancel();
     let served = server.join()?;
+    let load_refused = load
+        .map(RunningServer::join)
+        .transpose()?
+        .map_or(0, |l| l.refused);
     let (accounting, _) = result?;
     let report = PeerReport {
         accounting,
         napi_ids: served.napi_ids,
         cpus: served.cpus.into_iter().collect(),
         served: served.served,
-        refused: served.refused,
+        refused: served.refused + load_refused,
+        capped: served.capped,
     };
     drop(slot);
     c.send(&Reply::Report(Box::new(report)))

@@ -63,17 +63,79 @@ pub struct BenchSpec {
     pub client_cpu: Option<u32>,
     /// Pin the server threads to this CPU.
     pub server_cpu: Option<u32>,
-    /// Ping only: ICMP echo through an unprivileged ping socket instead of UDP echo.
+    /// Ping only: ICMP echo (through a ping socket, or a raw socket as root where ping
+    /// sockets are not allowed) instead of UDP echo.
     #[serde(default)]
     pub icmp: bool,
+    /// Latency under load: bulk connections that run beside the probe (rr, udp-rr, ping),
+    /// started and stopped with it, to the same server. `None`: an idle path.
+    #[serde(default)]
+    pub load: Option<Load>,
 }
+
+/// Background bulk load during a latency test (`--load stream[:N]`): `connections` TCP
+/// streams from client to server, each writing `write_size`-byte chunks as fast as the
+/// socket takes them, through the warm-up and the measured window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Load {
+    pub connections: u32,
+    #[serde(rename = "write_bytes")]
+    pub write_size: Bytes,
+}
+
+impl Load {
+    /// The write size of a load stream: the same as a stream test's default.
+    pub const WRITE: Bytes = Bytes(STREAM_WRITE);
+
+    /// `connections` streams of [`Load::WRITE`]-byte writes.
+    pub fn streams(connections: u32) -> Load {
+        Load {
+            connections,
+            write_size: Load::WRITE,
+        }
+    }
+
+    /// Parses `stream` or `stream:N` (N streams; one without it).
+    pub fn parse(text: &str) -> Result<Load, InvalidInput> {
+        let bad = || {
+            InvalidInput::new(
+                "--load",
+                text,
+                "stream or stream:N, N parallel bulk connections (for example stream:4)",
+            )
+        };
+        let (kind, n) = text.split_once(':').unwrap_or((text, "1"));
+        if kind != "stream" {
+            return Err(bad());
+        }
+        let n: u32 = n.parse().map_err(|_| bad())?;
+        Ok(Load::streams(n))
+    }
+
+    /// The stream test each load connection runs, timed like `probe`.
+    pub fn stream_spec(&self, probe: &BenchSpec) -> BenchSpec {
+        let mut s = BenchSpec::new(TestKind::Stream);
+        s.duration = probe.duration;
+        s.warmup = probe.warmup;
+        s.connections = self.connections;
+        s.request_size = self.write_size;
+        s.client_cpu = probe.client_cpu;
+        s.server_cpu = probe.server_cpu;
+        s
+    }
+}
+
+/// Bytes per write of a stream test by default: as iperf3's default for TCP (128 KiB), so
+/// the two compare like for like; small writes cost a system call per few segments.
+pub const STREAM_WRITE: u64 = 128 * 1024;
 
 impl BenchSpec {
     /// The defaults for `test`: 10 s measured after 1 s warm-up, one connection, 1-byte
-    /// messages (16 KiB writes for stream, 64-byte probes at 5/s for ping), unpinned.
+    /// messages (128 KiB writes for stream, 64-byte probes at 5/s for ping), unpinned.
     pub fn new(test: TestKind) -> BenchSpec {
         let (request, rate) = match test {
-            TestKind::Stream => (16 * 1024, None),
+            TestKind::Stream => (STREAM_WRITE, None),
             TestKind::Ping => (64, Some(5.0)),
             _ => (1, None),
         };
@@ -89,6 +151,7 @@ impl BenchSpec {
             client_cpu: None,
             server_cpu: None,
             icmp: false,
+            load: None,
         }
     }
 
@@ -124,7 +187,9 @@ impl BenchSpec {
                 "only with the ping test",
             ));
         }
-        check_rate(self.rate, self.test, limits)
+        check_rate(self.rate, self.test, limits)?;
+        self.load
+            .map_or(Ok(()), |l| check_load(&l, self.test, limits))
     }
 
     /// Ping probes carry a sequence number and a timestamp.
@@ -149,6 +214,9 @@ pub struct Limits {
     pub max_connections: u32,
     pub max_message: Bytes,
     pub max_rate: f64,
+    /// Bytes the answering side may send in one test (responses and echoes; it only ever
+    /// receives bulk data). `None`: no cap.
+    pub max_sent: Option<Bytes>,
 }
 
 impl Limits {
@@ -158,15 +226,36 @@ impl Limits {
         max_connections: 256,
         max_message: Bytes(16 * 1024 * 1024),
         max_rate: 10_000_000.0,
+        max_sent: None,
     };
     /// What `serve` accepts from a peer: short, small and bounded, so it cannot be turned
-    /// into a long-running traffic source.
+    /// into a long-running traffic source. 256 connections (plus as many load streams)
+    /// cover the field cases' many-flow loads (150 concurrent senders).
     pub const SERVE: Limits = Limits {
         max_duration: Nanos::from_secs(120),
-        max_connections: 16,
+        max_connections: 256,
         max_message: Bytes(1024 * 1024),
         max_rate: 1_000_000.0,
+        max_sent: Some(Bytes(16 << 30)),
     };
+}
+
+fn check_load(load: &Load, test: TestKind, limits: &Limits) -> Result<(), InvalidInput> {
+    if test == TestKind::Stream {
+        return Err(InvalidInput::new(
+            "--load",
+            "stream",
+            "a load beside rr, udp-rr or ping (a stream test is itself the load)",
+        ));
+    }
+    check_range(
+        "--load stream:N",
+        load.connections.into(),
+        1,
+        limits.max_connections.into(),
+        &format!("1 to {} load connections", limits.max_connections),
+    )?;
+    check_size("load write size", load.write_size, 1, limits)
 }
 
 fn check_range(what: &str, v: u64, lo: u64, hi: u64, allowed: &str) -> Result<(), InvalidInput> {
@@ -269,5 +358,47 @@ mod tests {
             p.validate(&Limits::LOCAL).unwrap_err().what,
             "--request-size"
         );
+    }
+
+    #[test]
+    fn load_parses_stream_with_an_optional_count_and_is_bounded() {
+        assert_eq!(Load::parse("stream").unwrap().connections, 1);
+        assert_eq!(Load::parse("stream:150").unwrap().connections, 150);
+        for bad in ["bulk", "stream:", "stream:x", "stream:-1", ""] {
+            let e = Load::parse(bad).unwrap_err();
+            assert_eq!(e.what, "--load", "{bad}");
+            assert!(e.allowed.contains("stream:N"), "{}", e.allowed);
+        }
+        let mut p = BenchSpec::new(TestKind::Ping);
+        p.load = Some(Load::streams(0));
+        assert_eq!(
+            p.validate(&Limits::SERVE).unwrap_err().what,
+            "--load stream:N"
+        );
+        p.load = Some(Load::streams(257));
+        assert_eq!(
+            p.validate(&Limits::SERVE).unwrap_err().allowed,
+            "1 to 256 load connections"
+        );
+        p.load = Some(Load::streams(256));
+        p.validate(&Limits::SERVE).unwrap();
+        let mut s = BenchSpec::new(TestKind::Stream);
+        s.load = Some(Load::streams(1));
+        assert_eq!(s.validate(&Limits::LOCAL).unwrap_err().what, "--load");
+    }
+
+    #[test]
+    fn a_load_stream_is_timed_and_placed_like_its_probe() {
+        let mut p = BenchSpec::new(TestKind::Rr);
+        p.duration = Nanos::from_secs(3);
+        p.warmup = Nanos::from_millis(200);
+        p.client_cpu = Some(1);
+        let s = Load::streams(4).stream_spec(&p);
+        assert_eq!(
+            (s.test, s.duration, s.warmup, s.connections, s.client_cpu),
+            (TestKind::Stream, p.duration, p.warmup, 4, Some(1))
+        );
+        assert_eq!(s.request_size, Load::WRITE);
+        s.validate(&Limits::SERVE).unwrap();
     }
 }

@@ -109,14 +109,20 @@ pub fn getsockopt_bytes(
 /// An unprivileged ICMP echo ("ping") socket, allowed when the caller's group is inside
 /// `net.ipv4.ping_group_range`; the kernel fills in the echo id and checksum.
 pub fn icmp_ping_socket() -> io::Result<std::net::UdpSocket> {
+    icmp_socket(libc::SOCK_DGRAM)
+}
+
+/// A raw ICMP socket (needs `CAP_NET_RAW`): the caller builds the whole echo header and
+/// receives every ICMP packet of the namespace with its IPv4 header in front (raw(7)).
+pub fn icmp_raw_socket() -> io::Result<std::net::UdpSocket> {
+    icmp_socket(libc::SOCK_RAW)
+}
+
+fn icmp_socket(kind: libc::c_int) -> io::Result<std::net::UdpSocket> {
     use std::os::fd::{FromRawFd, OwnedFd};
     // SAFETY: plain socket(2); on success we own the returned fd exactly once.
     let fd = check(unsafe {
-        libc::socket(
-            libc::AF_INET,
-            libc::SOCK_DGRAM | libc::SOCK_CLOEXEC,
-            libc::IPPROTO_ICMP,
-        )
+        libc::socket(libc::AF_INET, kind | libc::SOCK_CLOEXEC, libc::IPPROTO_ICMP)
     })?;
     // SAFETY: fd is a fresh, open descriptor nobody else owns.
     let owned = unsafe { OwnedFd::from_raw_fd(fd) };

@@ -67,9 +67,16 @@ fn header(out: &mut String, r: &BenchResult) {
     } else {
         format!("{} connections", s.connections)
     };
+    let load = s.load.map_or(String::new(), |l| {
+        format!(
+            ", under load of {} stream{}",
+            l.connections,
+            if l.connections == 1 { "" } else { "s" }
+        )
+    });
     let _ = writeln!(
         out,
-        "nictune bench {} on {}: {mode}, {conns}, {sizes}",
+        "nictune bench {} on {}: {mode}, {conns}, {sizes}{load}",
         s.test.name(),
         r.target
     );
@@ -84,6 +91,7 @@ fn header(out: &mut String, r: &BenchResult) {
 fn figures(out: &mut String, r: &BenchResult) {
     rate(out, r);
     throughput(out, r);
+    load(out, r);
     if let Some(l) = &r.metrics.latency_us {
         let _ = writeln!(
             out,
@@ -146,6 +154,25 @@ fn throughput(out: &mut String, r: &BenchResult) {
     }
 }
 
+/// The background streams of a latency-under-load run.
+fn load(out: &mut String, r: &BenchResult) {
+    let Some(l) = &r.load else {
+        return;
+    };
+    let (lo, hi) = min_max(&l.stream.interim_throughput_bps);
+    let _ = writeln!(
+        out,
+        "  load       {:.2} Gbit/s from {} stream{} of {} B writes (per second: {:.2}–{:.2}), {} retransmits",
+        l.throughput_bps / 1e9,
+        l.connections,
+        if l.connections == 1 { "" } else { "s" },
+        l.stream.write_size,
+        lo / 1e9,
+        hi / 1e9,
+        l.stream.retransmits
+    );
+}
+
 fn placement(out: &mut String, r: &BenchResult) {
     let p = &r.placement;
     let side = |s: &crate::result::SidePlacement| {
@@ -199,6 +226,11 @@ fn hosts(out: &mut String, r: &BenchResult) {
     for (name, a) in &r.accounting {
         host_row(out, name, a);
     }
+    // On a shared host both sides' per-core figures are the same numbers: show them once.
+    let sides = if r.shared_host { 1 } else { r.accounting.len() };
+    for (name, a) in r.accounting.iter().take(sides) {
+        busiest_row(out, if r.shared_host { "host" } else { name }, a);
+    }
     for (name, a) in &r.accounting {
         vectors_row(out, name, a);
     }
@@ -212,7 +244,6 @@ fn hosts(out: &mut String, r: &BenchResult) {
 
 fn host_row(out: &mut String, name: &str, a: &Accounting) {
     let c = &a.host.cpu;
-    let pct = |f: f64| format!("{:.1}", f * 100.0);
     let demand = a
         .cpu_us_per_transaction
         .or(a.cpu_us_per_kib)
@@ -229,6 +260,31 @@ fn host_row(out: &mut String, name: &str, a: &Accounting) {
         group(a.net_rx_softirqs_per_sec),
         group(a.net_tx_softirqs_per_sec),
         demand
+    );
+}
+
+/// The busiest core of a host (least idle), when it has more than one: an average over
+/// cores hides one core saturated in softirq while the others idle.
+fn busiest_row(out: &mut String, name: &str, a: &Accounting) {
+    let cores = &a.host.cpu.per_core;
+    if cores.len() < 2 {
+        return;
+    }
+    let Some((i, c)) = cores
+        .iter()
+        .enumerate()
+        .min_by(|x, y| x.1.idle.total_cmp(&y.1.idle))
+    else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "  busiest  {name} CPU {i}: user {} %, system {} %, irq {} %, softirq {} %, idle {} %",
+        pct(c.user),
+        pct(c.system.unwrap_or(0.0)),
+        pct(c.irq),
+        pct(c.softirq),
+        pct(c.idle)
     );
 }
 
@@ -261,6 +317,11 @@ fn vectors_row(out: &mut String, name: &str, a: &Accounting) {
         .map(|(v, rate)| format!("{v} {}/s", group(*rate)))
         .collect();
     let _ = writeln!(out, "  {name} NIC vectors: {}", each.join(", "));
+}
+
+/// A fraction 0–1 as a percentage with one decimal.
+fn pct(f: f64) -> String {
+    format!("{:.1}", f * 100.0)
 }
 
 fn min_max(v: &[f64]) -> (f64, f64) {

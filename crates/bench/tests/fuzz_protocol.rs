@@ -41,12 +41,16 @@ fn seeds() -> Vec<String> {
         cpus: vec![0, 1],
         served: 128_000,
         refused: 0,
+        capped: false,
     };
     let replies = [
         Reply::Welcome {
             version: protocol::VERSION,
         },
-        Reply::Ready { port: 40_000 },
+        Reply::Ready {
+            port: 40_000,
+            load_port: Some(40_001),
+        },
         Reply::Report(Box::new(report)),
         Reply::Error {
             message: "peer busy: a test from 127.0.0.1:5 is running, retry in ~3s".into(),

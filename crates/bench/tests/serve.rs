@@ -8,7 +8,7 @@ use common::{assert_sane, short};
 use nictune_bench::cancel::Cancel;
 use nictune_bench::changes::{ChangeClient, ChangeHandler, ChangeSession, CLIENT_IDLE};
 use nictune_bench::protocol::Grant;
-use nictune_bench::protocol::{self, Reply};
+use nictune_bench::protocol::{self, Reply, VERSION};
 use nictune_bench::serve::{self, ServeConfig};
 use nictune_bench::{run, BenchError, Limits, PeerTarget, Target, TestKind, Token};
 use nictune_core::progress::NoProgress;
@@ -43,13 +43,21 @@ impl Server {
     }
 
     fn configured(hello_timeout: Duration, changes: Option<Arc<dyn ChangeHandler>>) -> Server {
+        Server::limited(hello_timeout, changes, Limits::SERVE)
+    }
+
+    fn limited(
+        hello_timeout: Duration,
+        changes: Option<Arc<dyn ChangeHandler>>,
+        limits: Limits,
+    ) -> Server {
         let listener = serve::bind("127.0.0.1:0".parse().unwrap()).unwrap();
         let addr = listener.local_addr().unwrap();
         let cancel = Cancel::new();
         let cfg = ServeConfig {
             bind: addr,
             token: Token::parse(TOKEN, "test").unwrap(),
-            limits: Limits::SERVE,
+            limits,
             cancel: cancel.clone(),
             max_sessions: None,
             hello_timeout,
@@ -111,6 +119,35 @@ fn peer_round_trip_returns_the_servers_accounting() {
 }
 
 #[test]
+fn a_test_stops_being_answered_at_the_servers_byte_cap_and_says_so() {
+    let limits = Limits {
+        max_sent: Some(nictune_core::units::Bytes(64 * 1024)),
+        ..Limits::SERVE
+    };
+    let server = Server::limited(Duration::from_millis(400), None, limits);
+    let mut spec = short(TestKind::Rr, 500);
+    spec.response_size = nictune_core::units::Bytes(1024);
+    let r = run(&spec, Target::Peer(&server.target(TOKEN)), &NoProgress).unwrap();
+    // 64 KiB of 1 KiB responses: at most 64 transactions, all in the warm-up or early.
+    assert!(r.completed <= 64, "{}", r.completed);
+    assert!(
+        r.warnings.iter().any(|w| w.contains("cap on bytes sent")),
+        "{:?}",
+        r.warnings
+    );
+    // Within the cap nothing is said.
+    spec.response_size = nictune_core::units::Bytes(1);
+    spec.duration = Nanos::from_millis(200);
+    let r = run(&spec, Target::Peer(&server.target(TOKEN)), &NoProgress).unwrap();
+    assert!(r.completed > 64, "{}", r.completed);
+    assert!(
+        !r.warnings.iter().any(|w| w.contains("cap")),
+        "{:?}",
+        r.warnings
+    );
+}
+
+#[test]
 fn a_wrong_token_is_refused_before_anything_runs() {
     let server = Server::start();
     let err = run(
@@ -140,7 +177,7 @@ fn malformed_messages_are_rejected_and_the_server_keeps_serving() {
         }
     }
     // Authenticated, then a start outside the serve limits: refused, naming the flag.
-    let hello = format!("{{\"type\":\"hello\",\"version\":1,\"token\":\"{TOKEN}\"}}\n");
+    let hello = format!("{{\"type\":\"hello\",\"version\":{VERSION},\"token\":\"{TOKEN}\"}}\n");
     let mut long = short(TestKind::Rr, 300);
     long.duration = Nanos::from_secs(100_000);
     let start = serde_json::json!({"type": "start", "spec": long}).to_string() + "\n";
@@ -150,7 +187,7 @@ fn malformed_messages_are_rejected_and_the_server_keeps_serving() {
     let mut r = BufReader::new(s);
     assert!(matches!(
         protocol::recv(&mut r).unwrap(),
-        Reply::Welcome { version: 1 }
+        Reply::Welcome { version: VERSION }
     ));
     match protocol::recv(&mut r).unwrap() {
         Reply::Error { message } => assert!(message.contains("--duration"), "{message}"),
@@ -376,7 +413,7 @@ fn raw_change_session(addr: SocketAddr, idle_ms: u64) -> (TcpStream, BufReader<T
         protocol::recv::<Reply, _>(&mut r).unwrap()
     };
     let hello = exchange(format!(
-        "{{\"type\":\"hello\",\"version\":1,\"token\":\"{TOKEN}\"}}\n"
+        "{{\"type\":\"hello\",\"version\":{VERSION},\"token\":\"{TOKEN}\"}}\n"
     ));
     assert!(matches!(hello, Reply::Welcome { .. }), "{hello:?}");
     let Reply::Granted(grant) = exchange(format!("{{\"type\":\"claim\",\"idle_ms\":{idle_ms}}}\n"))

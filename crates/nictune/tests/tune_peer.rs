@@ -12,100 +12,13 @@ mod common;
 
 use serde_json::Value as Json;
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_nictune");
-const TOKEN: &str = "tune-peer-test-token-0123";
-const PORT: &str = "12877";
+use common::lab::{ip, Lab, BIN, PORT, TOKEN};
 
-fn ip(args: &[&str]) -> Output {
-    let out = Command::new("ip").args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "ip {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-/// The two namespaces and the server; all removed when dropped, also on a failed assertion.
-struct Lab {
-    a: String,
-    b: String,
-    server: Option<Child>,
-}
-
+/// What these tests read and write on the lab's ends, without nictune.
 impl Lab {
-    fn create() -> Lab {
-        Lab::serving(&[])
-    }
-
-    /// The lab with a server that lets clients change tp-b, journaled in `state`.
-    fn taking_changes(state: &Path) -> Lab {
-        let state = state.to_str().unwrap();
-        Lab::serving(&["--allow-changes", "tp-b", "--state-dir", state])
-    }
-
-    /// The lab with `nictune serve … EXTRA` in namespace b.
-    fn serving(extra: &[&str]) -> Lab {
-        // Tests of this file run in parallel: each lab its own namespaces.
-        static LABS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-        let n = LABS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let pid = std::process::id();
-        let mut lab = Lab {
-            a: format!("nictune-tp-{pid}-{n}a"),
-            b: format!("nictune-tp-{pid}-{n}b"),
-            server: None,
-        };
-        ip(&["netns", "add", &lab.a]);
-        ip(&["netns", "add", &lab.b]);
-        ip(&[
-            "-n", &lab.a, "link", "add", "tp-a", "type", "veth", "peer", "name", "tp-b", "netns",
-            &lab.b,
-        ]);
-        for (ns, dev, addr) in [
-            (&lab.a, "tp-a", "198.18.77.1/24"),
-            (&lab.b, "tp-b", "198.18.77.2/24"),
-        ] {
-            ip(&["-n", ns, "addr", "add", addr, "dev", dev]);
-            ip(&["-n", ns, "link", "set", dev, "up"]);
-            ip(&["-n", ns, "link", "set", "lo", "up"]);
-            // NAPI mode, so the per-NAPI settings have instances to act on.
-            ip(&[
-                "netns", "exec", ns, "ethtool", "-K", dev, "gro", "on", "tso", "off",
-            ]);
-        }
-        let server = Command::new("ip")
-            .args(["netns", "exec", &lab.b, BIN, "serve", "--bind"])
-            .arg(format!("198.18.77.2:{PORT}"))
-            .args(extra)
-            .env("NICTUNE_TOKEN", TOKEN)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        lab.server = Some(server);
-        lab.wait_for_listener();
-        lab
-    }
-
-    /// Waits (at most 10 s) until the server listens.
-    fn wait_for_listener(&self) {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            let out = Command::new("ip")
-                .args(["netns", "exec", &self.b, "ss", "-ltnH"])
-                .output()
-                .unwrap();
-            if String::from_utf8_lossy(&out.stdout).contains(&format!(":{PORT}")) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("nictune serve did not start listening in {}", self.b);
-    }
-
     /// Writes tp-a's sysfs attribute `file`, without nictune.
     fn write_a(&self, file: &str, value: &str) {
         let path = format!("/sys/class/net/tp-a/{file}");
@@ -146,18 +59,6 @@ fn settings_of(ns: &str, dev: &str) -> String {
     all
 }
 
-impl Drop for Lab {
-    fn drop(&mut self) {
-        if let Some(mut server) = self.server.take() {
-            let _ = server.kill();
-            let _ = server.wait();
-        }
-        for ns in [&self.a, &self.b] {
-            let _ = Command::new("ip").args(["netns", "del", ns]).output();
-        }
-    }
-}
-
 fn nictune(state: &Path, args: &[&str]) -> Output {
     Command::new(BIN)
         .args(args)
@@ -196,7 +97,7 @@ fn a_tune_of_a_veth_end_against_a_serve_peer_writes_three_files_and_restores_it(
     let _turn = one_tune_at_a_time();
     let state = tempfile::tempdir().unwrap();
     let out_dir = tempfile::tempdir().unwrap();
-    let lab = Lab::create();
+    let lab = Lab::create("tp");
     let server_pid = lab.server.as_ref().unwrap().id();
     // Start from the slow corner of testbed-notes §6 (gro-flush-timeout 100 µs with
     // defer-hard-irqs 2), so there is usually something better for --apply to apply.
@@ -362,7 +263,7 @@ fn a_tune_of_both_ends_changes_the_peer_through_serve_and_both_are_restored() {
     }
     let _turn = one_tune_at_a_time();
     let (state, peer_state, out_dir) = (tempdir(), tempdir(), tempdir());
-    let lab = Lab::taking_changes(peer_state.path());
+    let lab = Lab::taking_changes("tp", peer_state.path());
     let (before_a, before_b) = (lab.settings_of_a(), lab.settings_of_b());
     let out = both_ends_tune(&lab, state.path(), out_dir.path(), "30")
         .output()
@@ -427,7 +328,7 @@ fn a_killed_tune_of_both_ends_leaves_the_peer_as_found() {
     }
     let _turn = one_tune_at_a_time();
     let (state, peer_state, out_dir) = (tempdir(), tempdir(), tempdir());
-    let lab = Lab::taking_changes(peer_state.path());
+    let lab = Lab::taking_changes("tp", peer_state.path());
     let (before_a, before_b) = (lab.settings_of_a(), lab.settings_of_b());
     let mut tune = both_ends_tune(&lab, state.path(), out_dir.path(), "60")
         .stdout(Stdio::null())
@@ -495,7 +396,7 @@ fn a_killed_server_leaves_a_journal_that_blocks_new_changes_until_revert() {
     }
     let _turn = one_tune_at_a_time();
     let peer_state = tempdir();
-    let mut lab = Lab::taking_changes(peer_state.path());
+    let mut lab = Lab::taking_changes("tp", peer_state.path());
     let before = lab.settings_of_b();
     let target = nictune_bench::PeerTarget {
         addr: format!("198.18.77.2:{PORT}").parse().unwrap(),

@@ -37,6 +37,38 @@ pub struct ServerPlan {
     /// Nothing runs past this.
     pub deadline: Instant,
     pub cancel: Cancel,
+    /// Stop answering once this many bytes went out in this test (`serve`'s cap).
+    pub max_sent: Option<u64>,
+}
+
+impl ServerPlan {
+    /// The plan for `spec`'s answering side (`load` = false) or its load's sink (`true`),
+    /// bound to `bind`, stopping at `deadline` or on `cancel`.
+    pub fn of(
+        spec: &crate::spec::BenchSpec,
+        load: bool,
+        bind: SocketAddr,
+        deadline: Instant,
+        cancel: Cancel,
+    ) -> ServerPlan {
+        let (test, connections) = match (load, spec.load) {
+            (true, Some(l)) => (TestKind::Stream, l.connections),
+            _ => (spec.test, spec.connections),
+        };
+        ServerPlan {
+            test,
+            request: spec.request_size.0 as usize,
+            response: spec.response_size.0 as usize,
+            connections,
+            cpu: spec.server_cpu,
+            netns: None,
+            bind,
+            allowed_peer: None,
+            deadline,
+            cancel,
+            max_sent: None,
+        }
+    }
 }
 
 /// What the server side saw.
@@ -50,6 +82,10 @@ pub struct ServerReport {
     pub served: u64,
     /// Connections or datagrams refused because they came from elsewhere.
     pub refused: u64,
+    /// Bytes sent (responses, echoes), counted only under a `max_sent` cap.
+    pub sent: u64,
+    /// Answering stopped at the plan's `max_sent`.
+    pub capped: bool,
 }
 
 /// A server running in its own thread.
@@ -131,6 +167,25 @@ fn record(shared: &Shared, f: impl FnOnce(&mut ServerReport)) {
     }
 }
 
+/// Counts `len` bytes about to be sent; false (and the report marked capped) once they
+/// would take the test past its cap.
+fn may_send(plan: &ServerPlan, shared: &Shared, len: usize) -> bool {
+    if plan.max_sent.is_none() {
+        return true; // no lock on the answering path of a local run
+    }
+    let mut ok = true;
+    record(shared, |r| {
+        let after = r.sent + len as u64;
+        if plan.max_sent.is_some_and(|cap| after > cap) {
+            r.capped = true;
+            ok = false;
+        } else {
+            r.sent = after;
+        }
+    });
+    ok
+}
+
 fn stop(plan: &ServerPlan) -> bool {
     plan.cancel.is_cancelled() || Instant::now() >= plan.deadline
 }
@@ -202,6 +257,11 @@ fn respond_tcp(plan: &ServerPlan, shared: &Shared, mut s: TcpStream) -> io::Resu
                 Err(e) => return Err(e),
             }
         }
+        // Past the cap the connection stays open, unanswered, until the test ends: the
+        // client's run ends at its deadline with what was answered, instead of failing.
+        if !may_send(plan, shared, resp.len()) {
+            continue;
+        }
         s.write_all(&resp)?;
         answered += 1;
         if answered == 1 {
@@ -213,12 +273,18 @@ fn respond_tcp(plan: &ServerPlan, shared: &Shared, mut s: TcpStream) -> io::Resu
     Ok(())
 }
 
-/// Reads and discards everything until the client closes or the deadline.
+/// Reads and discards everything until the client closes, the deadline, or the test is
+/// stopped. Stopped means at once, not after draining: many streams leave several MB each
+/// in flight when the window closes (150 × the socket buffers is most of a second at veth
+/// speed), and the report must not wait for them.
 fn sink(plan: &ServerPlan, shared: &Shared, mut s: TcpStream) -> io::Result<()> {
     s.set_read_timeout(Some(POLL_SLICE))?;
     let mut buf = vec![0u8; 256 * 1024];
     let mut total = 0u64;
     loop {
+        if plan.cancel.is_cancelled() {
+            break;
+        }
         match s.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => total += n as u64,
@@ -259,6 +325,9 @@ fn serve_udp(plan: &ServerPlan, shared: &Shared, ready: mpsc::Sender<SocketAddr>
         } else {
             plan.response
         };
+        if !may_send(plan, shared, len) {
+            continue; // past the cap: unanswered (lost) until the test ends
+        }
         // A reply that cannot be sent (peer gone) is a lost reply, not a server failure.
         let _ = socket.send_to(&buf[..len], from);
         answered += 1;

@@ -3,8 +3,11 @@
 use super::far::FarReport;
 use super::route::Route;
 use super::Measured;
+use crate::engine::ConnStats;
 use crate::net::server::ServerReport;
-use crate::result::{BenchResult, LoopMode, NapiCheck, Placement, SidePlacement, StreamFigures};
+use crate::result::{
+    BenchResult, LoadFigures, LoopMode, NapiCheck, Placement, SidePlacement, StreamFigures,
+};
 use crate::spec::{BenchSpec, TestKind};
 use nictune_core::metrics::Metrics;
 use std::collections::BTreeMap;
@@ -45,7 +48,17 @@ pub(super) fn assemble(
     if let Some(a) = server_acc {
         accounting.insert("server".to_string(), a);
     }
+    let sysctls = crate::sysctls::read(std::path::Path::new("/proc/sys"));
     let mut warnings = route.warnings.clone();
+    warnings.extend(crate::sysctls::warnings(&sysctls));
+    if far.server.capped {
+        warnings.push(
+            "the server stopped answering at its per-test cap on bytes sent (16 GiB for \
+             `nictune serve`): the rate and latency cover only the answered part; shorten \
+             the test or the responses"
+                .into(),
+        );
+    }
     let napi = napi_check(route, &m, &far.server, &mut warnings);
     BenchResult {
         target: route.label.clone(),
@@ -59,13 +72,7 @@ pub(super) fn assemble(
         measured_s: secs,
         completed: m.stats.completed,
         lost: m.stats.lost,
-        stream: stream.then(|| StreamFigures {
-            bytes: m.stats.bytes,
-            retransmits: m.stats.retransmits,
-            interim_throughput_bps: m.stats.interim_bps.clone(),
-            write_size: spec.request_size.0,
-            path: m.stats.path.clone(),
-        }),
+        stream: stream.then(|| stream_figures(&m.stats, spec.request_size.0)),
         placement: Placement {
             client: SidePlacement {
                 requested_cpu: spec.client_cpu,
@@ -83,6 +90,25 @@ pub(super) fn assemble(
         shared_host: route.shared_host,
         warnings,
         testbed: None,
+        sysctls,
+        load: spec
+            .load
+            .zip(m.load.as_ref())
+            .map(|(l, stats)| LoadFigures {
+                connections: l.connections,
+                throughput_bps: crate::engine::stream::bps(stats.bytes, m.window.length()),
+                stream: stream_figures(stats, l.write_size.0),
+            }),
+    }
+}
+
+fn stream_figures(stats: &ConnStats, write_size: u64) -> StreamFigures {
+    StreamFigures {
+        bytes: stats.bytes,
+        retransmits: stats.retransmits,
+        interim_throughput_bps: stats.interim_bps.clone(),
+        write_size,
+        path: stats.path.clone(),
     }
 }
 

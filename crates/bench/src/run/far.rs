@@ -20,6 +20,8 @@ use std::time::{Duration, Instant};
 pub(super) enum Far {
     Local {
         server: Option<RunningServer>,
+        /// The sink of the load streams, when the spec has a load.
+        load: Option<RunningServer>,
         stop: Cancel,
         before: Option<Box<Sample>>,
         netns: Option<PathBuf>,
@@ -41,27 +43,35 @@ impl Far {
             return PeerSession::open(p, spec).map(|s| Far::Peer(Box::new(s)));
         }
         let stop = Cancel::new();
-        let server = if spec.icmp {
-            None // the peer's kernel answers ICMP echo
-        } else {
-            Some(server::start(ServerPlan {
-                test: spec.test,
-                request: spec.request_size.0 as usize,
-                response: spec.response_size.0 as usize,
-                connections: spec.connections,
-                cpu: spec.server_cpu,
-                netns: route.server_netns.clone(),
-                bind: SocketAddr::new(route.server_ip, 0),
-                allowed_peer: None,
-                deadline: Instant::now()
-                    + CONNECT_TIMEOUT
-                    + Duration::from_nanos((spec.total() + GRACE).0)
-                    + POLL_SLICE * 5,
-                cancel: stop.clone(),
-            })?)
+        let deadline = Instant::now()
+            + CONNECT_TIMEOUT
+            + Duration::from_nanos((spec.total() + GRACE).0)
+            + POLL_SLICE * 5;
+        let plan = |load| ServerPlan {
+            netns: route.server_netns.clone(),
+            ..ServerPlan::of(
+                spec,
+                load,
+                SocketAddr::new(route.server_ip, 0),
+                deadline,
+                stop.clone(),
+            )
+        };
+        // ICMP: the peer's kernel answers echo.
+        let server = (!spec.icmp)
+            .then(|| server::start(plan(false)))
+            .transpose()?;
+        let load = match spec.load.map(|_| server::start(plan(true))).transpose() {
+            Ok(l) => l,
+            Err(e) => {
+                stop.cancel();
+                server.map(RunningServer::join);
+                return Err(e);
+            }
         };
         Ok(Far::Local {
             server,
+            load,
             stop,
             before: None,
             netns: route.server_netns.clone(),
@@ -77,6 +87,14 @@ impl Far {
             } => s.addr,
             Far::Local { server: None, .. } => SocketAddr::new(route.server_ip, 0),
             Far::Peer(p) => p.data_addr(),
+        }
+    }
+
+    /// Where the load streams connect (`None` without a load).
+    pub(super) fn load_addr(&self) -> Option<SocketAddr> {
+        match self {
+            Far::Local { load, .. } => load.as_ref().map(|l| l.addr),
+            Far::Peer(p) => p.load_addr(),
         }
     }
 
@@ -102,6 +120,7 @@ impl Far {
         match self {
             Far::Local {
                 server,
+                load,
                 stop,
                 before,
                 netns,
@@ -128,6 +147,7 @@ impl Far {
                     .map(RunningServer::join)
                     .transpose()?
                     .unwrap_or_default();
+                load.map(RunningServer::join).transpose()?;
                 Ok(FarReport { accounting, server })
             }
             Far::Peer(p) => p.finish(work),

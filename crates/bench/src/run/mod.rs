@@ -80,6 +80,8 @@ pub fn run_cancellable(
 pub(super) struct Measured {
     pub(super) window: Window,
     pub(super) stats: ConnStats,
+    /// What the load streams moved, when the spec has a load.
+    pub(super) load: Option<ConnStats>,
     pub(super) outcomes_napi: Vec<u32>,
     pub(super) cpus: BTreeSet<u32>,
     pub(super) accounting: Accounting,
@@ -94,6 +96,7 @@ fn measure(
     progress: &dyn Progress,
     cancel: &Cancel,
 ) -> Result<Measured> {
+    let load = spawn_load(spec, route, far, clock, cancel)?;
     let Clients { workers, go, live } =
         spawn_clients(spec, route, far.data_addr(route), clock, cancel)?;
     let window = Window::after_warmup(
@@ -101,10 +104,11 @@ fn measure(
         spec.warmup,
         spec.duration,
     );
-    for tx in &go {
+    for tx in go.iter().chain(load.iter().flat_map(|l| &l.go)) {
         let _ = tx.send(window);
     }
     drop(go);
+    let load_workers = load.map(|l| l.workers);
     let watch = Watch {
         clock,
         window: &window,
@@ -113,8 +117,15 @@ fn measure(
         live: &live,
     };
     let sampled = sample_window(route, far, &watch);
-    let outcomes = join_all(workers)?;
+    let outcomes = join_all(workers);
+    let load_outcomes = load_workers.map(join_all).transpose();
+    let (outcomes, load_outcomes) = (outcomes?, load_outcomes?);
     let (before, after, elapsed) = sampled?;
+    let load = load_outcomes.map(|o| {
+        let mut stats = ConnStats::new(&window);
+        o.iter().for_each(|c| stats.merge(&c.stats));
+        stats
+    });
     let mut stats = ConnStats::new(&window);
     let (mut napi, mut cpus) = (Vec::new(), BTreeSet::new());
     for o in &outcomes {
@@ -134,6 +145,7 @@ fn measure(
     Ok(Measured {
         window,
         stats,
+        load,
         outcomes_napi: napi,
         cpus,
         accounting,
@@ -166,6 +178,26 @@ struct Clients {
     workers: Workers,
     go: Vec<mpsc::Sender<Window>>,
     live: Vec<Arc<AtomicU64>>,
+}
+
+/// Connects the load streams (before the probe, so the probe meets a loaded path from its
+/// first request); they are released into the same window as the probe.
+fn spawn_load(
+    spec: &BenchSpec,
+    route: &Route,
+    far: &Far,
+    clock: &MonotonicClock,
+    cancel: &Cancel,
+) -> Result<Option<Clients>> {
+    let Some(load) = spec.load else {
+        return Ok(None);
+    };
+    let Some(addr) = far.load_addr() else {
+        return Err(BenchError::Worker(
+            "the server side started no sink for the load streams".into(),
+        ));
+    };
+    spawn_clients(&load.stream_spec(spec), route, addr, clock, cancel).map(Some)
 }
 
 /// Starts one thread per connection and waits until every one is connected.

@@ -22,6 +22,7 @@ Examples:
   sudo nictune bench rr --testbed e1000 --duration 5     (Linux's e1000 driver in a QEMU guest)
   nictune bench udp-rr --loopback --connections 4
   nictune bench rr --loopback --rate 20000        (open loop: no coordinated omission)
+  sudo nictune bench ping --load stream:8 --rate 100   (latency under 8 bulk streams)
   NICTUNE_TOKEN=... nictune bench stream --peer 198.18.0.2")]
 pub struct Args {
     /// Test: rr (TCP request/response), udp-rr, stream (TCP bulk) or ping (probes).
@@ -73,6 +74,15 @@ pub struct Args {
     /// enables it inside its own namespace).
     #[arg(long)]
     pub icmp: bool,
+    /// Latency under load (rr, udp-rr, ping): run N bulk TCP streams (128 KiB writes)
+    /// to the same server beside the probe, started and stopped with it; the result shows
+    /// the probe's latency with the load's throughput and CPU.
+    #[arg(long, value_name = "stream[:N]", value_parser = parse_load)]
+    pub load: Option<nictune_bench::Load>,
+}
+
+fn parse_load(text: &str) -> std::result::Result<nictune_bench::Load, String> {
+    nictune_bench::Load::parse(text).map_err(|e| e.to_string())
 }
 
 /// The test names on the command line.
@@ -200,6 +210,7 @@ fn spec_of(a: &Args) -> Result<BenchSpec> {
     s.client_cpu = a.client_cpu;
     s.server_cpu = a.server_cpu;
     s.icmp = a.icmp;
+    s.load = a.load;
     Ok(s)
 }
 

@@ -17,9 +17,14 @@ use std::sync::Arc;
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
-The server runs nothing before a client presents the shared token, runs one test at a time,
-caps each test (120 s, 16 connections, 1 MiB messages, 1,000,000 requests/s) and answers
-data traffic only from the client's address.
+The server runs nothing before a client presents the shared token, runs one test at a time
+and answers data traffic only from the client's address. Each test is capped:
+  time          120 s measured (plus at most 10 s warm-up)
+  connections   256, and up to 256 load streams beside a latency test (--load stream:N)
+  messages      1 MiB requests and responses
+  rate          1,000,000 requests/s (open loop)
+  bytes sent    16 GiB of responses and echoes; past it the test goes unanswered
+                (it only ever receives bulk data, never sends it)
 
 It changes nothing on this host unless started with --allow-changes IFACE (root). Then one
 client at a time (`nictune tune --iface … --peer … --both-ends`) may change that interface's
@@ -117,4 +122,33 @@ fn changes(args: &Args, iface: &str) -> Result<Arc<dyn ChangeHandler>> {
 fn token(file: Option<&PathBuf>) -> Result<Token> {
     Token::load(file.map(PathBuf::as_path))
         .hint("generate one with: head -c 24 /dev/urandom | base64")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[derive(clap::Parser)]
+    struct Wrap {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    #[test]
+    fn the_help_states_the_caps_the_server_enforces() {
+        let help = Wrap::command().render_long_help().to_string();
+        let l = Limits::SERVE;
+        let caps = [
+            format!("{} s measured", l.max_duration.as_secs_f64()),
+            format!("connections   {}", l.max_connections),
+            format!("up to {} load streams", l.max_connections),
+            format!("{} MiB requests", l.max_message.0 >> 20),
+            format!("{} GiB", l.max_sent.unwrap().0 >> 30),
+        ];
+        for cap in caps {
+            assert!(help.contains(&cap), "{cap:?} not in\n{help}");
+        }
+        assert!(help.contains("1,000,000 requests/s") && l.max_rate == 1_000_000.0);
+    }
 }

@@ -2,6 +2,8 @@
 //! captured fixtures. Each test file uses a part of it, hence the `dead_code` allowance.
 #![allow(dead_code)]
 
+pub mod lab;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
