@@ -20,6 +20,7 @@
 
 pub mod candidate;
 pub mod ends;
+pub mod fit;
 pub mod knob;
 pub mod levels;
 pub mod objective;

@@ -205,7 +205,8 @@ pub struct TuneResults {
 
 impl TuneResults {
     /// The results of `run`, searched under `config`, in `environment`.
-    pub fn build(run: &TuneRun, config: &TuneConfig, environment: Environment) -> TuneResults {
+    pub fn build(run: &TuneRun, config: &TuneConfig, mut environment: Environment) -> TuneResults {
+        environment.notes.extend(config.notes.iter().cloned());
         let runs = &run.record.runs;
         let reference = reference_of(&runs[run.baseline]);
         let measured: Vec<usize> = (0..runs.len()).filter(|&i| !runs[i].is_empty()).collect();

@@ -126,6 +126,9 @@ pub struct TuneConfig {
     pub warm_up: Nanos,
     /// Length of each measurement.
     pub duration: Nanos,
+    /// What fitting the search into its budget changed ([`crate::fit`]); carried into the
+    /// results' notes.
+    pub notes: Vec<String>,
 }
 
 /// What the loop measured. Candidate indices refer to `candidates`.

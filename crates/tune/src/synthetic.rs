@@ -172,6 +172,7 @@ pub fn demo_config(goal: Goal, budget: usize) -> TuneConfig {
         scope: CpuScope::SharedMachine,
         warm_up: Nanos::ZERO,
         duration: Nanos::ZERO,
+        notes: Vec::new(),
     }
 }
 

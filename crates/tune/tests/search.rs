@@ -153,6 +153,7 @@ fn testbed_config(budget: usize, goal: Goal) -> TuneConfig {
         scope: CpuScope::SharedMachine,
         warm_up: Nanos::ZERO,
         duration: Nanos::from_secs(2),
+        notes: Vec::new(),
     }
 }
 

@@ -159,6 +159,7 @@ fn config(budget: usize) -> TuneConfig {
         scope: CpuScope::SharedMachine,
         warm_up: Nanos::from_millis(500),
         duration: Nanos::from_secs(2),
+        notes: Vec::new(),
     }
 }
 

@@ -13,6 +13,7 @@
 use crate::output::{Ctx, ExitWith, HintExt, Outcome, EXIT_NEEDS_ROOT};
 use anyhow::Result;
 use nictune_apply::state::{Lock, StateDir};
+use nictune_tune::fit::{fit, Fitted, RunLength, TooSmall};
 use nictune_tune::objective::Goal;
 use nictune_tune::observe::{CpuScope, RateUnit};
 use nictune_tune::predict::Predictor;
@@ -35,7 +36,6 @@ mod predict;
 mod target;
 mod write;
 
-use check::runs_for;
 pub use check::{check, Checked, TargetArg, Workload};
 use write::human;
 pub use write::write_outputs;
@@ -208,11 +208,11 @@ fn testbed_cpus() -> u32 {
     std::thread::available_parallelism().map_or(1, |n| n.get().min(2) as u32)
 }
 
-/// What the search will do on a target with `caps`; refuses a budget that cannot cover the
-/// space (one run per candidate plus the finals) unless `--predict` will prune it.
+/// What the search will do on a target with `caps`. A budget that does not cover the space
+/// (one run per candidate plus the finals) at the asked run length is fitted — shorter
+/// runs, then smaller finals, each said in the results' notes — unless `--predict` will
+/// prune the space instead; only a budget too small even for that is refused.
 pub fn tune_config(c: &Checked, caps: &Capabilities) -> Result<TuneConfig> {
-    let per_run = c.duration + c.warm_up;
-    let plan = SearchPlan::with_budget(runs_for(c.budget, per_run));
     let mut space = Space::from_capabilities(caps);
     for (key, values) in &c.only {
         space.restrict(key, values).hint(
@@ -223,38 +223,54 @@ pub fn tune_config(c: &Checked, caps: &Capabilities) -> Result<TuneConfig> {
         space = space.on_both_ends();
     }
     let candidates = space.with_baseline();
-    let needed = plan.minimum_budget(candidates.len());
-    if plan.budget < needed && !c.predict {
-        let minimum_s = per_run.as_secs_f64() * needed as f64;
-        return Err(BudgetTooSmall {
-            runs: plan.budget,
-            candidates: candidates.len(),
-            needed,
-        })
-        .hint(format!(
-            "use --budget {needed} (about {minimum_s:.0} s at {} s per run){}",
-            per_run.as_secs_f64(),
-            match can_predict(c) {
-                true =>
-                    ", or add --predict to measure only the candidates the simulator ranks best",
-                false => ", or fewer levels with --only KEY=V1,V2",
-            }
-        ));
+    let asked = RunLength {
+        duration: c.duration,
+        warm_up: c.warm_up,
+    };
+    let fitted = if c.predict {
+        // The simulator ranks the space and the budget measures its best.
+        let plan = SearchPlan::with_budget(asked.runs_in(c.budget));
+        Fitted {
+            plan,
+            run: asked,
+            notes: Vec::new(),
+        }
+    } else {
+        fit(c.budget, asked, candidates.len()).map_err(|e| too_small(c, e))?
+    };
+    // Said before the search starts (and kept in the results' notes).
+    for note in &fitted.notes {
+        eprintln!("note: {note}");
     }
     Ok(TuneConfig {
         candidates,
         baseline: 0,
         objective: c.objective,
-        plan,
+        plan: fitted.plan,
         unit: rate_unit(&c.workload),
         scope: match c.target {
             // The guest's vCPU and the host's CPUs are different machines' time.
             TargetArg::Interface { .. } | TargetArg::Guest(_) => CpuScope::PerHost,
             _ => CpuScope::SharedMachine,
         },
-        warm_up: c.warm_up,
-        duration: c.duration,
+        warm_up: fitted.run.warm_up,
+        duration: fitted.run.duration,
+        notes: fitted.notes,
     })
+}
+
+/// The refusal of a budget that no fitting covers, with the smallest that does.
+fn too_small(c: &Checked, e: TooSmall) -> anyhow::Error {
+    let (runs, time) = e.minimum;
+    let hint = format!(
+        "use --budget {}s (or --budget {runs} runs){}",
+        time.as_secs_f64().ceil(),
+        match can_predict(c) {
+            true => ", or add --predict to measure only the candidates the simulator ranks best",
+            false => ", or fewer levels with --only KEY=V1,V2",
+        }
+    );
+    Err::<(), _>(e).hint(hint).unwrap_err()
 }
 
 /// Whether `--predict` could prune this tune: a simulator model exists for the target (the
@@ -263,15 +279,6 @@ fn can_predict(c: &Checked) -> bool {
     let target = matches!(c.target, TargetArg::Testbed | TargetArg::Synthetic { .. })
         || matches!(c.target, TargetArg::Guest(_)) && !c.both_ends;
     target && c.workload == Workload::Rr
-}
-
-/// The budget does not cover the space.
-#[derive(Debug, thiserror::Error)]
-#[error("--budget buys {runs} runs, but {candidates} candidates need at least {needed} (one run each, the best third again, five fresh runs per finalist)")]
-pub struct BudgetTooSmall {
-    pub runs: usize,
-    pub candidates: usize,
-    pub needed: usize,
 }
 
 fn rate_unit(w: &Workload) -> RateUnit {
@@ -496,7 +503,13 @@ mod tests {
         let caps = Capabilities::veth_testbed(2);
         let c = parse(&["--budget", "30"]).unwrap();
         let text = format!("{:#}", tune_config(&c, &caps).unwrap_err());
-        assert!(text.contains("25 candidates need at least 52"), "{text}");
+        assert!(text.contains("25 candidates need at least 44"), "{text}");
+        // A short time budget is fitted instead: shorter runs, said in the notes.
+        let c = parse(&["--budget", "1m"]).unwrap();
+        let fitted = tune_config(&c, &caps).unwrap();
+        assert!(fitted.duration < c.duration, "{:?}", fitted.duration);
+        assert!(fitted.plan.budget >= fitted.plan.minimum_budget(25));
+        assert!(fitted.notes[0].contains("shortened"), "{:?}", fitted.notes);
         // --predict prunes to what the budget covers instead.
         let c = parse(&["--budget", "30", "--predict"]).unwrap();
         assert_eq!(tune_config(&c, &caps).unwrap().plan.budget, 30);

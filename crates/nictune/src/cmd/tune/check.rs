@@ -12,12 +12,7 @@ use nictune_core::units::Nanos;
 use nictune_tune::objective::{Limit, Objective};
 use std::path::{Path, PathBuf};
 
-/// How much to measure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Budget {
-    Runs(usize),
-    Time(Nanos),
-}
+pub use nictune_tune::fit::Budget;
 
 /// What to measure with.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -301,14 +296,6 @@ fn check_peer(s: &str) -> Result<()> {
     }
 }
 
-/// Runs per budget: a time budget buys runs of warm-up plus measurement.
-pub(super) fn runs_for(budget: Budget, per_run: Nanos) -> usize {
-    match budget {
-        Budget::Runs(n) => n,
-        Budget::Time(t) => (t.0 / per_run.0.max(1)) as usize,
-    }
-}
-
 /// Parses `argv` as `nictune tune`'s options and checks them (for tests).
 #[cfg(test)]
 pub(super) fn parse_args(argv: &[&str]) -> Result<Checked> {
@@ -341,7 +328,11 @@ mod tests {
         assert_eq!(c.target, TargetArg::Testbed);
         assert_eq!(c.objective.goal, Goal::Latency);
         assert_eq!(c.budget, Budget::Time(Nanos::from_secs(180)));
-        assert_eq!(runs_for(c.budget, c.duration + c.warm_up), 72);
+        let run = nictune_tune::fit::RunLength {
+            duration: c.duration,
+            warm_up: c.warm_up,
+        };
+        assert_eq!(run.runs_in(c.budget), 72);
         assert_eq!(c.apply, None);
     }
 
