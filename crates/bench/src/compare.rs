@@ -1,8 +1,13 @@
-//! Comparing the built-in RR engine with sockperf ping-pong: reading sockperf's summary and
-//! judging the ratios against the target (rate ≥ 0.95 × sockperf, p50 within 10 %).
+//! Comparing the built-in engines with the reference tools: reading sockperf's and iperf3's
+//! summaries and judging the ratios against the targets (RR rate ≥ 0.95 × sockperf's with
+//! p50 within 10 %; stream throughput ≥ 0.95 × iperf3's).
 //!
 //! sockperf 3.7 prints full round trips with `--full-rtt`, excludes its first 400 ms and last
 //! 50 ms ("Valid Duration"), and reports exact nearest-rank percentiles in µs.
+//!
+//! iperf3 (3.12) with `-J` prints one JSON document; `end.sum_received.bits_per_second` is
+//! what the receiver got over the test after the `-O` omitted seconds — the same quantity
+//! as nictune's acknowledged bytes over the measured window.
 
 /// sockperf's figures for one run.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -41,6 +46,17 @@ fn percentile(text: &str, p: &str) -> Option<f64> {
     line.rsplit('=').next()?.trim().parse().ok()
 }
 
+/// iperf3's receiver-side throughput, bit/s, from its `-J` output.
+pub fn parse_iperf3(json: &str) -> Option<f64> {
+    let doc: serde_json::Value = serde_json::from_str(json).ok()?;
+    doc.pointer("/end/sum_received/bits_per_second")?.as_f64()
+}
+
+/// Stream throughput at least 0.95 × iperf3's.
+pub fn stream_meets_target(nictune_bps: f64, iperf3_bps: f64) -> bool {
+    nictune_bps >= 0.95 * iperf3_bps
+}
+
 /// nictune's figures relative to sockperf's, and whether they meet the target.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Verdict {
@@ -68,6 +84,18 @@ impl Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn iperf3_json_gives_the_receivers_throughput() {
+        // Captured from iperf3 3.12 (Debian 12), `-c 127.0.0.1 -t 1 -J`.
+        let json = include_str!("../fixtures/iperf3-3.12-loopback.json");
+        let bps = parse_iperf3(json).unwrap();
+        assert!((bps - 17_229_163_283.9).abs() < 1.0, "{bps}");
+        assert_eq!(parse_iperf3("{\"error\": \"unable to connect\"}"), None);
+        assert_eq!(parse_iperf3("not json"), None);
+        assert!(stream_meets_target(9.5e9, 1e10));
+        assert!(!stream_meets_target(9.4e9, 1e10));
+    }
 
     #[test]
     fn reads_a_captured_sockperf_run() {

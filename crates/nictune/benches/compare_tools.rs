@@ -1,0 +1,343 @@
+//! nictune's engines against the reference tools on one independent veth pair: `nictune
+//! bench --peer` against `nictune serve` (the binaries users run) and then iperf3 or
+//! sockperf, alternately, on the same pair, pinned identically; prints the medians and
+//! their ratios and exits 1 when a target is missed.
+//!
+//! The pair is built here with `ip` and ethtool, not by nictune's testbed, so nothing of
+//! nictune's set-up favours its own figures: namespaces `nictune-cmp-<pid>-{a,b}`, veth
+//! `cmp-a` 198.18.91.1/24 ↔ `cmp-b` 198.18.91.2/24, GRO on and TSO off on both ends (veth
+//! in NAPI mode, as nictune's testbed runs it). Removed at the end, also on failure.
+//!
+//! Usage (root; through `scripts/compare-iperf3` and `scripts/compare-sockperf`, which
+//! install the tools):
+//!   cargo bench -p nictune --bench compare_tools -- iperf3 [SECONDS] [REPS]
+//!   cargo bench -p nictune --bench compare_tools -- sockperf [SECONDS] [REPS]
+//!
+//! Targets: stream throughput ≥ 0.95 × iperf3's, with 1 and with 4 connections; RR rate
+//! ≥ 0.95 × sockperf's with p50 within 10 %, 14-byte messages (sockperf's smallest).
+
+use nictune_bench::compare::{self, SockperfSummary, Verdict};
+use serde_json::Value as Json;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_nictune");
+const TOKEN: &str = "compare-tools-token-0123456789";
+const CLIENT_IP: &str = "198.18.91.1";
+const SERVER_IP: &str = "198.18.91.2";
+const SERVE_PORT: &str = "12898";
+const TOOL_PORT: &str = "11111";
+/// sockperf's smallest message (its header); nictune uses the same size.
+const MESSAGE: &str = "14";
+
+type Error = Box<dyn std::error::Error>;
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    let tool = args.first().map(String::as_str).unwrap_or("");
+    let secs: u64 = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(5);
+    let reps: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(3);
+    let result = match tool {
+        "iperf3" | "sockperf" => Pair::create().and_then(|pair| pair.compare(tool, secs, reps)),
+        _ => {
+            eprintln!("usage: compare_tools iperf3|sockperf [SECONDS] [REPS]");
+            std::process::exit(2);
+        }
+    };
+    match result {
+        Ok(true) => {}
+        Ok(false) => std::process::exit(1),
+        Err(e) => {
+            eprintln!("compare_tools: {e}");
+            std::process::exit(2);
+        }
+    }
+}
+
+/// The two namespaces and the `nictune serve` in b; removed when dropped.
+struct Pair {
+    a: String,
+    b: String,
+    serve: Option<Child>,
+}
+
+/// A process killed and reaped when dropped.
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn run(cmd: &mut Command) -> Result<Output, Error> {
+    let out = cmd.output()?;
+    if !out.status.success() {
+        return Err(format!(
+            "{cmd:?} failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+        .into());
+    }
+    Ok(out)
+}
+
+fn ip(args: &[&str]) -> Result<Output, Error> {
+    run(Command::new("ip").args(args))
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+impl Pair {
+    fn create() -> Result<Pair, Error> {
+        let pid = std::process::id();
+        let mut pair = Pair {
+            a: format!("nictune-cmp-{pid}-a"),
+            b: format!("nictune-cmp-{pid}-b"),
+            serve: None,
+        };
+        ip(&["netns", "add", &pair.a])?;
+        ip(&["netns", "add", &pair.b])?;
+        ip(&[
+            "-n", &pair.a, "link", "add", "cmp-a", "type", "veth", "peer", "name", "cmp-b",
+            "netns", &pair.b,
+        ])?;
+        for (ns, dev, addr) in [(&pair.a, "cmp-a", CLIENT_IP), (&pair.b, "cmp-b", SERVER_IP)] {
+            ip(&["-n", ns, "addr", "add", &format!("{addr}/24"), "dev", dev])?;
+            ip(&["-n", ns, "link", "set", dev, "up"])?;
+            ip(&["-n", ns, "link", "set", "lo", "up"])?;
+            ip(&[
+                "netns", "exec", ns, "ethtool", "-K", dev, "gro", "on", "tso", "off",
+            ])?;
+        }
+        let serve = Command::new("ip")
+            .args(["netns", "exec", &pair.b, BIN, "serve", "--bind"])
+            .arg(format!("{SERVER_IP}:{SERVE_PORT}"))
+            .env("NICTUNE_TOKEN", TOKEN)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()?;
+        pair.serve = Some(serve);
+        pair.wait_listening(SERVE_PORT)?;
+        Ok(pair)
+    }
+
+    /// `ip netns exec NS taskset -c CPU PROGRAM`.
+    fn pinned(&self, ns: &str, cpu: u32, program: &str) -> Command {
+        let mut c = Command::new("ip");
+        c.args([
+            "netns",
+            "exec",
+            ns,
+            "taskset",
+            "-c",
+            &cpu.to_string(),
+            program,
+        ]);
+        c
+    }
+
+    fn wait_listening(&self, port: &str) -> Result<(), Error> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            let out = ip(&["netns", "exec", &self.b, "ss", "-ltnH"])?;
+            if String::from_utf8_lossy(&out.stdout).contains(&format!(":{port} ")) {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Err(format!("nothing listens on {port} in {}", self.b).into())
+    }
+
+    /// `nictune bench TEST --peer … --json` from a, pinned like the tools.
+    fn nictune(&self, test: &str, extra: &[&str], place: (u32, u32)) -> Result<Json, Error> {
+        let peer = format!("{SERVER_IP}:{SERVE_PORT}");
+        let (client, server) = (place.0.to_string(), place.1.to_string());
+        let out = run(Command::new("ip")
+            .args([
+                "netns", "exec", &self.a, BIN, "bench", test, "--peer", &peer,
+            ])
+            .args(["--client-cpu", &client, "--server-cpu", &server, "--json"])
+            .args(extra)
+            .env("NICTUNE_TOKEN", TOKEN))?;
+        Ok(serde_json::from_slice(&out.stdout)?)
+    }
+
+    fn compare(&self, tool: &str, secs: u64, reps: usize) -> Result<bool, Error> {
+        let cpus = std::thread::available_parallelism()?.get() as u32;
+        let mut placements = vec![("same CPU", (0, 0))];
+        if cpus > 1 {
+            placements.push(("cross CPU", (0, 1)));
+        }
+        println!(
+            "independent veth pair {} ↔ {} (GRO on, TSO off), {secs} s per run, {reps} reps, medians",
+            self.a, self.b
+        );
+        let mut all_met = true;
+        for (label, place) in placements {
+            all_met &= match tool {
+                "iperf3" => self.versus_iperf3(label, place, secs, reps)?,
+                _ => self.versus_sockperf(label, place, secs, reps)?,
+            };
+        }
+        Ok(all_met)
+    }
+
+    fn versus_iperf3(
+        &self,
+        label: &str,
+        place: (u32, u32),
+        secs: u64,
+        reps: usize,
+    ) -> Result<bool, Error> {
+        let mut met = true;
+        for conns in [1u32, 4] {
+            let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+            for _ in 0..reps {
+                ours.push(self.nictune_stream(conns, place, secs)?);
+                theirs.push(self.iperf3_stream(conns, place, secs)?);
+            }
+            let (o, t) = (median(ours), median(theirs));
+            let ok = compare::stream_meets_target(o, t);
+            met &= ok;
+            println!(
+                "stream {label:<9} (client CPU {}, server CPU {}), {conns} conn: nictune {:.2} Gbit/s | iperf3 {:.2} Gbit/s | ratio {:.3} (target ≥ 0.95) {}",
+                place.0, place.1, o / 1e9, t / 1e9, o / t,
+                if ok { "MET" } else { "NOT MET" }
+            );
+        }
+        Ok(met)
+    }
+
+    fn nictune_stream(&self, conns: u32, place: (u32, u32), secs: u64) -> Result<f64, Error> {
+        let (c, d) = (conns.to_string(), secs.to_string());
+        let r = self.nictune(
+            "stream",
+            &["--connections", &c, "--duration", &d, "--warmup", "1"],
+            place,
+        )?;
+        r.pointer("/metrics/throughput_bps")
+            .and_then(Json::as_f64)
+            .ok_or_else(|| format!("no throughput in nictune's result: {r}").into())
+    }
+
+    /// iperf3 with its defaults (128 KiB writes), the first second omitted as nictune's
+    /// warm-up; the whole client process pinned (iperf3 3.12 runs every stream in one
+    /// thread, nictune's threads are all pinned to the same CPU).
+    fn iperf3_stream(&self, conns: u32, place: (u32, u32), secs: u64) -> Result<f64, Error> {
+        let _server = Reaped(
+            self.pinned(&self.b, place.1, "iperf3")
+                .args(["-s", "-1", "-B", SERVER_IP, "-p", TOOL_PORT])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()?,
+        );
+        self.wait_listening(TOOL_PORT)?;
+        let out = run(self
+            .pinned(&self.a, place.0, "iperf3")
+            .args(["-c", SERVER_IP, "-p", TOOL_PORT, "-J", "-O", "1"])
+            .args(["-t", &secs.to_string(), "-P", &conns.to_string()]))?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        compare::parse_iperf3(&text)
+            .ok_or_else(|| format!("could not read iperf3's output:\n{text}").into())
+    }
+
+    fn versus_sockperf(
+        &self,
+        label: &str,
+        place: (u32, u32),
+        secs: u64,
+        reps: usize,
+    ) -> Result<bool, Error> {
+        let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+        for _ in 0..reps {
+            ours.push(self.nictune_rr(place, secs)?);
+            theirs.push(self.sockperf_rr(place, secs)?);
+        }
+        let o = (
+            median(ours.iter().map(|x| x.0).collect()),
+            median(ours.iter().map(|x| x.1).collect()),
+        );
+        let t = SockperfSummary {
+            rate: median(theirs.iter().map(|s| s.rate).collect()),
+            p50_us: median(theirs.iter().map(|s| s.p50_us).collect()),
+            p99_us: median(theirs.iter().map(|s| s.p99_us).collect()),
+        };
+        let v = Verdict::of(o, &t);
+        println!(
+            "rr {label:<9} (client CPU {}, server CPU {}): nictune {:.0} trans/s p50 {:.1} µs | sockperf {:.0} trans/s p50 {:.1} µs | rate ratio {:.3} (target ≥ 0.95), p50 ratio {:.3} (target 0.90–1.10) {}",
+            place.0, place.1, o.0, o.1, t.rate, t.p50_us, v.rate_ratio, v.p50_ratio,
+            if v.meets_target() { "MET" } else { "NOT MET" }
+        );
+        Ok(v.meets_target())
+    }
+
+    /// One nictune RR run: (trans/s, p50 µs); 0.4 s warm-up as sockperf's excluded start.
+    fn nictune_rr(&self, place: (u32, u32), secs: u64) -> Result<(f64, f64), Error> {
+        let d = secs.to_string();
+        let r = self.nictune(
+            "rr",
+            &[
+                "--request-size",
+                MESSAGE,
+                "--response-size",
+                MESSAGE,
+                "--duration",
+                &d,
+                "--warmup",
+                "0.4",
+            ],
+            place,
+        )?;
+        let rate = r
+            .pointer("/metrics/transactions_per_sec")
+            .and_then(Json::as_f64);
+        let p50 = r.pointer("/metrics/latency_us/p50").and_then(Json::as_f64);
+        rate.zip(p50)
+            .ok_or_else(|| format!("no rate or p50 in nictune's result: {r}").into())
+    }
+
+    fn sockperf_rr(&self, place: (u32, u32), secs: u64) -> Result<SockperfSummary, Error> {
+        let _server = Reaped(
+            self.pinned(&self.b, place.1, "sockperf")
+                .args(["server", "--tcp", "-i", SERVER_IP, "-p", TOOL_PORT])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()?,
+        );
+        self.wait_listening(TOOL_PORT)?;
+        let out = run(self
+            .pinned(&self.a, place.0, "sockperf")
+            .args([
+                "ping-pong",
+                "--tcp",
+                "--full-rtt",
+                "-i",
+                SERVER_IP,
+                "-p",
+                TOOL_PORT,
+            ])
+            .args(["-m", MESSAGE, "-t", &secs.to_string()]))?;
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        compare::parse_sockperf(&text)
+            .ok_or_else(|| format!("could not read sockperf's output:\n{text}").into())
+    }
+}
+
+impl Drop for Pair {
+    fn drop(&mut self) {
+        drop(self.serve.take().map(Reaped));
+        for ns in [&self.a, &self.b] {
+            let _ = Command::new("ip").args(["netns", "del", ns]).output();
+        }
+    }
+}
