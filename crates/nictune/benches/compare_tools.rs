@@ -145,6 +145,20 @@ impl Pair {
         c
     }
 
+    /// The tool's server in b on `cpu`, listening on [`TOOL_PORT`].
+    fn tool_server(&self, cpu: u32, tool: &str, args: &[&str]) -> Result<Reaped, Error> {
+        let server = Reaped(
+            self.pinned(&self.b, cpu, tool)
+                .args(args)
+                .args(["-p", TOOL_PORT])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()?,
+        );
+        self.wait_listening(TOOL_PORT)?;
+        Ok(server)
+    }
+
     fn wait_listening(&self, port: &str) -> Result<(), Error> {
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
@@ -233,14 +247,7 @@ impl Pair {
     /// warm-up; the whole client process pinned (iperf3 3.12 runs every stream in one
     /// thread, nictune's threads are all pinned to the same CPU).
     fn iperf3_stream(&self, conns: u32, place: (u32, u32), secs: u64) -> Result<f64, Error> {
-        let _server = Reaped(
-            self.pinned(&self.b, place.1, "iperf3")
-                .args(["-s", "-1", "-B", SERVER_IP, "-p", TOOL_PORT])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()?,
-        );
-        self.wait_listening(TOOL_PORT)?;
+        let _server = self.tool_server(place.1, "iperf3", &["-s", "-1", "-B", SERVER_IP])?;
         let out = run(self
             .pinned(&self.a, place.0, "iperf3")
             .args(["-c", SERVER_IP, "-p", TOOL_PORT, "-J", "-O", "1"])
@@ -306,14 +313,8 @@ impl Pair {
     }
 
     fn sockperf_rr(&self, place: (u32, u32), secs: u64) -> Result<SockperfSummary, Error> {
-        let _server = Reaped(
-            self.pinned(&self.b, place.1, "sockperf")
-                .args(["server", "--tcp", "-i", SERVER_IP, "-p", TOOL_PORT])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()?,
-        );
-        self.wait_listening(TOOL_PORT)?;
+        let server = ["server", "--tcp", "-i", SERVER_IP];
+        let _server = self.tool_server(place.1, "sockperf", &server)?;
         let out = run(self
             .pinned(&self.a, place.0, "sockperf")
             .args([
