@@ -107,7 +107,12 @@ fn measure(
     let clock = &job.clock;
     let conn: &mut dyn crate::conn::Conn = match socket {
         Socket::Tcp(c) if spec.test == TestKind::Stream => {
-            return engine::stream::run(c, clock, spec.request_size.0 as usize, b);
+            let size = spec.request_size.0 as usize;
+            if spec.zerocopy {
+                let mut zc = crate::net::tcp::Sendfile::new(c, size)?;
+                return engine::stream::run(&mut zc, clock, size, b);
+            }
+            return engine::stream::run(c, clock, size, b);
         }
         Socket::Tcp(c) => c,
         Socket::Udp(c) => c,

@@ -74,6 +74,7 @@ pub use peer::PeerTarget;
 pub use result::{BenchResult, TestbedInfo};
 pub use run::{run, run_cancellable, Target};
 pub use spec::{BenchSpec, Limits, Load, TestKind};
+pub use sys::euid;
 pub use testbed::Testbed;
 pub use token::Token;
 

@@ -71,6 +71,10 @@ pub struct BenchSpec {
     /// started and stopped with it, to the same server. `None`: an idle path.
     #[serde(default)]
     pub load: Option<Load>,
+    /// Stream only: send with sendfile(2) from a memory file instead of write(2) (no copy
+    /// from user space; as `iperf3 -Z`).
+    #[serde(default)]
+    pub zerocopy: bool,
 }
 
 /// Background bulk load during a latency test (`--load stream[:N]`): `connections` TCP
@@ -152,6 +156,7 @@ impl BenchSpec {
             server_cpu: None,
             icmp: false,
             load: None,
+            zerocopy: false,
         }
     }
 
@@ -180,6 +185,13 @@ impl BenchSpec {
         )?;
         check_size("--response-size", self.response_size, 1, limits)?;
         check_range("outstanding", self.outstanding.into(), 1, 64, "1 to 64")?;
+        if self.zerocopy && self.test != TestKind::Stream {
+            return Err(InvalidInput::new(
+                "--zerocopy",
+                self.test.name(),
+                "only with the stream test",
+            ));
+        }
         if self.icmp && self.test != TestKind::Ping {
             return Err(InvalidInput::new(
                 "--icmp",

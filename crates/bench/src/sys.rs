@@ -106,6 +106,31 @@ pub fn getsockopt_bytes(
     Ok(len as usize)
 }
 
+/// An anonymous memory file (memfd_create(2)) holding `content`, for sendfile(2).
+pub fn memory_file(content: &[u8]) -> io::Result<std::fs::File> {
+    use std::io::Write;
+    use std::os::fd::FromRawFd;
+    // SAFETY: memfd_create with a NUL-terminated name; on success we own the fd once.
+    let fd = check(unsafe { libc::memfd_create(c"nictune-stream".as_ptr(), libc::MFD_CLOEXEC) })?;
+    // SAFETY: fd is a fresh, open descriptor nobody else owns.
+    let mut file = unsafe { std::fs::File::from_raw_fd(fd) };
+    file.write_all(content)?;
+    Ok(file)
+}
+
+/// sendfile(2): up to `len` bytes of `from` (from its start) to the socket `to`, without
+/// copying them through user space; the bytes sent.
+pub fn sendfile(to: RawFd, from: RawFd, len: usize) -> io::Result<usize> {
+    let mut offset: libc::off_t = 0;
+    // SAFETY: both fds are open for the call; offset is a valid, exclusive pointer.
+    let n = unsafe { libc::sendfile(to, from, &mut offset, len) };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
 /// An unprivileged ICMP echo ("ping") socket, allowed when the caller's group is inside
 /// `net.ipv4.ping_group_range`; the kernel fills in the echo id and checksum.
 pub fn icmp_ping_socket() -> io::Result<std::net::UdpSocket> {

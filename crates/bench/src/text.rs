@@ -51,6 +51,7 @@ fn header(out: &mut String, r: &BenchResult) {
         ),
     };
     let sizes = match s.test {
+        TestKind::Stream if s.zerocopy => format!("{} B sendfile (zero-copy)", s.request_size.0),
         TestKind::Stream => format!("{} B writes", s.request_size.0),
         TestKind::Ping => format!(
             "{} B probes{}",

@@ -79,6 +79,10 @@ pub struct Args {
     /// the probe's latency with the load's throughput and CPU.
     #[arg(long, value_name = "stream[:N]", value_parser = parse_load)]
     pub load: Option<nictune_bench::Load>,
+    /// stream: send with sendfile(2) from a memory file, without copying each write from
+    /// user space (as iperf3 -Z).
+    #[arg(long)]
+    pub zerocopy: bool,
 }
 
 fn parse_load(text: &str) -> std::result::Result<nictune_bench::Load, String> {
@@ -211,6 +215,7 @@ fn spec_of(a: &Args) -> Result<BenchSpec> {
     s.server_cpu = a.server_cpu;
     s.icmp = a.icmp;
     s.load = a.load;
+    s.zerocopy = a.zerocopy;
     Ok(s)
 }
 
