@@ -29,6 +29,43 @@ fn a_bad_budget_exits_2_with_a_hint_and_writes_nothing() {
 }
 
 #[test]
+fn a_one_minute_budget_is_fitted_with_shorter_runs_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("out");
+    let out = nictune(&[
+        "tune",
+        "--synthetic",
+        "--budget",
+        "1m",
+        "--json",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("note: Runs were shortened to fit the budget of 60 s"),
+        "{err}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let notes = doc["environment"]["notes"].as_array().unwrap();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("as noisy")),
+        "{notes:?}"
+    );
+    // Every candidate was still measured, and the plan's runs fit in the minute at the
+    // shortened length the results record.
+    let search = &doc["search"];
+    assert_eq!(search["measured"], search["space_size"], "{search}");
+    let per_run = search["duration_s"].as_f64().unwrap() + search["warm_up_s"].as_f64().unwrap();
+    assert!(per_run < 2.5, "asked 2 s + 0.5 s, got {per_run}");
+    let planned = search["plan"]["budget"].as_f64().unwrap();
+    assert!(planned * per_run <= 60.0, "{planned} runs × {per_run} s");
+}
+
+#[test]
 fn synthetic_writes_three_labelled_files() {
     let dir = std::env::temp_dir().join(format!("nictune-tune-demo-{}", std::process::id()));
     let out = nictune(&[
