@@ -8,6 +8,31 @@ use crate::plan::Plan;
 use crate::state::{Lock, StateDir, StateError};
 use serde::Serialize;
 
+/// Wall-clock milliseconds since the Unix epoch (0 on a clock set before it): the time
+/// every transaction is stamped with.
+pub fn now_unix_ms() -> u64 {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Transaction times for one session that makes many (a tune's candidates, a serve peer's
+/// changes): now, but strictly increasing, so transactions made within one millisecond keep
+/// unique, ordered ids.
+#[derive(Debug, Clone, Default)]
+pub struct TxnClock {
+    last_ms: u64,
+}
+
+impl TxnClock {
+    /// The next transaction's time.
+    pub fn next_ms(&mut self) -> u64 {
+        self.last_ms = now_unix_ms().max(self.last_ms + 1);
+        self.last_ms
+    }
+}
+
 /// Who is applying, where, and when.
 #[derive(Debug, Clone)]
 pub struct ApplyRequest {

@@ -20,7 +20,7 @@ use nictune_apply::journal::RevertBy;
 use nictune_apply::plan;
 use nictune_apply::setting::Key;
 use nictune_apply::state::{Lock, StateDir};
-use nictune_apply::txn::{self, ApplyRequest};
+use nictune_apply::txn::{self, ApplyRequest, TxnClock};
 use nictune_linux::write::LinuxWriter;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -102,7 +102,7 @@ impl ChangeHandler for HostChanges {
             lock,
             host: LinuxWriter::live(),
             open: Vec::new(),
-            last_ms: 0,
+            clock: TxnClock::default(),
         }))
     }
 }
@@ -114,17 +114,13 @@ struct HostSession<'a> {
     lock: Lock,
     host: LinuxWriter,
     open: Vec<String>,
-    last_ms: u64,
+    clock: TxnClock,
 }
 
 impl HostSession<'_> {
     /// A transaction time, strictly increasing so ids stay unique and ordered.
     fn next_ms(&mut self) -> u64 {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
-        self.last_ms = now.max(self.last_ms + 1);
-        self.last_ms
+        self.clock.next_ms()
     }
 
     /// Reverts the transactions in place, newest first; one line per setting restored.
@@ -211,7 +207,7 @@ impl ChangeSession for HostSession<'_> {
             confirm_within_ms: None,
         };
         let applied = txn::apply_plan(&self.state, &self.lock, &plan, &req, &mut self.host)
-            .map_err(|e| anyhow_chain(&e))?;
+            .map_err(|e| nictune_core::error::chain(&e))?;
         self.open.extend(applied.map(|a| a.id));
         Ok(lines)
     }
@@ -230,16 +226,4 @@ impl Drop for HostSession<'_> {
             let _ = self.revert();
         }
     }
-}
-
-/// An error with its causes, `a: b: c`.
-fn anyhow_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        out.push_str(": ");
-        out.push_str(&c.to_string());
-        cause = c.source();
-    }
-    out
 }

@@ -68,6 +68,19 @@ impl InvalidInput {
     }
 }
 
+/// An error with its causes, `a: b: c` (what anyhow's `{:#}` prints), for libraries that
+/// hand a failure on as text.
+pub fn chain(e: &(dyn StdError + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        out.push_str(": ");
+        out.push_str(&c.to_string());
+        cause = c.source();
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,14 +2,12 @@
 //! exit codes, error rendering with the cause chain and a hint, broken pipes, progress bars.
 
 use anyhow::Result;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use nictune_core::envelope::Envelope;
 use nictune_core::error::Hinted;
-use nictune_core::progress::{NoProgress, Progress};
+use nictune_core::progress::{NoProgress, Progress, TerminalBar};
 use serde::Serialize;
 use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
-use std::time::Duration;
 
 /// How a command that ran to the end went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,41 +114,8 @@ impl Ctx {
         if self.quiet || !io::stderr().is_terminal() {
             Box::new(NoProgress)
         } else {
-            Box::new(Bar::new())
+            Box::new(TerminalBar::new())
         }
-    }
-}
-
-/// An indicatif bar with an ETA, drawn on stderr.
-struct Bar(ProgressBar);
-
-impl Bar {
-    fn new() -> Bar {
-        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-        bar.enable_steady_tick(Duration::from_millis(200));
-        Bar(bar)
-    }
-}
-
-impl Progress for Bar {
-    fn start(&self, total: u64, label: &str) {
-        let style =
-            ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} {msg} (ETA {eta})")
-                .unwrap_or_else(|_| ProgressStyle::default_bar())
-                .progress_chars("=> ");
-        self.0.set_style(style);
-        self.0.set_prefix(label.to_string());
-        self.0.set_length(total);
-        self.0.set_position(0);
-    }
-    fn advance(&self, n: u64) {
-        self.0.inc(n);
-    }
-    fn message(&self, msg: &str) {
-        self.0.set_message(msg.to_string());
-    }
-    fn finish(&self) {
-        self.0.finish_and_clear();
     }
 }
 

@@ -2,14 +2,17 @@
 //! the files in [`files`] (sysfs NAPI files, RPS/XPS, sysctls, IRQ affinity) and generic
 //! netlink (ethtool channels, rings, features, coalescing; netdev per-NAPI settings).
 //!
-//! Also here: starting the detached auto-revert watchdog ([`detach`]) and finding interfaces
-//! a change could cut the user off through ([`guard`]).
+//! Also here: starting the detached auto-revert watchdog ([`detach`]), finding interfaces
+//! a change could cut the user off through ([`guard`]), the writer on a thread inside
+//! another network namespace ([`ns`]) and the test seam that slows every write ([`paced`]).
 
 pub mod detach;
 pub mod files;
 pub mod guard;
 pub mod module;
 pub mod netlink;
+pub mod ns;
+pub mod paced;
 
 use files::Roots;
 use netlink::Netlink;

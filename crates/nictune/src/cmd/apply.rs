@@ -4,7 +4,6 @@
 //! namespace name); then the state directory is checked for leftovers, the lock taken, the
 //! namespace entered, the plan resolved against the host, and only then is anything written.
 
-mod paced;
 pub(crate) mod render;
 pub(crate) mod watchdog;
 
@@ -28,7 +27,6 @@ use nictune_linux::netns;
 use nictune_linux::write::{detach, guard, LinuxWriter};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Where journals and the lock live.
 #[derive(Debug, Clone, clap::Args)]
@@ -173,7 +171,7 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
     if let Some(name) = &req.netns {
         netns::enter(name).hint("create it with `ip netns add NAME`; entering needs root")?;
     }
-    let mut host = paced::paced(LinuxWriter::live());
+    let mut host = nictune_linux::write::paced::paced(LinuxWriter::live());
     let plan = plan::resolve(&req.settings, req.iface.as_deref(), &mut host)
         .hint("nothing was changed; `nictune show` lists what this device supports")?;
     let Some(locks) = locks else {
@@ -649,12 +647,7 @@ pub fn warn_on_leftover_journal() {
     }
 }
 
-pub(crate) fn now_unix_ms() -> u64 {
-    let since = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
-}
+pub(crate) use nictune_apply::txn::now_unix_ms;
 
 #[cfg(test)]
 mod tests {

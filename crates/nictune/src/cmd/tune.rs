@@ -30,10 +30,6 @@ mod check;
 mod guest;
 mod iface;
 mod live;
-mod measure;
-mod nshost;
-mod predict;
-mod target;
 mod write;
 
 pub use check::{check, Checked, TargetArg, Workload};

@@ -7,7 +7,6 @@
 //! The host's own settings are never touched: every change happens in the guest's kernel.
 
 use super::live::{knobs, knobs_on, test_kind};
-use super::measure::BenchMeasurer;
 use super::{execute, Checked, Parts};
 use crate::cmd::apply::{now_unix_ms, render::utc};
 use crate::cmd::testbed;
@@ -16,6 +15,7 @@ use anyhow::{Context, Result};
 use nictune_bench::cancel::Cancel;
 use nictune_bench::changes::ChangeClient;
 use nictune_bench::{BenchResult, LiveMeasurer, Target as BenchTarget, TestKind, TestbedInfo};
+use nictune_live::BenchMeasurer;
 use nictune_tune::candidate::Candidate;
 use nictune_tune::ends::BothEnds;
 use nictune_tune::knob::Driver;

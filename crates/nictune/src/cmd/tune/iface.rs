@@ -12,8 +12,6 @@
 
 use super::caps::capabilities_for;
 use super::live::{hold, knobs, knobs_on, test_kind, workload_label, Held};
-use super::measure::BenchMeasurer;
-use super::target::LiveTarget;
 use super::{execute, tune_config, Checked, Opts, Parts, TargetArg};
 use crate::cmd::apply::{now_unix_ms, refuse_risky_iface, render::utc, watchdog};
 use crate::cmd::source::check_netns_name;
@@ -33,6 +31,8 @@ use nictune_host::snapshot::{self, HostSnapshot};
 use nictune_linux::host::LinuxHost;
 use nictune_linux::netns;
 use nictune_linux::write::LinuxWriter;
+use nictune_live::BenchMeasurer;
+use nictune_live::LiveTarget;
 use nictune_tune::ends::BothEnds;
 use nictune_tune::knob::End;
 use nictune_tune::results::{Environment, TargetKind};

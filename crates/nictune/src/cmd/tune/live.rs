@@ -6,9 +6,6 @@
 //! as found and reads them back; the target reverts anything still open and stops its
 //! namespace threads; the testbed's namespaces are deleted; the lock is released.
 
-use super::measure::BenchMeasurer;
-use super::nshost::NsHost;
-use super::target::{LiveTarget, NsEnd};
 use super::{execute, Checked, Parts, Workload};
 use crate::cmd::apply::{lock_live, now_unix_ms, refuse_if_unfinished, render::utc, LiveLocks};
 use crate::output::{Ctx, HintExt, Outcome};
@@ -16,6 +13,9 @@ use anyhow::Result;
 use nictune_apply::state::{self, StateDir};
 use nictune_bench::cancel::Cancel;
 use nictune_bench::{LiveMeasurer, Target as BenchTarget, TestKind, Testbed};
+use nictune_linux::write::ns::NsHost;
+use nictune_live::BenchMeasurer;
+use nictune_live::{LiveTarget, NsEnd};
 use nictune_tune::knob::{End, Knob, Setting};
 use nictune_tune::results::{Environment, TargetKind};
 use nictune_tune::session::TuneConfig;
@@ -161,7 +161,7 @@ fn tune_on(
     let cpus = (0..super::testbed_cpus()).collect();
     let mut measurer = BenchMeasurer::new(live, test, cpus);
     let stop = || cancel.is_cancelled();
-    let mut model = super::predict::VethPredictor::default();
+    let mut model = nictune_live::VethPredictor::default();
     let predictor: Option<&mut dyn nictune_tune::predict::Predictor> =
         c.predict.then_some(&mut model);
     let parts = Parts {

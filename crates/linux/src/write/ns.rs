@@ -5,11 +5,11 @@
 //! Only that thread changes namespaces: the main thread, which journals and runs the bench
 //! engine's threads, stays where it started.
 
-use nictune_apply::host::{HostError, HostErrorKind, HostWrite, Op};
-use nictune_apply::setting::Setting;
-use nictune_apply::value::Value;
-use nictune_linux::netns;
-use nictune_linux::write::LinuxWriter;
+use super::LinuxWriter;
+use crate::netns::{self, NetnsError};
+use nictune_host::write::setting::Setting;
+use nictune_host::write::value::Value;
+use nictune_host::write::{HostError, HostErrorKind, HostWrite, Op};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 
@@ -25,7 +25,7 @@ pub struct NsHost {
 
 impl NsHost {
     /// Starts the thread and enters `netns` on it.
-    pub fn start(netns: &str) -> anyhow::Result<NsHost> {
+    pub fn start(netns: &str) -> Result<NsHost, NetnsError> {
         let (jobs, queue) = mpsc::channel::<Job>();
         let (ready, entered) = mpsc::channel();
         let name = netns.to_string();
@@ -41,13 +41,24 @@ impl NsHost {
                 for job in queue {
                     job(&mut host);
                 }
+            })
+            .map_err(|e| NetnsError {
+                action: "entering",
+                name: netns.to_string(),
+                step: "starting its thread",
+                source: e,
             })?;
         let host = NsHost {
             netns: netns.to_string(),
             jobs: Some(jobs),
             thread: Some(thread),
         };
-        entered.recv()??;
+        entered.recv().map_err(|_| NetnsError {
+            action: "entering",
+            name: netns.to_string(),
+            step: "waiting for its thread",
+            source: std::io::Error::other("the thread ended before entering"),
+        })??;
         Ok(host)
     }
 

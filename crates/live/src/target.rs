@@ -11,26 +11,28 @@
 //! `nictune revert` (once per open transaction; the host-wide one comes first) puts back the
 //! settings as found, not a previous candidate's.
 
-use super::nshost::NsHost;
 use nictune_apply::desired::{parse_assignment, Desired};
 use nictune_apply::host::HostWrite;
 use nictune_apply::journal::RevertBy;
 use nictune_apply::plan;
 use nictune_apply::setting::Setting as HostSetting;
 use nictune_apply::state::{Lock, StateDir};
-use nictune_apply::txn::{self, ApplyRequest};
+use nictune_apply::txn::{self, ApplyRequest, TxnClock};
 use nictune_apply::value::Value as HostValue;
+use nictune_linux::write::ns::NsHost;
 use nictune_linux::write::LinuxWriter;
 use nictune_tune::knob::{Knob, Setting};
 use nictune_tune::session::{Target, TargetError, TargetOp};
 
 /// One veth end: its namespace's host and its interface.
+#[derive(Debug)]
 pub struct NsEnd {
     pub host: NsHost,
     pub iface: String,
 }
 
 /// The testbed's ends and the host, changed through journaled transactions.
+#[derive(Debug)]
 pub struct LiveTarget<'a> {
     state: &'a StateDir,
     lock: &'a Lock,
@@ -45,7 +47,7 @@ pub struct LiveTarget<'a> {
     knobs: Vec<Knob>,
     /// Transactions of the candidate in place, in apply order.
     open: Vec<String>,
-    last_ms: u64,
+    clock: TxnClock,
 }
 
 /// Every setting a tune may touch, as `<namespace or host> <object> <key>`, with its value.
@@ -62,7 +64,7 @@ impl<'a> LiveTarget<'a> {
             root: LinuxWriter::live(),
             knobs,
             open: Vec::new(),
-            last_ms: 0,
+            clock: TxnClock::default(),
         }
     }
 
@@ -82,8 +84,7 @@ impl<'a> LiveTarget<'a> {
 
     /// A transaction start time, strictly increasing so ids stay unique and ordered.
     fn next_ms(&mut self) -> u64 {
-        self.last_ms = super::super::apply::now_unix_ms().max(self.last_ms + 1);
-        self.last_ms
+        self.clock.next_ms()
     }
 
     /// Reverts the open transactions, newest first.
@@ -297,13 +298,8 @@ fn apply_txn(
         iface: iface.map(str::to_string),
         confirm_within_ms: None,
     };
-    let applied = txn::apply_plan(state, lock, &plan, &req, host).map_err(|e| {
-        fail(
-            TargetOp::Apply,
-            &object,
-            format!("{:#}", anyhow::Error::new(e)),
-        )
-    })?;
+    let applied = txn::apply_plan(state, lock, &plan, &req, host)
+        .map_err(|e| fail(TargetOp::Apply, &object, nictune_core::error::chain(&e)))?;
     Ok(applied.map(|a| a.id))
 }
 

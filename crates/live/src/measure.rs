@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 
 /// Measures candidates with the bench engine, run by `live` (in this process against a
 /// target, or inside a guest).
+#[derive(Debug)]
 pub struct BenchMeasurer<M> {
     live: M,
     test: TestKind,
@@ -76,11 +77,83 @@ impl<M: BenchRun> Measurer for BenchMeasurer<M> {
         let result = self
             .live
             .measure(&spec, &NoProgress)
-            .map_err(|e| fail(format!("{:#}", anyhow::Error::new(e))))?;
+            .map_err(|e| fail(nictune_core::error::chain(&e)))?;
         if let Some(w) = self.check.and_then(|check| check(candidate, &result)) {
             self.warnings.insert(w);
         }
         self.warnings.extend(result.warnings);
         Ok(result.metrics)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nictune_bench::{BenchError, FakeMeasurer};
+    use nictune_tune::candidate::Placement;
+    use std::sync::{Arc, Mutex};
+
+    /// A fake bench engine that records every spec it is asked to run.
+    fn recording() -> (FakeMeasurer, Arc<Mutex<Vec<BenchSpec>>>) {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::clone(&seen);
+        let fake = FakeMeasurer::new(Box::new(move |spec, n| {
+            log.lock().unwrap().push(spec.clone());
+            if n == 2 {
+                return Err(BenchError::Worker("the peer went away".into()));
+            }
+            Ok(Metrics {
+                transactions_per_sec: Some(1000.0 * (n + 1) as f64),
+                ..Metrics::default()
+            })
+        }));
+        (fake, seen)
+    }
+
+    #[test]
+    fn warm_up_joins_the_next_run_and_placements_pin_both_sides() {
+        let (fake, seen) = recording();
+        let mut m = BenchMeasurer::new(fake, TestKind::Rr, vec![2, 3]);
+        let cross = Candidate::baseline(Placement::Cross);
+        m.warm_up(&cross, Nanos::from_millis(300)).unwrap();
+        let first = m.measure(&cross, Nanos::from_secs(1)).unwrap();
+        assert_eq!(first.transactions_per_sec, Some(1000.0));
+        let same = Candidate::baseline(Placement::Same);
+        m.measure(&same, Nanos::from_secs(2)).unwrap();
+        let specs = seen.lock().unwrap().clone();
+        assert_eq!(specs[0].warmup, Nanos::from_millis(300));
+        assert_eq!(
+            (specs[0].client_cpu, specs[0].server_cpu),
+            (Some(2), Some(3))
+        );
+        assert_eq!(specs[1].warmup, Nanos::ZERO, "a warm-up runs once");
+        assert_eq!(
+            (specs[1].client_cpu, specs[1].server_cpu),
+            (Some(2), Some(2))
+        );
+        assert_eq!(specs[1].duration, Nanos::from_secs(2));
+    }
+
+    #[test]
+    fn a_failed_run_names_the_candidate_and_the_cause() {
+        let (fake, _) = recording();
+        let mut m = BenchMeasurer::new(fake, TestKind::Rr, vec![0, 1]);
+        let c = Candidate::baseline(Placement::Unpinned);
+        m.measure(&c, Nanos::from_secs(1)).unwrap();
+        m.measure(&c, Nanos::from_secs(1)).unwrap();
+        let e = m.measure(&c, Nanos::from_secs(1)).unwrap_err();
+        assert_eq!(e.candidate, c.id());
+        assert!(e.reason.contains("the peer went away"), "{}", e.reason);
+    }
+
+    #[test]
+    fn a_pinned_placement_without_cpus_is_refused_before_running() {
+        let (fake, seen) = recording();
+        let mut m = BenchMeasurer::new(fake, TestKind::Rr, vec![0]);
+        let e = m
+            .measure(&Candidate::baseline(Placement::Cross), Nanos::from_secs(1))
+            .unwrap_err();
+        assert!(e.reason.contains("needs two CPUs"), "{}", e.reason);
+        assert!(seen.lock().unwrap().is_empty());
     }
 }

@@ -2,9 +2,9 @@
 //! tests can `kill -9` nictune in the middle of an apply and prove `nictune revert` recovers.
 //! Unset (normal use) it adds nothing.
 
-use nictune_apply::host::{HostError, HostWrite};
-use nictune_apply::setting::Setting;
-use nictune_apply::value::Value;
+use nictune_host::write::setting::Setting;
+use nictune_host::write::value::Value;
+use nictune_host::write::{HostError, HostWrite};
 use std::time::Duration;
 
 /// The variable that sets the delay.
