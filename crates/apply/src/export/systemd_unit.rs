@@ -38,7 +38,8 @@ pub fn render(items: &[Item], target: &Target, iface: &str) -> (String, String, 
          # Link up/down is not a device event: re-run `systemctl restart nictune-{iface}` from\n\
          # a NetworkManager dispatcher or networkd-dispatcher hook if the driver resets\n\
          # settings on link up.\n\
-         # It runs the installed nictune ({exe}) with the installed profile ({profile});\n\
+         # It runs the installed nictune ({exe}) with the installed\n\
+         # profile ({profile});\n\
          # `nictune export --format systemd-unit --install` puts both and this unit in place.\n\
          # --force: the profile was chosen for this device when it was installed, so it is\n\
          # applied at boot even to the interface that will carry the default route.\n\
