@@ -187,10 +187,48 @@ fn networkmanager_keyfile_survives_nmcli_offline_with_every_key() {
     );
     let ours = section(&text, "ethtool");
     assert_eq!(ours.len(), 6, "{text}");
-    let keyfile = format!(
-        "[connection]\nid=nictune-test\nuuid=5f0b7e3c-8a1d-4c2e-9b6f-2d4e6a8c0b1f\n\
-         type=ethernet\ninterface-name=nt0\n\n{text}"
+    let out = nmcli_offline(&keyfile(&text));
+    let back = section(&out, "ethtool");
+    assert_eq!(back, ours, "NetworkManager's reader kept:\n{out}");
+    // Why the version gate: before 1.46 NetworkManager's reader drops channels-* silently.
+    let (newer, _) = export(
+        dir.path(),
+        PROFILE,
+        "networkmanager",
+        &["--target-version", "1.46"],
     );
+    let version = stdout(&run("nmcli", &["--version"]));
+    let release: Vec<u32> = version
+        .rsplit(' ')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .split('.')
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    let back = nmcli_offline(&keyfile(&newer));
+    let kept = section(&back, "ethtool")
+        .iter()
+        .any(|(k, _)| k == "channels-combined");
+    if release.as_slice() < [1, 46].as_slice() {
+        assert!(!kept, "{version}: channels-combined is not its key\n{back}");
+    } else {
+        assert!(kept, "{version}: channels-combined dropped\n{back}");
+    }
+}
+
+/// A whole connection keyfile for nt0 around an exported `[ethtool]` section.
+fn keyfile(ethtool: &str) -> String {
+    format!(
+        "[connection]\nid=nictune-test\nuuid=5f0b7e3c-8a1d-4c2e-9b6f-2d4e6a8c0b1f\n\
+         type=ethernet\ninterface-name=nt0\n\n{ethtool}"
+    )
+}
+
+/// NetworkManager's own keyfile reader and writer: the keyfile on stdin, as NM keeps it on
+/// stdout.
+fn nmcli_offline(keyfile: &str) -> String {
+    use std::io::Write as _;
     let mut child = Command::new("nmcli")
         .args([
             "--offline",
@@ -204,7 +242,6 @@ fn networkmanager_keyfile_survives_nmcli_offline_with_every_key() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    use std::io::Write as _;
     child
         .stdin
         .take()
@@ -213,13 +250,7 @@ fn networkmanager_keyfile_survives_nmcli_offline_with_every_key() {
         .unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "nmcli --offline: {}", stderr(&out));
-    let back = section(&stdout(&out), "ethtool");
-    assert_eq!(
-        back,
-        ours,
-        "NetworkManager's reader kept:\n{}",
-        stdout(&out)
-    );
+    stdout(&out)
 }
 
 #[test]
@@ -255,6 +286,19 @@ fn udev_rule_and_link_file_pass_udevadm_test_on_a_veth() {
         link_left_out,
         ["napi.defer-hard-irqs=2", "napi.gro-flush-timeout=20000"]
     );
+    // Why the version gate: the same key written for systemd 256 draws 252's warning.
+    let newer = dir.path().join("newer");
+    std::fs::create_dir(&newer).unwrap();
+    let (newer_link, _) = export(
+        &newer,
+        "iface = \"nt9\"\n[settings]\n\"rps.cpus\" = \"3\"\n",
+        "systemd-link",
+        &["--target-version", "256"],
+    );
+    assert!(
+        newer_link.contains("ReceivePacketSteeringCPUMask=0-1"),
+        "{newer_link}"
+    );
     let d = dir.path().display();
     // tmpfs over /etc/udev, /etc/systemd and /run in the private mount namespace: udev
     // reads only these files and writes its database there, nothing of the host's.
@@ -264,6 +308,7 @@ fn udev_rule_and_link_file_pass_udevadm_test_on_a_veth() {
          cp {d}/udev.out /etc/udev/rules.d/70-nictune-nt0.rules
          mkdir -p /etc/systemd && mount -t tmpfs nictune /etc/systemd && mkdir /etc/systemd/network
          cp {d}/systemd-link.out /etc/systemd/network/10-nictune-nt0.link
+         cp {d}/newer/systemd-link.out /etc/systemd/network/20-nictune-nt9.link
          mount -t tmpfs nictune /run
          udevadm test --action=add /sys/class/net/nt0 2>&1
          echo gro_flush_timeout=$(cat /sys/class/net/nt0/gro_flush_timeout)
@@ -284,6 +329,15 @@ fn udev_rule_and_link_file_pass_udevadm_test_on_a_veth() {
         log.contains("Config file /etc/systemd/network/10-nictune-nt0.link is applied"),
         "{log}"
     );
+    let version = stdout(&run("udevadm", &["--version"]));
+    if version.trim().parse::<u32>().is_ok_and(|v| v < 256) {
+        assert!(
+            log.lines().any(|l| l.contains("20-nictune-nt9.link:")
+                && l.contains("Unknown key")
+                && l.contains("ReceivePacketSteeringCPUMask")),
+            "udev {version} should not know the key:\n{log}"
+        );
+    }
     // Every rule line was applied: an ATTR written or a RUN queued.
     for (n, line) in rules.lines().enumerate() {
         if line.starts_with('#') || line.trim().is_empty() {
