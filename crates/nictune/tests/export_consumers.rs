@@ -695,3 +695,35 @@ fn bad_target_versions_and_installing_merged_formats_are_refused() {
     assert!(stderr(&out).contains("is merged into a file the system already has"));
     assert!(!root.exists());
 }
+
+#[test]
+fn install_puts_self_contained_formats_where_they_belong_under_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    let input = dir.path().join("p.toml");
+    let profile = "iface = \"igb7\"\n[settings]\n\"ring.rx\" = 512\n\
+                   \"freebsd.irq.queue-cpus@0\" = \"2\"\n";
+    std::fs::write(&input, profile).unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    for (format, path, mode) in [
+        ("udev", "etc/udev/rules.d/70-nictune-igb7.rules", 0o644),
+        ("cpuset", "usr/local/etc/rc.d/nictune_cpuset_igb7", 0o555),
+    ] {
+        let out = nictune(&[
+            "export",
+            input.to_str().unwrap(),
+            "--format",
+            format,
+            "--install",
+            "--root",
+            root.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{format}: {}", stderr(&out));
+        let file = root.join(path);
+        let meta = std::fs::metadata(&file).unwrap_or_else(|e| panic!("{format}: {e}"));
+        assert_eq!(meta.permissions().mode() & 0o777, mode, "{format}");
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(text.starts_with("#") && text.contains("igb7"), "{text}");
+        assert!(stdout(&out).starts_with(&format!("Installed {format} as /{path}")));
+    }
+}
