@@ -579,6 +579,13 @@ fn systemd_unit_without_install_prints_the_install_commands() {
     );
     assert!(err.contains(" /usr/local/sbin/nictune\n"), "{err}");
     assert!(
+        err.contains("save the unit printed on stdout as nictune-nt0.service, then install")
+            && err.contains(
+                "install -D -m 0644 nictune-nt0.service /etc/systemd/system/nictune-nt0.service"
+            ),
+        "{err}"
+    );
+    assert!(
         err.contains("systemctl enable --now nictune-nt0.service"),
         "{err}"
     );
@@ -671,6 +678,20 @@ fn bad_target_versions_and_installing_merged_formats_are_refused() {
     common::assert_exit(&out, 2);
     assert!(
         stderr(&out).contains("\"new\" is not a version of NetworkManager; allowed: MAJOR[.MINOR]"),
+        "{}",
+        stderr(&out)
+    );
+    let out = nictune(&[
+        "export",
+        p,
+        "--format",
+        "systemd-link",
+        "--target-version",
+        "249",
+    ]);
+    common::assert_exit(&out, 2);
+    assert!(
+        stderr(&out).contains("nictune writes for systemd 252 or newer"),
         "{}",
         stderr(&out)
     );

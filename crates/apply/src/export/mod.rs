@@ -390,6 +390,12 @@ pub enum ExportError {
         consumer: &'static str,
         version: String,
     },
+    #[error("--target-version {version}: nictune writes for {consumer} {oldest} or newer (Debian 12's), whose keys older releases may lack; allowed: {oldest} or newer")]
+    TooOld {
+        consumer: &'static str,
+        version: Version,
+        oldest: Version,
+    },
     #[error("--target-version: --format {format} has no versioned reader; allowed with networkmanager, systemd-link, udev, systemd-unit")]
     Unversioned { format: &'static str },
 }
@@ -431,6 +437,13 @@ pub fn export(format: Format, items: &[Item], target: &Target) -> Result<Exporte
         });
     }
     let version = target.version_for(format);
+    if let Some((consumer, oldest)) = format.consumer().filter(|(_, v)| version < *v) {
+        return Err(ExportError::TooOld {
+            consumer,
+            version,
+            oldest,
+        });
+    }
     let (path, body, omitted) = match format {
         Format::SystemdLink => systemd_link::render(items, iface()?, version),
         Format::Networkmanager => networkmanager::render(items, iface()?, version),

@@ -136,6 +136,9 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
                     "move the profile to a path without control characters"
                 }
                 ExportError::Unversioned { .. } => "leave out --target-version",
+                ExportError::TooOld { .. } => {
+                    "leave out --target-version to write for the oldest supported release"
+                }
                 _ => "add --iface IF",
             };
             return Err(anyhow::Error::new(Hinted::new(e, hint)));
@@ -160,16 +163,19 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
         let root = args.root.clone().unwrap_or_else(|| PathBuf::from("/"));
         install(&exported, &root, &args.profile, &installed_profile)?;
     } else if format == Format::SystemdUnit {
-        let output = args
-            .output
-            .as_ref()
-            .map_or_else(|| "THE-UNIT-FILE".into(), |p| absolute(p));
+        let unit = exported.path.rsplit('/').next().unwrap_or_default();
+        let (save, output) = match &args.output {
+            Some(p) => (String::new(), absolute(p)),
+            None => (
+                format!("save the unit printed on stdout as {unit}, then "),
+                unit.to_string(),
+            ),
+        };
         eprintln!(
-            "note: the unit runs {INSTALLED_BINARY} with {installed_profile}; install them and it:\n  \
-             {}\n  systemctl daemon-reload && systemctl enable --now {}\n  \
+            "note: the unit runs {INSTALLED_BINARY} with {installed_profile}; {save}install them and it:\n  \
+             {}\n  systemctl daemon-reload && systemctl enable --now {unit}\n  \
              (or run this export again with --install)",
             install_commands(&exported, &args.profile, &installed_profile, &output).join("\n  "),
-            exported.path.rsplit('/').next().unwrap_or_default()
         );
     }
     ctx.emit("export", &exported, |e| {
