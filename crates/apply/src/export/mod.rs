@@ -549,6 +549,9 @@ pub(crate) fn kind_reason(item: &Item, here: Format) -> String {
         ("napi", _) if item.instance.is_some() => {
             "one NAPI's setting (netdev netlink only): --format systemd-unit"
         }
+        ("napi", _) if item.device_wide_sysfs().is_none() => {
+            "NAPI setting without a sysfs file (netdev netlink only): --format systemd-unit"
+        }
         ("napi", _) => "device-wide NAPI setting (sysfs): --format udev, tuned or systemd-unit",
         ("sysctl", _) => "sysctl: --format sysctl.d or tuned",
         ("nfs", _) => "NFS mount option: --format fstab",
@@ -902,6 +905,19 @@ iface = "eth1"
                     "{name}: {o:?}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn napi_values_without_a_sysfs_file_are_sent_to_the_unit_only() {
+        let items =
+            items_of("[settings]\n\"napi.irq-suspend-timeout\" = 20000\n\"ring.rx\" = 512\n");
+        for format in [Format::Udev, Format::Tuned, Format::SystemdLink] {
+            let out = export(format, &items, &target()).unwrap();
+            assert_eq!(
+                out.omitted[0].reason,
+                "NAPI setting without a sysfs file (netdev netlink only): --format systemd-unit"
+            );
         }
     }
 
