@@ -292,7 +292,8 @@ impl Item {
         };
         if values.iter().any(|v| *v != rate) {
             return Err(format!(
-                "the ports differ ({}) and a rule for one interface takes one value: give this                  port's value alone, or use --format modprobe",
+                "the ports differ ({}) and a rule for one interface takes one value: give this \
+                 port's value alone, or use --format modprobe",
                 self.value.plain()
             ));
         }
@@ -308,7 +309,8 @@ impl Item {
         }
         if rate < 100 {
             return Err(format!(
-                "{rate} is neither a rate (100 and up) nor one of the modes {modes:?} rx-usecs can                  express; use --format modprobe"
+                "{rate} is neither a rate (100 and up) nor one of the modes {modes:?} rx-usecs can \
+                 express; use --format modprobe"
             ));
         }
         let usecs = (1_000_000 + rate / 2) / rate;
