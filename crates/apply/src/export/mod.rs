@@ -911,6 +911,28 @@ iface = "eth1"
     }
 
     #[test]
+    fn no_format_writes_a_key_of_the_other_os() {
+        let mut items = items();
+        items.extend(items_of(
+            "[settings]\n\"net.inet.ip.fastforwarding\" = 1\n\"dev.igb.7.rx_processing_limit\" = -1\n",
+        ));
+        for (format, name) in Format::ALL {
+            let Some(os) = format.os() else { continue };
+            let Ok(out) = export(format, &items, &target()) else {
+                continue;
+            };
+            for item in &items {
+                let written = !out.omitted.iter().any(|o| o.setting == item.shown());
+                assert!(
+                    !written || item.os() == os,
+                    "{name} wrote {} of the other OS",
+                    item.shown()
+                );
+            }
+        }
+    }
+
+    #[test]
     fn napi_values_without_a_sysfs_file_are_sent_to_the_unit_only() {
         let items =
             items_of("[settings]\n\"napi.irq-suspend-timeout\" = 20000\n\"ring.rx\" = 512\n");

@@ -20,9 +20,10 @@ pub fn render(items: &[Item], target: &Target, iface: &str) -> (String, String, 
                 super::kind_reason(i, super::Format::SystemdUnit)
             ));
         }
+        let linux = i.os() == nictune_core::catalog::Os::Linux;
         match crate::catalog::check_appliable_entry(i.entry) {
-            Ok(()) => Ok(()),
-            Err(_) => Err(format!(
+            Ok(()) if linux => Ok(()),
+            _ => Err(format!(
                 "{}; `nictune apply` refuses it, so keep it out of this profile",
                 super::kind_reason(i, super::Format::SystemdUnit)
             )),
