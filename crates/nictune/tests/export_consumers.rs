@@ -532,12 +532,25 @@ fn systemd_unit_installs_binary_profile_and_unit_under_root_and_verifies() {
         std::fs::read_to_string(root.join("etc/nictune/nt0.toml")).unwrap(),
         profile
     );
-    // The installed binary runs and reads the installed profile.
-    let dry = run(
+    // The installed copy can install again: it leaves itself (busy) in place.
+    let again = run(
         installed.to_str().unwrap(),
-        &["check", "coalesce.rx-usecs=50"],
+        &[
+            "export",
+            input.to_str().unwrap(),
+            "--format",
+            "systemd-unit",
+            "--install",
+            "--root",
+            root.to_str().unwrap(),
+        ],
     );
-    assert!(dry.status.code().is_some(), "{}", stderr(&dry));
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert!(
+        !stderr(&again).contains("usr/local/sbin"),
+        "{}",
+        stderr(&again)
+    );
     if !have("systemd-analyze", "--version") {
         return nictune_core::live::skip("systemd-analyze (systemd) is not installed");
     }

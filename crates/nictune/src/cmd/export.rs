@@ -251,8 +251,13 @@ fn install(e: &Exported, root: &Path, profile: &Path, installed_profile: &str) -
     };
     if e.format == Format::SystemdUnit {
         let exe = std::env::current_exe().context("finding this nictune binary to install")?;
-        let binary = std::fs::read(&exe).with_context(|| format!("reading {}", exe.display()))?;
-        put(INSTALLED_BINARY, &binary, 0o755)?;
+        // Run as the installed copy itself: it is in place (and busy: it cannot be rewritten).
+        let same = std::fs::canonicalize(under(INSTALLED_BINARY)).is_ok_and(|p| p == exe);
+        if !same {
+            let binary =
+                std::fs::read(&exe).with_context(|| format!("reading {}", exe.display()))?;
+            put(INSTALLED_BINARY, &binary, 0o755)?;
+        }
         let text = input::read_file(profile, input::PROFILE)?;
         put(installed_profile, text.as_bytes(), 0o644)?;
     }
