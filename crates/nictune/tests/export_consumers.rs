@@ -497,7 +497,7 @@ fn systemd_unit_installs_binary_profile_and_unit_under_root_and_verifies() {
                    \"napi.gro-flush-timeout@1\" = 20000\n";
     let input = dir.path().join("mine.toml");
     std::fs::write(&input, profile).unwrap();
-    let out = nictune(&[
+    let install = [
         "export",
         input.to_str().unwrap(),
         "--format",
@@ -505,7 +505,8 @@ fn systemd_unit_installs_binary_profile_and_unit_under_root_and_verifies() {
         "--install",
         "--root",
         root.to_str().unwrap(),
-    ]);
+    ];
+    let out = nictune(&install);
     assert!(out.status.success(), "{}", stderr(&out));
     let unit_path = root.join("etc/systemd/system/nictune-nt0.service");
     let unit = std::fs::read_to_string(&unit_path).unwrap();
@@ -533,18 +534,7 @@ fn systemd_unit_installs_binary_profile_and_unit_under_root_and_verifies() {
         profile
     );
     // The installed copy can install again: it leaves itself (busy) in place.
-    let again = run(
-        installed.to_str().unwrap(),
-        &[
-            "export",
-            input.to_str().unwrap(),
-            "--format",
-            "systemd-unit",
-            "--install",
-            "--root",
-            root.to_str().unwrap(),
-        ],
-    );
+    let again = run(installed.to_str().unwrap(), &install);
     assert!(again.status.success(), "{}", stderr(&again));
     assert!(
         !stderr(&again).contains("usr/local/sbin"),
