@@ -50,6 +50,7 @@ fn profile(text: &str) {
             profile_path: "/etc/nictune/p.toml",
             nictune: "/usr/bin/nictune",
             netns: p.netns.as_deref(),
+            version: None,
         };
         for (format, name) in Format::ALL {
             let Ok(out) = export::export(format, &p.items, &target) else {

@@ -2,7 +2,7 @@
 //! at every boot. Queue bindings (`freebsd.irq.queue-cpus@Q` of the profile's interface)
 //! look the IRQ up by the interrupt's name in `vmstat -i` each time the script runs — IRQ
 //! numbers are handed out as drivers attach and can differ after a reboot (vmstat(8),
-//! cpuset(1)); `irq.affinity@N` lines bind IRQ N as numbered when the profile was written.
+//! cpuset(1)). Linux `irq.affinity@N` is refused: a Linux IRQ number means nothing here.
 //! The names tried for queue Q of IF are the ones drivers register: `IF:que Q` (em/igb/ix
 //! before iflib), `IF:rxqQ` (iflib, FreeBSD 12 and later) and `IF:rx Q`.
 
@@ -17,24 +17,21 @@ fn service(iface: Option<&str>) -> String {
     }
 }
 
-/// What the script does for one kept item.
-enum Bind<'a> {
-    Queue {
-        queue: u32,
-        cpus: String,
-    },
-    Irq {
-        irq: u32,
-        cpus: String,
-        item: &'a Item,
-    },
+/// One queue interrupt to bind: the queue and its CPUs.
+struct Bind {
+    queue: u32,
+    cpus: String,
 }
 
 /// Path, body and omissions. The export adds the `#!/bin/sh` line above the header.
 pub fn render(items: &[Item], iface: Option<&str>) -> (String, String, Vec<Omitted>) {
     let (kept, omitted) = partition(items, |i| match (i.key.as_str(), i.instance) {
-        ("irq.affinity", Some(_)) => Ok(()),
-        ("irq.affinity", None) => Err("needs an IRQ number (irq.affinity@N)".into()),
+        // A Linux IRQ number means nothing on FreeBSD: never `cpuset -x` it.
+        ("irq.affinity", _) => Err(
+            "Linux IRQ affinity: --format systemd-unit; on FreeBSD bind queue interrupts with \
+             freebsd.irq.queue-cpus@Q"
+                .into(),
+        ),
         ("freebsd.irq.queue-cpus", Some(_)) if iface.is_some() => Ok(()),
         ("freebsd.irq.queue-cpus", Some(_)) => {
             Err("needs the interface: --iface IF or iface in the profile".into())
@@ -42,18 +39,13 @@ pub fn render(items: &[Item], iface: Option<&str>) -> (String, String, Vec<Omitt
         ("freebsd.irq.queue-cpus", None) => {
             Err("needs a queue number (freebsd.irq.queue-cpus@Q)".into())
         }
-        _ => Err(super::kind_reason(i)),
+        _ => Err(super::kind_reason(i, super::Format::Cpuset)),
     });
     let binds: Vec<Bind> = kept
         .into_iter()
-        .map(|item| {
-            let n = item.instance.expect("kept items have @N");
-            let cpus = item.value.plain();
-            if item.key == "irq.affinity" {
-                Bind::Irq { irq: n, cpus, item }
-            } else {
-                Bind::Queue { queue: n, cpus }
-            }
+        .map(|item| Bind {
+            queue: item.instance.expect("kept items have @Q"),
+            cpus: item.value.plain(),
         })
         .collect();
     let name = service(iface);
@@ -105,22 +97,11 @@ pub fn render(items: &[Item], iface: Option<&str>) -> (String, String, Vec<Omitt
          {{\n\
          \tfailed=0\n"
     );
-    for bind in &binds {
-        match bind {
-            Bind::Queue { queue, cpus } => {
-                let dev = iface.expect("queue items need the interface");
-                out += &format!(
-                    "\t{name}_bind {cpus} \"{dev}:que {queue}\" \"{dev}:rxq{queue}\" \"{dev}:rx {queue}\" || failed=1\n"
-                );
-            }
-            Bind::Irq { irq, cpus, item } => {
-                out += &format!(
-                    "\t# {}: IRQ {irq} as numbered when the profile was written\n\
-                     \tcpuset -l {cpus} -x {irq} || failed=1\n",
-                    item.shown()
-                );
-            }
-        }
+    for Bind { queue, cpus } in &binds {
+        let dev = iface.expect("queue items need the interface");
+        out += &format!(
+            "\t{name}_bind {cpus} \"{dev}:que {queue}\" \"{dev}:rxq{queue}\" \"{dev}:rx {queue}\" || failed=1\n"
+        );
     }
     out += &format!(
         "\treturn $failed\n\
@@ -144,22 +125,28 @@ mod tests {
 [settings]
 "freebsd.irq.queue-cpus@0" = "12"
 "freebsd.irq.queue-cpus@1" = "13"
-"irq.affinity@45" = "2-3"
 "#;
 
     #[test]
-    fn queue_bindings_go_by_name_and_irq_bindings_by_number() {
+    fn queue_bindings_go_by_name_and_linux_irqs_are_refused() {
         let (path, text, omitted) = super::render(&items_of(QUEUES), Some("igb7"));
         assert_eq!(path, "/usr/local/etc/rc.d/nictune_cpuset_igb7");
         assert!(omitted.is_empty(), "{omitted:?}");
         assert!(text.contains(
             "nictune_cpuset_igb7_bind 12 \"igb7:que 0\" \"igb7:rxq0\" \"igb7:rx 0\" || failed=1\n"
         ));
-        assert!(text.contains("\tcpuset -l 2-3 -x 45 || failed=1\n"));
         let (_, _, omitted) = super::render(&items_of(QUEUES), None);
         assert_eq!(omitted.len(), 2, "queue bindings need the interface");
-        let (_, text, _) = super::render(&items(), None);
-        assert!(text.contains("cpuset -l 2-3 -x 45"));
+        let (_, text, omitted) = super::render(&items(), None);
+        assert!(
+            !text.contains("-x 45"),
+            "a Linux IRQ is never bound: {text}"
+        );
+        let irq = omitted
+            .iter()
+            .find(|o| o.setting == "irq.affinity@45=2-3")
+            .unwrap();
+        assert!(irq.reason.starts_with("Linux IRQ affinity"), "{irq:?}");
     }
 
     fn write_exec(path: &Path, text: &str) {
@@ -226,10 +213,7 @@ mod tests {
             let stderr = String::from_utf8_lossy(&run.stderr);
             assert!(run.status.success(), "{shell}: {stderr}");
             let calls = std::fs::read_to_string(&log).unwrap();
-            assert_eq!(
-                calls, "-l 12 -x 300\n-l 13 -x 301\n-l 2-3 -x 45\n",
-                "{shell}"
-            );
+            assert_eq!(calls, "-l 12 -x 300\n-l 13 -x 301\n", "{shell}");
             let stdout = String::from_utf8_lossy(&run.stdout);
             assert!(
                 stdout.contains("igb7:que 1 (irq 301) on CPUs 13"),
@@ -252,9 +236,6 @@ mod tests {
         assert_eq!(run.status.code(), Some(1));
         assert!(String::from_utf8_lossy(&run.stderr)
             .contains("no interrupt named 'igb7:que 9' in vmstat -i"));
-        assert_eq!(
-            std::fs::read_to_string(&log).unwrap(),
-            "-l 12 -x 300\n-l 2-3 -x 45\n"
-        );
+        assert_eq!(std::fs::read_to_string(&log).unwrap(), "-l 12 -x 300\n");
     }
 }

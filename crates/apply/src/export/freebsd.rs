@@ -2,36 +2,68 @@
 //! in `/etc/rc.conf` and kernel configuration lines (`options DEVICE_POLLING`,
 //! `options HZ=1000`), from the catalog's FreeBSD templates.
 
-use super::{partition, Item, Omitted};
-use nictune_core::catalog::Via;
+use super::{partition, Format, Item, Omitted};
+use nictune_core::catalog::{Os, Via};
 
 /// `/boot/loader.conf`: boot-time tunables (`hw.igb.rxd="2048"`).
 pub fn loader_conf(items: &[Item]) -> (String, String, Vec<Omitted>) {
     let head = "# Read by the boot loader: takes effect at the next boot.\n";
-    templated(items, Via::LoaderConf, "/boot/loader.conf", head)
+    templated(items, Format::LoaderConf, "/boot/loader.conf", head)
 }
 
 /// `/etc/sysctl.conf`: run-time sysctls (`kern.polling.burst_max=150`).
 pub fn sysctl_conf(items: &[Item]) -> (String, String, Vec<Omitted>) {
     let head = "# Applied at boot by rc(8); apply now with `service sysctl restart`.\n";
-    templated(items, Via::SysctlConf, "/etc/sysctl.conf", head)
+    templated(items, Format::FreebsdSysctlConf, "/etc/sysctl.conf", head)
 }
 
-fn templated(items: &[Item], via: Via, path: &str, head: &str) -> (String, String, Vec<Omitted>) {
-    let (kept, omitted) = partition(items, |i| {
-        i.template(via)
-            .map(|_| ())
-            .ok_or_else(|| super::kind_reason(i))
-    });
+/// The catalog's FreeBSD template for `format`; a per-unit key needs its unit.
+fn line(item: &Item, format: Format) -> Result<String, String> {
+    if item.unlisted_freebsd() && format == Format::FreebsdSysctlConf {
+        let name = item.key.trim_start_matches("freebsd.");
+        return Ok(format!(
+            "# warning: {name} is not in nictune's catalog: written as given, unchecked; if \
+             FreeBSD says it is read-only at run time, move it to /boot/loader.conf\n\
+             {name}={}",
+            item.value.plain()
+        ));
+    }
+    let via = match format {
+        Format::LoaderConf => Via::LoaderConf,
+        _ => Via::SysctlConf,
+    };
+    // Catalog templates of other OSes share the via (a Linux sysctl's `sysctl.conf` line):
+    // never write a Linux key into a FreeBSD file.
+    if item.os() != Os::Freebsd {
+        return Err(super::kind_reason(item, format));
+    }
+    let template = item
+        .template(via)
+        .ok_or_else(|| super::kind_reason(item, format))?;
+    let value = template.replace("{value}", &item.value.plain());
+    match item.instance {
+        Some(n) => Ok(value.replace("{n}", &n.to_string())),
+        None if value.contains("{n}") => Err(format!(
+            "names no unit: write it with the unit's number, e.g. {}",
+            item.key
+                .trim_start_matches("freebsd.")
+                .replacen(".N.", ".0.", 1)
+        )),
+        None => Ok(value),
+    }
+}
+
+fn templated(
+    items: &[Item],
+    format: Format,
+    path: &str,
+    head: &str,
+) -> (String, String, Vec<Omitted>) {
+    let (kept, omitted) = partition(items, |i| line(i, format).map(|_| ()));
     let mut out = head.to_string();
     for item in kept {
-        let unit = item.instance.unwrap_or(0).to_string();
-        let line = item
-            .template(via)
-            .expect("kept")
-            .replace("{value}", &item.value.plain())
-            .replace("{n}", &unit);
-        out += &format!("{line}\n");
+        out += &line(item, format).expect("kept");
+        out.push('\n');
     }
     (path.to_string(), out, omitted)
 }
@@ -42,7 +74,7 @@ pub fn rc_conf(items: &[Item], iface: &str) -> (String, String, Vec<Omitted>) {
     let (kept, omitted) = partition(items, |i| {
         (i.key == "freebsd.ifconfig.polling")
             .then_some(())
-            .ok_or_else(|| super::kind_reason(i))
+            .ok_or_else(|| super::kind_reason(i, Format::RcConf))
     });
     let mut out = String::from(
         "# Append to /etc/rc.conf (after the existing ifconfig line); needs a kernel built\n\
@@ -69,9 +101,9 @@ pub fn kernconf(items: &[Item]) -> (String, String, Vec<Omitted>) {
         .any(|i| i.key == "freebsd.options.DEVICE_POLLING");
     let (kept, omitted) = partition(items, |i| {
         let polling = i.key == "freebsd.ifconfig.polling";
-        (i.template(Via::KernelConfig).is_some() || polling)
+        (i.os() == Os::Freebsd && (i.template(Via::KernelConfig).is_some() || polling))
             .then_some(())
-            .ok_or_else(|| super::kind_reason(i))
+            .ok_or_else(|| super::kind_reason(i, Format::Kernconf))
     });
     let mut out = String::from(
         "# A kernel configuration (config(5)): GENERIC plus the options below. Build and\n\

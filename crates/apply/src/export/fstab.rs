@@ -10,7 +10,7 @@ pub fn render(items: &[Item]) -> (String, String, Vec<Omitted>) {
     let (kept, omitted) = partition(items, |i| {
         i.template(Via::Fstab)
             .map(|_| ())
-            .ok_or_else(|| super::kind_reason(i))
+            .ok_or_else(|| super::kind_reason(i, super::Format::Fstab))
     });
     let options: Vec<String> = kept
         .iter()

@@ -68,11 +68,57 @@ impl Format {
             .map_or("?", |(_, n)| n)
     }
 
+    /// The OS whose files this format writes; `None` for NFS mount options (both).
+    pub fn os(self) -> Option<cat::Os> {
+        match self {
+            Format::LoaderConf
+            | Format::FreebsdSysctlConf
+            | Format::RcConf
+            | Format::Cpuset
+            | Format::Kernconf => Some(cat::Os::Freebsd),
+            Format::Fstab => None,
+            _ => Some(cat::Os::Linux),
+        }
+    }
+
+    /// The program that reads this format and the oldest version of it every exported
+    /// line must suit unless `--target-version` says otherwise: Debian 12's
+    /// (NetworkManager 1.42, systemd and udev 252).
+    pub fn consumer(self) -> Option<(&'static str, Version)> {
+        match self {
+            Format::Networkmanager => Some(("NetworkManager", Version(1, 42))),
+            Format::SystemdLink | Format::Udev | Format::SystemdUnit => {
+                Some(("systemd", Version(252, 0)))
+            }
+            _ => None,
+        }
+    }
+
     pub fn parse(name: &str) -> Option<Format> {
         Format::ALL
             .iter()
             .find(|(_, n)| *n == name)
             .map(|(f, _)| *f)
+    }
+}
+
+/// A consumer's version, `MAJOR[.MINOR]` (systemd counts in majors only: 252, 256).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Version(pub u32, pub u32);
+
+impl Version {
+    pub fn parse(text: &str) -> Option<Version> {
+        let (major, minor) = text.trim().split_once('.').unwrap_or((text.trim(), "0"));
+        Some(Version(major.parse().ok()?, minor.parse().ok()?))
+    }
+}
+
+impl std::fmt::Display for Version {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.1 {
+            0 => write!(f, "{}", self.0),
+            minor => write!(f, "{}.{minor}", self.0),
+        }
     }
 }
 
@@ -129,10 +175,55 @@ pub struct Item {
 }
 
 impl Item {
-    /// `key[@n]=value`, for lists of omitted settings.
+    /// `key[@n]=value`, for lists of omitted settings; a FreeBSD per-unit key shows its
+    /// unit in place (`freebsd.dev.igb.7.rx_processing_limit=-1`).
     pub fn shown(&self) -> String {
+        if let Some(key) = self.unit_key() {
+            return format!("{key}={}", self.value.plain());
+        }
         let at = self.instance.map(|n| format!("@{n}")).unwrap_or_default();
         format!("{}{at}={}", self.key, self.value.plain())
+    }
+
+    /// The key with its `N` segment replaced by the unit number, for per-unit keys
+    /// (`freebsd.dev.igb.N.rx_processing_limit` with unit 7).
+    fn unit_key(&self) -> Option<String> {
+        let n = self.instance?;
+        self.key
+            .contains(".N.")
+            .then(|| self.key.replacen(".N.", &format!(".{n}."), 1))
+    }
+
+    /// The OS the setting belongs to: the catalog's, FreeBSD for the `freebsd.*` sysctls
+    /// the catalog does not list, Linux for the rest (what `apply` knows).
+    pub fn os(&self) -> cat::Os {
+        match self.entry {
+            Some(e) => e.os,
+            None if self.key.starts_with("freebsd.") => cat::Os::Freebsd,
+            None => cat::Os::Linux,
+        }
+    }
+
+    /// The device's sysfs file that sets this NAPI value for every NAPI of the device:
+    /// writing `/sys/class/net/IF/gro_flush_timeout`, `napi_defer_hard_irqs` or `threaded`
+    /// sets the device's value and, since Linux 6.13 (per-NAPI config), each NAPI's
+    /// (net/core/net-sysfs.c, the `*_store` handlers; Documentation/networking/napi.rst,
+    /// "Software IRQ coalescing"). `None` for one NAPI's value (`@N`) and keys without one.
+    pub fn device_wide_sysfs(&self) -> Option<&'static str> {
+        if self.instance.is_some() {
+            return None;
+        }
+        match (self.key.as_str(), &self.value) {
+            ("napi.gro-flush-timeout", XValue::Int(_)) => Some("gro_flush_timeout"),
+            ("napi.defer-hard-irqs", XValue::Int(_)) => Some("napi_defer_hard_irqs"),
+            ("napi.threaded", XValue::Int(_) | XValue::Bool(_)) => Some("threaded"),
+            _ => None,
+        }
+    }
+
+    /// A FreeBSD sysctl the catalog does not list, passed through unchecked.
+    pub fn unlisted_freebsd(&self) -> bool {
+        self.entry.is_none() && self.key.starts_with("freebsd.")
     }
 
     /// The catalog alias of this kind (`RxCoalesceSec`, `ethtool.coalesce-rx-usecs`).
@@ -163,7 +254,77 @@ impl Item {
         let template = self.template(Via::Ethtool)?;
         let rest = template.strip_prefix("ethtool ")?;
         let (option, args) = rest.split_once(" {dev} ")?;
+        if args.contains('<') {
+            // A module parameter whose run-time form needs arithmetic: see `rate_as_usecs`.
+            return None;
+        }
         Some((option, args.replace("{value}", &self.value.plain())))
+    }
+
+    /// An `InterruptThrottleRate` module parameter (interrupts/s, or a mode) as the
+    /// `ethtool -C DEV rx-usecs N` that sets the same at run time, with what the conversion
+    /// means: a rate R ≥ 100 is 10^6/R µs, rounded; the modes the parameter shares with
+    /// rx-usecs (0 off, 1 dynamic, 3 dynamic conservative, 4 on e1000/e1000e) are the same
+    /// number there: the drivers' `set_coalesce` reads rx-usecs 0–3 (0–4) as those modes
+    /// (catalog `coalesce.rx-usecs`, specs for e1000/e1000e/igb: igb_ethtool.c
+    /// igb_set_coalesce, e1000e/ethtool.c e1000_set_coalesce). `Err` says why there is none.
+    pub fn rate_as_usecs(&self) -> Result<(String, String), String> {
+        let entry = self.entry.ok_or("not a module parameter")?;
+        let template = self
+            .template(Via::Ethtool)
+            .filter(|t| t.contains("rx-usecs <10^6/value"))
+            .ok_or("no run-time ethtool form")?;
+        let modes: Vec<i64> = template
+            .split("mode ")
+            .nth(1)
+            .unwrap_or("")
+            .trim_end_matches('>')
+            .split('/')
+            .filter_map(|m| m.parse().ok())
+            .collect();
+        let values: Vec<i64> = match &self.value {
+            XValue::Int(n) => vec![*n],
+            XValue::PerPort(v) => v.clone(),
+            other => return Err(format!("{} is not a rate", other.plain())),
+        };
+        let Some(&rate) = values.first() else {
+            return Err("no value".into());
+        };
+        if values.iter().any(|v| *v != rate) {
+            return Err(format!(
+                "the ports differ ({}) and a rule for one interface takes one value: give this \
+                 port's value alone, or use --format modprobe",
+                self.value.plain()
+            ));
+        }
+        let driver = entry.driver.as_deref().unwrap_or("the driver");
+        if modes.contains(&rate) {
+            return Ok((
+                format!("rx-usecs {rate}"),
+                format!(
+                    "{}: mode {rate} is rx-usecs {rate} ({driver}'s set_coalesce reads it as the same mode)",
+                    self.shown()
+                ),
+            ));
+        }
+        if rate < 100 {
+            return Err(format!(
+                "{rate} is neither a rate (100 and up) nor one of the modes {modes:?} rx-usecs can \
+                 express; use --format modprobe"
+            ));
+        }
+        let usecs = (1_000_000 + rate / 2) / rate;
+        let exact = 1_000_000 % rate == 0;
+        let note = if exact {
+            format!("{}: rx-usecs {usecs} = 10^6/{rate}", self.shown())
+        } else {
+            format!(
+                "{}: rx-usecs {usecs} ≈ 10^6/{rate}; {driver} then runs at {}/s",
+                self.shown(),
+                1_000_000 / usecs
+            )
+        };
+        Ok((format!("rx-usecs {usecs}"), note))
     }
 }
 
@@ -182,6 +343,8 @@ pub struct Exported {
     pub path: String,
     pub text: String,
     pub omitted: Vec<Omitted>,
+    /// Lines written with a caveat (an unchecked FreeBSD sysctl, a converted value).
+    pub warnings: Vec<String>,
 }
 
 /// What a renderer needs besides the settings.
@@ -194,6 +357,18 @@ pub struct Target<'a> {
     pub nictune: &'a str,
     /// `--netns` for the re-apply unit.
     pub netns: Option<&'a str>,
+    /// The version of the format's reader the file must suit (`--target-version`);
+    /// `None`: the oldest nictune supports, [`Format::consumer`].
+    pub version: Option<Version>,
+}
+
+impl Target<'_> {
+    /// The reader's version lines are checked against.
+    pub fn version_for(&self, format: Format) -> Version {
+        self.version
+            .or(format.consumer().map(|(_, v)| v))
+            .unwrap_or(Version(0, 0))
+    }
 }
 
 /// A profile that cannot be exported in the chosen format.
@@ -207,6 +382,24 @@ pub enum ExportError {
     Name(#[from] NameError),
     #[error("{what} {path:?} cannot go into a generated file: it holds a control character; allowed: a path without control characters")]
     BadPath { what: &'static str, path: String },
+    #[error("--format {format} would write no settings; left out:\n{}", .omitted.iter().map(|o| format!("  {}: {}", o.setting, o.reason)).collect::<Vec<_>>().join("\n"))]
+    NothingToWrite {
+        format: &'static str,
+        omitted: Vec<Omitted>,
+    },
+    #[error("--target-version {version:?} is not a version of {consumer}; allowed: MAJOR[.MINOR], e.g. 1.46 or 256")]
+    BadVersion {
+        consumer: &'static str,
+        version: String,
+    },
+    #[error("--target-version {version}: nictune writes for {consumer} {oldest} or newer (Debian 12's), whose keys older releases may lack; allowed: {oldest} or newer")]
+    TooOld {
+        consumer: &'static str,
+        version: Version,
+        oldest: Version,
+    },
+    #[error("--target-version: --format {format} has no versioned reader; allowed with networkmanager, systemd-link, udev, systemd-unit")]
+    Unversioned { format: &'static str },
 }
 
 /// Checks every name and path `target` puts into generated files: a newline or quote there
@@ -240,9 +433,22 @@ pub fn export(format: Format, items: &[Item], target: &Target) -> Result<Exporte
             format: format.name(),
         })
     };
+    if target.version.is_some() && format.consumer().is_none() {
+        return Err(ExportError::Unversioned {
+            format: format.name(),
+        });
+    }
+    let version = target.version_for(format);
+    if let Some((consumer, oldest)) = format.consumer().filter(|(_, v)| version < *v) {
+        return Err(ExportError::TooOld {
+            consumer,
+            version,
+            oldest,
+        });
+    }
     let (path, body, omitted) = match format {
-        Format::SystemdLink => systemd_link::render(items, iface()?),
-        Format::Networkmanager => networkmanager::render(items, iface()?),
+        Format::SystemdLink => systemd_link::render(items, iface()?, version),
+        Format::Networkmanager => networkmanager::render(items, iface()?, version),
         Format::Udev => udev::render(items, iface()?),
         Format::Tuned => tuned::render(items, iface()?),
         Format::Modprobe => modprobe::render(items),
@@ -255,26 +461,46 @@ pub fn export(format: Format, items: &[Item], target: &Target) -> Result<Exporte
         Format::Fstab => fstab::render(items),
         Format::SystemdUnit => systemd_unit::render(items, target, iface()?),
     };
+    // Everything left out: refuse rather than write a file that changes nothing (an empty
+    // .link would still replace 99-default.link for the interface).
+    if omitted.len() == items.len() {
+        return Err(ExportError::NothingToWrite {
+            format: format.name(),
+            omitted,
+        });
+    }
+    let warnings: Vec<String> = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("# warning: "))
+        .map(String::from)
+        .collect();
     let shebang = if format == Format::Cpuset {
         "#!/bin/sh\n"
     } else {
         ""
     };
-    let text = format!("{shebang}{}{body}", header(format, &omitted));
+    let text = format!("{shebang}{}{body}", header(format, version, &omitted));
     Ok(Exported {
         format,
         path,
         text,
         omitted,
+        warnings,
     })
 }
 
 /// The comment block every file starts with: where it came from and what it leaves out.
-fn header(format: Format, omitted: &[Omitted]) -> String {
+fn header(format: Format, version: Version, omitted: &[Omitted]) -> String {
     let mut out = format!(
         "# Generated by `nictune export --format {}`.\n",
         format.name()
     );
+    if let Some((consumer, _)) = format.consumer() {
+        let _ = writeln!(
+            out,
+            "# For {consumer} {version} or newer; a line a later release needs says so above it."
+        );
+    }
     if !omitted.is_empty() {
         out += "# Not expressible in this format (and where it can go instead):\n";
         for o in omitted {
@@ -286,6 +512,12 @@ fn header(format: Format, omitted: &[Omitted]) -> String {
 
 /// The export formats that hold a FreeBSD setting, from the ways the catalog sets it.
 pub(crate) fn freebsd_formats(entry: &Entry) -> String {
+    freebsd_formats_but(entry, None)
+}
+
+/// [`freebsd_formats`] without `here`, the format that could not take the setting (so the
+/// note never sends it back to the format that refused it).
+fn freebsd_formats_but(entry: &Entry, here: Option<Format>) -> String {
     let mut formats: Vec<&str> = Vec::new();
     for m in &entry.set {
         let format = match m.via {
@@ -296,11 +528,12 @@ pub(crate) fn freebsd_formats(entry: &Entry) -> String {
             Via::Cpuset => "cpuset",
             _ => continue,
         };
-        if !formats.contains(&format) {
+        if !formats.contains(&format) && here.map(Format::name) != Some(format) {
             formats.push(format);
         }
     }
     match formats.as_slice() {
+        [] if here.is_some() => "FreeBSD setting no other export format holds".into(),
         [] => "FreeBSD setting: no export format holds it".into(),
         [one] => format!("FreeBSD setting: --format {one}"),
         [rest @ .., last] => format!("FreeBSD setting: --format {} or {last}", rest.join(", ")),
@@ -308,20 +541,32 @@ pub(crate) fn freebsd_formats(entry: &Entry) -> String {
 }
 
 /// What kind of setting an item is and which formats hold it instead, for omission lists.
-pub(crate) fn kind_reason(item: &Item) -> String {
+pub(crate) fn kind_reason(item: &Item, here: Format) -> String {
+    if item.unlisted_freebsd() {
+        return "FreeBSD sysctl (not in nictune's catalog): --format freebsd-sysctl.conf".into();
+    }
     let os_scope = item.entry.map(|e| (e.os, e.scope));
     let reason = match (item.family(), os_scope) {
         (_, Some((cat::Os::Freebsd, _))) => {
-            return freebsd_formats(item.entry.expect("FreeBSD items come from the catalog"))
+            return freebsd_formats_but(
+                item.entry.expect("FreeBSD items come from the catalog"),
+                Some(here),
+            )
         }
         (_, Some((_, cat::Scope::Module))) => "module parameter: --format modprobe",
-        ("napi", _) => "per-NAPI setting (netdev netlink only): --format systemd-unit",
+        ("napi", _) if item.instance.is_some() => {
+            "one NAPI's setting (netdev netlink only): --format systemd-unit"
+        }
+        ("napi", _) if item.device_wide_sysfs().is_none() => {
+            "NAPI setting without a sysfs file (netdev netlink only): --format systemd-unit"
+        }
+        ("napi", _) => "device-wide NAPI setting (sysfs): --format udev, tuned or systemd-unit",
         ("sysctl", _) => "sysctl: --format sysctl.d or tuned",
         ("nfs", _) => "NFS mount option: --format fstab",
         ("route", _) => {
             "route attribute: no format holds it; `nictune explain route.window` shows the ip route command"
         }
-        ("irq", _) => "IRQ affinity: --format systemd-unit (Linux) or cpuset (FreeBSD)",
+        ("irq", _) => "Linux IRQ affinity: --format systemd-unit",
         ("sysfs", _) => "sysfs NAPI file: --format udev, tuned or systemd-unit",
         ("rps" | "xps", _) => "queue steering: --format udev, tuned, systemd-link or systemd-unit",
         _ => "device setting: --format systemd-link, networkmanager, udev, tuned or systemd-unit",
@@ -388,8 +633,12 @@ fn parse_item(key_text: &str, raw: &str) -> Result<Item, DesiredError> {
     };
     let (key, entry) = crate::catalog::resolve(name)?;
     let Some(entry) = entry else {
-        // Not in the catalog: the apply parser knows it (any net.* sysctl, rps.flow-cnt, ...).
-        let d = crate::desired::parse_pair(key_text, raw)?;
+        // Not in the catalog: the apply parser knows it (any net.* sysctl, rps.flow-cnt, ...),
+        // or it is a FreeBSD sysctl nictune does not list, written through unchecked.
+        let d = match crate::desired::parse_pair(key_text, raw) {
+            Ok(d) => d,
+            Err(e) => return unlisted_freebsd_sysctl(name, instance, raw).ok_or(e)?,
+        };
         let value = match d.value {
             crate::value::Value::Int(n) => XValue::Int(i64::try_from(n).unwrap_or(i64::MAX)),
             crate::value::Value::Bool(b) => XValue::Bool(b),
@@ -402,6 +651,16 @@ fn parse_item(key_text: &str, raw: &str) -> Result<Item, DesiredError> {
             value,
             entry: None,
         });
+    };
+    let instance = match (unit_of(name, entry), instance) {
+        (Some(unit), None) => Some(unit),
+        (Some(unit), Some(at)) if unit != at => {
+            return Err(DesiredError::BadInstance {
+                key: key_text.to_string(),
+                why: format!("names unit {unit} and @{at}; allowed: one of them"),
+            })
+        }
+        (_, instance) => instance,
     };
     let parsed = entry
         .parse_value(raw)
@@ -431,6 +690,67 @@ fn parse_item(key_text: &str, raw: &str) -> Result<Item, DesiredError> {
         value,
         entry: Some(entry),
     })
+}
+
+/// The unit number a per-unit FreeBSD name carries where the catalog key has `N`:
+/// `dev.igb.7.rx_processing_limit` for `freebsd.dev.igb.N.rx_processing_limit` is unit 7.
+fn unit_of(name: &str, entry: &Entry) -> Option<u32> {
+    entry
+        .key
+        .rsplit('.')
+        .zip(name.rsplit('.'))
+        .find(|(k, _)| *k == "N")
+        .and_then(|(_, n)| n.parse().ok())
+}
+
+/// FreeBSD's top-level sysctl nodes (sysctl(3), "CTL_KERN" … plus `dev`, `security`,
+/// `compat` of FreeBSD 13/14): a name under one of them that no Linux key matches is a
+/// FreeBSD sysctl.
+const FREEBSD_SYSCTL_ROOTS: [&str; 12] = [
+    "kern", "vm", "vfs", "net", "debug", "hw", "machdep", "user", "p1003_1b", "dev", "security",
+    "compat",
+];
+
+/// A well-formed FreeBSD sysctl the catalog does not list (`net.inet.ip.fastforwarding`,
+/// `kern.maxfiles`, optionally written `freebsd.…`), kept as `freebsd.NAME` with its value
+/// as given: export writes it to freebsd-sysctl.conf with a warning instead of failing.
+fn unlisted_freebsd_sysctl(
+    name: &str,
+    instance: Option<u32>,
+    raw: &str,
+) -> Option<Result<Item, DesiredError>> {
+    let bare = name.strip_prefix("freebsd.").unwrap_or(name);
+    let segments: Vec<&str> = bare.split('.').collect();
+    let well_formed = instance.is_none()
+        && segments.len() >= 2
+        && FREEBSD_SYSCTL_ROOTS.contains(&segments[0])
+        && segments.iter().all(|s| {
+            !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_-%".contains(c))
+        });
+    if !well_formed {
+        return None;
+    }
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_.,:/+".contains(c);
+    if raw.is_empty() || !raw.chars().all(plain) {
+        return Some(Err(DesiredError::BadInstance {
+            key: name.to_string(),
+            why: format!(
+                "{raw:?} cannot go into sysctl.conf unchecked; allowed: a number or a word of \
+                 letters, digits and -_.,:/+"
+            ),
+        }));
+    }
+    let value = raw
+        .parse()
+        .map_or_else(|_| XValue::Text(raw.to_string()), XValue::Int);
+    Some(Ok(Item {
+        key: format!("freebsd.{bare}"),
+        instance: None,
+        value,
+        entry: None,
+    }))
 }
 
 #[cfg(test)]
@@ -488,6 +808,7 @@ iface = "eth1"
             profile_path: "/etc/nictune/eth1.toml",
             nictune: "/usr/bin/nictune",
             netns: None,
+            version: None,
         }
     }
 
@@ -495,7 +816,14 @@ iface = "eth1"
     fn every_setting_is_either_rendered_or_listed_as_omitted() {
         let items = items();
         for (format, name) in Format::ALL {
-            let out = export(format, &items, &target()).unwrap();
+            let out = match export(format, &items, &target()) {
+                Ok(out) => out,
+                Err(ExportError::NothingToWrite { omitted, .. }) => {
+                    assert_eq!(omitted.len(), items.len(), "{name}");
+                    continue;
+                }
+                Err(e) => panic!("{name}: {e}"),
+            };
             for o in &out.omitted {
                 assert!(
                     out.text.contains(&o.setting),
@@ -503,10 +831,122 @@ iface = "eth1"
                     o.setting
                 );
             }
-            let rendered = items.len() - out.omitted.len();
+            assert!(out.omitted.len() < items.len(), "{name} expressed nothing");
+        }
+    }
+
+    #[test]
+    fn an_export_without_settings_is_refused_with_the_list() {
+        let items =
+            items_of("[settings]\n\"sysctl.net.core.busy_poll\" = 50\n\"coalesce.rx-usecs\" = 8\n");
+        for format in [
+            Format::Modprobe,
+            Format::LoaderConf,
+            Format::RcConf,
+            Format::FreebsdSysctlConf,
+            Format::Cpuset,
+        ] {
+            let err = export(format, &items, &target()).unwrap_err();
+            let text = err.to_string();
+            assert!(text.contains("would write no settings"), "{text}");
             assert!(
-                format == Format::SystemdUnit || rendered > 0,
-                "{name} expressed nothing"
+                text.contains("  sysctl.net.core.busy_poll=50: sysctl: --format sysctl.d or tuned"),
+                "{text}"
+            );
+        }
+        // A .link with no [Link] setting would still replace 99-default.link.
+        let napi = items_of("[settings]\n\"napi.gro-flush-timeout\" = 20000\n");
+        assert!(matches!(
+            export(Format::SystemdLink, &napi, &target()),
+            Err(ExportError::NothingToWrite { .. })
+        ));
+    }
+
+    #[test]
+    fn freebsd_units_stay_and_unlisted_freebsd_sysctls_pass_with_a_warning() {
+        let items = items_of(
+            "[settings]\n\"dev.igb.7.rx_processing_limit\" = -1\n\"dev.igb.3.rx_processing_limit\" = 500\n\
+             \"net.inet.ip.fastforwarding\" = 1\n\"freebsd.net.inet.tcp.blackhole\" = 2\n\"kern.maxfiles\" = 200000\n\
+             \"sysctl.net.core.busy_poll\" = 50\n",
+        );
+        let out = export(Format::FreebsdSysctlConf, &items, &target()).unwrap();
+        let lines: Vec<&str> = out.text.lines().filter(|l| !l.starts_with('#')).collect();
+        assert_eq!(
+            lines,
+            [
+                "dev.igb.3.rx_processing_limit=500",
+                "dev.igb.7.rx_processing_limit=-1",
+                "net.inet.tcp.blackhole=2",
+                "kern.maxfiles=200000",
+                "net.inet.ip.fastforwarding=1",
+            ]
+        );
+        assert_eq!(out.warnings.len(), 3, "{:?}", out.warnings);
+        assert!(
+            out.warnings[1].starts_with("kern.maxfiles is not in nictune's catalog"),
+            "{:?}",
+            out.warnings
+        );
+        // The Linux sysctl is never written to the FreeBSD file.
+        assert_eq!(out.omitted.len(), 1);
+        assert_eq!(out.omitted[0].setting, "sysctl.net.core.busy_poll=50");
+        // A unit given twice, differently, is refused.
+        let table: toml::Table =
+            toml::from_str("\"dev.igb.7.rx_processing_limit@3\" = 1\n").unwrap();
+        assert!(parse_items(&table)
+            .unwrap_err()
+            .to_string()
+            .contains("names unit 7 and @3"));
+    }
+
+    #[test]
+    fn a_note_never_sends_a_setting_back_to_the_format_that_left_it_out() {
+        for (format, name) in Format::ALL {
+            let Ok(out) = export(format, &items(), &target()) else {
+                continue;
+            };
+            for o in &out.omitted {
+                assert!(
+                    !o.reason.contains(&format!("--format {name}"))
+                        && !o.reason.contains(&format!(", {name}"))
+                        && !o.reason.contains(&format!(" or {name}")),
+                    "{name}: {o:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn no_format_writes_a_key_of_the_other_os() {
+        let mut items = items();
+        items.extend(items_of(
+            "[settings]\n\"net.inet.ip.fastforwarding\" = 1\n\"dev.igb.7.rx_processing_limit\" = -1\n",
+        ));
+        for (format, name) in Format::ALL {
+            let Some(os) = format.os() else { continue };
+            let Ok(out) = export(format, &items, &target()) else {
+                continue;
+            };
+            for item in &items {
+                let written = !out.omitted.iter().any(|o| o.setting == item.shown());
+                assert!(
+                    !written || item.os() == os,
+                    "{name} wrote {} of the other OS",
+                    item.shown()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn napi_values_without_a_sysfs_file_are_sent_to_the_unit_only() {
+        let items =
+            items_of("[settings]\n\"napi.irq-suspend-timeout\" = 20000\n\"ring.rx\" = 512\n");
+        for format in [Format::Udev, Format::Tuned, Format::SystemdLink] {
+            let out = export(format, &items, &target()).unwrap();
+            assert_eq!(
+                out.omitted[0].reason,
+                "NAPI setting without a sysfs file (netdev netlink only): --format systemd-unit"
             );
         }
     }

@@ -36,7 +36,7 @@ fn driver(item: &Item) -> Result<&'static str, String> {
         Some(e) if e.scope == Scope::Module && e.os == Os::Linux => {
             e.driver.as_deref().ok_or_else(|| "no driver named".into())
         }
-        _ => Err(super::kind_reason(item)),
+        _ => Err(super::kind_reason(item, super::Format::Modprobe)),
     }
 }
 

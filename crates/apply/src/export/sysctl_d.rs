@@ -9,7 +9,7 @@ pub fn render(items: &[Item]) -> (String, String, Vec<Omitted>) {
         let linux = i.entry.is_none_or(|e| e.os == Os::Linux);
         (i.family() == "sysctl" && linux)
             .then_some(())
-            .ok_or_else(|| super::kind_reason(i))
+            .ok_or_else(|| super::kind_reason(i, super::Format::SysctlD))
     });
     let mut out = String::from(
         "# Loaded at boot by systemd-sysctl; apply now with `sysctl --system`.\n\

@@ -2,13 +2,31 @@
 //!
 //! Time spans carry explicit units: a bare `RxCoalesceSec=50` means 50 *seconds*
 //! (ecosystem.md §2.8), so 50 µs is written `RxCoalesceSec=50us`.
+//!
+//! Versions: every `[Link]` key nictune writes is in systemd 252's systemd.link(5) (Debian
+//! 12) except `ReceivePacketSteeringCPUMask=` ("Added in version 256" in systemd.link(5)),
+//! which 252 ignores with a warning; it is written only for `--target-version 256` or newer,
+//! marked with the version it needs.
 
-use super::{partition, Item, Omitted, XValue};
+use super::{partition, Item, Omitted, Version, XValue};
 use nictune_core::catalog::{AliasKind, Unit};
 
+/// `[Link]` keys newer than systemd 252, with the version that introduced them.
+const SINCE: [(&str, Version); 1] = [("ReceivePacketSteeringCPUMask", Version(256, 0))];
+
 /// Path, body and omissions.
-pub fn render(items: &[Item], iface: &str) -> (String, String, Vec<Omitted>) {
-    let (kept, omitted) = partition(items, |i| link_line(i).map(|_| ()));
+pub fn render(items: &[Item], iface: &str, version: Version) -> (String, String, Vec<Omitted>) {
+    let (kept, omitted) = partition(items, |i| {
+        let line = link_line(i)?;
+        match since(&line) {
+            Some(needs) if version < needs => Err(format!(
+                "{} needs systemd {needs} or newer (the target is {version}, which ignores it): \
+                 --target-version {needs} if the host has it, or --format udev or tuned",
+                line.split('=').next().unwrap_or_default()
+            )),
+            _ => Ok(()),
+        }
+    });
     let mut out = format!(
         "# udev applies this when {iface} appears; to apply it now run\n\
          #   udevadm trigger --action=add /sys/class/net/{iface}\n\
@@ -20,7 +38,11 @@ pub fn render(items: &[Item], iface: &str) -> (String, String, Vec<Omitted>) {
          MACAddressPolicy=persistent\n"
     );
     for item in kept {
-        out += &link_line(item).expect("kept items render");
+        let line = link_line(item).expect("kept items render");
+        if let Some(needs) = since(&line) {
+            out += &format!("# needs systemd >= {needs}\n");
+        }
+        out += &line;
         out.push('\n');
     }
     (
@@ -30,13 +52,19 @@ pub fn render(items: &[Item], iface: &str) -> (String, String, Vec<Omitted>) {
     )
 }
 
+/// The systemd version a `Key=value` line needs when it is newer than 252.
+fn since(line: &str) -> Option<Version> {
+    let key = line.split('=').next()?;
+    SINCE.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+}
+
 /// `Key=value` for one item, or why it has no `.link` form.
 fn link_line(item: &Item) -> Result<String, String> {
     if item.instance.is_some() {
         return Err("per-queue or per-instance values have no .link key".into());
     }
     let Some(key) = item.alias(AliasKind::SystemdLink) else {
-        return Err(super::kind_reason(item));
+        return Err(super::kind_reason(item, super::Format::SystemdLink));
     };
     if key.starts_with("IRQAffinity") {
         return Err("IRQAffinity= needs systemd 260 or newer (merged January 2026)".into());
@@ -60,10 +88,20 @@ fn span_unit(item: &Item) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::super::tests::{ini_lookup, items};
+    use super::super::Version;
+
+    #[test]
+    fn rps_mask_is_written_for_systemd_256_with_the_version_it_needs() {
+        let (_, text, _) = super::render(&items(), "eth1", Version(256, 0));
+        assert!(
+            text.contains("# needs systemd >= 256\nReceivePacketSteeringCPUMask=0-3\n"),
+            "{text}"
+        );
+    }
 
     #[test]
     fn coalesce_times_carry_units_and_switches_are_words() {
-        let (path, text, omitted) = super::render(&items(), "eth1");
+        let (path, text, omitted) = super::render(&items(), "eth1", Version(252, 0));
         assert_eq!(path, "/etc/systemd/network/10-nictune-eth1.link");
         let ini = ini_lookup(&text);
         let get = |k: &str| ini("Link", k);
@@ -73,8 +111,13 @@ mod tests {
         assert_eq!(get("CombinedChannels").as_deref(), Some("4"));
         assert_eq!(get("RxBufferSize").as_deref(), Some("1024"));
         assert_eq!(get("GenericReceiveOffload").as_deref(), Some("yes"));
-        assert_eq!(get("ReceivePacketSteeringCPUMask").as_deref(), Some("0-3"));
+        assert_eq!(
+            get("ReceivePacketSteeringCPUMask"),
+            None,
+            "systemd 252 ignores it"
+        );
         let names: Vec<&str> = omitted.iter().map(|o| o.setting.as_str()).collect();
+        assert!(names.contains(&"rps.cpus=0-3"), "{names:?}");
         assert!(names.contains(&"napi.defer-hard-irqs=2"));
         assert!(names.contains(&"rps.cpus@1=0-1"), "{names:?}");
         assert!(names.contains(&"irq.affinity@45=2-3"));

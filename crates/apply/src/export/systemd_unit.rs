@@ -1,6 +1,7 @@
 //! A oneshot systemd service that re-applies the profile with `nictune apply` whenever the
-//! device appears: the persistence path for what no native format holds (per-NAPI values,
-//! IRQ affinity, per-queue steering).
+//! device appears: the persistence path for what no native format holds (one NAPI's values,
+//! IRQ affinity). It names the installed binary and profile (`/usr/local/sbin/nictune`,
+//! `/etc/nictune/IF.toml`), never a build tree or the path the profile was exported from.
 
 use super::{partition, Item, Omitted, Target};
 
@@ -16,14 +17,15 @@ pub fn render(items: &[Item], target: &Target, iface: &str) -> (String, String, 
             return Err(format!(
                 "{}; applied from this unit it would reload the driver each time the device \
                  appears, so persist it with `--format modprobe` and keep it out of this profile",
-                super::kind_reason(i)
+                super::kind_reason(i, super::Format::SystemdUnit)
             ));
         }
+        let linux = i.os() == nictune_core::catalog::Os::Linux;
         match crate::catalog::check_appliable_entry(i.entry) {
-            Ok(()) => Ok(()),
-            Err(_) => Err(format!(
+            Ok(()) if linux => Ok(()),
+            _ => Err(format!(
                 "{}; `nictune apply` refuses it, so keep it out of this profile",
-                super::kind_reason(i)
+                super::kind_reason(i, super::Format::SystemdUnit)
             )),
         }
     });
@@ -37,7 +39,12 @@ pub fn render(items: &[Item], target: &Target, iface: &str) -> (String, String, 
          # Link up/down is not a device event: re-run `systemctl restart nictune-{iface}` from\n\
          # a NetworkManager dispatcher or networkd-dispatcher hook if the driver resets\n\
          # settings on link up.\n\
-         # Install: systemctl daemon-reload && systemctl enable --now nictune-{iface}.service\n\
+         # It runs the installed nictune ({exe}) with the installed\n\
+         # profile ({profile});\n\
+         # `nictune export --format systemd-unit --install` puts both and this unit in place.\n\
+         # --force: the profile was chosen for this device when it was installed, so it is\n\
+         # applied at boot even to the interface that will carry the default route.\n\
+         # Then: systemctl daemon-reload && systemctl enable --now nictune-{iface}.service\n\
          [Unit]\n\
          Description=nictune: re-apply {described} to {iface}\n\
          BindsTo={device}\n\
@@ -47,7 +54,7 @@ pub fn render(items: &[Item], target: &Target, iface: &str) -> (String, String, 
          [Service]\n\
          Type=oneshot\n\
          RemainAfterExit=yes\n\
-         ExecStart={exe} apply --profile {profile} --iface {iface}{netns}\n\
+         ExecStart={exe} apply --profile {profile} --iface {iface}{netns} --force\n\
          \n\
          [Install]\n\
          WantedBy={device}\n",
@@ -104,7 +111,7 @@ mod tests {
         let get = ini_lookup(&text);
         assert_eq!(
             get("Service", "ExecStart").as_deref(),
-            Some("/usr/bin/nictune apply --profile /etc/nictune/eth1.toml --iface eth1")
+            Some("/usr/bin/nictune apply --profile /etc/nictune/eth1.toml --iface eth1 --force")
         );
         assert_eq!(
             get("Install", "WantedBy").as_deref(),

@@ -1,5 +1,6 @@
 //! A tuned profile (tuned.conf(5), tuned 2.20 as in Debian 12): `[net]` for ethtool
-//! settings, `[sysctl]`, and `[sysfs]` for the NAPI and steering files. tuned's `[net]`
+//! settings, `[sysctl]`, and `[sysfs]` for the NAPI and steering files (device-wide NAPI
+//! values as the device's `gro_flush_timeout` and `napi_defer_hard_irqs`). tuned's `[net]`
 //! plugin skips virtual devices and its `coalesce=` knows only the 22 classic keys.
 
 use super::{partition, Item, Omitted};
@@ -22,8 +23,30 @@ enum Line {
 
 /// Path, body and omissions.
 pub fn render(items: &[Item], iface: &str) -> (String, String, Vec<Omitted>) {
-    let (kept, omitted) = partition(items, |i| line(i, iface).map(|_| ()));
-    let lines: Vec<Line> = kept.iter().map(|i| line(i, iface).expect("kept")).collect();
+    let (kept, mut omitted) = partition(items, |i| line(i, iface).map(|_| ()));
+    // tuned's reader refuses a key given twice in a section (configparser, strict): a file
+    // set by two keys (`sysfs.napi_defer_hard_irqs` and `napi.defer-hard-irqs`) is written
+    // once; with different values the second is left out.
+    let mut lines: Vec<Line> = Vec::new();
+    for item in kept {
+        let new = line(item, iface).expect("kept");
+        let clash = lines.iter().find_map(|l| match (l, &new) {
+            (Line::Sysfs(a), Line::Sysfs(b)) | (Line::Sysctl(a), Line::Sysctl(b))
+                if a.split('=').next() == b.split('=').next() =>
+            {
+                Some(a.clone())
+            }
+            _ => None,
+        });
+        match clash {
+            None => lines.push(new),
+            Some(same) if matches!(&new, Line::Sysfs(b) | Line::Sysctl(b) if *b == same) => {}
+            Some(other) => omitted.push(Omitted {
+                setting: item.shown(),
+                reason: format!("the same file is already set by {other}"),
+            }),
+        }
+    }
     let mut out = format!(
         "# Activate with `tuned-adm profile nictune-{iface}`; to keep your current profile's\n\
          # settings add include=<it> under [main].\n[main]\nsummary=nictune settings for {iface}\n"
@@ -96,7 +119,10 @@ fn line(item: &Item, iface: &str) -> Result<Line, String> {
             "{net}/queues/tx-{}/xps_cpus={v}",
             queue(q)
         ))),
-        ("napi", ..) => Err(super::kind_reason(item)),
+        ("napi", ..) => item
+            .device_wide_sysfs()
+            .map(|file| Line::Sysfs(format!("{net}/{file}={v}")))
+            .ok_or_else(|| super::kind_reason(item, super::Format::Tuned)),
         ("irq", ..) => Err("the [irq] plugin is upstream-only (not in tuned 2.20)".into()),
         (_, _, Some(_)) => Err("no per-instance form".into()),
         _ => net_option(item),
@@ -109,7 +135,9 @@ fn queue(q: Option<u32>) -> String {
 }
 
 fn net_option(item: &Item) -> Result<Line, String> {
-    let (option, words) = item.ethtool().ok_or(super::kind_reason(item))?;
+    let (option, words) = item
+        .ethtool()
+        .ok_or(super::kind_reason(item, super::Format::Tuned))?;
     let opt = match option {
         "-C" if classic_coalesce(item) => "coalesce",
         "-C" => {
@@ -143,6 +171,10 @@ mod tests {
             Some("f")
         );
         assert!(omitted.iter().any(|o| o.setting == "irq.affinity@45=2-3"));
+        assert_eq!(
+            get("sysfs", "/sys/class/net/eth1/gro_flush_timeout").as_deref(),
+            Some("20000")
+        );
     }
 
     #[test]

@@ -1,12 +1,20 @@
 //! `nictune export PROFILE --format FORMAT`: a profile as native configuration. Pure apart
-//! from reading the profile and writing `--output`: nothing on the host is read or changed.
+//! from reading the profile, writing `--output` and, with `--install`, the files under
+//! `--root` (default `/`): nothing on the host is read or changed otherwise.
 
 use crate::output::{Ctx, HintExt, Outcome};
 use anyhow::{Context, Result};
-use nictune_apply::export::{self, ExportError, Exported, Format, Target};
+use nictune_apply::export::{self, ExportError, Exported, Format, Omitted, Target, Version};
 use nictune_core::error::Hinted;
 use nictune_core::input;
+use serde::Serialize;
 use std::path::{Path, PathBuf};
+
+/// Where `--install` puts the nictune binary the re-apply unit runs (a copy of the running
+/// one), so the unit never points into a build tree.
+pub const INSTALLED_BINARY: &str = "/usr/local/sbin/nictune";
+/// Where `--install` puts the profile the re-apply unit reads.
+pub const PROFILE_DIR: &str = "/etc/nictune";
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Formats:
@@ -24,8 +32,13 @@ use std::path::{Path, PathBuf};
   kernconf             FreeBSD kernel configuration: GENERIC plus DEVICE_POLLING, HZ
   fstab                NFS mount options (rsize, wsize) for the options field of /etc/fstab
   systemd-unit         oneshot service re-running `nictune apply --profile` on device add,
-                       for what no native format holds (per-NAPI values, IRQ affinity)
-Settings a format cannot express are listed on stderr and at the top of the file.")]
+                       for what no native format holds (one NAPI's values, IRQ affinity);
+                       it runs /usr/local/sbin/nictune with /etc/nictune/IF.toml: --install
+                       puts both there, otherwise the commands to do so are printed
+Settings a format cannot express are listed on stderr and at the top of the file; an export
+that would write no setting at all is refused (exit status 1).
+Lines are written for the oldest reader nictune supports (NetworkManager 1.42, systemd 252);
+--target-version adds the keys a newer one reads, each marked with the version it needs.")]
 pub struct Args {
     /// The profile (TOML, as for `apply --profile`).
     #[arg(value_name = "PROFILE")]
@@ -39,6 +52,26 @@ pub struct Args {
     /// Write to this file instead of stdout.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// The version of the program that reads the file (NetworkManager for networkmanager,
+    /// systemd for systemd-link, udev and systemd-unit), e.g. 1.46 or 256; default: the
+    /// oldest supported (1.42, 252).
+    #[arg(long, value_name = "VERSION")]
+    pub target_version: Option<String>,
+    /// Install the file where it usually goes; for systemd-unit also the nictune binary
+    /// (/usr/local/sbin/nictune) and the profile (/etc/nictune/IF.toml) it runs.
+    #[arg(long)]
+    pub install: bool,
+    /// With --install: install under this directory instead of / (image builds, tests).
+    #[arg(long, value_name = "DIR", requires = "install")]
+    pub root: Option<PathBuf>,
+}
+
+/// What `export` reports when it refuses to write a file without settings.
+#[derive(Serialize)]
+struct Refused {
+    format: &'static str,
+    written: bool,
+    omitted: Vec<Omitted>,
 }
 
 pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
@@ -51,22 +84,66 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
     let profile = export::parse_profile(&text)
         .hint("a profile is TOML: iface = \"eth1\" and a [settings] table of KEY = VALUE")?;
     let iface = args.iface.clone().or(profile.iface.clone());
-    let profile_path = absolute(&args.profile);
-    let exe = std::env::current_exe().unwrap_or_else(|_| "/usr/local/bin/nictune".into());
+    let version = match &args.target_version {
+        None => None,
+        Some(text) => Some(Version::parse(text).ok_or_else(|| {
+            let consumer = format.consumer().map_or("its reader", |(c, _)| c);
+            anyhow::Error::new(Hinted::new(
+                ExportError::BadVersion {
+                    consumer,
+                    version: text.clone(),
+                },
+                "give the version `NetworkManager --version` or `systemctl --version` prints",
+            ))
+        })?),
+    };
+    // The re-apply unit names the installed copies, never the build tree or the path given.
+    let installed_profile = format!(
+        "{PROFILE_DIR}/{}.toml",
+        iface.as_deref().unwrap_or("profile")
+    );
     let target = Target {
         iface: iface.as_deref(),
-        profile_path: &profile_path,
-        nictune: &exe.to_string_lossy(),
+        profile_path: &installed_profile,
+        nictune: INSTALLED_BINARY,
         netns: profile.netns.as_deref(),
+        version,
     };
-    let exported = export::export(format, &profile.items, &target).map_err(|e| {
-        let hint = match e {
-            ExportError::Name(_) => "give names as `ip link` and `ip netns list` show them",
-            ExportError::BadPath { .. } => "move the profile to a path without control characters",
-            _ => "add --iface IF",
-        };
-        anyhow::Error::new(Hinted::new(e, hint))
-    })?;
+    let exported = match export::export(format, &profile.items, &target) {
+        Ok(e) => e,
+        Err(ExportError::NothingToWrite { format, omitted }) => {
+            let refused = Refused {
+                format,
+                written: false,
+                omitted,
+            };
+            ctx.emit("export", &refused, |r| {
+                let mut out = format!(
+                    "nothing written: --format {} would hold none of the profile's settings:\n",
+                    r.format
+                );
+                for o in &r.omitted {
+                    out += &format!("  {}: {}\n", o.setting, o.reason);
+                }
+                out + "  hint: choose a format named above for these settings"
+            })?;
+            return Ok(Outcome::Problems);
+        }
+        Err(e) => {
+            let hint = match e {
+                ExportError::Name(_) => "give names as `ip link` and `ip netns list` show them",
+                ExportError::BadPath { .. } => {
+                    "move the profile to a path without control characters"
+                }
+                ExportError::Unversioned { .. } => "leave out --target-version",
+                ExportError::TooOld { .. } => {
+                    "leave out --target-version to write for the oldest supported release"
+                }
+                _ => "add --iface IF",
+            };
+            return Err(anyhow::Error::new(Hinted::new(e, hint)));
+        }
+    };
     for o in &exported.omitted {
         eprintln!(
             "note: not expressible as {}: {} ({})",
@@ -75,16 +152,128 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
             o.reason
         );
     }
+    for w in &exported.warnings {
+        eprintln!("warning: {w}");
+    }
     if let Some(path) = &args.output {
         std::fs::write(path, &exported.text)
             .with_context(|| format!("writing {}", path.display()))?;
     }
-    ctx.emit("export", &exported, |e| human(e, args.output.is_some()))?;
+    if args.install {
+        let root = args.root.clone().unwrap_or_else(|| PathBuf::from("/"));
+        install(&exported, &root, &args.profile, &installed_profile)?;
+    } else if format == Format::SystemdUnit {
+        let unit = exported.path.rsplit('/').next().unwrap_or_default();
+        let (save, output) = match &args.output {
+            Some(p) => (String::new(), absolute(p)),
+            None => (
+                format!("save the unit printed on stdout as {unit}, then "),
+                unit.to_string(),
+            ),
+        };
+        eprintln!(
+            "note: the unit runs {INSTALLED_BINARY} with {installed_profile}; {save}install them and it:\n  \
+             {}\n  systemctl daemon-reload && systemctl enable --now {unit}\n  \
+             (or run this export again with --install)",
+            install_commands(&exported, &args.profile, &installed_profile, &output).join("\n  "),
+        );
+    }
+    ctx.emit("export", &exported, |e| {
+        human(e, args.output.is_some(), args.install)
+    })?;
     Ok(Outcome::Success)
 }
 
-fn human(e: &Exported, written: bool) -> String {
-    if written {
+/// The formats `--install` can put in place as a file of their own (the others are merged
+/// into a file the system already has: loader.conf, rc.conf, fstab, a connection keyfile).
+fn installable(format: Format) -> bool {
+    matches!(
+        format,
+        Format::SystemdLink
+            | Format::Udev
+            | Format::Tuned
+            | Format::Modprobe
+            | Format::SysctlD
+            | Format::Cpuset
+            | Format::SystemdUnit
+    )
+}
+
+/// `install` commands that put the unit, the binary and the profile in place.
+fn install_commands(e: &Exported, profile: &Path, installed: &str, unit: &str) -> Vec<String> {
+    let exe = std::env::current_exe().map_or_else(|_| "nictune".into(), |p| absolute(&p));
+    vec![
+        format!("install -D -m 0755 {} {INSTALLED_BINARY}", quote(&exe)),
+        format!(
+            "install -D -m 0644 {} {installed}",
+            quote(&absolute(profile))
+        ),
+        format!("install -D -m 0644 {} {}", quote(unit), e.path),
+    ]
+}
+
+/// A path for a shell command line: single-quoted unless plain.
+fn quote(text: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:@,=".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
+/// `--install`: the file where it usually goes under `root`; for the re-apply unit also a
+/// copy of this binary and of the profile, at the paths the unit names.
+fn install(e: &Exported, root: &Path, profile: &Path, installed_profile: &str) -> Result<()> {
+    if !installable(e.format) {
+        return Err(anyhow::Error::new(Hinted::new(
+            anyhow::anyhow!(
+                "--install: --format {} is merged into a file the system already has ({}); \
+                 allowed with: systemd-link, udev, tuned, modprobe, sysctl.d, cpuset, systemd-unit",
+                e.format.name(),
+                e.path
+            ),
+            "write it with --output FILE and merge it by hand",
+        )));
+    }
+    let under = |path: &str| root.join(path.trim_start_matches('/'));
+    let put = |path: &str, bytes: &[u8], mode: u32| -> Result<()> {
+        use std::os::unix::fs::PermissionsExt;
+        let dest = under(path);
+        if let Some(dir) = dest.parent() {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        std::fs::write(&dest, bytes).with_context(|| format!("writing {}", dest.display()))?;
+        std::fs::set_permissions(&dest, std::fs::Permissions::from_mode(mode))
+            .with_context(|| format!("setting the mode of {}", dest.display()))?;
+        eprintln!("installed {}", dest.display());
+        Ok(())
+    };
+    if e.format == Format::SystemdUnit {
+        let exe = std::env::current_exe().context("finding this nictune binary to install")?;
+        // Run as the installed copy itself: it is in place (and busy: it cannot be rewritten).
+        let same = std::fs::canonicalize(under(INSTALLED_BINARY)).is_ok_and(|p| p == exe);
+        if !same {
+            let binary =
+                std::fs::read(&exe).with_context(|| format!("reading {}", exe.display()))?;
+            put(INSTALLED_BINARY, &binary, 0o755)?;
+        }
+        let text = input::read_file(profile, input::PROFILE)?;
+        put(installed_profile, text.as_bytes(), 0o644)?;
+    }
+    let mode = if e.format == Format::Cpuset {
+        0o555
+    } else {
+        0o644
+    };
+    put(&e.path, e.text.as_bytes(), mode)?;
+    Ok(())
+}
+
+fn human(e: &Exported, written: bool, installed: bool) -> String {
+    if installed {
+        format!("Installed {} as {}.", e.format.name(), e.path)
+    } else if written {
         format!(
             "Wrote {} (usually installed as {}).",
             e.format.name(),
