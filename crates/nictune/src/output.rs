@@ -7,6 +7,7 @@ use nictune_core::envelope::Envelope;
 use nictune_core::error::Hinted;
 use nictune_core::progress::{NoProgress, Progress};
 use serde::Serialize;
+use std::ffi::OsString;
 use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -193,22 +194,27 @@ fn causes(err: &anyhow::Error) -> Vec<String> {
     out
 }
 
-/// Renders an error on stderr: human text, or a `nictune.error/v1` document with `--json`.
+/// The `nictune.error/v1` document: the message, its causes, a hint or `null`, the exit code.
+fn error_doc(chain: &[String], hint: Option<&str>, code: u8) -> serde_json::Value {
+    serde_json::json!({
+        "schema": "nictune.error/v1",
+        "error": chain.first(),
+        "causes": chain.get(1..).unwrap_or(&[]),
+        "hint": hint,
+        "exit_code": code,
+    })
+}
+
+/// Renders an error as human text on stderr; with `--json` the `nictune.error/v1` document
+/// also goes to stdout, so stdout holds exactly one JSON document whatever happened.
 fn report_error(ctx: &Ctx, err: &anyhow::Error) {
     let chain = causes(err);
     let hint = find_hint(err);
-    let mut stderr = io::stderr().lock();
     if ctx.json {
-        let doc = serde_json::json!({
-            "schema": "nictune.error/v1",
-            "error": chain.first(),
-            "causes": chain.get(1..).unwrap_or(&[]),
-            "hint": hint,
-            "exit_code": exit_code(err),
-        });
-        let _ = writeln!(stderr, "{doc}");
-        return;
+        let doc = error_doc(&chain, hint, exit_code(err));
+        let _ = writeln!(io::stdout().lock(), "{doc}");
     }
+    let mut stderr = io::stderr().lock();
     let _ = writeln!(stderr, "error: {}", chain[0]);
     for cause in &chain[1..] {
         let _ = writeln!(stderr, "  caused by: {cause}");
@@ -216,6 +222,67 @@ fn report_error(ctx: &Ctx, err: &anyhow::Error) {
     if let Some(hint) = hint {
         let _ = writeln!(stderr, "  hint: {hint}");
     }
+}
+
+/// A command line clap refused (or `--help`/`--version`, which print as usual). A refusal
+/// reads like every other error — `error: …` and `  hint: …` on stderr, exit 2 — and with
+/// `--json` anywhere before a `--` the `nictune.error/v1` document goes to stdout as well.
+pub fn usage_error(
+    err: clap::Error,
+    cli: &clap::Command,
+    argv: impl IntoIterator<Item = OsString>,
+) -> ExitCode {
+    use clap::error::ErrorKind;
+    let args: Vec<OsString> = argv.into_iter().skip(1).take_while(|a| a != "--").collect();
+    let json = args.iter().any(|a| a == "--json");
+    // `nictune SUB` when the first word is a subcommand, for the hint.
+    let command = args
+        .iter()
+        .find(|a| !a.to_string_lossy().starts_with('-'))
+        .and_then(|a| cli.find_subcommand(a))
+        .map_or("nictune".to_string(), |sub| {
+            format!("nictune {}", sub.get_name())
+        });
+    let informational = matches!(
+        err.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    );
+    if informational {
+        err.exit();
+    }
+    let (message, hint) = usage_parts(&err, &command);
+    if json {
+        let doc = error_doc(std::slice::from_ref(&message), Some(&hint), EXIT_ERROR);
+        let _ = writeln!(io::stdout().lock(), "{doc}");
+    }
+    let _ = writeln!(io::stderr().lock(), "error: {message}\n  hint: {hint}");
+    ExitCode::from(EXIT_ERROR)
+}
+
+/// clap's message without its `error: ` prefix (on one line), and its tip — else where to
+/// read the usage — as the hint.
+fn usage_parts(err: &clap::Error, command: &str) -> (String, String) {
+    let text = err.render().to_string();
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let message = lines
+        .iter()
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("tip:"))
+        .filter(|l| !l.starts_with("For more information"))
+        .map(|l| l.trim_start_matches("error: "))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let tip = lines.iter().find_map(|l| l.strip_prefix("tip: "));
+    let hint = match tip {
+        Some(tip) => format!("{tip}; `{command} --help` lists every option"),
+        None => format!("`{command} --help` lists every option and its values"),
+    };
+    (message, hint)
 }
 
 /// Wraps an error with a hint for the user (see [`Hinted`]).

@@ -8,8 +8,9 @@
 use super::explain::lookup_error;
 use crate::output::{Ctx, HintExt, Outcome};
 use anyhow::Result;
+use nictune_apply::desired;
 use nictune_core::catalog::{
-    catalog, check_many, select_spec, CheckReport, Context, Entry, Finding, Value,
+    catalog, check_many, edit_distance, select_spec, CheckReport, Context, Entry, Finding, Value,
 };
 use nictune_core::error::InvalidInput;
 use serde::Serialize;
@@ -56,6 +57,9 @@ struct Checks {
 }
 
 pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
+    if let Some(driver) = &args.driver {
+        check_driver(driver)?;
+    }
     let context = Context {
         driver: args.driver,
         device: args.device,
@@ -83,9 +87,45 @@ fn parse_setting<'a>(arg: &'a str, context: &Context) -> Result<(&'a str, &'stat
             .hint("write the setting and its value joined by '=', e.g. rx-usecs=50");
     };
     let driver = context.driver.as_deref();
-    let entry = catalog().lookup(key.trim(), driver).map_err(lookup_error)?;
+    let mut name = key.trim();
+    if name.contains('@') {
+        // Per-queue and per-IRQ keys (`xps.cpus@0`, `irq.affinity@45`): the instance is read
+        // by apply's own rules, the value checked through the key's catalog entry.
+        name = desired::check_key_text(name).hint(
+            "per-queue keys take @QUEUE (rps.cpus@0, napi.defer-hard-irqs@1), irq.affinity \
+             takes @IRQ (irq.affinity@45); device-wide keys take none",
+        )?;
+    }
+    let entry = catalog().lookup(name, driver).map_err(lookup_error)?;
     let value = entry.parse_value(text).hint(value_hint(entry, context))?;
     Ok((arg, entry, value))
+}
+
+/// `--driver`: a driver the catalog knows; an unknown one would silently fall back to the
+/// kernel's generic limits.
+fn check_driver(driver: &str) -> Result<()> {
+    let known = catalog().drivers();
+    if known.contains(&driver) {
+        return Ok(());
+    }
+    let mut near: Vec<(usize, &str)> = known
+        .iter()
+        .map(|k| (edit_distance(driver, k), *k))
+        .filter(|(d, _)| *d <= 3)
+        .collect();
+    near.sort();
+    let hint = match near.first() {
+        Some((_, k)) => {
+            format!("did you mean --driver {k}? Without --driver the kernel's generic limits apply")
+        }
+        None => "drop --driver to check against the kernel's generic limits".to_string(),
+    };
+    Err(InvalidInput::new(
+        "--driver",
+        driver,
+        format!("a driver the catalog knows: {}", known.join(", ")),
+    ))
+    .hint(hint)
 }
 
 /// What the entry accepts in this context, and where to read more.
