@@ -55,7 +55,7 @@ impl From<names::NameError> for DesiredError {
 }
 
 /// The key families accepted, for error messages.
-const KNOWN: &str = "channels.{rx,tx,other,combined}, ring.{rx,rx-mini,rx-jumbo,tx}, \
+const KNOWN: &str = "channel.{rx,tx,other,combined}, ring.{rx,rx-mini,rx-jumbo,tx}, \
 feature.<ethtool feature>, coalesce.<ethtool parameter>, \
 sysfs.{napi_defer_hard_irqs,gro_flush_timeout,threaded}, \
 napi.{defer-hard-irqs,gro-flush-timeout,irq-suspend-timeout,threaded}[@index], \
@@ -171,7 +171,8 @@ pub fn parse_key(name: &str) -> Result<Key, DesiredError> {
     };
     let (family, rest) = name.split_once('.').ok_or_else(unknown)?;
     let key = match family {
-        "channels" => Key::Channels(channel(rest).ok_or_else(unknown)?),
+        // `channels.*`: the spelling before the families were all singular (issue #13).
+        "channel" | "channels" => Key::Channels(channel(rest).ok_or_else(unknown)?),
         "ring" => Key::Ring(ring(rest).ok_or_else(unknown)?),
         "feature" if is_name(rest) => Key::Feature(kernel_feature(rest).to_string()),
         // Coalescing parameters are exactly the catalog's (the netlink attribute list).
@@ -370,7 +371,7 @@ mod tests {
     #[test]
     fn every_key_family_round_trips_through_its_display_name() {
         for name in [
-            "channels.combined",
+            "channel.combined",
             "ring.rx-jumbo",
             "feature.gro",
             "feature.rx-gro-hw",

@@ -259,8 +259,8 @@ fn check_an_integer_beyond_64_bits_is_out_of_range_naming_the_range() {
 
 #[test]
 fn check_polling_on_checks_the_driver_against_polling4() {
-    // igb (FreeBSD has one too) is a driver the catalog knows and polling(4) does not list.
-    let out = nictune(&["check", "polling=on", "--driver", "igb"]);
+    // msk is no driver the catalog knows: polling(4)'s caveat is about exactly such drivers.
+    let out = nictune(&["check", "polling=on", "--driver", "msk"]);
     assert_exit(&out, 1);
     assert!(
         stdout(&out).contains("polling(4) does not list this driver"),
@@ -355,5 +355,23 @@ fn check_refuses_an_unknown_driver_with_suggestions() {
         stderr(&out).contains("did you mean --driver igb?"),
         "{}",
         stderr(&out)
+    );
+    let out = nictune(&["check", "InterruptThrottleRate=8000", "--driver", "e1000"]);
+    assert_exit(&out, 0);
+}
+
+/// Issue #13: families are singular (`ring.rx`, `channel.combined`); the former plural
+/// spelling still reads, and `explain` lists it.
+#[test]
+fn former_channels_keys_read_as_channel() {
+    let out = nictune(&["--json", "check", "channels.combined=4"]);
+    assert_exit(&out, 0);
+    assert_eq!(json(&out)["settings"][0]["key"], "channel.combined");
+    let out = nictune(&["explain", "channel.combined"]);
+    assert_exit(&out, 0);
+    assert!(
+        stdout(&out).contains("channels.combined"),
+        "{}",
+        stdout(&out)
     );
 }

@@ -58,7 +58,7 @@ struct Checks {
 
 pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
     if let Some(driver) = &args.driver {
-        check_driver(driver)?;
+        check_driver(driver, &args.settings)?;
     }
     let context = Context {
         driver: args.driver,
@@ -102,10 +102,18 @@ fn parse_setting<'a>(arg: &'a str, context: &Context) -> Result<(&'a str, &'stat
 }
 
 /// `--driver`: a driver the catalog knows; an unknown one would silently fall back to the
-/// kernel's generic limits.
-fn check_driver(driver: &str) -> Result<()> {
+/// kernel's generic limits. Any name is fine for a setting with a caveat about the drivers
+/// *outside* a list (`polling=on --driver msk`: polling(4) does not list msk).
+fn check_driver(driver: &str, settings: &[String]) -> Result<()> {
     let known = catalog().drivers();
-    if known.contains(&driver) {
+    let outside_a_list = settings.iter().any(|arg| {
+        let key = arg.split_once('=').map_or(arg.as_str(), |(k, _)| k);
+        let name = key.trim().split_once('@').map_or(key.trim(), |(n, _)| n);
+        catalog()
+            .lookup(name, None)
+            .is_ok_and(|entry| entry.caveats.iter().any(|c| !c.when.drivers_not.is_empty()))
+    });
+    if known.contains(&driver) || outside_a_list {
         return Ok(());
     }
     let mut near: Vec<(usize, &str)> = known

@@ -146,7 +146,9 @@ fn check_only(text: &str) -> Result<(String, Vec<String>)> {
     if key.trim().is_empty() || values.is_empty() {
         return bad();
     }
-    Ok((key.trim().to_string(), values))
+    // Any spelling the catalog knows (`rx-usecs`, `channels.combined`) names its key.
+    let key = nictune_core::catalog::lookup(key.trim()).map_or(key.trim(), |e| e.key.as_str());
+    Ok((key.to_string(), values))
 }
 
 fn target(a: &Opts) -> Result<TargetArg> {
