@@ -96,6 +96,7 @@ fn durations_read_the_same_in_bench_tune_and_apply() {
             "--duration",
         ),
         (&["bench", "rr", "--loopback", "--warmup"][..], "--warmup"),
+        (&["sim", "seed-e1000-ping", "--duration"][..], "--duration"),
         (&["tune", "--synthetic", "--duration"][..], "--duration"),
         (&["tune", "--synthetic", "--warm-up"][..], "--warmup"),
         (
@@ -139,4 +140,16 @@ fn durations_read_the_same_in_bench_tune_and_apply() {
         assert_eq!(doc["search"]["duration_s"], 1.0, "{d}");
     }
     let _ = std::fs::remove_dir_all(&out_dir);
+    for d in ["0.5", "500ms"] {
+        let out = nictune()
+            .args(["sim", "seed-e1000-ping", "--duration", d])
+            .output()
+            .unwrap();
+        assert_exit(&out, 0);
+        assert!(
+            stdout(&out).contains("0.5 s simulated"),
+            "{d}: {}",
+            stdout(&out)
+        );
+    }
 }

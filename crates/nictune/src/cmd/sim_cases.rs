@@ -110,9 +110,9 @@ fn settings(case: &CaseScenario, args: &Args) -> Result<BTreeMap<String, Value>>
         let v = binding_file(k.trim(), v.trim())?;
         case.assign(&mut set, k.trim(), &v).hint(HINT)?;
     }
-    if let Some(d) = &args.duration {
-        case.assign(&mut set, "duration", d)
-            .hint("give simulated seconds, e.g. --duration 10")?;
+    if let Some(d) = args.duration {
+        case.assign(&mut set, "duration", &d.as_secs_f64().to_string())
+            .hint("give a simulated time, e.g. --duration 10s")?;
     }
     if let Some(s) = &args.seed {
         case.assign(&mut set, "seed", s)

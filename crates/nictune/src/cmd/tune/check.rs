@@ -377,6 +377,17 @@ mod tests {
     }
 
     #[test]
+    fn only_names_the_catalog_key_whatever_the_spelling() {
+        let (key, values) = check_only("channels.combined=1, 2").unwrap();
+        assert_eq!(
+            (key.as_str(), values),
+            ("channel.combined", vec!["1".to_string(), "2".into()])
+        );
+        assert_eq!(check_only("rx-usecs=0").unwrap().0, "coalesce.rx-usecs");
+        assert!(check_only("rx-usecs=").is_err());
+    }
+
+    #[test]
     fn limits_are_relative_or_absolute() {
         let c = parse(&["--objective", "cpu", "--p99-ceiling", "200us"]).unwrap();
         assert_eq!(c.objective.p99_ceiling, Limit::Absolute(200.0));
