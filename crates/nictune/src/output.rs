@@ -10,6 +10,7 @@ use serde::Serialize;
 use std::ffi::OsString;
 use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// How a command that ran to the end went.
@@ -66,6 +67,16 @@ pub(crate) fn exit_code(err: &anyhow::Error) -> u8 {
         .map_or(EXIT_ERROR, |e| e.code)
 }
 
+/// The version of each command's JSON schema; a change that renames, retypes or removes a
+/// field, or makes a missing field present, bumps it (docs/cli.md lists the history).
+pub fn schema_version(command: &str) -> u32 {
+    match command {
+        // v2: `note` and `unrecorded` are `null` instead of missing.
+        "revert" => 2,
+        _ => 1,
+    }
+}
+
 /// Output settings shared by all commands.
 #[derive(Debug)]
 pub struct Ctx {
@@ -73,16 +84,25 @@ pub struct Ctx {
     pub json: bool,
     /// `--quiet`: no progress bars.
     pub quiet: bool,
+    /// A JSON document went to stdout: an error after it goes to stderr, so stdout still
+    /// holds exactly one document.
+    printed_json: AtomicBool,
 }
 
 impl Ctx {
     pub fn new(json: bool, quiet: bool) -> Ctx {
-        Ctx { json, quiet }
+        Ctx {
+            json,
+            quiet,
+            printed_json: AtomicBool::new(false),
+        }
     }
 
-    /// Prints `body` inside the `nictune.<command>/v1` envelope on stdout.
+    /// Prints `body` inside the `nictune.<command>/v<N>` envelope on stdout (N from
+    /// [`schema_version`]).
     pub fn print_json<T: Serialize>(&self, command: &str, body: &T) -> Result<()> {
-        let text = Envelope::v1(command, body).to_json()?;
+        let text = Envelope::versioned(command, schema_version(command), body).to_json()?;
+        self.printed_json.store(true, Ordering::Relaxed);
         self.print(&text)
     }
 
@@ -205,14 +225,20 @@ fn error_doc(chain: &[String], hint: Option<&str>, code: u8) -> serde_json::Valu
     })
 }
 
-/// Renders an error as human text on stderr; with `--json` the `nictune.error/v1` document
-/// also goes to stdout, so stdout holds exactly one JSON document whatever happened.
+/// Renders an error as human text on stderr. With `--json` the `nictune.error/v1` document
+/// goes to stdout too, so stdout holds exactly one JSON document whatever happened — unless
+/// the command already printed its own (`revert` that restored the values but could not
+/// record it), when the error document goes to stderr before the text.
 fn report_error(ctx: &Ctx, err: &anyhow::Error) {
     let chain = causes(err);
     let hint = find_hint(err);
     if ctx.json {
         let doc = error_doc(&chain, hint, exit_code(err));
-        let _ = writeln!(io::stdout().lock(), "{doc}");
+        if ctx.printed_json.load(Ordering::Relaxed) {
+            let _ = writeln!(io::stderr().lock(), "{doc}");
+        } else {
+            let _ = writeln!(io::stdout().lock(), "{doc}");
+        }
     }
     let mut stderr = io::stderr().lock();
     let _ = writeln!(stderr, "error: {}", chain[0]);
@@ -303,6 +329,30 @@ where
 mod tests {
     use super::*;
     use nictune_core::error::InvalidInput;
+
+    #[test]
+    fn schema_versions_are_one_unless_bumped() {
+        assert_eq!(schema_version("revert"), 2);
+        assert_eq!(schema_version("show"), 1);
+    }
+
+    #[test]
+    fn clap_refusals_become_a_message_and_a_hint() {
+        use clap::{CommandFactory, Parser};
+        let cli = crate::cli::Cli::command();
+        let err = crate::cli::Cli::try_parse_from(["nictune", "bench", "rr", "--warmpu", "1"])
+            .unwrap_err();
+        let (message, hint) = usage_parts(&err, "nictune bench");
+        assert_eq!(message, "unexpected argument '--warmpu' found");
+        assert!(
+            hint.contains("'--warmup'") && hint.contains("`nictune bench --help`"),
+            "{hint}"
+        );
+        let err = crate::cli::Cli::try_parse_from(["nictune", "check"]).unwrap_err();
+        let (message, _) = usage_parts(&err, "nictune check");
+        assert!(message.ends_with("<KEY=VALUE>..."), "{message}");
+        assert!(cli.find_subcommand("check").is_some());
+    }
 
     #[test]
     fn broken_pipe_anywhere_in_the_chain_is_recognised() {
