@@ -662,6 +662,29 @@ mod tests {
         }
     }
 
+    /// Issue #13: `--confirm-within 30` and `30s` mean the same; the window is 1 ms to a day.
+    #[test]
+    fn confirm_within_reads_bare_seconds_and_units() {
+        use clap::Parser;
+        #[derive(Debug, Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: Args,
+        }
+        for text in ["30", "30s", "0.5m"] {
+            let cli = Cli::try_parse_from(["apply", "--confirm-within", text]).unwrap();
+            let within = cli.args.confirm_within.unwrap();
+            assert_eq!(check_confirm_within(within).unwrap(), 30_000, "{text}");
+        }
+        assert!(check_confirm_within(Nanos::from_secs(86_401)).is_err());
+        assert!(check_confirm_within(Nanos::ZERO).is_err());
+        assert_eq!(
+            check_confirm_within(Nanos(1_500_000)).unwrap(),
+            2,
+            "rounds up"
+        );
+    }
+
     #[test]
     fn a_partial_apply_exits_3_when_rolled_back_and_4_when_not() {
         let rolled_back = failed(ApplyError::RolledBack {
