@@ -431,9 +431,9 @@ fn tune_on_e1000_measures_the_throttle_rate_and_predicts_it() {
         .iter()
         .filter_map(|p| {
             let s = &p["settings"];
-            let itr: u64 = s["e1000.InterruptThrottleRate"].as_str()?.parse().ok()?;
-            let tidv = s["e1000.TxIntDelay"].as_str()?;
-            (tidv == "0" && itr >= 100 && (itr as f64) < base_ints * 0.8).then(|| {
+            let itr = s["e1000.InterruptThrottleRate"].as_u64()?;
+            let tidv = s["e1000.TxIntDelay"].as_u64()?;
+            (tidv == 0 && itr >= 100 && (itr as f64) < base_ints * 0.8).then(|| {
                 (
                     itr,
                     mean(p, "interrupts_per_sec").unwrap(),

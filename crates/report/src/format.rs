@@ -54,7 +54,7 @@ pub fn label(p: &Point) -> String {
         match (key.as_str(), busy_same) {
             ("sysctl.net.core.busy_poll", true) => {}
             ("sysctl.net.core.busy_read", true) => parts.push(format!("busy {value}µs")),
-            _ => parts.push(short(key, value)),
+            _ => parts.push(short(key, &value.to_string())),
         }
     }
     parts.push(p.placement.to_string());
