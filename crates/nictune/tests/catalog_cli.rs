@@ -329,6 +329,27 @@ fn check_accepts_the_instance_keys_apply_accepts() {
         let doc = json(&out);
         assert_eq!(doc["settings"][0]["input"], arg);
     }
+    // Keys apply takes by their form, outside the catalog: checked as apply checks them.
+    let out = nictune(&[
+        "--json",
+        "check",
+        "sysctl.net.core.somaxconn=1024",
+        "sysctl.net.ipv4.tcp_congestion_control=bbr",
+        "rps.flow-cnt@0=4096",
+    ]);
+    assert_exit(&out, 0);
+    let doc = json(&out);
+    assert_eq!(doc["settings"][0]["value"]["value"], 1024);
+    assert_eq!(doc["settings"][1]["value"]["type"], "text");
+    assert_eq!(doc["settings"][2]["key"], "rps.flow-cnt");
+    assert!(doc["settings"][2]["spec"].is_null());
+    let out = nictune(&["check", "rps.flow-cnt@0=lots"]);
+    assert_exit(&out, 2);
+    assert!(
+        stderr(&out).contains("is not an integer"),
+        "{}",
+        stderr(&out)
+    );
     let out = nictune(&["check", "coalesce.rx-usecs@0=50"]);
     assert_exit(&out, 2);
     assert!(
