@@ -73,6 +73,8 @@ pub fn schema_version(command: &str) -> u32 {
     match command {
         // v2: `note` and `unrecorded` are `null` instead of missing.
         "revert" => 2,
+        // v2: the engine block's `sim_seconds`/`wall_seconds` are `sim_s`/`wall_s`.
+        "sim" => 2,
         // v2: a point's setting values are numbers and booleans, not strings.
         "tune" => nictune_tune::results::SCHEMA_VERSION,
         _ => 1,

@@ -48,7 +48,7 @@ pub struct Args {
     pub explain: bool,
 }
 
-/// `nictune.sim/v1` for one run.
+/// `nictune.sim/v2` for one run.
 #[derive(Debug, Serialize)]
 struct RunDoc<'a> {
     scenario: &'a str,
@@ -56,7 +56,7 @@ struct RunDoc<'a> {
     result: &'a RunResult,
 }
 
-/// `nictune.sim/v1` for a sweep.
+/// `nictune.sim/v2` for a sweep.
 #[derive(Debug, Serialize)]
 struct SweepDoc<'a> {
     scenario: &'a str,

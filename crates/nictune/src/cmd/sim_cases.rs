@@ -1,6 +1,6 @@
 //! `nictune sim` for the Simulator II case scenarios (`seed-freebsd-polling`,
 //! `seed-ixgbevf-sriov`, `seed-isa-ttcp`, `seed-isa-nfs`, `seed-igb-router`, `dim-bulk`): the
-//! same flags and the same `nictune.sim/v1` document as the engine's scenarios, plus
+//! same flags and the same `nictune.sim/v2` document as the engine's scenarios, plus
 //! `--explain` (the model's assumptions) and `notes` (what the metrics do not say, such as
 //! interfaces that failed to start).
 
