@@ -42,10 +42,6 @@ pub enum DesiredError {
     NotAppliable { key: String, why: String },
     #[error("profile: {0}")]
     Profile(String),
-    #[error(
-        "{value:?} is not a duration; allowed: a positive number with a unit: 500ms, 3s, 2m, 1h"
-    )]
-    BadDuration { value: String },
     #[error("setting {key} is given twice")]
     Duplicate { key: String },
     #[error("profile: {0}")]
@@ -59,7 +55,7 @@ impl From<names::NameError> for DesiredError {
 }
 
 /// The key families accepted, for error messages.
-const KNOWN: &str = "channels.{rx,tx,other,combined}, ring.{rx,rx-mini,rx-jumbo,tx}, \
+const KNOWN: &str = "channel.{rx,tx,other,combined}, ring.{rx,rx-mini,rx-jumbo,tx}, \
 feature.<ethtool feature>, coalesce.<ethtool parameter>, \
 sysfs.{napi_defer_hard_irqs,gro_flush_timeout,threaded}, \
 napi.{defer-hard-irqs,gro-flush-timeout,irq-suspend-timeout,threaded}[@index], \
@@ -133,6 +129,16 @@ fn with_suggestions(e: DesiredError, name: &str) -> DesiredError {
     }
 }
 
+/// Reads `KEY@N` as [`parse_pair`] does — a key apply knows, an index where the setting has
+/// instances, none where it is device-wide — and returns the name without `@N`.
+pub fn check_key_text(key_text: &str) -> Result<&str, DesiredError> {
+    let (name, instance) = split_instance(key_text)?;
+    let (canonical, _) = crate::catalog::resolve(name)?;
+    let key = parse_key(&canonical).map_err(|e| with_suggestions(e, name))?;
+    check_instance(&key, instance, key_text)?;
+    Ok(name)
+}
+
 fn split_instance(text: &str) -> Result<(&str, Option<u32>), DesiredError> {
     let Some((name, n)) = text.split_once('@') else {
         return Ok((text, None));
@@ -165,7 +171,8 @@ pub fn parse_key(name: &str) -> Result<Key, DesiredError> {
     };
     let (family, rest) = name.split_once('.').ok_or_else(unknown)?;
     let key = match family {
-        "channels" => Key::Channels(channel(rest).ok_or_else(unknown)?),
+        // `channels.*`: the spelling before the families were all singular (issue #13).
+        "channel" | "channels" => Key::Channels(channel(rest).ok_or_else(unknown)?),
         "ring" => Key::Ring(ring(rest).ok_or_else(unknown)?),
         "feature" if is_name(rest) => Key::Feature(kernel_feature(rest).to_string()),
         // Coalescing parameters are exactly the catalog's (the netlink attribute list).
@@ -339,32 +346,6 @@ pub fn check_unique(settings: &[Desired]) -> Result<(), DesiredError> {
     Ok(())
 }
 
-/// Parses a duration with a unit (`500ms`, `3s`, `2m`, `1h`) into milliseconds. A bare
-/// number is refused: whether it means seconds or milliseconds would be a guess.
-pub fn parse_duration_ms(text: &str) -> Result<u64, DesiredError> {
-    let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (digits, unit) = t.split_at(split);
-    let scale = match unit {
-        "ms" => Some(1),
-        "s" => Some(1_000),
-        "m" | "min" => Some(60_000),
-        "h" => Some(3_600_000),
-        _ => None,
-    };
-    let value = digits.parse::<u64>().ok();
-    match (value, scale) {
-        (Some(v), Some(s)) if v > 0 => v.checked_mul(s).ok_or_else(|| bad_duration(text)),
-        _ => Err(bad_duration(text)),
-    }
-}
-
-fn bad_duration(text: &str) -> DesiredError {
-    DesiredError::BadDuration {
-        value: text.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -390,7 +371,7 @@ mod tests {
     #[test]
     fn every_key_family_round_trips_through_its_display_name() {
         for name in [
-            "channels.combined",
+            "channel.combined",
             "ring.rx-jumbo",
             "feature.gro",
             "feature.rx-gro-hw",
@@ -501,13 +482,15 @@ mod tests {
     }
 
     #[test]
-    fn durations_need_a_unit() {
-        assert_eq!(parse_duration_ms("3s").unwrap(), 3_000);
-        assert_eq!(parse_duration_ms("250ms").unwrap(), 250);
-        assert_eq!(parse_duration_ms("2m").unwrap(), 120_000);
-        assert!(parse_duration_ms("3").is_err());
-        assert!(parse_duration_ms("0s").is_err());
-        assert!(parse_duration_ms("s").is_err());
+    fn key_texts_are_read_as_apply_reads_them() {
+        assert_eq!(check_key_text("xps.cpus@0").unwrap(), "xps.cpus");
+        assert_eq!(check_key_text("irq.affinity@45").unwrap(), "irq.affinity");
+        assert!(
+            check_key_text("coalesce.rx-usecs@0").is_err(),
+            "device-wide"
+        );
+        assert!(check_key_text("rps.cpus@x").is_err(), "not an index");
+        assert!(check_key_text("irq.affinity").is_err(), "needs an IRQ");
     }
 
     #[test]

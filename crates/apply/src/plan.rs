@@ -342,7 +342,7 @@ mod tests {
         let err = plan(&["channels.rx=5"]).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "v0 channels.rx: 5 is above the driver's maximum 4"
+            "v0 channel.rx: 5 is above the driver's maximum 4"
         );
         let err = plan(&["coalesce.rx-usecs=5"]).unwrap_err();
         assert_eq!(

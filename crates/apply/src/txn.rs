@@ -180,12 +180,11 @@ pub struct Reverted {
     pub by: RevertBy,
     pub restored: Vec<Restored>,
     pub complete: bool,
-    /// Why nothing had to be written, when that is the case.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Why nothing had to be written, when that is the case (`null` otherwise).
     pub note: Option<String>,
     /// The values were restored but the journal could not record the end of the revert, so
     /// it still lists the change as in place; a later revert (same values) records it.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// `null` when the journal recorded it.
     pub unrecorded: Option<String>,
 }
 
@@ -254,4 +253,26 @@ pub fn close_unwritten(
         note,
         unrecorded: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue #13: fields that do not apply are `null`, never missing (`nictune.revert/v2`).
+    #[test]
+    fn a_revert_without_note_shows_null_fields() {
+        let r = Reverted {
+            id: "t1".into(),
+            by: RevertBy::User,
+            restored: Vec::new(),
+            complete: true,
+            note: None,
+            unrecorded: None,
+        };
+        let doc = serde_json::to_value(&r).unwrap();
+        assert!(doc["note"].is_null() && doc.get("note").is_some(), "{doc}");
+        assert!(doc.get("unrecorded").is_some_and(|v| v.is_null()), "{doc}");
+        assert_eq!(doc["by"], "user");
+    }
 }

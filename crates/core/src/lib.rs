@@ -7,7 +7,7 @@
 //!   through the settings catalog.
 //!
 //! [`envelope`] fixes the JSON convention (`{"schema": "nictune.<command>/v1", ...}`),
-//! [`units`] the unit newtypes, [`cpuset`] CPU sets in list and mask notation, [`progress`]
+//! [`units`] the unit newtypes, [`duration`] the one duration grammar of every flag, [`cpuset`] CPU sets in list and mask notation, [`progress`]
 //! the progress-reporting seam the binary renders, [`names`] the one rule for interface and
 //! namespace names, [`input`] the size limits of everything read from outside (its bounded
 //! reader is this crate's only I/O).
@@ -15,6 +15,7 @@
 
 pub mod catalog;
 pub mod cpuset;
+pub mod duration;
 pub mod envelope;
 pub mod error;
 pub mod input;

@@ -9,11 +9,17 @@ mod cli;
 mod cmd;
 mod output;
 
-use clap::Parser;
+use clap::Parser as _;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            let cli = <cli::Cli as clap::CommandFactory>::command();
+            return output::usage_error(err, &cli, std::env::args_os());
+        }
+    };
     let ctx = output::Ctx::new(cli.global.json, cli.global.quiet);
     let result = cmd::dispatch(cli.command, &ctx);
     output::finish(&ctx, result)

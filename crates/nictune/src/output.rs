@@ -6,8 +6,10 @@ use nictune_core::envelope::Envelope;
 use nictune_core::error::Hinted;
 use nictune_core::progress::{NoProgress, Progress, TerminalBar};
 use serde::Serialize;
+use std::ffi::OsString;
 use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// How a command that ran to the end went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,6 +65,20 @@ pub(crate) fn exit_code(err: &anyhow::Error) -> u8 {
         .map_or(EXIT_ERROR, |e| e.code)
 }
 
+/// The version of each command's JSON schema; a change that renames, retypes or removes a
+/// field, or makes a missing field present, bumps it (docs/cli.md lists the history).
+pub fn schema_version(command: &str) -> u32 {
+    match command {
+        // v2: `note` and `unrecorded` are `null` instead of missing.
+        "revert" => 2,
+        // v2: the engine block's `sim_seconds`/`wall_seconds` are `sim_s`/`wall_s`.
+        "sim" => 2,
+        // v2: a point's setting values are numbers and booleans, not strings.
+        "tune" => nictune_tune::results::SCHEMA_VERSION,
+        _ => 1,
+    }
+}
+
 /// Output settings shared by all commands.
 #[derive(Debug)]
 pub struct Ctx {
@@ -70,16 +86,25 @@ pub struct Ctx {
     pub json: bool,
     /// `--quiet`: no progress bars.
     pub quiet: bool,
+    /// A JSON document went to stdout: an error after it goes to stderr, so stdout still
+    /// holds exactly one document.
+    printed_json: AtomicBool,
 }
 
 impl Ctx {
     pub fn new(json: bool, quiet: bool) -> Ctx {
-        Ctx { json, quiet }
+        Ctx {
+            json,
+            quiet,
+            printed_json: AtomicBool::new(false),
+        }
     }
 
-    /// Prints `body` inside the `nictune.<command>/v1` envelope on stdout.
+    /// Prints `body` inside the `nictune.<command>/v<N>` envelope on stdout (N from
+    /// [`schema_version`]).
     pub fn print_json<T: Serialize>(&self, command: &str, body: &T) -> Result<()> {
-        let text = Envelope::v1(command, body).to_json()?;
+        let text = Envelope::versioned(command, schema_version(command), body).to_json()?;
+        self.printed_json.store(true, Ordering::Relaxed);
         self.print(&text)
     }
 
@@ -158,22 +183,33 @@ fn causes(err: &anyhow::Error) -> Vec<String> {
     out
 }
 
-/// Renders an error on stderr: human text, or a `nictune.error/v1` document with `--json`.
+/// The `nictune.error/v1` document: the message, its causes, a hint or `null`, the exit code.
+fn error_doc(chain: &[String], hint: Option<&str>, code: u8) -> serde_json::Value {
+    serde_json::json!({
+        "schema": "nictune.error/v1",
+        "error": chain.first(),
+        "causes": chain.get(1..).unwrap_or(&[]),
+        "hint": hint,
+        "exit_code": code,
+    })
+}
+
+/// Renders an error as human text on stderr. With `--json` the `nictune.error/v1` document
+/// goes to stdout too, so stdout holds exactly one JSON document whatever happened — unless
+/// the command already printed its own (`revert` that restored the values but could not
+/// record it), when the error document goes to stderr before the text.
 fn report_error(ctx: &Ctx, err: &anyhow::Error) {
     let chain = causes(err);
     let hint = find_hint(err);
-    let mut stderr = io::stderr().lock();
     if ctx.json {
-        let doc = serde_json::json!({
-            "schema": "nictune.error/v1",
-            "error": chain.first(),
-            "causes": chain.get(1..).unwrap_or(&[]),
-            "hint": hint,
-            "exit_code": exit_code(err),
-        });
-        let _ = writeln!(stderr, "{doc}");
-        return;
+        let doc = error_doc(&chain, hint, exit_code(err));
+        if ctx.printed_json.load(Ordering::Relaxed) {
+            let _ = writeln!(io::stderr().lock(), "{doc}");
+        } else {
+            let _ = writeln!(io::stdout().lock(), "{doc}");
+        }
     }
+    let mut stderr = io::stderr().lock();
     let _ = writeln!(stderr, "error: {}", chain[0]);
     for cause in &chain[1..] {
         let _ = writeln!(stderr, "  caused by: {cause}");
@@ -181,6 +217,67 @@ fn report_error(ctx: &Ctx, err: &anyhow::Error) {
     if let Some(hint) = hint {
         let _ = writeln!(stderr, "  hint: {hint}");
     }
+}
+
+/// A command line clap refused (or `--help`/`--version`, which print as usual). A refusal
+/// reads like every other error — `error: …` and `  hint: …` on stderr, exit 2 — and with
+/// `--json` anywhere before a `--` the `nictune.error/v1` document goes to stdout as well.
+pub fn usage_error(
+    err: clap::Error,
+    cli: &clap::Command,
+    argv: impl IntoIterator<Item = OsString>,
+) -> ExitCode {
+    use clap::error::ErrorKind;
+    let args: Vec<OsString> = argv.into_iter().skip(1).take_while(|a| a != "--").collect();
+    let json = args.iter().any(|a| a == "--json");
+    // `nictune SUB` when the first word is a subcommand, for the hint.
+    let command = args
+        .iter()
+        .find(|a| !a.to_string_lossy().starts_with('-'))
+        .and_then(|a| cli.find_subcommand(a))
+        .map_or("nictune".to_string(), |sub| {
+            format!("nictune {}", sub.get_name())
+        });
+    let informational = matches!(
+        err.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    );
+    if informational {
+        err.exit();
+    }
+    let (message, hint) = usage_parts(&err, &command);
+    if json {
+        let doc = error_doc(std::slice::from_ref(&message), Some(&hint), EXIT_ERROR);
+        let _ = writeln!(io::stdout().lock(), "{doc}");
+    }
+    let _ = writeln!(io::stderr().lock(), "error: {message}\n  hint: {hint}");
+    ExitCode::from(EXIT_ERROR)
+}
+
+/// clap's message without its `error: ` prefix (on one line), and its tip — else where to
+/// read the usage — as the hint.
+fn usage_parts(err: &clap::Error, command: &str) -> (String, String) {
+    let text = err.render().to_string();
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let message = lines
+        .iter()
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("tip:"))
+        .filter(|l| !l.starts_with("For more information"))
+        .map(|l| l.trim_start_matches("error: "))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let tip = lines.iter().find_map(|l| l.strip_prefix("tip: "));
+    let hint = match tip {
+        Some(tip) => format!("{tip}; `{command} --help` lists every option"),
+        None => format!("`{command} --help` lists every option and its values"),
+    };
+    (message, hint)
 }
 
 /// Wraps an error with a hint for the user (see [`Hinted`]).
@@ -201,6 +298,30 @@ where
 mod tests {
     use super::*;
     use nictune_core::error::InvalidInput;
+
+    #[test]
+    fn schema_versions_are_one_unless_bumped() {
+        assert_eq!(schema_version("revert"), 2);
+        assert_eq!(schema_version("show"), 1);
+    }
+
+    #[test]
+    fn clap_refusals_become_a_message_and_a_hint() {
+        use clap::{CommandFactory, Parser};
+        let cli = crate::cli::Cli::command();
+        let err = crate::cli::Cli::try_parse_from(["nictune", "bench", "rr", "--warmpu", "1"])
+            .unwrap_err();
+        let (message, hint) = usage_parts(&err, "nictune bench");
+        assert_eq!(message, "unexpected argument '--warmpu' found");
+        assert!(
+            hint.contains("'--warmup'") && hint.contains("`nictune bench --help`"),
+            "{hint}"
+        );
+        let err = crate::cli::Cli::try_parse_from(["nictune", "check"]).unwrap_err();
+        let (message, _) = usage_parts(&err, "nictune check");
+        assert!(message.ends_with("<KEY=VALUE>..."), "{message}");
+        assert!(cli.find_subcommand("check").is_some());
+    }
 
     #[test]
     fn broken_pipe_anywhere_in_the_chain_is_recognised() {

@@ -30,7 +30,7 @@ fn help_apply_and_export() {
 #[test]
 fn bad_input_is_refused_before_touching_anything() {
     let dir = tempfile::tempdir().unwrap();
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 7] = [
         (
             &["apply", "--iface", "v0", "coalesce.rx-usec=5"],
             "did you mean coalesce.rx-usecs",
@@ -46,9 +46,9 @@ fn bad_input_is_refused_before_touching_anything() {
                 "v0",
                 "napi.threaded=1",
                 "--confirm-within",
-                "3",
+                "3x",
             ],
-            "with a unit",
+            "allowed: seconds (2, 0.5) or a number with a unit",
         ),
         (
             // Issue #12.6: this wrapped to a deadline in the past.
@@ -60,7 +60,18 @@ fn bad_input_is_refused_before_touching_anything() {
                 "--confirm-within",
                 "18446744073709551615ms",
             ],
-            "allowed: from 1ms to 24h",
+            "\"18446744073709551615ms\" is not a duration",
+        ),
+        (
+            &[
+                "apply",
+                "--iface",
+                "v0",
+                "napi.threaded=1",
+                "--confirm-within",
+                "25h",
+            ],
+            "allowed: a duration from 1ms to 1day",
         ),
         (
             &["apply", "--netns", "../x", "napi.threaded=1"],

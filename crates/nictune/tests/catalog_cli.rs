@@ -215,8 +215,14 @@ fn check_json_document() {
 fn check_errors_are_json_with_json() {
     let out = nictune(&["--json", "check", "rx-usecs=abc"]);
     assert_exit(&out, 2);
-    let doc: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["schema"], "nictune.error/v1");
+    assert_eq!(doc["exit_code"], 2);
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        text.starts_with("error: "),
+        "the human text stays on stderr: {text}"
+    );
     assert!(doc["hint"]
         .as_str()
         .unwrap()
@@ -253,6 +259,7 @@ fn check_an_integer_beyond_64_bits_is_out_of_range_naming_the_range() {
 
 #[test]
 fn check_polling_on_checks_the_driver_against_polling4() {
+    // msk is no driver the catalog knows: polling(4)'s caveat is about exactly such drivers.
     let out = nictune(&["check", "polling=on", "--driver", "msk"]);
     assert_exit(&out, 1);
     assert!(
@@ -307,4 +314,85 @@ fn explain_serves_the_howto_settings_with_sources() {
     assert_exit(&out, 0);
     let doc = json(&out);
     assert_eq!(doc["schema"], "nictune.explain/v1");
+}
+
+/// Issue #13: `check` accepts the per-queue and per-IRQ keys `apply` accepts, by apply's rules.
+#[test]
+fn check_accepts_the_instance_keys_apply_accepts() {
+    for arg in [
+        "xps.cpus@0=3",
+        "irq.affinity@45=0-1",
+        "napi.defer-hard-irqs@1=2",
+    ] {
+        let out = nictune(&["--json", "check", arg]);
+        assert_ne!(out.status.code(), Some(2), "{arg}: {}", stderr(&out));
+        let doc = json(&out);
+        assert_eq!(doc["settings"][0]["input"], arg);
+    }
+    // Keys apply takes by their form, outside the catalog: checked as apply checks them.
+    let out = nictune(&[
+        "--json",
+        "check",
+        "sysctl.net.core.somaxconn=1024",
+        "sysctl.net.ipv4.tcp_congestion_control=bbr",
+        "rps.flow-cnt@0=4096",
+    ]);
+    assert_exit(&out, 0);
+    let doc = json(&out);
+    assert_eq!(doc["settings"][0]["value"]["value"], 1024);
+    assert_eq!(doc["settings"][1]["value"]["type"], "text");
+    assert_eq!(doc["settings"][2]["key"], "rps.flow-cnt");
+    assert!(doc["settings"][2]["spec"].is_null());
+    let out = nictune(&["check", "rps.flow-cnt@0=lots"]);
+    assert_exit(&out, 2);
+    assert!(
+        stderr(&out).contains("is not an integer"),
+        "{}",
+        stderr(&out)
+    );
+    let out = nictune(&["check", "coalesce.rx-usecs@0=50"]);
+    assert_exit(&out, 2);
+    assert!(
+        stderr(&out).contains("drop the @ suffix"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// Issue #13: an unknown `--driver` is an error naming the known drivers and the nearest one,
+/// not a silent fall-back to the generic limits.
+#[test]
+fn check_refuses_an_unknown_driver_with_suggestions() {
+    let out = nictune(&["check", "rx-usecs=50", "--driver", "nosuchdrv"]);
+    assert_exit(&out, 2);
+    let text = stderr(&out);
+    assert!(
+        text.contains("--driver") && text.contains("e1000e"),
+        "{text}"
+    );
+    let out = nictune(&["check", "rx-usecs=50", "--driver", "igbb"]);
+    assert_exit(&out, 2);
+    assert!(
+        stderr(&out).contains("did you mean --driver igb?"),
+        "{}",
+        stderr(&out)
+    );
+    let out = nictune(&["check", "InterruptThrottleRate=8000", "--driver", "e1000"]);
+    assert_exit(&out, 0);
+}
+
+/// Issue #13: families are singular (`ring.rx`, `channel.combined`); the former plural
+/// spelling still reads, and `explain` lists it.
+#[test]
+fn former_channels_keys_read_as_channel() {
+    let out = nictune(&["--json", "check", "channels.combined=4"]);
+    assert_exit(&out, 0);
+    assert_eq!(json(&out)["settings"][0]["key"], "channel.combined");
+    let out = nictune(&["explain", "channel.combined"]);
+    assert_exit(&out, 0);
+    assert!(
+        stdout(&out).contains("channels.combined"),
+        "{}",
+        stdout(&out)
+    );
 }

@@ -54,3 +54,102 @@ fn completions_and_man_page_come_from_the_cli_definition() {
         "man page lacks the exit codes section"
     );
 }
+
+/// Issue #13: a usage error under `--json` is the `nictune.error/v1` document on stdout
+/// (exit 2), the human text stays on stderr.
+#[test]
+fn usage_errors_under_json_are_error_documents_on_stdout() {
+    let out = nictune()
+        .args(["--json", "bench", "rr", "--duration", "2x"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["schema"], "nictune.error/v1");
+    assert_eq!(doc["exit_code"], 2);
+    let error = doc["error"].as_str().unwrap();
+    assert!(
+        error.contains("--duration") && error.contains("500ms"),
+        "{error}"
+    );
+    assert!(doc["hint"].is_string(), "{doc}");
+    assert!(stderr(&out).contains("--duration"));
+    // Without --json, and for --help, clap's text as before.
+    let out = nictune()
+        .args(["bench", "rr", "--duration", "2x"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let out = nictune().args(["--json", "--help"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stdout(&out).contains("Usage"));
+}
+
+/// Issue #13: one duration grammar — bare seconds or a number with a unit — in bench, tune
+/// and apply; a value outside it is a usage error naming the grammar.
+#[test]
+fn durations_read_the_same_in_bench_tune_and_apply() {
+    for (args, flag) in [
+        (
+            &["bench", "rr", "--loopback", "--duration"][..],
+            "--duration",
+        ),
+        (&["bench", "rr", "--loopback", "--warmup"][..], "--warmup"),
+        (&["sim", "seed-e1000-ping", "--duration"][..], "--duration"),
+        (&["tune", "--synthetic", "--duration"][..], "--duration"),
+        (&["tune", "--synthetic", "--warm-up"][..], "--warmup"),
+        (
+            &["apply", "--dry-run", "--iface", "lo", "--confirm-within"][..],
+            "--confirm-within",
+        ),
+    ] {
+        let out = nictune().args(args).arg("soon").output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let text = stderr(&out);
+        assert!(
+            text.contains(flag) && text.contains("e.g. 2s or 2"),
+            "{args:?}: {text}"
+        );
+    }
+    // Both spellings get past the parser and run (synthetic tune: no root, nothing changed).
+    let out_dir = std::env::temp_dir().join(format!("nictune-durations-{}", std::process::id()));
+    for d in ["1", "1s"] {
+        let out = nictune()
+            .args([
+                "--json",
+                "tune",
+                "--synthetic",
+                "--budget",
+                "52",
+                "--duration",
+                d,
+            ])
+            .args(["--warmup", "0", "--out"])
+            .arg(&out_dir)
+            .output()
+            .unwrap();
+        assert_exit(&out, 0);
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            doc["schema"]
+                .as_str()
+                .map(|s| s.starts_with("nictune.tune/")),
+            Some(true)
+        );
+        assert_eq!(doc["search"]["duration_s"], 1.0, "{d}");
+    }
+    let _ = std::fs::remove_dir_all(&out_dir);
+    for d in ["0.5", "500ms"] {
+        let out = nictune()
+            .args(["sim", "seed-e1000-ping", "--duration", d])
+            .output()
+            .unwrap();
+        assert_exit(&out, 0);
+        assert!(
+            stdout(&out).contains("0.5 s simulated"),
+            "{d}: {}",
+            stdout(&out)
+        );
+    }
+}

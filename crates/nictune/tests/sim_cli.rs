@@ -1,4 +1,4 @@
-//! `nictune sim` as a user sees it: listings, human tables, the `nictune.sim/v1` JSON shape,
+//! `nictune sim` as a user sees it: listings, human tables, the `nictune.sim/v2` JSON shape,
 //! sweeps and errors. Wall time is the only value that changes between runs; it is blanked.
 
 use std::process::Command;
@@ -48,7 +48,7 @@ fn help_text() {
 }
 
 #[test]
-fn rr_json_has_the_v1_shape() {
+fn rr_json_has_the_v2_shape() {
     let mut v = json(&[
         "sim",
         "seed-e1000-rr",
@@ -60,8 +60,8 @@ fn rr_json_has_the_v1_shape() {
         "1",
         "--json",
     ]);
-    assert!(v["engine"]["wall_seconds"].as_f64().unwrap() > 0.0);
-    v["engine"]["wall_seconds"] = serde_json::Value::Null;
+    assert!(v["engine"]["wall_s"].as_f64().unwrap() > 0.0);
+    v["engine"]["wall_s"] = serde_json::Value::Null;
     // Exact field names matter to consumers: snapshot the whole document.
     insta::assert_json_snapshot!(v);
 }
@@ -89,7 +89,7 @@ fn sweep_runs_every_point_in_order() {
         "2",
         "--json",
     ]);
-    assert_eq!(v["schema"], "nictune.sim/v1");
+    assert_eq!(v["schema"], "nictune.sim/v2");
     let points = v["points"].as_array().unwrap();
     let pairs: Vec<(i64, i64)> = points
         .iter()

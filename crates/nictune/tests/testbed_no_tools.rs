@@ -123,7 +123,7 @@ fn a_short_tune_on_the_testbed_needs_no_ip_ethtool_or_sysctl() {
         "8",
         "--duration",
         "300ms",
-        "--warm-up",
+        "--warmup",
         "100ms",
         "--quiet",
         "--out",

@@ -229,7 +229,7 @@ fn a_tune_of_both_ends_on_two_guests_throttles_each_end_where_it_was_set() {
         "23",
         "--duration",
         "1s",
-        "--warm-up",
+        "--warmup",
         "300ms",
         "--json",
         "--out",
@@ -327,7 +327,7 @@ fn a_tune_of_a_real_e1000_interface_searches_its_module_parameters() {
     let tune = format!(
         "NICTUNE_TOKEN={TOKEN} nictune tune --iface eth0 --peer 198.18.1.1:12899 \
          --reload-driver --only e1000.InterruptThrottleRate=300 --only e1000.TxIntDelay=0 \
-         --budget 12 --duration 1s --warm-up 300ms --json --out /run/tune-out --state-dir /run/st"
+         --budget 12 --duration 1s --warmup 300ms --json --out /run/tune-out --state-dir /run/st"
     );
     let out = bed.run(&["sh", "-c", &tune], Duration::from_secs(600));
     let _ = server.kill();
@@ -410,7 +410,7 @@ fn tune_on_e1000_measures_the_throttle_rate_and_predicts_it() {
         "52",
         "--duration",
         "400ms",
-        "--warm-up",
+        "--warmup",
         "100ms",
         "--out",
         out_dir.to_str().unwrap(),
@@ -431,9 +431,9 @@ fn tune_on_e1000_measures_the_throttle_rate_and_predicts_it() {
         .iter()
         .filter_map(|p| {
             let s = &p["settings"];
-            let itr: u64 = s["e1000.InterruptThrottleRate"].as_str()?.parse().ok()?;
-            let tidv = s["e1000.TxIntDelay"].as_str()?;
-            (tidv == "0" && itr >= 100 && (itr as f64) < base_ints * 0.8).then(|| {
+            let itr = s["e1000.InterruptThrottleRate"].as_u64()?;
+            let tidv = s["e1000.TxIntDelay"].as_u64()?;
+            (tidv == 0 && itr >= 100 && (itr as f64) < base_ints * 0.8).then(|| {
                 (
                     itr,
                     mean(p, "interrupts_per_sec").unwrap(),

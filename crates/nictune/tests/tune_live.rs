@@ -117,7 +117,7 @@ fn run_tune(args: &[&str]) -> Option<TuneRun> {
     let started = Instant::now();
     let mut all = vec!["tune"];
     all.extend_from_slice(args);
-    all.extend_from_slice(&["--duration", "300ms", "--warm-up", "100ms"]);
+    all.extend_from_slice(&["--duration", "300ms", "--warmup", "100ms"]);
     all.extend_from_slice(&["--json", "--out", out_dir.path().to_str().unwrap()]);
     let out = nictune(state.path(), &all);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -267,7 +267,7 @@ fn after_kill_9_mid_tune_revert_restores_the_host_wide_sysctls() {
     let state = tempfile::tempdir().unwrap();
     let out_dir = tempfile::tempdir().unwrap();
     // Long runs: a busy-polling candidate stays in place for seconds, time to catch it.
-    let args = ["--budget", "60", "--duration", "2s", "--warm-up", "100ms"];
+    let args = ["--budget", "60", "--duration", "2s", "--warmup", "100ms"];
     let (mut tune, _cleanup) =
         tune_until_busy_polling(&args, state.path(), out_dir.path(), &before);
     let pid = tune.0.id();
@@ -410,7 +410,7 @@ fn a_signal_mid_tune_restores_the_host_wide_sysctls_and_removes_the_testbed() {
             "12",
             "--duration",
             "1s",
-            "--warm-up",
+            "--warmup",
             "100ms",
         ];
         let (mut tune, _cleanup) =

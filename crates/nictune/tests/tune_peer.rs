@@ -120,7 +120,7 @@ fn a_tune_of_a_veth_end_against_a_serve_peer_writes_three_files_and_restores_it(
             "26",
             "--duration",
             "300ms",
-            "--warm-up",
+            "--warmup",
             "100ms",
             "--apply",
             "--confirm-within",
@@ -217,7 +217,7 @@ fn both_ends_tune(lab: &Lab, state: &Path, out: &Path, budget: &str) -> Command 
         .args([
             "--duration",
             "300ms",
-            "--warm-up",
+            "--warmup",
             "100ms",
             "--json",
             "--out",

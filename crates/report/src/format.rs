@@ -54,7 +54,7 @@ pub fn label(p: &Point) -> String {
         match (key.as_str(), busy_same) {
             ("sysctl.net.core.busy_poll", true) => {}
             ("sysctl.net.core.busy_read", true) => parts.push(format!("busy {value}µs")),
-            _ => parts.push(short(key, value)),
+            _ => parts.push(short(key, &value.to_string())),
         }
     }
     parts.push(p.placement.to_string());
@@ -74,7 +74,8 @@ fn short(key: &str, value: &str) -> String {
         "napi.defer-hard-irqs" => format!("defer {value}"),
         "coalesce.rx-usecs" => format!("rx-usecs {value}"),
         "coalesce.adaptive-rx" => format!("adaptive-rx {value}"),
-        "channels.combined" => format!("channels {value}"),
+        // `channels.combined`: results written before the key was singular (issue #13).
+        "channel.combined" | "channels.combined" => format!("channels {value}"),
         // Driver module parameters: ITR as the drivers' own documentation abbreviates it.
         k if k.ends_with(".InterruptThrottleRate") => format!("ITR {value}"),
         k if k.ends_with(".TxIntDelay") => format!("TIDV {value}"),

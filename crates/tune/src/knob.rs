@@ -158,7 +158,7 @@ impl Knob {
             Knob::TxUsecs => "coalesce.tx-usecs",
             Knob::AdaptiveRx => "coalesce.adaptive-rx",
             Knob::AdaptiveTx => "coalesce.adaptive-tx",
-            Knob::CombinedChannels => "channels.combined",
+            Knob::CombinedChannels => "channel.combined",
             Knob::DeferHardIrqs => "napi.defer-hard-irqs",
             Knob::GroFlushTimeout => "napi.gro-flush-timeout",
             Knob::IrqSuspendTimeout => "napi.irq-suspend-timeout",

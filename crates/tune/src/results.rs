@@ -1,9 +1,9 @@
-//! `results.json` (`nictune.tune/v1`): every measured point with its settings and metrics, the
+//! `results.json` (`nictune.tune/v2`): every measured point with its settings and metrics, the
 //! Pareto front, the recommendation and the environment. The report renders from this model
 //! alone, so a results file from another machine renders the same report.
 
 use crate::candidate::{Candidate, Placement};
-use crate::knob::{End, Setting};
+use crate::knob::{End, Setting, Value};
 use crate::objective::Objective;
 use crate::observe::{CpuScope, RateUnit};
 use crate::pareto;
@@ -15,6 +15,48 @@ use crate::verdict::{decide, Decision, Verdict};
 use nictune_core::metrics::Metrics;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::fmt;
+
+/// The version of the `nictune.tune` schema this crate writes. v2: a point's setting values
+/// are JSON numbers and booleans (v1: strings such as `"20000"` and `"on"`, still read).
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// A point's value for one setting, in the unit the catalog gives the key (`napi.*` timers in
+/// ns, busy-poll windows and `rx-usecs` in µs): a number, or a switch as a boolean.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum PointValue {
+    Switch(bool),
+    Number(u64),
+    /// As `nictune.tune/v1` wrote every value (`"20000"`, `"on"`): read, never written.
+    Text(String),
+}
+
+impl PointValue {
+    /// The value of `setting` as a point records it.
+    pub fn of(setting: &Setting) -> PointValue {
+        match setting.value {
+            Value::Switch(on) => PointValue::Switch(on),
+            v => {
+                let text = setting.knob.render(v);
+                text.parse()
+                    .map_or(PointValue::Text(text), PointValue::Number)
+            }
+        }
+    }
+}
+
+impl fmt::Display for PointValue {
+    /// As a profile writes it: `20000`, `on`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PointValue::Switch(true) => f.write_str("on"),
+            PointValue::Switch(false) => f.write_str("off"),
+            PointValue::Number(n) => write!(f, "{n}"),
+            PointValue::Text(t) => f.write_str(t),
+        }
+    }
+}
 
 /// What kind of target produced the numbers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -64,8 +106,8 @@ pub struct Environment {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Point {
     pub id: String,
-    /// Canonical catalog key → value as the catalog writes it; empty for the baseline.
-    pub settings: BTreeMap<String, String>,
+    /// Canonical catalog key (`peer:` before the far end's) → value; empty for the baseline.
+    pub settings: BTreeMap<String, PointValue>,
     pub placement: Placement,
     pub baseline: bool,
     pub finalist: bool,
@@ -187,7 +229,7 @@ impl Recommendation {
     }
 }
 
-/// The whole `nictune.tune/v1` document body.
+/// The whole `nictune.tune/v2` document body.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TuneResults {
     pub environment: Environment,
@@ -268,7 +310,7 @@ impl TuneResults {
 }
 
 /// The candidate's settings by key; the peer's keys carry `peer:`.
-fn settings_map(c: &Candidate) -> BTreeMap<String, String> {
+fn settings_map(c: &Candidate) -> BTreeMap<String, PointValue> {
     c.settings
         .iter()
         .map(|s| {
@@ -276,7 +318,7 @@ fn settings_map(c: &Candidate) -> BTreeMap<String, String> {
                 End::Local => s.knob.key().to_string(),
                 End::Peer => format!("peer:{}", s.knob.key()),
             };
-            (key, s.knob.render(s.value))
+            (key, PointValue::of(s))
         })
         .collect()
 }
@@ -395,4 +437,34 @@ fn change(
         lower_is_better: lower,
         significant,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::knob::Knob;
+    use nictune_core::units::Nanos;
+
+    /// Issue #13: numbers and booleans in v2; v1's strings still read and print the same.
+    #[test]
+    fn point_values_are_typed_and_v1_strings_still_read() {
+        let gft = Setting::new(
+            Knob::GroFlushTimeout,
+            Value::Duration(Nanos::from_micros(20)),
+        );
+        let adaptive = Setting::new(Knob::AdaptiveRx, Value::Switch(true));
+        let written = serde_json::json!({
+            "gft": PointValue::of(&gft),
+            "adaptive": PointValue::of(&adaptive),
+        });
+        assert_eq!(written, serde_json::json!({"gft": 20000, "adaptive": true}));
+        let v1: BTreeMap<String, PointValue> =
+            serde_json::from_str(r#"{"gft": "20000", "adaptive": "on"}"#).unwrap();
+        assert_eq!(v1["gft"], PointValue::Text("20000".into()));
+        assert_eq!(v1["gft"].to_string(), PointValue::of(&gft).to_string());
+        assert_eq!(
+            v1["adaptive"].to_string(),
+            PointValue::of(&adaptive).to_string()
+        );
+    }
 }

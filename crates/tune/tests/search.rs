@@ -8,7 +8,7 @@ use nictune_tune::candidate::{Candidate, Placement};
 use nictune_tune::objective::{Goal, Objective};
 use nictune_tune::observe::{CpuScope, Observation, RateUnit};
 use nictune_tune::predict::{PredictError, Predictor};
-use nictune_tune::results::{Environment, TargetKind, TuneResults};
+use nictune_tune::results::{Environment, PointValue, TargetKind, TuneResults};
 use nictune_tune::search::{successive_halving, Evaluate, SearchPlan};
 use nictune_tune::session::{run, Controls, TuneConfig};
 use nictune_tune::space::{Capabilities, Space};
@@ -183,7 +183,7 @@ fn tune_synthetic(seed: u64, config: &TuneConfig, p: Option<&mut dyn Predictor>)
 }
 
 fn busy_polls(id: &str, results: &TuneResults) -> bool {
-    results.point(id).unwrap().settings["sysctl.net.core.busy_read"] == "50"
+    results.point(id).unwrap().settings["sysctl.net.core.busy_read"] == PointValue::Number(50)
 }
 
 #[test]

@@ -18,6 +18,7 @@ impl AliasKind {
             AliasKind::SystemdLink => "systemd .link key",
             AliasKind::Networkmanager => "NetworkManager key",
             AliasKind::Short => "short name",
+            AliasKind::Former => "former key",
         }
     }
 }

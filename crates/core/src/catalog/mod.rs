@@ -140,6 +140,26 @@ impl Catalog {
         self.index.suggest(name, &self.entries, SUGGESTIONS)
     }
 
+    /// Every driver the catalog names (a knob's owner, a spec's driver, a caveat's driver
+    /// list), sorted.
+    pub fn drivers(&self) -> Vec<&str> {
+        let mut all = std::collections::BTreeSet::new();
+        for entry in &self.entries {
+            all.extend(entry.driver.as_deref());
+            all.extend(entry.specs.iter().filter_map(|s| s.driver.as_deref()));
+            for caveat in &entry.caveats {
+                let when = &caveat.when;
+                all.extend(
+                    when.drivers
+                        .iter()
+                        .chain(&when.drivers_not)
+                        .map(String::as_str),
+                );
+            }
+        }
+        all.into_iter().collect()
+    }
+
     /// The one entry `name` means. With `driver`, an alias shared by several drivers'
     /// parameters (`InterruptThrottleRate`) resolves to that driver's, and an entry owned by
     /// another driver is an error.

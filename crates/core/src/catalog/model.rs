@@ -213,6 +213,8 @@ pub enum AliasKind {
     Networkmanager,
     /// A common short name.
     Short,
+    /// The key's earlier canonical spelling, still read (`channels.rx` before `channel.rx`).
+    Former,
 }
 
 /// Valid values and defaults for one driver (or any driver) and one driver generation.

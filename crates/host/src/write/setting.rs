@@ -213,7 +213,7 @@ impl Key {
 impl fmt::Display for Key {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Key::Channels(c) => write!(f, "channels.{}", channel_name(*c)),
+            Key::Channels(c) => write!(f, "channel.{}", channel_name(*c)),
             Key::Ring(r) => write!(f, "ring.{}", ring_name(*r)),
             Key::Feature(n) => write!(f, "feature.{}", catalog_feature(n)),
             Key::Coalesce(p) => write!(f, "coalesce.{p}"),

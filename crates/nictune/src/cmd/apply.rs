@@ -22,7 +22,9 @@ use nictune_apply::state::{self, StateDir, StateError, DEFAULT_STATE_DIR, STATE_
 use nictune_apply::txn::{self, ApplyRequest};
 use nictune_bench::cancel::Cancel;
 use nictune_bench::testbed;
-use nictune_core::error::{Hinted, InvalidInput};
+use nictune_core::duration;
+use nictune_core::error::Hinted;
+use nictune_core::units::Nanos;
 use nictune_linux::netns;
 use nictune_linux::write::{detach, guard, LinuxWriter};
 use std::io::Write as _;
@@ -55,9 +57,10 @@ pub struct Args {
     /// Run inside this network namespace (as `ip -n NAME`).
     #[arg(long, value_name = "NAME")]
     pub netns: Option<String>,
-    /// Revert automatically unless `nictune confirm` runs within this time (e.g. 30s, 2m).
-    #[arg(long, value_name = "DURATION")]
-    pub confirm_within: Option<String>,
+    /// Revert automatically unless `nictune confirm` runs within this time: seconds (30) or
+    /// with a unit (30s, 2m).
+    #[arg(long, value_name = "DURATION", value_parser = duration::arg)]
+    pub confirm_within: Option<Nanos>,
     /// Print the plan (current → new per setting) and stop.
     #[arg(long, short = 'n')]
     pub dry_run: bool,
@@ -128,11 +131,7 @@ fn check_args(args: &Args) -> Result<Request> {
     if let Some(name) = &iface {
         check_iface_name(name)?;
     }
-    let confirm_within_ms = args
-        .confirm_within
-        .as_deref()
-        .map(check_confirm_within)
-        .transpose()?;
+    let confirm_within_ms = args.confirm_within.map(check_confirm_within).transpose()?;
     Ok(Request {
         settings,
         iface,
@@ -141,17 +140,12 @@ fn check_args(args: &Args) -> Result<Request> {
     })
 }
 
-/// The longest `--confirm-within`: a day (the watchdog sleeps that long at most).
-const MAX_CONFIRM_WITHIN_MS: u64 = 86_400_000;
-
-/// `--confirm-within`: a duration with a unit, from 1 ms to a day.
-fn check_confirm_within(text: &str) -> Result<u64> {
-    let ms = desired::parse_duration_ms(text).hint("e.g. --confirm-within 30s")?;
-    if ms > MAX_CONFIRM_WITHIN_MS {
-        let bad = InvalidInput::new("--confirm-within", text, "from 1ms to 24h");
-        return Err(bad).hint("e.g. --confirm-within 30s, or 10m for a slow check");
-    }
-    Ok(ms)
+/// `--confirm-within`: from 1 ms to a day (the watchdog sleeps that long at most), in ms.
+fn check_confirm_within(within: Nanos) -> Result<u64> {
+    let day = Nanos::from_secs(86_400);
+    duration::in_range("--confirm-within", within, Nanos::MILLI, day)
+        .hint("e.g. --confirm-within 30s, or 10m for a slow check")?;
+    Ok(within.0.div_ceil(1_000_000))
 }
 
 pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
@@ -659,6 +653,29 @@ mod tests {
             id: "1795239660000-7".into(),
             source,
         }
+    }
+
+    /// Issue #13: `--confirm-within 30` and `30s` mean the same; the window is 1 ms to a day.
+    #[test]
+    fn confirm_within_reads_bare_seconds_and_units() {
+        use clap::Parser;
+        #[derive(Debug, Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: Args,
+        }
+        for text in ["30", "30s", "0.5m"] {
+            let cli = Cli::try_parse_from(["apply", "--confirm-within", text]).unwrap();
+            let within = cli.args.confirm_within.unwrap();
+            assert_eq!(check_confirm_within(within).unwrap(), 30_000, "{text}");
+        }
+        assert!(check_confirm_within(Nanos::from_secs(86_401)).is_err());
+        assert!(check_confirm_within(Nanos::ZERO).is_err());
+        assert_eq!(
+            check_confirm_within(Nanos(1_500_000)).unwrap(),
+            2,
+            "rounds up"
+        );
     }
 
     #[test]

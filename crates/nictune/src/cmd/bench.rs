@@ -8,6 +8,7 @@ use nictune_bench::cancel::Cancel;
 use nictune_bench::{
     peer, BenchError, BenchSpec, Limits, PeerTarget, Target, TestKind, Testbed, Token,
 };
+use nictune_core::duration;
 use nictune_core::error::InvalidInput;
 use nictune_core::units::{Bytes, Nanos};
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -43,12 +44,13 @@ pub struct Args {
     /// File holding the peer's token (else $NICTUNE_TOKEN).
     #[arg(long, value_name = "PATH", requires = "peer")]
     pub token_file: Option<PathBuf>,
-    /// Measured seconds (warm-up comes on top).
-    #[arg(long, default_value_t = 10.0, value_name = "S")]
-    pub duration: f64,
-    /// Warm-up seconds, excluded from every figure.
-    #[arg(long, default_value_t = 1.0, value_name = "S")]
-    pub warmup: f64,
+    /// Measured time (warm-up comes on top): seconds (10) or with a unit (10s, 500ms).
+    #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = duration::arg)]
+    pub duration: Nanos,
+    /// Warm-up, excluded from every figure (`--warm-up` is accepted too).
+    #[arg(long, default_value = "1s", value_name = "DURATION", value_parser = duration::arg,
+          alias = "warm-up")]
+    pub warmup: Nanos,
     /// Parallel connections.
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub connections: u32,
@@ -197,8 +199,8 @@ fn testbed_hint(e: BenchError) -> anyhow::Error {
 /// Turns the typed flags into a spec (the values are checked by `BenchSpec::validate`).
 fn spec_of(a: &Args) -> Result<BenchSpec> {
     let mut s = BenchSpec::new(a.test.into());
-    s.duration = seconds("--duration", a.duration)?;
-    s.warmup = seconds("--warmup", a.warmup)?;
+    s.duration = a.duration;
+    s.warmup = a.warmup;
     s.connections = a.connections;
     if let Some(b) = a.request_size {
         s.request_size = Bytes(b);
@@ -217,14 +219,6 @@ fn spec_of(a: &Args) -> Result<BenchSpec> {
     s.load = a.load;
     s.zerocopy = a.zerocopy;
     Ok(s)
-}
-
-fn seconds(flag: &str, v: f64) -> Result<Nanos> {
-    if v.is_finite() && v >= 0.0 {
-        return Ok(Nanos::from_secs_f64(v));
-    }
-    let bad = InvalidInput::new(flag, v, "a number of seconds ≥ 0");
-    Err(bad).hint(format!("for example {flag} 5"))
 }
 
 /// Resolves HOST[:PORT] and reads the token.
@@ -266,8 +260,27 @@ mod tests {
     }
 
     #[test]
-    fn negative_seconds_name_the_flag() {
-        let e = seconds("--duration", -1.0).unwrap_err();
-        assert!(e.to_string().contains("--duration"), "{e}");
+    fn durations_are_bare_seconds_or_with_a_unit() {
+        use clap::Parser;
+        #[derive(Debug, Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: Args,
+        }
+        let parse = |argv: &[&str]| Cli::try_parse_from(argv.iter().copied()).map(|c| c.args);
+        let a = parse(&["bench", "rr", "--duration", "2", "--warm-up", "500ms"]).unwrap();
+        assert_eq!(
+            (a.duration, a.warmup),
+            (Nanos::from_secs(2), Nanos::from_millis(500))
+        );
+        let a = parse(&["bench", "rr", "--duration", "2s", "--warmup", "0"]).unwrap();
+        assert_eq!((a.duration, a.warmup), (Nanos::from_secs(2), Nanos::ZERO));
+        let e = parse(&["bench", "rr", "--duration=-1"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--duration") && e.contains("e.g. 2s or 2"),
+            "{e}"
+        );
     }
 }

@@ -8,8 +8,10 @@
 use super::explain::lookup_error;
 use crate::output::{Ctx, HintExt, Outcome};
 use anyhow::Result;
+use nictune_apply::desired::{self, Desired};
 use nictune_core::catalog::{
-    catalog, check_many, select_spec, CheckReport, Context, Entry, Finding, Value,
+    catalog, check_many, edit_distance, select_spec, CheckReport, Context, Converted, Entry,
+    Finding, LookupError, Value,
 };
 use nictune_core::error::InvalidInput;
 use serde::Serialize;
@@ -42,7 +44,89 @@ struct Checked {
     /// The argument as typed.
     input: String,
     #[serde(flatten)]
-    report: CheckReport,
+    report: Report,
+}
+
+/// What was found about one setting: the catalog's check, or — for a key `apply` takes that
+/// the catalog does not list (any `sysctl.net.*`, another ethtool feature, `rps.flow-cnt`) —
+/// the same fields with only the form checked.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum Report {
+    Catalog(CheckReport),
+    Outside(OutsideReport),
+}
+
+/// [`CheckReport`]'s fields for a setting outside the catalog.
+#[derive(Debug, Serialize)]
+struct OutsideReport {
+    key: String,
+    /// `{"type": "integer"|"bool"|"cpus"|"text", "value": ...}`, as the catalog's values.
+    value: serde_json::Value,
+    /// Always `null`: no spec applies.
+    spec: Option<String>,
+    errors: Vec<Finding>,
+    warnings: Vec<Finding>,
+    notes: Vec<Finding>,
+    conversions: Vec<Converted>,
+    /// The value as `apply` reads it, for the text output.
+    #[serde(skip)]
+    text: String,
+}
+
+impl OutsideReport {
+    fn new(d: &Desired) -> OutsideReport {
+        use nictune_apply::value::Value as V;
+        let (kind, value) = match &d.value {
+            V::Int(n) => ("integer", serde_json::json!(n)),
+            V::Bool(b) => ("bool", serde_json::json!(b)),
+            V::Cpus(set) => ("cpus", serde_json::json!(set.iter().collect::<Vec<_>>())),
+            // A one-number sysctl is a number; `4096 87380 6291456` or `bbr` stay text.
+            V::Text(t) => match t.parse::<u64>() {
+                Ok(n) => ("integer", serde_json::json!(n)),
+                Err(_) => ("text", serde_json::json!(t)),
+            },
+        };
+        let note = Finding {
+            message: "not in the catalog: the key and the value's form are checked as `apply` \
+                      checks them; no range, default or caveat is known"
+                .to_string(),
+            source: None,
+        };
+        OutsideReport {
+            key: d.key.to_string(),
+            value: serde_json::json!({ "type": kind, "value": value }),
+            spec: None,
+            errors: Vec::new(),
+            warnings: Vec::new(),
+            notes: vec![note],
+            conversions: Vec::new(),
+            text: d.value.to_string(),
+        }
+    }
+}
+
+impl Report {
+    fn errors(&self) -> usize {
+        match self {
+            Report::Catalog(r) => r.errors.len(),
+            Report::Outside(r) => r.errors.len(),
+        }
+    }
+    fn warnings(&self) -> usize {
+        match self {
+            Report::Catalog(r) => r.warnings.len(),
+            Report::Outside(r) => r.warnings.len(),
+        }
+    }
+}
+
+/// One argument, parsed.
+enum Parsed<'a> {
+    /// A catalog entry and the value.
+    Catalog(&'a str, &'static Entry, Value),
+    /// A key `apply` takes that the catalog does not list.
+    Outside(&'a str, Desired),
 }
 
 /// The `nictune.check/v1` document.
@@ -56,6 +140,9 @@ struct Checks {
 }
 
 pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
+    if let Some(driver) = &args.driver {
+        check_driver(driver, &args.settings)?;
+    }
     let context = Context {
         driver: args.driver,
         device: args.device,
@@ -77,15 +164,72 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
 }
 
 /// `KEY=VALUE` → the entry and the parsed value, or an error naming what was wrong.
-fn parse_setting<'a>(arg: &'a str, context: &Context) -> Result<(&'a str, &'static Entry, Value)> {
+fn parse_setting<'a>(arg: &'a str, context: &Context) -> Result<Parsed<'a>> {
     let Some((key, text)) = arg.split_once('=') else {
         return Err(InvalidInput::new("setting", arg, "KEY=VALUE"))
             .hint("write the setting and its value joined by '=', e.g. rx-usecs=50");
     };
     let driver = context.driver.as_deref();
-    let entry = catalog().lookup(key.trim(), driver).map_err(lookup_error)?;
+    let mut name = key.trim();
+    if name.contains('@') {
+        // Per-queue and per-IRQ keys (`xps.cpus@0`, `irq.affinity@45`): the instance is read
+        // by apply's own rules, the value checked through the key's catalog entry.
+        name = desired::check_key_text(name).hint(
+            "per-queue keys take @QUEUE (rps.cpus@0, napi.defer-hard-irqs@1), irq.affinity \
+             takes @IRQ (irq.affinity@45); device-wide keys take none",
+        )?;
+    }
+    let entry = match catalog().lookup(name, driver) {
+        Ok(entry) => entry,
+        Err(e @ LookupError::Unknown { .. }) => {
+            // Not in the catalog, but maybe a key `apply` takes by its form.
+            return match desired::parse_assignment(arg) {
+                Ok(d) => Ok(Parsed::Outside(arg, d)),
+                Err(desired::DesiredError::UnknownKey { .. }) => Err(lookup_error(e)),
+                Err(bad) => Err(bad).hint(
+                    "the key is outside the catalog: its value is checked by its form, as `apply` does",
+                ),
+            };
+        }
+        Err(e) => return Err(lookup_error(e)),
+    };
     let value = entry.parse_value(text).hint(value_hint(entry, context))?;
-    Ok((arg, entry, value))
+    Ok(Parsed::Catalog(arg, entry, value))
+}
+
+/// `--driver`: a driver the catalog knows; an unknown one would silently fall back to the
+/// kernel's generic limits. Any name is fine for a setting with a caveat about the drivers
+/// *outside* a list (`polling=on --driver msk`: polling(4) does not list msk).
+fn check_driver(driver: &str, settings: &[String]) -> Result<()> {
+    let known = catalog().drivers();
+    let outside_a_list = settings.iter().any(|arg| {
+        let key = arg.split_once('=').map_or(arg.as_str(), |(k, _)| k);
+        let name = key.trim().split_once('@').map_or(key.trim(), |(n, _)| n);
+        catalog()
+            .lookup(name, None)
+            .is_ok_and(|entry| entry.caveats.iter().any(|c| !c.when.drivers_not.is_empty()))
+    });
+    if known.contains(&driver) || outside_a_list {
+        return Ok(());
+    }
+    let mut near: Vec<(usize, &str)> = known
+        .iter()
+        .map(|k| (edit_distance(driver, k), *k))
+        .filter(|(d, _)| *d <= 3)
+        .collect();
+    near.sort();
+    let hint = match near.first() {
+        Some((_, k)) => {
+            format!("did you mean --driver {k}? Without --driver the kernel's generic limits apply")
+        }
+        None => "drop --driver to check against the kernel's generic limits".to_string(),
+    };
+    Err(InvalidInput::new(
+        "--driver",
+        driver,
+        format!("a driver the catalog knows: {}", known.join(", ")),
+    ))
+    .hint(hint)
 }
 
 /// What the entry accepts in this context, and where to read more.
@@ -107,20 +251,34 @@ fn value_hint(entry: &Entry, context: &Context) -> String {
 
 /// Checks the settings as one set, so that settings meant together do not warn about
 /// each other.
-fn check_all(parsed: Vec<(&str, &Entry, Value)>, context: &Context) -> Result<Vec<Checked>> {
+fn check_all(parsed: Vec<Parsed>, context: &Context) -> Result<Vec<Checked>> {
     let generations = "`nictune explain KEY` lists the generations the catalog knows";
-    let set: Vec<(&Entry, Value)> = parsed.iter().map(|(_, e, v)| (*e, v.clone())).collect();
-    let reports = check_many(&set, context).hint(generations)?;
-    let inputs = parsed.iter().map(|(input, _, _)| input.to_string());
-    Ok(inputs
-        .zip(reports)
-        .map(|(input, report)| Checked { input, report })
+    let set: Vec<(&Entry, Value)> = parsed
+        .iter()
+        .filter_map(|p| match p {
+            Parsed::Catalog(_, e, v) => Some((*e, v.clone())),
+            Parsed::Outside(..) => None,
+        })
+        .collect();
+    let mut reports = check_many(&set, context).hint(generations)?.into_iter();
+    Ok(parsed
+        .iter()
+        .map(|p| match p {
+            Parsed::Catalog(input, ..) => Checked {
+                input: input.to_string(),
+                report: Report::Catalog(reports.next().expect("one report per entry")),
+            },
+            Parsed::Outside(input, d) => Checked {
+                input: input.to_string(),
+                report: Report::Outside(OutsideReport::new(d)),
+            },
+        })
         .collect())
 }
 
 fn summarise(context: Context, settings: Vec<Checked>) -> Checks {
-    let errors = settings.iter().map(|s| s.report.errors.len()).sum();
-    let warnings = settings.iter().map(|s| s.report.warnings.len()).sum();
+    let errors = settings.iter().map(|s| s.report.errors()).sum();
+    let warnings = settings.iter().map(|s| s.report.warnings()).sum();
     Checks {
         context,
         settings,
@@ -133,7 +291,14 @@ fn summarise(context: Context, settings: Vec<Checked>) -> Checks {
 fn render(body: &Checks) -> String {
     let mut out = String::new();
     for setting in &body.settings {
-        render_one(&mut out, &setting.report);
+        match &setting.report {
+            Report::Catalog(r) => render_one(&mut out, r),
+            Report::Outside(r) => {
+                let _ = writeln!(out, "ok    {} = {}  (not in the catalog)", r.key, r.text);
+                findings(&mut out, "note", &r.notes);
+                out.push('\n');
+            }
+        }
     }
     let _ = writeln!(
         out,

@@ -34,9 +34,9 @@ pub struct Args {
     /// Sweep a key over values (repeatable; the cartesian product runs in parallel).
     #[arg(long = "sweep", value_name = "KEY=V1,V2,...")]
     pub sweep: Vec<String>,
-    /// Simulated seconds (same as --set duration=SECONDS).
-    #[arg(long, value_name = "SECONDS")]
-    pub duration: Option<String>,
+    /// Simulated time: seconds (10) or with a unit (10s, 500ms); --set duration=SECONDS too.
+    #[arg(long, value_name = "DURATION", value_parser = nictune_core::duration::arg)]
+    pub duration: Option<nictune_core::units::Nanos>,
     /// Random seed (same as --set seed=N).
     #[arg(long, value_name = "N")]
     pub seed: Option<String>,
@@ -48,7 +48,7 @@ pub struct Args {
     pub explain: bool,
 }
 
-/// `nictune.sim/v1` for one run.
+/// `nictune.sim/v2` for one run.
 #[derive(Debug, Serialize)]
 struct RunDoc<'a> {
     scenario: &'a str,
@@ -56,7 +56,7 @@ struct RunDoc<'a> {
     result: &'a RunResult,
 }
 
-/// `nictune.sim/v1` for a sweep.
+/// `nictune.sim/v2` for a sweep.
 #[derive(Debug, Serialize)]
 struct SweepDoc<'a> {
     scenario: &'a str,
@@ -156,10 +156,10 @@ fn load(args: &Args) -> Result<Scenario> {
             .assign(a)
             .hint("`nictune sim --keys` lists every key with what it accepts")?;
     }
-    if let Some(d) = &args.duration {
+    if let Some(d) = args.duration {
         scenario
-            .set("duration", d)
-            .hint("give simulated seconds, e.g. --duration 10")?;
+            .set("duration", &d.as_secs_f64().to_string())
+            .hint("give a simulated time from 1µs to 1h, e.g. --duration 10s")?;
     }
     if let Some(s) = &args.seed {
         scenario

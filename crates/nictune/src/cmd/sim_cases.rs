@@ -1,6 +1,6 @@
 //! `nictune sim` for the Simulator II case scenarios (`seed-freebsd-polling`,
 //! `seed-ixgbevf-sriov`, `seed-isa-ttcp`, `seed-isa-nfs`, `seed-igb-router`, `dim-bulk`): the
-//! same flags and the same `nictune.sim/v1` document as the engine's scenarios, plus
+//! same flags and the same `nictune.sim/v2` document as the engine's scenarios, plus
 //! `--explain` (the model's assumptions) and `notes` (what the metrics do not say, such as
 //! interfaces that failed to start).
 
@@ -110,9 +110,9 @@ fn settings(case: &CaseScenario, args: &Args) -> Result<BTreeMap<String, Value>>
         let v = binding_file(k.trim(), v.trim())?;
         case.assign(&mut set, k.trim(), &v).hint(HINT)?;
     }
-    if let Some(d) = &args.duration {
-        case.assign(&mut set, "duration", d)
-            .hint("give simulated seconds, e.g. --duration 10")?;
+    if let Some(d) = args.duration {
+        case.assign(&mut set, "duration", &d.as_secs_f64().to_string())
+            .hint("give a simulated time, e.g. --duration 10s")?;
     }
     if let Some(s) = &args.seed {
         case.assign(&mut set, "seed", s)

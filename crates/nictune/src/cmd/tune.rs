@@ -14,6 +14,8 @@ use crate::output::{Ctx, ExitWith, HintExt, Outcome, EXIT_NEEDS_ROOT};
 use anyhow::Result;
 use nictune_apply::state::{Lock, StateDir};
 use nictune_tune::fit::{fit, Fitted, RunLength, TooSmall};
+use nictune_core::duration;
+use nictune_core::units::Nanos;
 use nictune_tune::objective::Goal;
 use nictune_tune::observe::{CpuScope, RateUnit};
 use nictune_tune::predict::Predictor;
@@ -94,12 +96,13 @@ pub struct Opts {
     /// How much to measure: a number of runs (e.g. 72) or a duration (e.g. 3m, 90s).
     #[arg(long, value_name = "N|DURATION", default_value = "3m")]
     pub budget: String,
-    /// Length of each measurement run.
-    #[arg(long, value_name = "DURATION", default_value = "2s")]
-    pub duration: String,
-    /// Traffic before each run, not measured.
-    #[arg(long, value_name = "DURATION", default_value = "500ms")]
-    pub warm_up: String,
+    /// Length of each measurement run: seconds (2) or with a unit (2s, 500ms).
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = duration::arg)]
+    pub duration: Nanos,
+    /// Traffic before each run, not measured (`--warm-up` is an old spelling).
+    #[arg(long, value_name = "DURATION", default_value = "500ms", value_parser = duration::arg,
+          alias = "warm-up")]
+    pub warmup: Nanos,
     /// For --objective latency: the lowest acceptable rate, as a percentage of the settings as
     /// found (90%) or an absolute rate in the workload's unit (8000).
     #[arg(long, value_name = "PCT%|RATE", default_value = "90%")]
@@ -120,8 +123,8 @@ pub struct Opts {
     #[arg(long, conflicts_with = "synthetic")]
     pub apply: bool,
     /// With --apply: revert unless `nictune confirm` runs within this time (default 5m).
-    #[arg(long, value_name = "DURATION", requires = "apply")]
-    pub confirm_within: Option<String>,
+    #[arg(long, value_name = "DURATION", requires = "apply", value_parser = duration::arg)]
+    pub confirm_within: Option<Nanos>,
     /// Demonstration: search a synthetic model with seeded noise instead of a host. Needs no
     /// root, changes nothing, and every output is labelled SYNTHETIC. Not a tune.
     #[arg(long, conflicts_with_all = ["iface", "peer", "testbed"])]

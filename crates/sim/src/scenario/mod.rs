@@ -33,7 +33,7 @@ pub struct Scenario {
     set: BTreeMap<String, Value>,
 }
 
-/// One run's results: the `params`, `metrics` and `engine` of `nictune.sim/v1`.
+/// One run's results: the `params`, `metrics` and `engine` of `nictune.sim/v2`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunResult {
     /// Every key with the value the run used.
@@ -53,9 +53,11 @@ pub struct EngineInfo {
     pub events: u64,
     /// Frames that arrived at any NIC.
     pub packets: u64,
-    /// Simulated seconds.
+    /// Simulated seconds (JSON `sim_s` since `nictune.sim/v2`: units as `_s`, as elsewhere).
+    #[serde(rename = "sim_s")]
     pub sim_seconds: f64,
-    /// Wall-clock seconds, filled in by the caller (never read inside a run).
+    /// Wall-clock seconds, filled in by the caller (never read inside a run); JSON `wall_s`.
+    #[serde(rename = "wall_s")]
     pub wall_seconds: Option<f64>,
 }
 

@@ -7,6 +7,7 @@ use crate::cmd::source::{check_iface_name, check_netns_name};
 use crate::cmd::testbed::TestbedArg;
 use crate::output::HintExt;
 use anyhow::Result;
+use nictune_core::duration;
 use nictune_core::error::InvalidInput;
 use nictune_core::units::Nanos;
 use nictune_tune::objective::{Limit, Objective};
@@ -60,16 +61,15 @@ pub struct Checked {
 
 /// Stage one: every value as typed.
 pub fn check(a: &Opts) -> Result<Checked> {
-    let duration = check_duration("--duration", &a.duration)?;
-    let warm_up = check_duration("--warm-up", &a.warm_up)?;
+    let duration = check_duration("--duration", a.duration, Nanos::MILLI)?;
+    let warm_up = check_duration("--warmup", a.warmup, Nanos::ZERO)?;
     let mut objective = Objective::new(a.objective.into());
     objective.rate_floor = check_limit("--rate-floor", &a.rate_floor, parse_plain)?;
     objective.p99_ceiling = check_limit("--p99-ceiling", &a.p99_ceiling, parse_latency_us)?;
     let apply = if a.apply {
-        let within = a.confirm_within.as_deref();
         Some(
-            within
-                .map(|w| check_duration("--confirm-within", w))
+            a.confirm_within
+                .map(|w| check_duration("--confirm-within", w, Nanos::MILLI))
                 .transpose()?,
         )
     } else {
@@ -141,7 +141,9 @@ fn check_only(text: &str) -> Result<(String, Vec<String>)> {
     if key.trim().is_empty() || values.is_empty() {
         return bad();
     }
-    Ok((key.trim().to_string(), values))
+    // Any spelling the catalog knows (`rx-usecs`, `channels.combined`) names its key.
+    let key = nictune_core::catalog::lookup(key.trim()).map_or(key.trim(), |e| e.key.as_str());
+    Ok((key.to_string(), values))
 }
 
 fn target(a: &Opts) -> Result<TargetArg> {
@@ -168,38 +170,12 @@ fn target(a: &Opts) -> Result<TargetArg> {
     }
 }
 
-/// `90s`, `3m`, `500ms`, `1h`, or bare seconds; more than zero and at most a day.
-pub fn parse_duration(s: &str) -> Option<Nanos> {
-    let s = s.trim();
-    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
-    let (number, unit) = if split == 0 {
-        return None;
-    } else {
-        s.split_at(split)
-    };
-    let n: f64 = number.parse().ok()?;
-    let scale = match unit.trim() {
-        "ms" => 1e-3,
-        "s" => 1.0,
-        "m" | "min" => 60.0,
-        "h" => 3600.0,
-        _ => return None,
-    };
-    let secs = n * scale;
-    (secs > 0.0 && secs <= 86_400.0).then(|| Nanos::from_secs_f64(secs))
-}
+/// The longest measurement, warm-up, budget or confirmation window: a day.
+const DAY: Nanos = Nanos::from_secs(86_400);
 
-fn check_duration(flag: &str, s: &str) -> Result<Nanos> {
-    let bare = s.parse::<f64>().ok().map(|secs| format!("{secs}s"));
-    parse_duration(bare.as_deref().unwrap_or(s))
-        .ok_or_else(|| {
-            InvalidInput::new(
-                flag,
-                s,
-                "a duration above 0 and up to 24h: 500ms, 2s, 3m, 1h",
-            )
-        })
-        .hint(format!("for example {flag} 2s"))
+/// A duration flag (already in the one grammar, [`duration`]) from `min` to a day.
+fn check_duration(flag: &str, value: Nanos, min: Nanos) -> Result<Nanos> {
+    duration::in_range(flag, value, min, DAY).hint(format!("for example {flag} 2s"))
 }
 
 /// A number of runs (at least 1, at most 10 000) or a duration.
@@ -209,13 +185,15 @@ fn check_budget(s: &str) -> Result<Budget> {
             return Ok(Budget::Runs(n));
         }
     }
-    parse_duration(s)
+    duration::parse_with_unit(s)
+        .ok()
+        .filter(|t| (Nanos::MILLI..=DAY).contains(t))
         .map(Budget::Time)
         .ok_or_else(|| {
             InvalidInput::new(
                 "--budget",
                 s,
-                "a number of runs from 1 to 10000, or a duration up to 24h (90s, 3m, 1h)",
+                "a number of runs from 1 to 10000, or a duration up to 24h with a unit (90s, 3m, 1h)",
             )
         })
         .hint("for example --budget 3m, or --budget 72 for 72 runs")
@@ -356,17 +334,48 @@ mod tests {
     fn bad_values_name_the_flag_what_is_allowed_and_a_hint() {
         let m = message(parse(&["--duration=-1s"]));
         assert!(m.contains("--duration") && m.contains("500ms, 2s"), "{m}");
+        let m = message(parse(&["--duration=0"]));
+        assert!(
+            m.contains("--duration") && m.contains("from 1ms to 1day"),
+            "{m}"
+        );
         let m = message(parse(&["--workload", "/no/such/file"]));
         assert!(m.contains("rr, stream, mixed"), "{m}");
         let m = message(parse(&["--rate-floor", "lots"]));
         assert!(m.contains("a percentage of the settings as found"), "{m}");
         let m = message(parse(&["--iface", "eth9", "--peer", "host:99999"]));
         assert!(m.contains("port from 1 to 65535"), "{m}");
-        let err = parse(&["--warm-up", "soon"]).unwrap_err();
+        let m = message(parse(&["--warmup", "soon"]));
+        assert!(m.contains("--warmup") && m.contains("e.g. 2s"), "{m}");
+        let err = parse(&["--warmup", "2d"]).unwrap_err();
         let hinted = err
             .chain()
             .find_map(|e| e.downcast_ref::<nictune_core::error::Hinted>());
-        assert!(hinted.is_some(), "the error carries a hint");
+        assert!(hinted.is_some(), "the range error carries a hint");
+    }
+
+    #[test]
+    fn durations_are_bare_seconds_or_with_a_unit_and_warm_up_is_an_alias() {
+        let c = parse(&["--duration", "2", "--warm-up", "0.5"]).unwrap();
+        assert_eq!(
+            (c.duration, c.warm_up),
+            (Nanos::from_secs(2), Nanos::from_millis(500))
+        );
+        let c = parse(&["--duration", "2s", "--warmup", "0"]).unwrap();
+        assert_eq!((c.duration, c.warm_up), (Nanos::from_secs(2), Nanos::ZERO));
+        let c = parse(&["--apply", "--confirm-within", "30"]).unwrap();
+        assert_eq!(c.apply, Some(Some(Nanos::from_secs(30))));
+    }
+
+    #[test]
+    fn only_names_the_catalog_key_whatever_the_spelling() {
+        let (key, values) = check_only("channels.combined=1, 2").unwrap();
+        assert_eq!(
+            (key.as_str(), values),
+            ("channel.combined", vec!["1".to_string(), "2".into()])
+        );
+        assert_eq!(check_only("rx-usecs=0").unwrap().0, "coalesce.rx-usecs");
+        assert!(check_only("rx-usecs=").is_err());
     }
 
     #[test]

@@ -14,7 +14,8 @@ use std::path::Path;
 pub fn write_outputs(dir: &Path, results: &TuneResults) -> Result<()> {
     std::fs::create_dir_all(dir)
         .with_context(|| format!("creating the output directory {}", dir.display()))?;
-    let json = Envelope::v1("tune", results).to_json()?;
+    let version = nictune_tune::results::SCHEMA_VERSION;
+    let json = Envelope::versioned("tune", version, results).to_json()?;
     let mut files = vec![
         ("results.json", json + "\n"),
         ("recommended.toml", recommended_toml(results)),
