@@ -175,8 +175,10 @@ pub struct Params {
     pub cq: CqModeration,
     /// `napi_defer_hard_irqs` (defer, suspend, busy-poll).
     pub defer_hard_irqs: u32,
-    /// `gro_flush_timeout` (defer, suspend, busy-poll).
+    /// `gro_flush_timeout` (defer, suspend).
     pub gro_flush_timeout: Nanos,
+    /// `gro_flush_timeout` under busy-poll (the safety net that revokes the pledge).
+    pub busy_gro_flush_timeout: Nanos,
     /// `irq-suspend-timeout` (suspend).
     pub irq_suspend_timeout: Nanos,
     /// epoll `busy_poll_usecs` (busy-poll).
@@ -199,7 +201,11 @@ impl Params {
         let mut cfg = NapiConfig::default();
         if self.policy != Policy::Base {
             cfg.defer_hard_irqs = self.defer_hard_irqs;
-            cfg.gro_flush_timeout = self.gro_flush_timeout;
+            cfg.gro_flush_timeout = if self.policy == Policy::BusyPoll {
+                self.busy_gro_flush_timeout
+            } else {
+                self.gro_flush_timeout
+            };
         }
         if self.policy == Policy::Suspend {
             cfg.irq_suspend_timeout = self.irq_suspend_timeout;
@@ -887,6 +893,10 @@ each (3 µs) and the response's transmit completion comes 0.5 µs later.
 Policies (Linux 6.13, Documentation/networking/napi.rst, net/core/dev.c, fs/eventpoll.c):
   base       NIC coalescing only (rx CQE mode 3 µs / 32, tx 16 µs / 32: mlx5 defaults,
              adaptive moderation off); the worker sleeps in epoll_wait.
+The defaults are the configurations the IRQ-suspension series benchmarked with memcached on
+8 queues of a 100 Gbit/s ConnectX-5 (\"Suspend IRQs during preferred busy poll\", netdev,
+2024): defer_hard_irqs 100 with gro_flush_timeout 20 µs (defer20, suspend20; busy-poll:
+200 µs), irq-suspend-timeout 20 ms, epoll busy_poll_usecs 64 (busy) or 0 (suspend), budget 64.
   defer      napi_defer_hard_irqs and gro_flush_timeout keep the IRQ masked and re-poll
              from an hrtimer until that many polls in a row find nothing.
   suspend    the same plus irq-suspend-timeout and an epoll context with prefer_busy_poll:
@@ -907,7 +917,8 @@ its response handed to the NIC.
 mod tests {
     use super::*;
 
-    /// The registry's defaults (8 queues, 10⁶ requests/s) for `d` seconds.
+    /// The registry's defaults (the series' configurations, 8 queues) at `rate` for `d`
+    /// seconds.
     fn params(policy: Policy, rate: f64, d: f64, seed: u64) -> Params {
         Params {
             policy,
@@ -918,11 +929,12 @@ mod tests {
             link_bps: 100e9,
             ring: 1024,
             cq: CqModeration::default(),
-            defer_hard_irqs: 2,
+            defer_hard_irqs: 100,
             gro_flush_timeout: Nanos::from_micros(20),
+            busy_gro_flush_timeout: Nanos::from_micros(200),
             irq_suspend_timeout: Nanos::from_millis(20),
-            busy_poll: Nanos::from_micros(50),
-            busy_poll_budget: 8,
+            busy_poll: Nanos::from_micros(64),
+            busy_poll_budget: 64,
             max_events: 64,
             costs: Costs::default(),
             duration: Nanos::from_secs_f64(d),
@@ -981,17 +993,46 @@ mod tests {
 
     #[test]
     fn at_light_load_suspension_hands_back_to_interrupts() {
-        // 2,500 requests/s per queue: epoll's pass finds nothing, napi_resume_irqs gives the
-        // NAPI back to the deferral, and the IRQ comes back after its empty polls.
-        let light = run(&params(Policy::Suspend, 20_000.0, 0.1, 3)).unwrap();
+        // 200 requests/s per queue: epoll's pass finds nothing, napi_resume_irqs gives the
+        // NAPI back to the deferral, and after 100 empty polls 20 µs apart (2 ms without a
+        // request, most gaps here) the IRQ comes back.
+        let light = run(&params(Policy::Suspend, 1_600.0, 0.5, 3)).unwrap();
         let heavy = run(&params(Policy::Suspend, 1e6, 0.1, 3)).unwrap();
-        let per_request = |o: &Outcome| o.interrupts_per_sec * 0.1 / o.answered as f64;
+        let per_request = |o: &Outcome, secs: f64| o.interrupts_per_sec * secs / o.answered as f64;
         assert!(
-            per_request(&light) > 0.5,
+            per_request(&light, 0.5) > 0.3,
             "light: {} interrupts per request",
-            per_request(&light)
+            per_request(&light, 0.5)
         );
-        assert!(per_request(&heavy) < 0.01, "{}", per_request(&heavy));
+        assert!(
+            per_request(&heavy, 0.1) < 0.01,
+            "{}",
+            per_request(&heavy, 0.1)
+        );
+    }
+
+    #[test]
+    fn at_200k_busy_polling_costs_cpu_and_its_flush_timer_costs_tail_latency() {
+        // The series' memcached results at 200K requests/s (validation, nothing fitted):
+        // busy 57 % CPU against base 30 % and suspend20 31 %; busy's p99 above suspend20's
+        // (287 µs against 161 µs, client-side). The mechanism: a busy loop that finds nothing
+        // for 64 µs sleeps with the IRQ deferred, and the 200 µs flush timer decides the wait.
+        let d = Nanos::from_millis(200);
+        let at = |policy| run(&params(policy, 200_000.0, 0.2, 5)).unwrap();
+        let (base, suspend, busy) = (at(Policy::Base), at(Policy::Suspend), at(Policy::BusyPoll));
+        assert!(
+            busy.cpu_busy(d) > 1.5 * base.cpu_busy(d),
+            "busy {} base {}",
+            busy.cpu_busy(d),
+            base.cpu_busy(d)
+        );
+        assert!((suspend.cpu_busy(d) - base.cpu_busy(d)).abs() < 0.1);
+        assert!(
+            p99(&busy) > 2.0 * p99(&suspend),
+            "{} vs {}",
+            p99(&busy),
+            p99(&suspend)
+        );
     }
 
     #[test]
