@@ -893,10 +893,6 @@ each (3 µs) and the response's transmit completion comes 0.5 µs later.
 Policies (Linux 6.13, Documentation/networking/napi.rst, net/core/dev.c, fs/eventpoll.c):
   base       NIC coalescing only (rx CQE mode 3 µs / 32, tx 16 µs / 32: mlx5 defaults,
              adaptive moderation off); the worker sleeps in epoll_wait.
-The defaults are the configurations the IRQ-suspension series benchmarked with memcached on
-8 queues of a 100 Gbit/s ConnectX-5 (\"Suspend IRQs during preferred busy poll\", netdev,
-2024): defer_hard_irqs 100 with gro_flush_timeout 20 µs (defer20, suspend20; busy-poll:
-200 µs), irq-suspend-timeout 20 ms, epoll busy_poll_usecs 64 (busy) or 0 (suspend), budget 64.
   defer      napi_defer_hard_irqs and gro_flush_timeout keep the IRQ masked and re-poll
              from an hrtimer until that many polls in a row find nothing.
   suspend    the same plus irq-suspend-timeout and an epoll context with prefer_busy_poll:
@@ -905,6 +901,10 @@ The defaults are the configurations the IRQ-suspension series benchmarked with m
              to the deferral and the worker sleeps.
   busy-poll  epoll_wait spins on the NAPI (busy_poll_usecs, budget busy_poll_budget) with
              prefer_busy_poll; the pair above is the safety net.
+The defaults are the configurations the IRQ-suspension series benchmarked with memcached on
+8 queues of a 100 Gbit/s ConnectX-5 (\"Suspend IRQs during preferred busy poll\", netdev,
+2024): defer_hard_irqs 100 with gro_flush_timeout 20 µs (defer20, suspend20; busy-poll:
+200 µs), irq-suspend-timeout 20 ms, epoll busy_poll_usecs 64 (busy) or 0 (suspend), budget 64.
 Costs (assumed orders of magnitude, docs/sim-notes.md §4.3, the same for every policy):
 IRQ 1.5 µs, hrtimer 0.5 µs, poll 0.5 µs, 1 µs per request received, 0.2 µs per transmit
 completion, epoll_wait 0.5 µs, wake-up and switch 3 µs. Not modelled: the softirq's

@@ -697,7 +697,7 @@ fn napi_keys() -> Vec<CaseKey> {
                 "gro_flush_timeout (defer, suspend)",
             ),
             float(
-                "busy_gro_flush_timeout_us",
+                "busy_flush_timeout_us",
                 0.0,
                 1e6,
                 "µs",
@@ -781,7 +781,7 @@ fn run_napi(p: &Params) -> Result<Raw, ScenarioError> {
         },
         defer_hard_irqs: get_int(p, "defer_hard_irqs")? as u32,
         gro_flush_timeout: us("gro_flush_timeout_us")?,
-        busy_gro_flush_timeout: us("busy_gro_flush_timeout_us")?,
+        busy_gro_flush_timeout: us("busy_flush_timeout_us")?,
         irq_suspend_timeout: us("irq_suspend_timeout_us")?,
         busy_poll: Nanos::from_micros(get_int(p, "busy_poll_usecs")? as u64),
         busy_poll_budget: get_int(p, "busy_poll_budget")? as u32,
