@@ -21,8 +21,10 @@
 //! - [`host`]: CPU cores with irq/softirq/user/idle accounting and the cost model, NAPI (the
 //!   one [`host::napi::NapiConfig`]) and the NET_RX softirq budgets; [`napi_extras`]: NAPI
 //!   completion, deferral, suspension, busy polling, softirq limits, threaded NAPI.
-//! - [`cases`]: the field cases 2–5 as models on the same queue, trait and configuration;
-//!   [`freebsd`], [`multiqueue`], [`bus`] and [`pool`]: the mechanisms they add.
+//! - [`cases`]: the field cases 2–5 as models on the same queue, trait and configuration,
+//!   and the NAPI-policy scenario (`napi-memcached`: base, deferral, IRQ suspension, epoll
+//!   busy polling, [`cases::napi_rr`]); [`freebsd`], [`multiqueue`], [`bus`] and [`pool`]:
+//!   the mechanisms they add.
 //! - [`workload`]: TCP_RR, ping, open-loop streams, bulk TCP.
 //! - [`scenario`]: TOML scenarios with one typed key catalog, built-ins, `--set`/`--sweep`
 //!   expansion, and the parallel sweep runner (threads live outside runs).

@@ -9,6 +9,7 @@
 pub mod dim_bulk;
 pub mod isa;
 pub mod ixgbevf;
+pub mod napi_rr;
 pub mod polling;
 pub mod qemu_nic;
 pub mod registry;

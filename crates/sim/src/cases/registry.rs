@@ -6,7 +6,7 @@
 //! key or a bad value names the key, the value and what is allowed.
 
 use super::rxhost::RxHostOutcome;
-use super::{dim_bulk, isa, ixgbevf, polling, router, Ledger};
+use super::{dim_bulk, isa, ixgbevf, napi_rr, polling, router, Ledger};
 use crate::bus::IsaWidth;
 use crate::freebsd::polling::PollingConfig;
 use crate::freebsd::rx_limit::{self, RxProcessLimit};
@@ -91,7 +91,7 @@ pub fn find(name: &str) -> Option<&'static CaseScenario> {
     CASES.iter().find(|c| c.name == name)
 }
 
-static CASES: [CaseScenario; 6] = [
+static CASES: [CaseScenario; 7] = [
     CaseScenario {
         name: "seed-freebsd-polling",
         description: "Case 2: FreeBSD 7.2 em, DEVICE_POLLING vs interrupts, iperf -d on 10 Mbit/s (2009)",
@@ -133,6 +133,13 @@ static CASES: [CaseScenario; 6] = [
         explain: DIM_EXPLAIN,
         keys: dim_keys,
         run: run_dim,
+    },
+    CaseScenario {
+        name: "napi-memcached",
+        description: "memcached-like request/response on a multi-queue 100 GbE NIC: NAPI base, defer, suspend, busy-poll",
+        explain: napi_rr::EXPLAIN,
+        keys: napi_keys,
+        run: run_napi,
     },
 ];
 
@@ -646,6 +653,160 @@ fn run_dim(p: &Params) -> Result<Raw, ScenarioError> {
     };
     let o = dim_bulk::run(policy, duration(p)?, get_int(p, "seed")? as u64);
     Ok(Raw::of_host(o, vec![]))
+}
+
+// --- NAPI policies --------------------------------------------------------------------
+
+fn napi_keys() -> Vec<CaseKey> {
+    let cq = napi_rr::CqModeration::default();
+    common(
+        1.0,
+        vec![
+            choice(
+                "policy",
+                &["base", "defer", "suspend", "busy-poll"],
+                "base",
+                "NAPI policy: NIC coalescing only, IRQ deferral, IRQ suspension, epoll busy polling",
+            ),
+            int("queues", 1, 256, "", 8, "receive queues, each with its own core and worker"),
+            float(
+                "rate",
+                1.0,
+                1e9,
+                "requests/s",
+                1e6,
+                "requests offered to the host (Poisson, spread evenly over the queues)",
+            ),
+            // Defaults: the configurations of the IRQ-suspension series' memcached benchmark
+            // ("Suspend IRQs during preferred busy poll", netdev 2024: defer20, suspend20,
+            // busy).
+            int(
+                "defer_hard_irqs",
+                0,
+                i32::MAX as i64,
+                "",
+                100,
+                "napi_defer_hard_irqs (defer, suspend, busy-poll)",
+            ),
+            float(
+                "gro_flush_timeout_us",
+                0.0,
+                1e6,
+                "µs",
+                20.0,
+                "gro_flush_timeout (defer, suspend)",
+            ),
+            float(
+                "busy_flush_timeout_us",
+                0.0,
+                1e6,
+                "µs",
+                200.0,
+                "gro_flush_timeout under busy-poll",
+            ),
+            float(
+                "irq_suspend_timeout_us",
+                0.0,
+                1e7,
+                "µs",
+                20_000.0,
+                "irq-suspend-timeout (suspend)",
+            ),
+            int(
+                "busy_poll_usecs",
+                0,
+                1_000_000,
+                "µs",
+                64,
+                "epoll busy_poll_usecs (busy-poll; suspend uses 0)",
+            ),
+            int(
+                "busy_poll_budget",
+                1,
+                65_535,
+                "packets",
+                64,
+                "epoll busy_poll_budget (suspend, busy-poll)",
+            ),
+            int("max_events", 1, 65_536, "", 64, "epoll_wait maxevents"),
+            int("ring", 64, 8192, "descriptors", 1024, "rx descriptors per queue"),
+            int(
+                "rx_usecs",
+                0,
+                4095,
+                "µs",
+                cq.rx_usecs.0 as i64 / 1000,
+                "rx coalescing timer (CQE mode)",
+            ),
+            int("rx_frames", 1, 65_535, "", cq.rx_frames as i64, "rx coalescing frames"),
+            int(
+                "tx_usecs",
+                0,
+                4095,
+                "µs",
+                cq.tx_usecs.0 as i64 / 1000,
+                "tx coalescing timer (EQE mode)",
+            ),
+            int("tx_frames", 1, 65_535, "", cq.tx_frames as i64, "tx coalescing frames"),
+        ],
+    )
+}
+
+fn run_napi(p: &Params) -> Result<Raw, ScenarioError> {
+    let policy = napi_rr::Policy::parse(get_text(p, "policy")?).ok_or_else(|| {
+        bad(
+            "policy",
+            get_text(p, "policy").unwrap_or_default().to_string(),
+            "unknown",
+            "base, defer, suspend or busy-poll",
+        )
+    })?;
+    let us = |k: &str| -> Result<Nanos, ScenarioError> {
+        Ok(Nanos::from_secs_f64(get_num(p, k)? / 1e6))
+    };
+    let params = napi_rr::Params {
+        policy,
+        queues: get_int(p, "queues")? as u32,
+        rate: get_num(p, "rate")?,
+        // A GET of a short key over TCP, and a response with a 200-byte value (assumed).
+        request: Bytes(128),
+        response: Bytes(320),
+        link_bps: 100e9,
+        ring: get_int(p, "ring")? as u32,
+        cq: napi_rr::CqModeration {
+            rx_usecs: Nanos::from_micros(get_int(p, "rx_usecs")? as u64),
+            rx_frames: get_int(p, "rx_frames")? as u32,
+            tx_usecs: Nanos::from_micros(get_int(p, "tx_usecs")? as u64),
+            tx_frames: get_int(p, "tx_frames")? as u32,
+        },
+        defer_hard_irqs: get_int(p, "defer_hard_irqs")? as u32,
+        gro_flush_timeout: us("gro_flush_timeout_us")?,
+        busy_gro_flush_timeout: us("busy_flush_timeout_us")?,
+        irq_suspend_timeout: us("irq_suspend_timeout_us")?,
+        busy_poll: Nanos::from_micros(get_int(p, "busy_poll_usecs")? as u64),
+        busy_poll_budget: get_int(p, "busy_poll_budget")? as u32,
+        max_events: get_int(p, "max_events")? as u32,
+        costs: napi_rr::Costs::default(),
+        duration: duration(p)?,
+        seed: get_int(p, "seed")? as u64,
+    };
+    let o = napi_rr::run(&params)
+        .map_err(|e| bad(e.name, e.value, "more than the link carries", &e.allowed))?;
+    let note = format!(
+        "{}: {} queues; the workers were woken from epoll_wait {:.0} times/s; \
+         CPU {:.0} % of each core on average",
+        policy.name(),
+        params.queues,
+        o.wakeups as f64 / params.duration.as_secs_f64(),
+        100.0 * o.cpu_busy(params.duration),
+    );
+    Ok(Raw {
+        packets: o.ledgers[0].offered,
+        metrics: o.metrics,
+        events: o.events,
+        notes: vec![note],
+        ledgers: o.ledgers,
+    })
 }
 
 #[cfg(test)]

@@ -102,13 +102,31 @@ impl BusyLoop {
         BusyStep::Poll(self.cfg.budget)
     }
 
+    /// The loop `epoll_wait` runs (`ep_busy_loop`, fs/eventpoll.c, Linux 6.13): with
+    /// prefer-busy-poll it runs even when `busy_poll_usecs` is 0, and then makes exactly one
+    /// pass ("an effectively nonblocking iteration through napi_busy_loop", the 6.13 patch
+    /// "eventpoll: Trigger napi_busy_loop, if prefer_busy_poll is set").
+    pub fn epoll(cfg: BusyPollConfig, start: Nanos) -> Option<BusyLoop> {
+        (cfg.duration > Nanos::ZERO || cfg.prefer).then_some(BusyLoop {
+            cfg,
+            start,
+            owns: false,
+            polls: 0,
+        })
+    }
+
     /// Ends the loop: releases the NAPI. Returns true when the caller must poll once more and
     /// complete (re-enabling the IRQ, or arming the suspension timer with prefer-busy-poll).
     pub fn stop(self, napi: &mut Napi, now: Nanos) -> bool {
-        if self.owns {
-            napi.busy_poll_stop(now, self.cfg.prefer);
-        }
-        self.owns
+        self.finish(napi, now).is_some()
+    }
+
+    /// Ends the loop (`busy_poll_stop`, net/core/dev.c): `None` if it never owned the NAPI;
+    /// otherwise the caller polls once more and `Some(skip_schedule)` says whether a timer
+    /// was armed, so that a final poll which uses its whole budget leaves the NAPI to that
+    /// timer ([`Napi::busy_poll_full`]) instead of to softirq.
+    pub fn finish(self, napi: &mut Napi, now: Nanos) -> Option<bool> {
+        self.owns.then(|| napi.busy_poll_stop(now, self.cfg.prefer))
     }
 
     /// Poll calls made so far.
@@ -172,6 +190,27 @@ mod tests {
             l.step(&mut napi, Nanos(1), false, true),
             BusyStep::Stop(StopReason::NeedResched)
         );
+    }
+
+    #[test]
+    fn epoll_with_prefer_makes_one_pass_even_at_zero_microseconds() {
+        let mut cfg = BusyPollConfig::new(Nanos::ZERO);
+        assert!(
+            BusyLoop::epoll(cfg, Nanos::ZERO).is_none(),
+            "neither set: no loop"
+        );
+        cfg.prefer = true;
+        let mut napi = Napi::new(NapiConfig::default());
+        let mut l = BusyLoop::epoll(cfg, Nanos(10)).unwrap();
+        assert_eq!(
+            l.step(&mut napi, Nanos(10), false, false),
+            BusyStep::Poll(8)
+        );
+        assert_eq!(
+            l.step(&mut napi, Nanos(11), false, false),
+            BusyStep::Stop(StopReason::Timeout)
+        );
+        assert_eq!(l.finish(&mut napi, Nanos(11)), Some(false));
     }
 
     #[test]

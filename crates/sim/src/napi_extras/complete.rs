@@ -182,6 +182,17 @@ impl Napi {
         true
     }
 
+    /// The busy poller's final poll used its whole budget, so the driver did not complete
+    /// (`__busy_poll_stop`, net/core/dev.c): with a timer armed (`skip_schedule`) the NAPI is
+    /// released to it; otherwise it stays scheduled and goes to softirq. Returns true when a
+    /// softirq poll must run.
+    pub fn busy_poll_full(&mut self, skip_schedule: bool) -> bool {
+        if skip_schedule {
+            self.sched = false;
+        }
+        !skip_schedule
+    }
+
     /// epoll found events with prefer-busy-poll (`napi_suspend_irqs`): push the safety-net
     /// timer to `now + irq_suspend_timeout`.
     pub fn suspend_irqs(&mut self, now: Nanos) {
@@ -305,6 +316,21 @@ mod tests {
         assert!(n.resume_irqs());
         let c = n.complete_done(Nanos::from_millis(6), 0, true);
         assert_eq!((c.unmask, c.timer), (false, Some(Nanos::from_micros(20))));
+    }
+
+    #[test]
+    fn a_full_final_busy_poll_goes_to_softirq_or_to_the_armed_timer() {
+        let mut n = deferred(0, 0);
+        assert!(n.busy_poll_take(false));
+        assert!(!n.busy_poll_stop(Nanos(1), false));
+        assert!(n.busy_poll_full(false), "no timer: softirq takes over");
+        assert!(n.is_scheduled());
+        let mut n = deferred(2, 20);
+        assert!(n.busy_poll_take(true));
+        assert!(n.busy_poll_stop(Nanos(1), true));
+        assert!(!n.busy_poll_full(true), "the timer re-polls");
+        assert!(!n.is_scheduled());
+        assert!(n.timer_fired(Nanos(20_001)));
     }
 
     #[test]
