@@ -24,8 +24,13 @@ pub struct Envelope<'a, T: Serialize> {
 impl<'a, T: Serialize> Envelope<'a, T> {
     /// Wraps `body` as version 1 of `command`'s schema.
     pub fn v1(command: &str, body: &'a T) -> Self {
+        Envelope::versioned(command, 1, body)
+    }
+
+    /// Wraps `body` as `version` of `command`'s schema (for a schema changed incompatibly).
+    pub fn versioned(command: &str, version: u32, body: &'a T) -> Self {
         Envelope {
-            schema: schema_name(command, 1),
+            schema: schema_name(command, version),
             body,
         }
     }

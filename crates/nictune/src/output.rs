@@ -79,9 +79,9 @@ impl Ctx {
         Ctx { json, quiet }
     }
 
-    /// Prints `body` inside the `nictune.<command>/v1` envelope on stdout.
-    pub fn print_json<T: Serialize>(&self, command: &str, body: &T) -> Result<()> {
-        let text = Envelope::v1(command, body).to_json()?;
+    /// Prints `body` inside the `nictune.<command>/v<version>` envelope on stdout.
+    pub fn print_json<T: Serialize>(&self, command: &str, version: u32, body: &T) -> Result<()> {
+        let text = Envelope::versioned(command, version, body).to_json()?;
         self.print(&text)
     }
 
@@ -103,8 +103,19 @@ impl Ctx {
         body: &T,
         human: impl FnOnce(&T) -> String,
     ) -> Result<()> {
+        self.emit_versioned(command, 1, body, human)
+    }
+
+    /// [`Ctx::emit`] for a schema past version 1.
+    pub fn emit_versioned<T: Serialize>(
+        &self,
+        command: &str,
+        version: u32,
+        body: &T,
+        human: impl FnOnce(&T) -> String,
+    ) -> Result<()> {
         if self.json {
-            self.print_json(command, body)
+            self.print_json(command, version, body)
         } else {
             self.print(&human(body))
         }

@@ -24,7 +24,11 @@ pub struct Args {
     pub source: SourceArgs,
 }
 
-/// `nictune.show/v1`: the snapshot, plus rates with `--interval`.
+/// The version of `nictune.show`: 2 added each NIC's `mtu_bytes`, `speed_mbps`, `operstate`,
+/// `qdisc`, `txqlen` and the driver of virtual devices.
+const SCHEMA_VERSION: u32 = 2;
+
+/// `nictune.show/v2`: the snapshot, plus rates with `--interval`.
 #[derive(Debug, Serialize)]
 struct ShowBody<'a> {
     os: &'static str,
@@ -33,7 +37,7 @@ struct ShowBody<'a> {
     rates: Option<&'a Rates>,
 }
 
-/// `nictune.show/v1` for a FreeBSD capture.
+/// `nictune.show/v2` for a FreeBSD capture.
 #[derive(Debug, Serialize)]
 struct ShowFreeBsd<'a> {
     os: &'static str,
@@ -68,7 +72,7 @@ fn show_linux(
         snapshot: &snap,
         rates: rates.as_ref(),
     };
-    ctx.emit("show", &body, |b| {
+    ctx.emit_versioned("show", SCHEMA_VERSION, &body, |b| {
         nictune_host::view::render_show(b.snapshot, b.rates)
     })?;
     Ok(Outcome::Success)
@@ -79,7 +83,7 @@ fn show_freebsd(snap: &FreeBsdSnapshot, ctx: &Ctx) -> Result<Outcome> {
         os: "freebsd",
         snapshot: snap,
     };
-    ctx.emit("show", &body, |b| {
+    ctx.emit_versioned("show", SCHEMA_VERSION, &body, |b| {
         nictune_host::view::render_freebsd(b.snapshot)
     })?;
     Ok(Outcome::Success)
