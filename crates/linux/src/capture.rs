@@ -275,6 +275,16 @@ mod tests {
         );
         host.ethtool
             .insert("eth0".into(), EthtoolInfo::unreadable("test"));
+        host.link_attrs.insert(
+            "eth0".into(),
+            Readable::Value(LinkAttrs {
+                mtu_bytes: Some(1400),
+                operstate: Some("up".into()),
+                qdisc: Some("pfifo_fast".into()),
+                txqlen: Some(1000),
+                kind: None,
+            }),
+        );
         let dir = tempfile::tempdir().unwrap();
         save(dir.path(), &host, &manifest()).unwrap();
         let (back, m) = load(dir.path()).unwrap();
@@ -284,6 +294,21 @@ mod tests {
             back.file("/proc/irq/9/smp_affinity_list").unwrap_err().kind,
             ReadErrorKind::Denied
         );
+    }
+
+    #[test]
+    fn a_capture_from_before_link_attributes_loads_without_them() {
+        let host = FakeHost::new().with_file("/proc/stat", "cpu 1 2 3 4\n");
+        let dir = tempfile::tempdir().unwrap();
+        save(dir.path(), &host, &manifest()).unwrap();
+        let path = dir.path().join("netlink.json");
+        let mut json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        json.as_object_mut().unwrap().remove("link_attrs").unwrap();
+        std::fs::write(&path, json.to_string()).unwrap();
+        let (back, _) = load(dir.path()).unwrap();
+        assert!(back.link_attrs.is_empty());
+        assert!(matches!(back.link_attrs("eth0"), Readable::Unsupported(_)));
     }
 
     #[test]
