@@ -73,8 +73,7 @@ fn render_nic(out: &mut String, snap: &HostSnapshot, nic: &Nic) {
 }
 
 /// `up  mtu 1500  speed 10000 Mb/s  qdisc noqueue  txqlen 1000`; `?` for an unknown
-/// state or qdisc, `-` for an unknown number, speed `n/a` when the driver reports none or the
-/// link is down.
+/// state or qdisc, `-` for an unknown number, speed `n/a` when the driver reports none.
 fn link_text(nic: &Nic) -> String {
     format!(
         "{}  mtu {}  speed {}  qdisc {}  txqlen {}",

@@ -283,6 +283,7 @@ mod tests {
                 qdisc: Some("pfifo_fast".into()),
                 txqlen: Some(1000),
                 kind: None,
+                speed_mbps: None,
             }),
         );
         let dir = tempfile::tempdir().unwrap();

@@ -66,6 +66,17 @@ fn read_error(path: &str, err: &io::Error) -> ReadError {
     ReadError::new(path, kind, err.to_string())
 }
 
+impl LinuxHost {
+    /// The link speed from ethtool LINKMODES_GET, when the family answers.
+    fn speed(&self, iface: &str) -> Option<u32> {
+        let nl = self.netlink.as_ref().ok()?;
+        let family = nl.ethtool.as_ref().ok()?;
+        ethtool::linkmodes::request::speed(&nl.sock, *family, iface)
+            .ok()
+            .flatten()
+    }
+}
+
 impl HostRead for LinuxHost {
     fn file(&self, path: &str) -> Result<String, ReadError> {
         input::read_file(&self.path(path), input::KERNEL_FILE).map_err(|e| match e.io() {
@@ -120,6 +131,7 @@ impl HostRead for LinuxHost {
                 qdisc: link.qdisc(),
                 txqlen: link.txqlen(),
                 kind: link.kind().map(str::to_string),
+                speed_mbps: self.speed(iface),
             }),
             Err(e) => Readable::Unreadable(e.to_string()),
         }

@@ -95,6 +95,9 @@ pub struct LinkAttrs {
     /// IFLA_INFO_KIND inside IFLA_LINKINFO: what a virtual device is (`veth`, `bridge`,
     /// `dummy`, ...); `None` for hardware devices.
     pub kind: Option<String>,
+    /// The link speed from ethtool's LINKMODES_GET, Mb/s (`None`: unknown, or not asked).
+    #[serde(default)]
+    pub speed_mbps: Option<u32>,
 }
 
 /// Raw inputs of one host. Paths are absolute as on the host (`/proc/interrupts`).

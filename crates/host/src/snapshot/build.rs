@@ -132,9 +132,12 @@ fn nic(read: &dyn HostRead, name: &str, netdev: &NetdevInfo, irqs: &[Irq]) -> Ni
     let kind = link.and_then(|l| l.kind.clone());
     let mut nic = Nic {
         mtu_bytes: link.and_then(|l| l.mtu_bytes).or_else(|| sysfs_u32("mtu")),
-        // `speed` reads -1 (or fails with EINVAL) when the link is down or the driver does
-        // not say (drivers/net/ethtool/ioctl.c, net/core/net-sysfs.c speed_show).
-        speed_mbps: sysfs_u32("speed").filter(|s| *s != u32::MAX),
+        // ethtool LINKMODES_GET; else sysfs `speed`, which reads -1 (or fails with EINVAL)
+        // when the interface is down or the driver does not say (net/core/net-sysfs.c
+        // speed_show).
+        speed_mbps: link
+            .and_then(|l| l.speed_mbps)
+            .or_else(|| sysfs_u32("speed").filter(|s| *s != u32::MAX)),
         operstate: link
             .and_then(|l| l.operstate.clone())
             .or_else(|| text(read, &format!("{base}/operstate")).value().cloned()),

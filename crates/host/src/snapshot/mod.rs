@@ -69,8 +69,8 @@ pub struct Nic {
     pub driver: Readable<String>,
     /// IFLA_MTU (else sysfs `mtu`), bytes.
     pub mtu_bytes: Option<u32>,
-    /// Link speed (sysfs `speed`, what ethtool's link modes report), Mb/s; `None` when the
-    /// driver reports none or the link is down.
+    /// Link speed, Mb/s: ethtool LINKMODES_GET (what `ethtool IF` prints), else sysfs
+    /// `speed` (captures); `None` when the driver reports none.
     pub speed_mbps: Option<u32>,
     /// IFLA_OPERSTATE (else sysfs `operstate`): `up`, `down`, `lowerlayerdown`, ...
     pub operstate: Option<String>,
