@@ -47,6 +47,11 @@ pub struct HostMetrics {
     pub drops: BTreeMap<String, u64>,
     /// NAPI polls that ended on budget or time with work left (softnet `time_squeeze`).
     pub time_squeeze: Option<u64>,
+    /// NET_RX softirqs per second (`/proc/softirqs`): the receive path's wake-ups, which stand
+    /// in for device interrupts where there are none (veth, loopback). `None` where not
+    /// measured (the simulator, results from before it was recorded).
+    #[serde(default)]
+    pub net_rx_softirqs_per_sec: Option<f64>,
 }
 
 /// CPU time as fractions 0–1 that sum to 1 for each core.

@@ -43,6 +43,7 @@ fn render_nic(out: &mut String, snap: &HostSnapshot, nic: &Nic) {
         nic.name,
         nic.driver.display()
     );
+    let _ = writeln!(out, "  link      {}", link_text(nic));
     let none_offered = matches!(nic.coalesce, Readable::Unsupported(_))
         && matches!(nic.rings, Readable::Unsupported(_))
         && matches!(nic.channels, Readable::Unsupported(_));
@@ -69,6 +70,20 @@ fn render_nic(out: &mut String, snap: &HostSnapshot, nic: &Nic) {
     render_device_irqs(out, nic);
     render_queues(out, snap, nic);
     render_other_irqs(out, snap, nic);
+}
+
+/// `up  mtu 1500  speed 10000 Mb/s  qdisc noqueue  txqlen 1000`; `?` for an unknown
+/// state or qdisc, `-` for an unknown number, speed `n/a` when the driver reports none.
+fn link_text(nic: &Nic) -> String {
+    format!(
+        "{}  mtu {}  speed {}  qdisc {}  txqlen {}",
+        nic.operstate.as_deref().unwrap_or("?"),
+        opt(nic.mtu_bytes),
+        nic.speed_mbps
+            .map_or_else(|| "n/a".to_string(), |s| format!("{s} Mb/s")),
+        nic.qdisc.as_deref().unwrap_or("?"),
+        opt(nic.txqlen)
+    )
 }
 
 /// `rx-usecs 0  rx-frames 1 ...` in ethtool's order.

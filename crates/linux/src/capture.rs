@@ -9,7 +9,8 @@
 //! - `manifest.json`: what, when and where ([`Manifest`]).
 
 use nictune_core::input;
-use nictune_host::read::{EthtoolInfo, FakeHost, NetdevInfo, ReadError};
+use nictune_host::read::{EthtoolInfo, FakeHost, LinkAttrs, NetdevInfo, ReadError};
+use nictune_host::snapshot::Readable;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io;
@@ -41,6 +42,9 @@ struct NetlinkDump {
     ethtool: BTreeMap<String, EthtoolInfo>,
     netdev: NetdevInfo,
     processes: Vec<String>,
+    /// rtnetlink link attributes (older captures have none).
+    #[serde(default)]
+    link_attrs: BTreeMap<String, Readable<LinkAttrs>>,
 }
 
 /// A capture that could not be written or read, naming the file.
@@ -108,6 +112,7 @@ pub fn save(dir: &Path, recording: &FakeHost, manifest: &Manifest) -> Result<(),
         ethtool: recording.ethtool.clone(),
         netdev: recording.netdev.clone(),
         processes: recording.processes.clone(),
+        link_attrs: recording.link_attrs.clone(),
     };
     write_json(&dir.join("index.json"), &index)?;
     write_json(&dir.join("netlink.json"), &netlink)?;
@@ -133,6 +138,7 @@ pub fn load(dir: &Path) -> Result<(FakeHost, Manifest), CaptureError> {
         ethtool: netlink.ethtool,
         netdev: netlink.netdev,
         processes: netlink.processes,
+        link_attrs: netlink.link_attrs,
         ..FakeHost::default()
     };
     let mut total = 0;
@@ -146,7 +152,10 @@ pub fn load(dir: &Path) -> Result<(FakeHost, Manifest), CaptureError> {
 /// the doctor's fix commands.
 fn check_names(dir: &Path, index: &Index, netlink: &NetlinkDump) -> Result<(), CaptureError> {
     let listed = index.dirs.get("/sys/class/net").into_iter().flatten();
-    for name in listed.chain(netlink.ethtool.keys()) {
+    for name in listed
+        .chain(netlink.ethtool.keys())
+        .chain(netlink.link_attrs.keys())
+    {
         nictune_core::names::check_iface(name).map_err(|source| CaptureError::Name {
             path: dir.to_path_buf(),
             source,
@@ -266,6 +275,17 @@ mod tests {
         );
         host.ethtool
             .insert("eth0".into(), EthtoolInfo::unreadable("test"));
+        host.link_attrs.insert(
+            "eth0".into(),
+            Readable::Value(LinkAttrs {
+                mtu_bytes: Some(1400),
+                operstate: Some("up".into()),
+                qdisc: Some("pfifo_fast".into()),
+                txqlen: Some(1000),
+                kind: None,
+                speed_mbps: None,
+            }),
+        );
         let dir = tempfile::tempdir().unwrap();
         save(dir.path(), &host, &manifest()).unwrap();
         let (back, m) = load(dir.path()).unwrap();
@@ -275,6 +295,21 @@ mod tests {
             back.file("/proc/irq/9/smp_affinity_list").unwrap_err().kind,
             ReadErrorKind::Denied
         );
+    }
+
+    #[test]
+    fn a_capture_from_before_link_attributes_loads_without_them() {
+        let host = FakeHost::new().with_file("/proc/stat", "cpu 1 2 3 4\n");
+        let dir = tempfile::tempdir().unwrap();
+        save(dir.path(), &host, &manifest()).unwrap();
+        let path = dir.path().join("netlink.json");
+        let mut json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        json.as_object_mut().unwrap().remove("link_attrs").unwrap();
+        std::fs::write(&path, json.to_string()).unwrap();
+        let (back, _) = load(dir.path()).unwrap();
+        assert!(back.link_attrs.is_empty());
+        assert!(matches!(back.link_attrs("eth0"), Readable::Unsupported(_)));
     }
 
     #[test]

@@ -2,9 +2,11 @@
 //! root (`/` normally); netlink goes to the kernel of the calling thread's namespace.
 
 use crate::netlink::genl::{Family, GenlSocket};
+use crate::rtnetlink::link::request as rtlink;
+use crate::rtnetlink::RouteSocket;
 use crate::{ethtool, netdev};
 use nictune_core::input;
-use nictune_host::read::{EthtoolInfo, HostRead, NetdevInfo, ReadError, ReadErrorKind};
+use nictune_host::read::{EthtoolInfo, HostRead, LinkAttrs, NetdevInfo, ReadError, ReadErrorKind};
 use nictune_host::snapshot::Readable;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -14,6 +16,7 @@ use std::path::{Path, PathBuf};
 pub struct LinuxHost {
     root: PathBuf,
     netlink: Result<Netlink, String>,
+    route: Result<RouteSocket, String>,
 }
 
 #[derive(Debug)]
@@ -34,6 +37,7 @@ impl LinuxHost {
         LinuxHost {
             root: root.into(),
             netlink: open_netlink(),
+            route: RouteSocket::open().map_err(|e| e.to_string()),
         }
     }
 
@@ -60,6 +64,17 @@ fn read_error(path: &str, err: &io::Error) -> ReadError {
         _ => ReadErrorKind::Other,
     };
     ReadError::new(path, kind, err.to_string())
+}
+
+impl LinuxHost {
+    /// The link speed from ethtool LINKMODES_GET, when the family answers.
+    fn speed(&self, iface: &str) -> Option<u32> {
+        let nl = self.netlink.as_ref().ok()?;
+        let family = nl.ethtool.as_ref().ok()?;
+        ethtool::linkmodes::request::speed(&nl.sock, *family, iface)
+            .ok()
+            .flatten()
+    }
 }
 
 impl HostRead for LinuxHost {
@@ -101,6 +116,24 @@ impl HostRead for LinuxHost {
                 Err(reason) => missing(reason),
                 Ok(family) => netdev::read_all(&nl.sock, *family),
             },
+        }
+    }
+
+    fn link_attrs(&self, iface: &str) -> Readable<LinkAttrs> {
+        let sock = match &self.route {
+            Ok(sock) => sock,
+            Err(reason) => return Readable::Unreadable(reason.clone()),
+        };
+        match rtlink::get(sock, iface) {
+            Ok(link) => Readable::Value(LinkAttrs {
+                mtu_bytes: link.mtu,
+                operstate: link.operstate(),
+                qdisc: link.qdisc(),
+                txqlen: link.txqlen(),
+                kind: link.kind().map(str::to_string),
+                speed_mbps: self.speed(iface),
+            }),
+            Err(e) => Readable::Unreadable(e.to_string()),
         }
     }
 

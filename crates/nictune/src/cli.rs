@@ -3,19 +3,39 @@
 use crate::cmd;
 use clap::{Args, Parser, Subcommand};
 
-/// Exit codes, shown at the end of `--help`.
-const EXIT_CODES: &str = "\
-Exit codes:
-  0  success (including \"already in the desired state\")
-  1  the command ran and found problems: failed checks, doctor findings, thresholds missed
-  2  usage error, bad input, or runtime error (the message names the cause and a hint)
-  3  a change failed part-way and every value written was put back
-  4  a change failed part-way and some values could not be put back: run `nictune revert`
- 77  the command needs root";
+/// Exit codes: shown at the end of `--help` and as EXIT STATUS in the man pages.
+pub const EXIT_STATUS: [(u8, &str); 6] = [
+    (0, "success (including \"already in the desired state\")"),
+    (
+        1,
+        "the command ran and found problems: failed checks, doctor findings, thresholds missed",
+    ),
+    (
+        2,
+        "usage error, bad input, or runtime error (the message names the cause and a hint)",
+    ),
+    (
+        3,
+        "a change failed part-way and every value written was put back",
+    ),
+    (
+        4,
+        "a change failed part-way and some values could not be put back: run `nictune revert`",
+    ),
+    (77, "the command needs root"),
+];
+
+fn exit_codes_help() -> String {
+    let mut text = "Exit codes:".to_string();
+    for (code, meaning) in EXIT_STATUS {
+        text.push_str(&format!("\n {code:>2}  {meaning}"));
+    }
+    text
+}
 
 /// See, predict, measure, change safely, persist and tune NIC interrupt moderation.
 #[derive(Debug, Parser)]
-#[command(name = "nictune", version, about, long_about = None, after_help = EXIT_CODES)]
+#[command(name = "nictune", version, about, long_about = None, after_help = exit_codes_help())]
 #[command(propagate_version = true, arg_required_else_help = true)]
 pub struct Cli {
     #[command(flatten)]

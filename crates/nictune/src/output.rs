@@ -75,6 +75,9 @@ pub fn schema_version(command: &str) -> u32 {
         "sim" => 2,
         // v2: a point's setting values are numbers and booleans, not strings.
         "tune" => nictune_tune::results::SCHEMA_VERSION,
+        // v2: each interface's link (operstate, MTU, speed, qdisc, txqlen) and the link kind
+        // as the driver of a virtual device.
+        "show" => 2,
         _ => 1,
     }
 }
@@ -302,7 +305,8 @@ mod tests {
     #[test]
     fn schema_versions_are_one_unless_bumped() {
         assert_eq!(schema_version("revert"), 2);
-        assert_eq!(schema_version("show"), 1);
+        assert_eq!(schema_version("show"), 2);
+        assert_eq!(schema_version("doctor"), 1);
     }
 
     #[test]

@@ -50,9 +50,60 @@ fn completions_and_man_page_come_from_the_cli_definition() {
     let man = stdout(&out);
     assert!(man.contains(".TH nictune 1"), "{man}");
     assert!(
-        man.contains("Exit codes"),
+        man.contains(".SH \"EXIT STATUS\""),
         "man page lacks the exit codes section"
     );
+    // Every page the top-level one points to is there.
+    let out = nictune().args(["manpage", "apply"]).output().unwrap();
+    assert_exit(&out, 0);
+    let man = stdout(&out);
+    assert!(man.contains(".TH nictune-apply 1"), "{man}");
+    for s in ["ENVIRONMENT", "FILES", "EXIT STATUS"] {
+        assert!(
+            man.contains(&format!(".SH \"{s}\"")),
+            "nictune-apply(1) lacks {s}"
+        );
+    }
+}
+
+#[test]
+fn man_page_of_an_unknown_command_names_the_commands() {
+    let out = nictune().args(["manpage", "aply"]).output().unwrap();
+    assert_exit(&out, 2);
+    let err = stderr(&out);
+    assert!(
+        err.contains("aply") && err.contains("apply, confirm"),
+        "{err}"
+    );
+}
+
+#[test]
+fn man_page_dir_writes_every_page() {
+    let dir = std::env::temp_dir().join(format!("nictune-man-{}", std::process::id()));
+    let out = nictune()
+        .args(["manpage", "--dir"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_exit(&out, 0);
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    std::fs::remove_dir_all(&dir).unwrap();
+    for want in [
+        "nictune.1",
+        "nictune-apply.1",
+        "nictune-show.1",
+        "nictune-tune.1",
+    ] {
+        assert!(
+            names.iter().any(|n| n == want),
+            "{want} missing from {names:?}"
+        );
+    }
+    assert!(!names.iter().any(|n| n.contains("vm-agent")), "{names:?}");
 }
 
 /// Issue #13: a usage error under `--json` is the `nictune.error/v1` document on stdout

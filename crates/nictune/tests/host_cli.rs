@@ -13,7 +13,7 @@ fn show_of_the_build_machine_capture() {
 }
 
 #[test]
-fn show_json_is_the_v1_envelope() {
+fn show_json_is_the_v2_envelope() {
     let out = nictune(&[
         "show",
         "--json",
@@ -23,8 +23,12 @@ fn show_json_is_the_v1_envelope() {
     ]);
     assert_exit(&out, 0);
     let doc = json(&out);
-    assert_eq!(doc["schema"], "nictune.show/v1");
+    assert_eq!(doc["schema"], "nictune.show/v2");
     let eth0 = &doc["nics"][0];
+    // A capture made before link attributes were recorded: each of them null, not missing.
+    for field in ["mtu_bytes", "speed_mbps", "operstate", "qdisc", "txqlen"] {
+        assert!(eth0[field].is_null(), "{field}: {}", eth0[field]);
+    }
     assert_eq!(eth0["driver"]["value"], "virtio_net");
     assert_eq!(eth0["coalesce"]["value"]["rx-frames"], 1);
     assert_eq!(eth0["queues"][0]["irq"], 38);

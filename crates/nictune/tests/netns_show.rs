@@ -154,3 +154,109 @@ fn show_reports_per_napi_values_set_over_netlink() {
         "rx-0, rx-1, tx-0, tx-1"
     );
 }
+
+/// The output of `cmd args` inside namespace `ns`, as text.
+fn output_in(ns: &str, cmd: &[&str]) -> String {
+    let out = Command::new("ip")
+        .args(["netns", "exec", ns])
+        .args(cmd)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// ethtool's `Speed: 10000Mb/s` as a number; `None` for `Unknown!`.
+fn ethtool_speed(text: &str) -> Option<u64> {
+    let line = text.lines().find_map(|l| l.trim().strip_prefix("Speed:"))?;
+    line.trim().strip_suffix("Mb/s")?.parse().ok()
+}
+
+#[test]
+fn show_reports_link_attributes_as_ip_and_ethtool_do() {
+    if let Some(reason) = skip_reason() {
+        nictune_core::live::skip(&reason);
+        return;
+    }
+    if Command::new("ethtool").arg("--version").output().is_err() {
+        nictune_core::live::skip("ethtool is not installed");
+        return;
+    }
+    let ns = Netns(format!("nictune-link-{}", std::process::id()));
+    if let Err(e) = run("ip", &["netns", "add", &ns.0]) {
+        nictune_core::live::skip(&format!("cannot create a network namespace: {e}"));
+        return;
+    }
+    let n = ns.0.as_str();
+    let ip = |args: &[&str]| {
+        let mut all = vec!["-n", n];
+        all.extend_from_slice(args);
+        run("ip", &all).unwrap();
+    };
+    ip(&["link", "add", "v0", "type", "veth", "peer", "name", "v1"]);
+    ip(&["link", "add", "br0", "type", "bridge"]);
+    // Values no default has, so a match is not a coincidence; v1 stays down.
+    ip(&["link", "set", "v0", "mtu", "1400", "txqueuelen", "321"]);
+    ip(&["link", "set", "v0", "up"]);
+
+    let out = common::nictune(&["show", "--json", "--netns", n, "v0", "v1", "br0"]);
+    common::assert_exit(&out, 0);
+    let doc = common::json(&out);
+    let listed: serde_json::Value =
+        serde_json::from_str(&output_in(n, &["ip", "-d", "-j", "link", "show"])).unwrap();
+    for name in ["v0", "v1", "br0"] {
+        let nic = doc["nics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["name"] == name)
+            .unwrap_or_else(|| panic!("{name} not shown"));
+        let ip = listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["ifname"] == name)
+            .unwrap();
+        assert_eq!(nic["mtu_bytes"], ip["mtu"], "{name}");
+        assert_eq!(nic["txqlen"], ip["txqlen"], "{name}");
+        assert_eq!(nic["qdisc"], ip["qdisc"], "{name}");
+        assert_eq!(
+            nic["operstate"].as_str().unwrap(),
+            ip["operstate"].as_str().unwrap().to_lowercase(),
+            "{name}"
+        );
+        assert_eq!(
+            nic["driver"]["value"], ip["linkinfo"]["info_kind"],
+            "{name}"
+        );
+        // Speed as ethtool reports it, also for v1, which is down (sysfs `speed` has none
+        // then: net/core/net-sysfs.c speed_show).
+        let speed = ethtool_speed(&output_in(n, &["ethtool", name]));
+        assert_eq!(nic["speed_mbps"].as_u64(), speed, "{name}");
+    }
+    let v0 = doc["nics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["name"] == "v0")
+        .unwrap();
+    assert_eq!(v0["mtu_bytes"], 1400);
+    assert_eq!(v0["txqlen"], 321);
+    assert_eq!(v0["driver"]["value"], "veth");
+    // veth reports a speed (drivers/net/veth.c get_link_ksettings), so the comparison above
+    // compared numbers, not two nulls.
+    assert!(v0["speed_mbps"].as_u64().is_some_and(|s| s > 0), "{v0}");
+
+    // The text table has the same line.
+    let out = common::nictune(&["show", "--netns", n, "v0"]);
+    common::assert_exit(&out, 0);
+    let text = common::stdout(&out);
+    assert!(text.contains("v0  ifindex"), "{text}");
+    assert!(text.contains("driver veth"), "{text}");
+    assert!(text.contains("mtu 1400"), "{text}");
+    assert!(text.contains("txqlen 321"), "{text}");
+}

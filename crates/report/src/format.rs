@@ -86,6 +86,28 @@ fn short(key: &str, value: &str) -> String {
     }
 }
 
+/// Every abbreviation the page may use, with what it stands for: the short setting names of
+/// [`label`], the placements, and the column headings.
+pub const ABBREVIATIONS: [(&str, &str); 17] = [
+    ("gft", "napi.gro-flush-timeout: the device's gro_flush_timeout, how long NAPI keeps a partial GRO batch and, with defer, holds the interrupt off (set in ns, shown in µs)"),
+    ("defer", "napi.defer-hard-irqs: napi_defer_hard_irqs, how many empty polls may pass before the device interrupt is re-enabled"),
+    ("irq-suspend", "napi.irq-suspend-timeout: how long interrupts stay suspended while an application busy-polls the queue"),
+    ("busy", "sysctl net.core.busy_read and net.core.busy_poll (equal): µs a socket read or poll spins on the queue before sleeping"),
+    ("rx-usecs", "coalesce.rx-usecs: ethtool's receive interrupt delay, µs"),
+    ("adaptive-rx", "coalesce.adaptive-rx: the driver's own adaptive interrupt moderation"),
+    ("ITR", "InterruptThrottleRate: the e1000/e1000e/igb module parameter capping interrupts per second (0 off, 1 and 3 dynamic)"),
+    ("TIDV", "TxIntDelay: e1000/e1000e transmit interrupt delay (1.024 µs units)"),
+    ("TADV", "TxAbsIntDelay: e1000/e1000e absolute transmit interrupt delay"),
+    ("RDTR", "RxIntDelay: e1000/e1000e receive delay timer"),
+    ("RADV", "RxAbsIntDelay: e1000/e1000e absolute receive delay"),
+    ("same-cpu", "placement: client and server (or the queue's interrupt and the application) on one CPU"),
+    ("cross-cpu", "placement: on two different CPUs"),
+    ("p50, p99", "latency percentiles: half, and 99 in 100, of the round trips took at most this long"),
+    ("trans/s", "transactions (request and response) per second"),
+    ("NET_RX", "the network receive softirq: each one is a wake-up of the receive path"),
+    ("peer:", "a setting of the far end (tune --both-ends)"),
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,5 +126,29 @@ mod tests {
         assert_eq!(num(1.05), "1.05");
         assert_eq!(pct(-89.74), "−89.7 %");
         assert_eq!(pct(878.0), "+878 %");
+    }
+
+    #[test]
+    fn every_short_name_label_writes_is_explained() {
+        let keys = [
+            ("napi.gro-flush-timeout", "20000"),
+            ("napi.irq-suspend-timeout", "1000"),
+            ("napi.defer-hard-irqs", "2"),
+            ("coalesce.rx-usecs", "8"),
+            ("coalesce.adaptive-rx", "on"),
+            ("e1000.InterruptThrottleRate", "3"),
+            ("e1000.TxIntDelay", "8"),
+            ("e1000.TxAbsIntDelay", "8"),
+            ("e1000.RxIntDelay", "0"),
+            ("e1000.RxAbsIntDelay", "8"),
+        ];
+        for (key, value) in keys {
+            let text = short(key, value);
+            let abbrev = text.split(' ').next().unwrap();
+            assert!(
+                ABBREVIATIONS.iter().any(|(a, _)| *a == abbrev),
+                "{abbrev} ({key}) is not in ABBREVIATIONS"
+            );
+        }
     }
 }

@@ -30,26 +30,38 @@ pub fn render(results: &TuneResults) -> String {
         Some(plot::tradeoff::render(results)),
         "",
     ));
-    s.push_str(&figure(
-        "interrupts",
-        "Interrupts per second",
-        "Interrupts per second as the bench counted them for each setting. A veth testbed has no device interrupts, so there the wake-ups that stand in for them (cross-CPU IPIs) are what to look at.",
-        plot::interrupts::render(results),
-        "No interrupt counts were recorded.",
-    ));
-    let caption = format!(
-        "The simulator's p99 for each point before it was measured, against the measurement. On the diagonal the prediction was exact.{}",
-        prediction_error(results)
-            .map(|e| format!(" Median error: {} %.", crate::format::num(e)))
-            .unwrap_or_default()
-    );
-    s.push_str(&figure(
-        "predicted",
-        "Predicted against measured",
-        &caption,
-        plot::predicted::render(results),
-        "Not run with --predict: nothing was predicted, so there is nothing to compare.",
-    ));
+    match plot::interrupts::measure(results) {
+        Some(m) => s.push_str(&figure(
+            "interrupts",
+            m.heading(),
+            m.caption(),
+            plot::interrupts::render(results, m),
+            "",
+        )),
+        None => s.push_str(&figure(
+            "interrupts",
+            "Interrupts per second",
+            "",
+            None,
+            "Neither device interrupts nor receive wake-ups (NET_RX softirqs) were counted in any run, so there is nothing to plot.",
+        )),
+    }
+    // Only with a prediction: an empty card says nothing.
+    if let Some(svg) = plot::predicted::render(results) {
+        let caption = format!(
+            "The simulator's p99 for each point before it was measured, against the measurement. On the diagonal the prediction was exact.{}",
+            prediction_error(results)
+                .map(|e| format!(" Median error: {} %.", crate::format::num(e)))
+                .unwrap_or_default()
+        );
+        s.push_str(&figure(
+            "predicted",
+            "Predicted against measured",
+            &caption,
+            Some(svg),
+            "",
+        ));
+    }
     if let Some(table) = crate::table::predictions(results) {
         s.push_str(r#"<section id="predictions"><h2>Predicted and measured, per setting</h2><p class="caption">What the simulator predicted for each setting before it was measured, beside the measurement, with the error in percent of the measurement.</p>"#);
         s.push_str(&table);
@@ -57,7 +69,9 @@ pub fn render(results: &TuneResults) -> String {
     }
     s.push_str(r#"<section id="points"><h2>Every measured point</h2>"#);
     s.push_str(&crate::table::render(results));
-    s.push_str("</section></main></body></html>\n");
+    s.push_str("</section>");
+    s.push_str(&abbreviations(results));
+    s.push_str("</main></body></html>\n");
     s
 }
 
@@ -79,6 +93,35 @@ fn prediction_error(r: &TuneResults) -> Option<f64> {
     Some(errors[errors.len() / 2])
 }
 
+/// The legend: every abbreviation this page uses (in the setting labels, the placements, the
+/// column headings), with what it stands for.
+fn abbreviations(r: &TuneResults) -> String {
+    let mut words: Vec<String> = vec!["p50".into(), "p99".into(), r.rate_unit.rate_label().into()];
+    for p in &r.points {
+        for part in crate::format::label(p).split(" · ") {
+            let first = part.split([' ', '=']).next().unwrap_or(part);
+            match first.strip_prefix("peer:") {
+                Some(rest) => words.extend(["peer:".to_string(), rest.to_string()]),
+                None => words.push(first.to_string()),
+            }
+        }
+    }
+    if plot::interrupts::measure(r) == Some(plot::interrupts::Measure::Wakeups) {
+        words.push("NET_RX".into());
+    }
+    let used: Vec<_> = crate::format::ABBREVIATIONS
+        .iter()
+        .filter(|(a, _)| a.split(", ").any(|one| words.iter().any(|w| w == one)))
+        .collect();
+    let mut s =
+        String::from(r#"<section id="abbreviations"><h2>Abbreviations</h2><dl class="context">"#);
+    for (a, meaning) in used {
+        let _ = write!(s, "<dt>{}</dt><dd>{}</dd>", esc(a), esc(meaning));
+    }
+    s.push_str("</dl></section>");
+    s
+}
+
 fn title(r: &TuneResults) -> String {
     format!("nictune tune: {} objective", r.objective.goal)
 }
@@ -95,7 +138,7 @@ fn figure(id: &str, heading: &str, caption: &str, svg: Option<String>, missing: 
 
 const CSS: &str = r#"
 body{margin:0;background:#f6f7f9;color:#1d2330;font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
-main{max-width:940px;margin:0 auto;padding:24px 20px 60px}
+main{max-width:1180px;margin:0 auto;padding:24px 20px 60px}
 h1{font-size:24px;margin:0 0 16px}
 h2{font-size:18px;margin:32px 0 6px}
 section{background:#fff;border:1px solid #dde1e8;border-radius:8px;padding:14px 18px;margin:0 0 18px}
@@ -110,8 +153,9 @@ pre.settings{background:#111827;color:#e5e7eb;padding:8px 12px;border-radius:6px
 .advice{font-size:13.5px;color:#374151}
 .gain,.cost{margin:4px 0}
 table{border-collapse:collapse;width:100%;font-size:13px;margin:10px 0}
-th,td{padding:4px 8px;border-bottom:1px solid #e5e7eb;text-align:right;white-space:nowrap}
-th:first-child,td:first-child{text-align:left;white-space:normal;min-width:250px}
+th,td{padding:4px 6px;border-bottom:1px solid #e5e7eb;text-align:right;white-space:nowrap}
+th{white-space:normal;vertical-align:bottom}
+th:first-child,td:first-child{text-align:left;white-space:normal;min-width:200px}
 table.changes td:first-child{min-width:0}
 tr.better td{color:#03543f}
 tr.worse td{color:#9b1c1c}

@@ -2,6 +2,7 @@
 
 use crate::escape::esc;
 use crate::format::{label, num};
+use crate::plot::interrupts::Measure;
 use crate::plot::{role_class, rows};
 use nictune_tune::results::TuneResults;
 use nictune_tune::stats::Estimate;
@@ -10,10 +11,12 @@ use std::fmt::Write;
 /// The table of all points, in the plots' order.
 pub fn render(r: &TuneResults) -> String {
     let u = r.rate_unit;
+    let measure = crate::plot::interrupts::measure(r).unwrap_or(Measure::Interrupts);
     let mut s = format!(
-        r#"<table class="points"><thead><tr><th>setting</th><th>runs</th><th>p50 µs</th><th>p99 µs (95 % interval)</th><th>{}</th><th>{}</th><th>busy CPUs</th><th>interrupts/s</th><th>notes</th></tr></thead><tbody>"#,
+        r#"<table class="points"><thead><tr><th>setting</th><th>runs</th><th>p50 µs</th><th>p99 µs (95 % interval)</th><th>{}</th><th>{}</th><th>busy CPUs</th><th>{}</th><th>notes</th></tr></thead><tbody>"#,
         u.rate_label(),
-        u.cost_label()
+        u.cost_label(),
+        measure.unit()
     );
     for p in rows(r) {
         let m = &p.summary;
@@ -38,7 +41,7 @@ pub fn render(r: &TuneResults) -> String {
             mean(m.rate),
             mean(m.cpu_us_per_unit),
             mean(m.busy_cores),
-            mean(m.interrupts_per_sec),
+            measure.value(r, p).map_or("–".into(), num),
             flags.join(", ")
         );
     }

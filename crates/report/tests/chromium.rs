@@ -36,6 +36,20 @@ fn is_root() -> bool {
         .unwrap_or(false)
 }
 
+/// Chromium, or `None` after saying why the test is skipped (as root it must be there: CI
+/// installs it).
+fn chromium_or_skip() -> Option<PathBuf> {
+    let bin = chromium();
+    if bin.is_none() {
+        assert!(
+            !is_root(),
+            "chromium is missing: run scripts/install-deps (it installs the Debian package)"
+        );
+        eprintln!("skipped: chromium is not installed and installing it needs root");
+    }
+    bin
+}
+
 /// Runs Chromium headless on `page` with `extra` flags; kills it after 90 s.
 fn run_chromium(bin: &Path, profile: &Path, extra: &[&str], page: &Path) -> Output {
     let profile_flag = format!("--user-data-dir={}", profile.display());
@@ -81,12 +95,7 @@ fn problems(stderr: &str) -> Vec<&str> {
 
 #[test]
 fn report_renders_in_headless_chromium_with_its_plots() {
-    let Some(bin) = chromium() else {
-        assert!(
-            !is_root(),
-            "chromium is missing: run scripts/install-deps (it installs the Debian package)"
-        );
-        eprintln!("skipped: chromium is not installed and installing it needs root");
+    let Some(bin) = chromium_or_skip() else {
         return;
     };
     let dir = artifacts();
@@ -139,4 +148,72 @@ fn report_renders_in_headless_chromium_with_its_plots() {
     );
     let _ = std::fs::remove_dir_all(&profile);
     eprintln!("report screenshot: {}", shot.display());
+}
+
+/// Run in the page (a copy of the report with this appended; the report itself has no
+/// scripts): every element that scrolls sideways or sticks out of its card, and the page if
+/// it is wider than the window, one per line in `<pre id="overflow">`.
+const MEASURE: &str = r#"<script>
+(() => {
+  const vw = document.documentElement.clientWidth;
+  const bad = [];
+  const name = el => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') +
+    (el.getAttribute('class') ? '.' + el.getAttribute('class').split(' ').join('.') : '');
+  if (document.documentElement.scrollWidth > vw) {
+    bad.push('page ' + document.documentElement.scrollWidth + ' px > window ' + vw + ' px');
+  }
+  for (const el of document.querySelectorAll('main *')) {
+    if (el instanceof HTMLElement && el.scrollWidth > el.clientWidth + 1) {
+      bad.push(name(el) + ' overflows: ' + el.scrollWidth + ' px in ' + el.clientWidth + ' px');
+    }
+    const card = el.closest('section');
+    if (card && card !== el) {
+      const r = el.getBoundingClientRect(), c = card.getBoundingClientRect();
+      if (r.width > 0 && (r.right > c.right + 1 || r.left < c.left - 1)) {
+        bad.push(name(el) + ' sticks out of section#' + card.id + ' by ' +
+          Math.round(Math.max(r.right - c.right, c.left - r.left)) + ' px');
+      }
+    }
+  }
+  const out = document.createElement('pre');
+  out.id = 'overflow';
+  out.textContent = bad.length ? bad.join('\n') : 'none';
+  document.body.appendChild(out);
+})();
+</script>"#;
+
+/// What [`MEASURE`] found on `html` in a window `width` px wide.
+fn overflow_at(bin: &Path, html: &str, width: u32, tag: &str) -> String {
+    let dir = artifacts();
+    let page = dir.join(format!("report-measure-{tag}.html"));
+    let measured = html.replace("</body>", &format!("{MEASURE}</body>"));
+    std::fs::write(&page, measured).expect("write page");
+    let profile = dir.join(format!("chromium-profile-m-{tag}-{}", std::process::id()));
+    let size = format!("--window-size={width},3000");
+    let out = run_chromium(bin, &profile, &["--dump-dom", &size], &page);
+    let _ = std::fs::remove_dir_all(&profile);
+    let dom = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let start = dom
+        .find(r#"<pre id="overflow">"#)
+        .expect("the measuring script ran");
+    let rest = &dom[start + r#"<pre id="overflow">"#.len()..];
+    rest[..rest.find("</pre>").unwrap_or(rest.len())].to_string()
+}
+
+#[test]
+fn report_fits_a_1280_px_window_with_nothing_sticking_out_of_its_card() {
+    let Some(bin) = chromium_or_skip() else {
+        return;
+    };
+    // With and without a prediction (the predicted table is the widest).
+    for (predict, tag) in [(true, "predicted"), (false, "plain")] {
+        let results = demo(4, Goal::Latency, 72, predict).expect("synthetic tune");
+        let found = overflow_at(&bin, &report_html(&results), 1280, tag);
+        assert_eq!(found, "none", "{tag} report at 1280 px:\n{found}");
+    }
 }

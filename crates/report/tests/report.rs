@@ -148,3 +148,98 @@ fn names_that_look_like_markup_are_escaped() {
     assert!(!html.contains("<img"));
     assert!(html.contains("&lt;img src=x"));
 }
+
+#[test]
+fn without_a_prediction_there_is_no_predicted_card() {
+    let html = report_html(&results());
+    assert!(!html.contains(r#"id="predicted""#), "empty predicted card");
+    assert!(!html.contains("Predicted against measured"));
+    let predicted = demo(4, Goal::Latency, 72, true).expect("synthetic tune");
+    let html = report_html(&predicted);
+    assert!(html.contains(r#"<svg id="plot-predicted""#));
+}
+
+/// The results of a veth testbed: no device interrupt fired, the bench counted NET_RX
+/// softirqs on both hosts (one machine, so the busiest view counts).
+fn veth_like() -> TuneResults {
+    let mut r = results();
+    for (i, p) in r.points.iter_mut().enumerate() {
+        if let Some(e) = p.summary.interrupts_per_sec.as_mut() {
+            *e = nictune_tune::stats::Estimate {
+                mean: 0.0,
+                low: 0.0,
+                high: 0.0,
+                ..*e
+            };
+        }
+        let base = 10_000.0 + 1_000.0 * i as f64;
+        for run in &mut p.runs {
+            for host in run.hosts.values_mut() {
+                host.interrupts_per_sec = Some(0.0);
+                host.net_rx_softirqs_per_sec = Some(base);
+            }
+            // A second view of the same machine that saw fewer: the busiest view counts.
+            let mut other = run.hosts.values().next().expect("a host").clone();
+            other.net_rx_softirqs_per_sec = Some(base / 2.0);
+            run.hosts.insert("zz-other-view".into(), other);
+        }
+    }
+    r
+}
+
+#[test]
+fn on_veth_the_panel_plots_wake_ups_not_a_row_of_zeros() {
+    let r = veth_like();
+    assert_eq!(r.cpu_scope, nictune_tune::observe::CpuScope::SharedMachine);
+    let html = report_html(&r);
+    let section = &html[html.find(r#"<section id="interrupts""#).unwrap()..];
+    let section = &section[..section.find("</section>").unwrap()];
+    assert!(section.contains("Receive wake-ups per second"), "{section}");
+    assert!(section.contains("NET_RX softirqs"), "{section}");
+    // Every row has a bar, and the first point's value is the busier view's.
+    let bars = section.matches(r#"<rect class="bar""#).count();
+    assert_eq!(bars, r.points.len());
+    let first = nictune_report::format::label(&r.points[0]);
+    assert!(
+        section.contains(&format!("{}: 10k NET_RX wake-ups/s", first)),
+        "{section}"
+    );
+    // The table's column says the same, and the legend explains NET_RX.
+    assert!(html.contains("<th>NET_RX wake-ups/s</th>"));
+    assert!(html.contains("<dt>NET_RX</dt>"));
+}
+
+#[test]
+fn with_nothing_counted_the_panel_says_so() {
+    let mut r = veth_like();
+    for p in &mut r.points {
+        for run in &mut p.runs {
+            for host in run.hosts.values_mut() {
+                host.net_rx_softirqs_per_sec = None;
+            }
+        }
+    }
+    let html = report_html(&r);
+    assert!(!html.contains(r#"<svg id="plot-interrupts""#));
+    assert!(html.contains("Neither device interrupts nor receive wake-ups"));
+}
+
+#[test]
+fn every_abbreviation_in_the_labels_is_in_the_legend() {
+    let r = results();
+    let html = report_html(&r);
+    let legend = &html[html.find(r#"<section id="abbreviations""#).expect("legend")..];
+    for p in &r.points {
+        for part in nictune_report::format::label(p).split(" · ") {
+            let word = part.split(' ').next().unwrap();
+            if word == "as" {
+                continue; // "as found", plain words
+            }
+            assert!(
+                legend.contains(&format!("<dt>{word}</dt>")),
+                "{word} unexplained"
+            );
+        }
+    }
+    assert!(legend.contains("gro_flush_timeout"));
+}

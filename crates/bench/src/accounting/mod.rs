@@ -84,12 +84,13 @@ pub fn account(
     let nic_vectors = nic_vectors(before, after, secs, &nic_names);
     let nic_irqs = nic_vectors.values().sum::<f64>();
     let busy_ns = split::busy_nanos(&before.stat, &after.stat, user_hz);
+    let net_rx = softirq_delta(before, after, "NET_RX") as f64 / secs;
     let mut acc = Accounting {
         interval_s: secs,
         device_irqs_per_sec: device,
         nic_vectors_per_sec: nic_vectors,
         arch_irqs_per_sec: arch,
-        net_rx_softirqs_per_sec: softirq_delta(before, after, "NET_RX") as f64 / secs,
+        net_rx_softirqs_per_sec: net_rx,
         net_tx_softirqs_per_sec: softirq_delta(before, after, "NET_TX") as f64 / secs,
         softnet_processed_per_sec: softnet_delta(before, after, |r| r.processed) as f64 / secs,
         busy_poll_rx_packets: delta_opt(before.busy_poll_rx, after.busy_poll_rx),
@@ -103,6 +104,7 @@ pub fn account(
             cpu,
             drops: drops(before, after, interfaces),
             time_squeeze: Some(softnet_delta(before, after, |r| r.time_squeeze)),
+            net_rx_softirqs_per_sec: Some(net_rx),
         },
         notes: Vec::new(),
     };

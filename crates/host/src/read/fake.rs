@@ -1,6 +1,6 @@
 //! An in-memory host: the inputs a capture holds, or a test's hand-made machine.
 
-use super::{EthtoolInfo, HostRead, NetdevInfo, ReadError, ReadErrorKind};
+use super::{EthtoolInfo, HostRead, LinkAttrs, NetdevInfo, ReadError, ReadErrorKind};
 use crate::snapshot::Readable;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -19,6 +19,10 @@ pub struct FakeHost {
     pub ethtool: BTreeMap<String, EthtoolInfo>,
     pub netdev: NetdevInfo,
     pub processes: Vec<String>,
+    /// rtnetlink link attributes by interface (absent in captures made before they were
+    /// recorded).
+    #[serde(default)]
+    pub link_attrs: BTreeMap<String, Readable<LinkAttrs>>,
 }
 
 impl Default for FakeHost {
@@ -34,6 +38,7 @@ impl Default for FakeHost {
                 queues: Readable::Unsupported("no netdev data".into()),
             },
             processes: Vec::new(),
+            link_attrs: BTreeMap::new(),
         }
     }
 }
@@ -111,6 +116,13 @@ impl HostRead for FakeHost {
 
     fn netdev(&self) -> NetdevInfo {
         self.netdev.clone()
+    }
+
+    fn link_attrs(&self, iface: &str) -> Readable<LinkAttrs> {
+        self.link_attrs
+            .get(iface)
+            .cloned()
+            .unwrap_or_else(|| Readable::Unsupported("no rtnetlink data".into()))
     }
 
     fn process_names(&self) -> Result<Vec<String>, ReadError> {

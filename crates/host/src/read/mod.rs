@@ -80,6 +80,26 @@ pub struct NetdevInfo {
     pub queues: Readable<Vec<NetdevQueue>>,
 }
 
+/// What rtnetlink (RTM_GETLINK, `ip -d link show IF`) told about one interface; each field
+/// `None` when the reply lacked the attribute. Attributes from include/uapi/linux/if_link.h.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LinkAttrs {
+    /// IFLA_MTU, bytes.
+    pub mtu_bytes: Option<u32>,
+    /// IFLA_OPERSTATE as RFC 2863 names it (`up`, `down`, `lowerlayerdown`, ...).
+    pub operstate: Option<String>,
+    /// IFLA_QDISC: the root queueing discipline (`noqueue`, `fq_codel`, `mq`, ...).
+    pub qdisc: Option<String>,
+    /// IFLA_TXQLEN, packets.
+    pub txqlen: Option<u32>,
+    /// IFLA_INFO_KIND inside IFLA_LINKINFO: what a virtual device is (`veth`, `bridge`,
+    /// `dummy`, ...); `None` for hardware devices.
+    pub kind: Option<String>,
+    /// The link speed from ethtool's LINKMODES_GET, Mb/s (`None`: unknown, or not asked).
+    #[serde(default)]
+    pub speed_mbps: Option<u32>,
+}
+
 /// Raw inputs of one host. Paths are absolute as on the host (`/proc/interrupts`).
 pub trait HostRead {
     /// The text of a file.
@@ -92,6 +112,8 @@ pub trait HostRead {
     fn ethtool(&self, iface: &str) -> EthtoolInfo;
     /// The netdev family's NAPI and queue dumps.
     fn netdev(&self) -> NetdevInfo;
+    /// rtnetlink's view of `iface`.
+    fn link_attrs(&self, iface: &str) -> Readable<LinkAttrs>;
     /// Names (`comm`) of running processes, to spot irqbalance and friends.
     fn process_names(&self) -> Result<Vec<String>, ReadError>;
 }

@@ -1,7 +1,8 @@
 //! Wraps a host and keeps a copy of every input read — a capture is the recording of one
 //! snapshot build.
 
-use super::{EthtoolInfo, FakeHost, HostRead, NetdevInfo, ReadError, ReadErrorKind};
+use super::{EthtoolInfo, FakeHost, HostRead, LinkAttrs, NetdevInfo, ReadError, ReadErrorKind};
+use crate::snapshot::Readable;
 use std::cell::RefCell;
 
 /// A [`HostRead`] that records what passes through it.
@@ -85,6 +86,15 @@ impl HostRead for Recorder<'_> {
         let info = self.inner.netdev();
         self.seen.borrow_mut().netdev = info.clone();
         info
+    }
+
+    fn link_attrs(&self, iface: &str) -> Readable<LinkAttrs> {
+        let attrs = self.inner.link_attrs(iface);
+        self.seen
+            .borrow_mut()
+            .link_attrs
+            .insert(iface.into(), attrs.clone());
+        attrs
     }
 
     fn process_names(&self) -> Result<Vec<String>, ReadError> {

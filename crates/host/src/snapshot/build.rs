@@ -31,8 +31,10 @@ pub fn build(read: &dyn HostRead, only: &[String]) -> HostSnapshot {
         .into_iter()
         .map(|name| nic(read, &name, &netdev, &irqs))
         .collect();
+    // Hardware drivers only: a virtual device's "driver" is its rtnetlink kind.
     let drivers: Vec<String> = nics
         .iter()
+        .filter(|n| n.device.is_some())
         .filter_map(|n| n.driver.value().cloned())
         .collect();
     HostSnapshot {
@@ -120,7 +122,29 @@ fn nic(read: &dyn HostRead, name: &str, netdev: &NetdevInfo, irqs: &[Irq]) -> Ni
         let id = |f: &str| text(read, &format!("{d}/{f}")).value().cloned();
         Some((id("vendor")?, id("device")?))
     });
+    let link = read.link_attrs(name);
+    let link = link.value();
+    let sysfs_u32 = |file: &str| {
+        text(read, &format!("{base}/{file}"))
+            .value()
+            .and_then(|t| t.parse::<u32>().ok())
+    };
+    let kind = link.and_then(|l| l.kind.clone());
     let mut nic = Nic {
+        mtu_bytes: link.and_then(|l| l.mtu_bytes).or_else(|| sysfs_u32("mtu")),
+        // ethtool LINKMODES_GET; else sysfs `speed`, which reads -1 (or fails with EINVAL)
+        // when the interface is down or the driver does not say (net/core/net-sysfs.c
+        // speed_show).
+        speed_mbps: link
+            .and_then(|l| l.speed_mbps)
+            .or_else(|| sysfs_u32("speed").filter(|s| *s != u32::MAX)),
+        operstate: link
+            .and_then(|l| l.operstate.clone())
+            .or_else(|| text(read, &format!("{base}/operstate")).value().cloned()),
+        qdisc: link.and_then(|l| l.qdisc.clone()),
+        txqlen: link
+            .and_then(|l| l.txqlen)
+            .or_else(|| sysfs_u32("tx_queue_len")),
         device: device
             .as_deref()
             .and_then(|d| d.rsplit('/').next())
@@ -128,7 +152,7 @@ fn nic(read: &dyn HostRead, name: &str, netdev: &NetdevInfo, irqs: &[Irq]) -> Ni
         pci_id,
         name: name.to_string(),
         ifindex,
-        driver: driver(read, &base, device.is_some()),
+        driver: driver(read, &base, device.is_some(), kind),
         coalesce: ethtool.coalesce,
         rings: ethtool.rings,
         channels: ethtool.channels,
@@ -145,9 +169,18 @@ fn nic(read: &dyn HostRead, name: &str, netdev: &NetdevInfo, irqs: &[Irq]) -> Ni
     nic
 }
 
-fn driver(read: &dyn HostRead, base: &str, has_device: bool) -> Readable<String> {
+/// The device's driver; for a virtual device (no `device` link) its rtnetlink kind.
+fn driver(
+    read: &dyn HostRead,
+    base: &str,
+    has_device: bool,
+    kind: Option<String>,
+) -> Readable<String> {
     if !has_device {
-        return Readable::Unsupported("virtual interface (no device)".into());
+        return kind.map_or_else(
+            || Readable::Unsupported("virtual interface (no device)".into()),
+            Readable::Value,
+        );
     }
     readable(read.link(&format!("{base}/device/driver")))
         .map(|target| target.rsplit('/').next().unwrap_or(&target).to_string())

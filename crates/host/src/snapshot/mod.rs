@@ -64,7 +64,20 @@ pub struct Cpu {
 pub struct Nic {
     pub name: String,
     pub ifindex: Option<u32>,
+    /// The device's driver (`device/driver`); for a virtual device its rtnetlink kind
+    /// (`veth`, `bridge`, ...), as `ethtool -i` names it.
     pub driver: Readable<String>,
+    /// IFLA_MTU (else sysfs `mtu`), bytes.
+    pub mtu_bytes: Option<u32>,
+    /// Link speed, Mb/s: ethtool LINKMODES_GET (what `ethtool IF` prints), else sysfs
+    /// `speed` (captures); `None` when the driver reports none.
+    pub speed_mbps: Option<u32>,
+    /// IFLA_OPERSTATE (else sysfs `operstate`): `up`, `down`, `lowerlayerdown`, ...
+    pub operstate: Option<String>,
+    /// IFLA_QDISC: the root queueing discipline (rtnetlink only).
+    pub qdisc: Option<String>,
+    /// IFLA_TXQLEN (else sysfs `tx_queue_len`), packets.
+    pub txqlen: Option<u32>,
     pub coalesce: Readable<Coalesce>,
     pub rings: Readable<Rings>,
     pub channels: Readable<Channels>,

@@ -7,6 +7,7 @@
 pub mod channels;
 pub mod coalesce;
 pub mod features;
+pub mod linkmodes;
 pub mod rings;
 
 use crate::netlink::attr::{AttrWriter, Attrs};

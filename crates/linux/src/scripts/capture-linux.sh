@@ -15,7 +15,8 @@
 #   /proc/stat, interrupts, softirqs, cmdline, net/dev, net/softnet_stat,
 #   /proc/sys/kernel/{osrelease,hostname}, /proc/sys/net/core/*, /proc/irq/N/*affinity_list,
 #   /sys/kernel/irq/N/actions, /sys/devices/system/cpu/cpuN/topology/*,
-#   /sys/class/net/IF/{ifindex,gro_flush_timeout,napi_defer_hard_irqs,threaded},
+#   /sys/class/net/IF/{ifindex,gro_flush_timeout,napi_defer_hard_irqs,threaded,mtu,operstate,
+#   tx_queue_len,speed},
 #   /sys/class/net/IF/queues/*/{rps_cpus,xps_cpus,rps_flow_cnt}, the device's vendor, device,
 #   irq and msi_irqs, /sys/module/DRIVER/parameters/*, /etc/modprobe.d/*,
 #   /run/nictune/module-params/*; links and directory listings go to index.json, process
@@ -91,7 +92,8 @@ for ifname in $(listing /sys/class/net); do
 	base=/sys/class/net/$ifname
 	[ -d "$root$base" ] || continue
 	link "$base"
-	for f in ifindex gro_flush_timeout napi_defer_hard_irqs threaded; do
+	for f in ifindex gro_flush_timeout napi_defer_hard_irqs threaded mtu operstate \
+		tx_queue_len speed; do
 		file "$base/$f"
 	done
 	for q in $(listing "$base/queues"); do

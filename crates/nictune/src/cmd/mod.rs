@@ -5,6 +5,7 @@ pub mod apply;
 pub mod bench;
 pub mod capture;
 pub mod check;
+pub mod completion;
 pub mod doctor;
 pub mod explain;
 pub mod export;

@@ -24,7 +24,7 @@ pub struct Args {
     pub source: SourceArgs,
 }
 
-/// `nictune.show/v1`: the snapshot, plus rates with `--interval`.
+/// `nictune.show/v2`: the snapshot, plus rates with `--interval`.
 #[derive(Debug, Serialize)]
 struct ShowBody<'a> {
     os: &'static str,
@@ -33,7 +33,7 @@ struct ShowBody<'a> {
     rates: Option<&'a Rates>,
 }
 
-/// `nictune.show/v1` for a FreeBSD capture.
+/// `nictune.show/v2` for a FreeBSD capture.
 #[derive(Debug, Serialize)]
 struct ShowFreeBsd<'a> {
     os: &'static str,

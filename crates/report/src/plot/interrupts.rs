@@ -1,21 +1,108 @@
-//! Interrupts per second per setting, in the latency plot's row order.
-//!
-//! Whatever the bench put in each host's `interrupts_per_sec`. On veth there are no device
-//! interrupts; cross-CPU wake-up IPIs stand in for them (testbed-notes §5).
+//! Interrupts per second per setting, in the latency plot's row order — or, where no device
+//! interrupt fired (veth, loopback: testbed-notes §5), the receive path's wake-ups that stand
+//! in for them: NET_RX softirqs per second, as the bench counted them in `/proc/softirqs`.
 
 use super::axis::{x_axis, Frame, Scale};
 use super::{role_class, rows};
 use crate::escape::esc;
 use crate::format::{label, num};
-use nictune_tune::results::TuneResults;
+use nictune_tune::observe::CpuScope;
+use nictune_tune::results::{Point, TuneResults};
 use std::fmt::Write;
 
 const ROW: f64 = 18.0;
 
-/// The interrupts plot, or `None` when no point has interrupt counts.
-pub fn render(results: &TuneResults) -> Option<String> {
+/// What the panel shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Measure {
+    /// Device interrupts per second (some fired).
+    Interrupts,
+    /// None fired: NET_RX softirqs per second stand in for them.
+    Wakeups,
+}
+
+impl Measure {
+    /// The panel's heading.
+    pub fn heading(self) -> &'static str {
+        match self {
+            Measure::Interrupts => "Interrupts per second",
+            Measure::Wakeups => "Receive wake-ups per second (no device interrupts)",
+        }
+    }
+
+    /// The panel's caption.
+    pub fn caption(self) -> &'static str {
+        match self {
+            Measure::Interrupts => {
+                "Device interrupts per second as the bench counted them for each setting."
+            }
+            Measure::Wakeups => {
+                "No device interrupt fired in any run: a veth or loopback path has none. What \
+                 stands in for them is plotted instead: NET_RX softirqs per second (from \
+                 /proc/softirqs), each a wake-up of the receive path that an interrupt would \
+                 otherwise have caused. Fewer means more work per wake-up."
+            }
+        }
+    }
+
+    /// The unit on the axis and in the table header.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Measure::Interrupts => "interrupts/s",
+            Measure::Wakeups => "NET_RX wake-ups/s",
+        }
+    }
+
+    /// A point's mean value.
+    pub fn value(self, results: &TuneResults, p: &Point) -> Option<f64> {
+        match self {
+            Measure::Interrupts => p.summary.interrupts_per_sec.map(|e| e.mean),
+            Measure::Wakeups => wakeups(results.cpu_scope, p),
+        }
+    }
+}
+
+/// Interrupts when any fired; else wake-ups when any were counted; else `None` (nothing to
+/// plot that would not be a row of zeros).
+pub fn measure(results: &TuneResults) -> Option<Measure> {
+    let any = |m: Measure| {
+        results
+            .points
+            .iter()
+            .any(|p| m.value(results, p).is_some_and(|v| v > 0.0))
+    };
+    if any(Measure::Interrupts) {
+        Some(Measure::Interrupts)
+    } else if any(Measure::Wakeups) {
+        Some(Measure::Wakeups)
+    } else {
+        None
+    }
+}
+
+/// The mean over runs of NET_RX softirqs per second: summed over separate machines, the
+/// busiest view of one machine (client and server read the same `/proc/softirqs`).
+fn wakeups(scope: CpuScope, p: &Point) -> Option<f64> {
+    let per_run: Vec<f64> = p
+        .runs
+        .iter()
+        .filter_map(|m| {
+            m.hosts
+                .values()
+                .filter_map(|h| h.net_rx_softirqs_per_sec)
+                .reduce(|a, b| match scope {
+                    CpuScope::PerHost => a + b,
+                    CpuScope::SharedMachine => a.max(b),
+                })
+        })
+        .collect();
+    (!per_run.is_empty()).then(|| per_run.iter().sum::<f64>() / per_run.len() as f64)
+}
+
+/// The plot of `measure`, or `None` when no point has a value.
+pub fn render(results: &TuneResults, measure: Measure) -> Option<String> {
     let rows = rows(results);
-    let value = |p: &nictune_tune::results::Point| p.summary.interrupts_per_sec.map(|e| e.mean);
+    let value = |p: &Point| measure.value(results, p);
     if rows.iter().all(|p| value(p).is_none()) {
         return None;
     }
@@ -29,15 +116,16 @@ pub fn render(results: &TuneResults) -> Option<String> {
     };
     let (xl, xr) = f.x_range();
     let x = Scale::from_zero(rows.iter().filter_map(|p| value(p)), xl, xr);
-    let mut s = f.open("plot-interrupts", "Interrupts per second per setting");
-    s.push_str(&x_axis(&f, &x, "interrupts per second"));
+    let unit = measure.unit();
+    let mut s = f.open("plot-interrupts", &format!("{unit} per setting"));
+    s.push_str(&x_axis(&f, &x, &unit.replace("/s", " per second")));
     for (i, p) in rows.iter().enumerate() {
         let y = f.top + ROW * i as f64;
         let role = role_class(results, p);
         let v = value(p);
         let _ = write!(
             s,
-            r#"<g class="row {role}"><title>{}: {} interrupts/s</title><text class="label" x="{}" y="{}" text-anchor="end">{}</text>"#,
+            r#"<g class="row {role}"><title>{}: {} {unit}</title><text class="label" x="{}" y="{}" text-anchor="end">{}</text>"#,
             esc(&label(p)),
             v.map_or("–".into(), num),
             f.left - 8.0,

@@ -58,5 +58,7 @@ fn host_metrics(h: &HostReport, sim_ns: u64) -> HostMetrics {
         cpu: CpuSplit::from_cores(per_core),
         drops,
         time_squeeze: Some(h.stats.time_squeeze),
+        // The simulator models interrupts, not the softirq raises between them.
+        net_rx_softirqs_per_sec: None,
     }
 }

@@ -10,8 +10,13 @@ pub const RTM_SETLINK: u16 = 19;
 pub const IFLA_ADDRESS: u16 = 1;
 pub const IFLA_IFNAME: u16 = 3;
 pub const IFLA_MTU: u16 = 4;
+/// The root qdisc's name (string).
+pub const IFLA_QDISC: u16 = 6;
+/// The transmit queue length, packets (u32).
+pub const IFLA_TXQLEN: u16 = 13;
 /// The ifindex of the link's master (a bridge port's bridge).
 pub const IFLA_MASTER: u16 = 10;
+/// RFC 2863 operational state (u8, `IF_OPER_*` of include/uapi/linux/if.h).
 pub const IFLA_OPERSTATE: u16 = 16;
 pub const IFLA_LINKINFO: u16 = 18;
 pub const IFLA_NET_NS_PID: u16 = 19;
@@ -31,3 +36,15 @@ pub const IFF_UP: u32 = 0x1;
 /// ARPHRD_ETHER, ARPHRD_LOOPBACK: `ifi_type` of an Ethernet-like link and of `lo`.
 pub const ARPHRD_ETHER: u16 = 1;
 pub const ARPHRD_LOOPBACK: u16 = 772;
+
+/// `IF_OPER_*` (include/uapi/linux/if.h), in value order 0..=6, named as `ip link` and
+/// `/sys/class/net/IF/operstate` print them.
+pub const OPERSTATES: [&str; 7] = [
+    "unknown",
+    "notpresent",
+    "down",
+    "lowerlayerdown",
+    "testing",
+    "dormant",
+    "up",
+];

@@ -97,6 +97,42 @@ impl Link {
     pub fn is_up(&self) -> bool {
         self.header.flags & IFF_UP != 0
     }
+
+    /// The payload of the first attribute `kind` among those not decoded into a field.
+    fn other_attr(&self, kind: u16) -> Option<&[u8]> {
+        self.other
+            .iter()
+            .find(|(k, _)| *k == kind)
+            .map(|(_, p)| p.as_slice())
+    }
+
+    /// IFLA_OPERSTATE by its RFC 2863 name; a value this code does not know as its number.
+    pub fn operstate(&self) -> Option<String> {
+        let state = *self.other_attr(IFLA_OPERSTATE)?.first()?;
+        Some(
+            OPERSTATES
+                .get(usize::from(state))
+                .map_or_else(|| state.to_string(), |s| (*s).to_string()),
+        )
+    }
+
+    /// IFLA_QDISC (a NUL-terminated string).
+    pub fn qdisc(&self) -> Option<String> {
+        let raw = self.other_attr(IFLA_QDISC)?;
+        let text = raw.split(|b| *b == 0).next().unwrap_or(raw);
+        Some(String::from_utf8_lossy(text).into_owned())
+    }
+
+    /// IFLA_TXQLEN.
+    pub fn txqlen(&self) -> Option<u32> {
+        let raw: [u8; 4] = self.other_attr(IFLA_TXQLEN)?.get(..4)?.try_into().ok()?;
+        Some(u32::from_ne_bytes(raw))
+    }
+
+    /// IFLA_INFO_KIND (`veth`, `bridge`, ...): set for virtual devices only.
+    pub fn kind(&self) -> Option<&str> {
+        self.info.as_ref()?.kind.as_deref()
+    }
 }
 
 /// The message body for `link`: its header, then its attributes.
@@ -318,6 +354,41 @@ mod tests {
             netns_fd: Some(fd),
             ..Link::default()
         }
+    }
+
+    /// An RTM_NEWLINK reply for a veth that is up: MTU 1500, qdisc noqueue, txqlen 1000,
+    /// operstate 6 (IF_OPER_UP), kind veth (x86-64, little-endian).
+    #[rustfmt::skip]
+    const VETH_REPLY: &[u8] = &[
+        0, 0, 1, 0, 7, 0, 0, 0, 0x43, 0x10, 1, 0, 0, 0, 0, 0, // ifinfomsg: ether, index 7
+        8, 0, 4, 0, 0xdc, 0x05, 0, 0,                   // IFLA_MTU 1500
+        12, 0, 6, 0, b'n', b'o', b'q', b'u', b'e', b'u', b'e', 0, // IFLA_QDISC "noqueue"
+        8, 0, 13, 0, 0xe8, 0x03, 0, 0,                  // IFLA_TXQLEN 1000
+        5, 0, 16, 0, 6, 0, 0, 0,                        // IFLA_OPERSTATE up, padded
+        16, 0, 18, 0x80,                                // IFLA_LINKINFO nest
+            9, 0, 1, 0, b'v', b'e', b't', b'h', 0, 0, 0, 0, // IFLA_INFO_KIND "veth"
+    ];
+
+    #[test]
+    fn a_reply_gives_mtu_operstate_qdisc_txqlen_and_kind() {
+        let link = decode(VETH_REPLY).unwrap();
+        assert_eq!(link.index(), 7);
+        assert_eq!(link.mtu, Some(1500));
+        assert_eq!(link.operstate().as_deref(), Some("up"));
+        assert_eq!(link.qdisc().as_deref(), Some("noqueue"));
+        assert_eq!(link.txqlen(), Some(1000));
+        assert_eq!(link.kind(), Some("veth"));
+    }
+
+    #[test]
+    fn an_operstate_beyond_if_h_is_its_number_and_missing_attributes_are_none() {
+        let mut link = Link::default();
+        assert_eq!(
+            (link.operstate(), link.qdisc(), link.txqlen()),
+            (None, None, None)
+        );
+        link.other.push((IFLA_OPERSTATE, vec![9]));
+        assert_eq!(link.operstate().as_deref(), Some("9"));
     }
 
     #[test]
