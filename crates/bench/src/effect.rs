@@ -165,7 +165,12 @@ pub fn check(iface: &str, cap: (f64, String), window: Duration) -> Result<Effect
         Work::default(),
         Some(&names),
     );
-    Ok(Effect::judge(iface, cap, acc.nic_vectors_per_sec, window))
+    Ok(Effect::judge(
+        iface,
+        cap,
+        crate::accounting::rates_by_label(&acc.nic_vectors),
+        window,
+    ))
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! What a run returns: the metrics shared with the simulator plus everything needed to
 //! judge them (placement, NAPI verification, per-host accounting, warnings). Serialised as
-//! the body of `nictune.bench/v1`.
+//! the body of `nictune.bench/v2`.
 
 use crate::accounting::Accounting;
 use crate::spec::BenchSpec;

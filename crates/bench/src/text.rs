@@ -308,14 +308,14 @@ fn guest(out: &mut String, r: &BenchResult) {
 
 /// The NIC's vectors one by one (e1000e's MSI-X RX, TX and other), when it has several.
 fn vectors_row(out: &mut String, name: &str, a: &Accounting) {
-    let fired = a.nic_vectors_per_sec.values().any(|&r| r > 0.0);
-    if a.nic_vectors_per_sec.len() < 2 || !fired {
+    let fired = a.nic_vectors.iter().any(|v| v.per_sec > 0.0);
+    if a.nic_vectors.len() < 2 || !fired {
         return;
     }
     let each: Vec<String> = a
-        .nic_vectors_per_sec
+        .nic_vectors
         .iter()
-        .map(|(v, rate)| format!("{v} {}/s", group(*rate)))
+        .map(|v| format!("{} {}/s", v.label(), group(v.per_sec)))
         .collect();
     let _ = writeln!(out, "  {name} NIC vectors: {}", each.join(", "));
 }

@@ -50,10 +50,16 @@ fn one_testbed_serves_many_runs_and_is_gone_afterwards() {
     for test in [TestKind::UdpRr, TestKind::Stream, TestKind::Ping] {
         let r = run(&short(test, 500), Target::Testbed(&bed), &NoProgress).unwrap();
         assert_sane(&r);
-        assert!(r.accounting["client"]
-            .host
-            .drops
-            .contains_key(&format!("{}:rx", names.client_if)));
+        let client = &r.accounting["client"];
+        assert!(client.host.drops.contains_key("interface_rx"));
+        assert!(
+            client
+                .interface_drops
+                .iter()
+                .any(|d| d.iface == names.client_if),
+            "{:?}",
+            client.interface_drops
+        );
     }
     // The veth ends are in NAPI mode as configured, read back through ethtool netlink and,
     // where the tools exist, through `ip netns exec … ethtool -k` as a cross-check.

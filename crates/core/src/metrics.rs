@@ -1,6 +1,6 @@
 //! The metrics both the simulator (predicted) and the bench engine (measured) produce.
 //!
-//! The JSON shape is part of `nictune.sim/v1` and `nictune.bench/v1`: field names are stable,
+//! The JSON shape is part of `nictune.sim/v2` and `nictune.bench/v2`: field names are stable,
 //! and a field that does not apply is `null`, never missing. CPU shares are fractions 0–1.
 
 use serde::{Deserialize, Serialize};

@@ -75,6 +75,9 @@ pub fn schema_version(command: &str) -> u32 {
         "sim" => 2,
         // v2: a point's setting values are numbers and booleans, not strings.
         "tune" => nictune_tune::results::SCHEMA_VERSION,
+        // v2: interrupt lines and interface drops are lists of objects (`nic_vectors`,
+        // `device_irqs`, `interface_drops`) instead of maps keyed `"IRQ:NAME"`/`"IFACE:rx"`.
+        "bench" => 2,
         // v2: each interface's link (operstate, MTU, speed, qdisc, txqlen) and the link kind
         // as the driver of a virtual device.
         "show" => 2,

@@ -24,7 +24,7 @@ fn loopback_rr_prints_a_bench_v1_document_with_the_simulator_metrics() {
         .unwrap();
     assert_exit(&out, 0);
     let doc = json(&out);
-    assert_eq!(doc["schema"], "nictune.bench/v1");
+    assert_eq!(doc["schema"], "nictune.bench/v2");
     let m = &doc["metrics"];
     assert!(m["transactions_per_sec"].as_f64().unwrap() > 0.0);
     for k in [

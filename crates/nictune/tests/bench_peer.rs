@@ -36,7 +36,7 @@ fn bench(lab: &Lab, args: &[&str]) -> Json {
         String::from_utf8_lossy(&out.stderr)
     );
     let doc: Json = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(doc["schema"], "nictune.bench/v1");
+    assert_eq!(doc["schema"], "nictune.bench/v2");
     doc
 }
 
@@ -61,9 +61,17 @@ fn ping_and_rr_under_a_stream_load_report_the_load_beside_the_latency() {
     assert_eq!(load["connections"], 4);
     assert!(load["throughput_bps"].as_f64().unwrap() > 1e7, "{load}");
     assert!(load["stream"]["bytes"].as_u64().unwrap() > 0, "{load}");
-    // 200 probes/s for 1 s: every probe answered despite the load (veth drops nothing).
-    let replies = loaded["completed"].as_u64().unwrap();
-    assert!((190..=210).contains(&replies), "{replies} replies");
+    // 200 probes/s for 1 s, each answered or counted lost: the streams fill the veth
+    // backlog (netdev_max_backlog), which drops a few probes too.
+    let (replies, lost) = (
+        loaded["completed"].as_u64().unwrap(),
+        loaded["lost"].as_u64().unwrap(),
+    );
+    assert!(
+        (190..=210).contains(&(replies + lost)),
+        "{replies} replies, {lost} lost"
+    );
+    assert!(replies >= 100, "{replies} replies, {lost} lost");
     // A queue of bulk segments in front of each probe: the loaded median is not below the
     // idle one.
     let p50 = |r: &Json| r["metrics"]["latency_us"]["p50"].as_f64().unwrap();

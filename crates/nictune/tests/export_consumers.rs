@@ -180,7 +180,7 @@ fn networkmanager_keyfile_survives_nmcli_offline_with_every_key() {
     assert_eq!(
         left_out,
         [
-            "channels.combined=4",
+            "channel.combined=4",
             "napi.defer-hard-irqs=2",
             "napi.gro-flush-timeout=20000"
         ]

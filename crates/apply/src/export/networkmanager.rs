@@ -91,7 +91,7 @@ mod tests {
         assert_eq!(get("channels-combined"), None);
         let channels = omitted
             .iter()
-            .find(|o| o.setting == "channels.combined=4")
+            .find(|o| o.setting == "channel.combined=4")
             .expect("channels left out for NetworkManager 1.42");
         assert!(
             channels.reason.contains("needs NetworkManager 1.46"),

@@ -31,13 +31,16 @@ pub struct Accounting {
     /// The metrics shared with the simulator (CPU split, drops, and interrupts per second of
     /// the NIC vectors only: loopback and veth have none, so 0 there).
     pub host: HostMetrics,
-    /// Every device interrupt per second per IRQ (`"<irq>:<action>"`, disks and other
-    /// devices too), only those that fired.
-    pub device_irqs_per_sec: BTreeMap<String, f64>,
-    /// The NIC's own vectors, each separately (`"<irq>:<action>"`, e.g. e1000e's
-    /// `eth0-rx-0`, `eth0-tx-0` and `eth0`), including those that did not fire.
+    /// Every device interrupt line that fired (disks and other devices too), with its rate.
+    pub device_irqs: Vec<IrqRate>,
+    /// The NIC's own vectors, each separately (e.g. e1000e's `eth0-rx-0`, `eth0-tx-0` and
+    /// `eth0`), including those that did not fire.
     #[serde(default)]
-    pub nic_vectors_per_sec: BTreeMap<String, f64>,
+    pub nic_vectors: Vec<IrqRate>,
+    /// Drops of each measured interface (their sums are `host.drops`' `interface_rx` and
+    /// `interface_tx`).
+    #[serde(default)]
+    pub interface_drops: Vec<InterfaceDrops>,
     /// Architecture interrupts per second (`LOC`, `CAL`, `RES`, `TLB`, ...), only those that
     /// fired. `CAL`/`RES` are cross-CPU wake-ups.
     pub arch_irqs_per_sec: BTreeMap<String, f64>,
@@ -58,6 +61,36 @@ pub struct Accounting {
     pub irq_time_accounted: Option<bool>,
     /// How to read these numbers on this host.
     pub notes: Vec<String>,
+}
+
+/// One interrupt line's rate over the interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IrqRate {
+    /// The IRQ number in `/proc/interrupts`.
+    pub irq: u32,
+    /// Its handlers' names, comma-separated (`eth0-rx-0`; `virtio0-input.0`).
+    pub action: String,
+    pub per_sec: f64,
+}
+
+impl IrqRate {
+    /// `<irq>:<action>`, as warnings and the text output name a vector.
+    pub fn label(&self) -> String {
+        format!("{}:{}", self.irq, self.action)
+    }
+}
+
+/// Each line's rate by its [`IrqRate::label`].
+pub fn rates_by_label(lines: &[IrqRate]) -> BTreeMap<String, f64> {
+    lines.iter().map(|l| (l.label(), l.per_sec)).collect()
+}
+
+/// One interface's packet drops over the interval.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InterfaceDrops {
+    pub iface: String,
+    pub rx: u64,
+    pub tx: u64,
 }
 
 /// The work the interval did, to derive service demand.
@@ -82,13 +115,14 @@ pub fn account(
     let (device, arch) = irq_rates(before, after, secs);
     let nic_names = moved_names(after, interfaces);
     let nic_vectors = nic_vectors(before, after, secs, &nic_names);
-    let nic_irqs = nic_vectors.values().sum::<f64>();
+    let nic_irqs = nic_vectors.iter().map(|v| v.per_sec).sum::<f64>();
+    let interface_drops = interface_drops(before, after, interfaces);
     let busy_ns = split::busy_nanos(&before.stat, &after.stat, user_hz);
     let net_rx = softirq_delta(before, after, "NET_RX") as f64 / secs;
     let mut acc = Accounting {
         interval_s: secs,
-        device_irqs_per_sec: device,
-        nic_vectors_per_sec: nic_vectors,
+        device_irqs: device,
+        nic_vectors,
         arch_irqs_per_sec: arch,
         net_rx_softirqs_per_sec: net_rx,
         net_tx_softirqs_per_sec: softirq_delta(before, after, "NET_TX") as f64 / secs,
@@ -102,10 +136,11 @@ pub fn account(
             interrupts_per_sec: Some(nic_irqs),
             packets_per_interrupt: None,
             cpu,
-            drops: drops(before, after, interfaces),
+            drops: drops(before, after, &interface_drops),
             time_squeeze: Some(softnet_delta(before, after, |r| r.time_squeeze)),
             net_rx_softirqs_per_sec: Some(net_rx),
         },
+        interface_drops,
         notes: Vec::new(),
     };
     acc.host.packets_per_interrupt =
@@ -145,25 +180,19 @@ fn softnet_delta(
 }
 
 /// Per-second rates of every interrupt line that fired, split into device and architecture.
-fn irq_rates(
-    before: &Sample,
-    after: &Sample,
-    secs: f64,
-) -> (BTreeMap<String, f64>, BTreeMap<String, f64>) {
-    let (mut device, mut arch) = (BTreeMap::new(), BTreeMap::new());
+fn irq_rates(before: &Sample, after: &Sample, secs: f64) -> (Vec<IrqRate>, BTreeMap<String, f64>) {
+    let (mut device, mut arch) = (Vec::new(), BTreeMap::new());
     for line in &after.interrupts.lines {
         let d = irq_delta(before, line);
         if d == 0 {
             continue;
         }
         match &line.source {
-            IrqSource::Device(n) => {
-                let name = line
-                    .actions
-                    .first()
-                    .map_or(String::new(), |a| format!(":{a}"));
-                device.insert(format!("{n}{name}"), d as f64 / secs);
-            }
+            IrqSource::Device(n) => device.push(IrqRate {
+                irq: *n,
+                action: line.actions.join(","),
+                per_sec: d as f64 / secs,
+            }),
             IrqSource::Arch(name) => {
                 arch.insert(name.clone(), d as f64 / secs);
             }
@@ -198,20 +227,18 @@ pub fn is_nic_irq(actions: &[String], ifaces: &[String]) -> bool {
 
 /// Interrupts per second of each NIC vector; their sum is the simulator's
 /// `interrupts_per_sec`.
-fn nic_vectors(
-    before: &Sample,
-    after: &Sample,
-    secs: f64,
-    ifaces: &[String],
-) -> BTreeMap<String, f64> {
+fn nic_vectors(before: &Sample, after: &Sample, secs: f64, ifaces: &[String]) -> Vec<IrqRate> {
     after
         .interrupts
         .lines
         .iter()
-        .filter(|l| l.irq().is_some() && is_nic_irq(&l.actions, ifaces))
-        .map(|l| {
-            let name = format!("{}:{}", l.irq().unwrap_or(0), l.actions.join(","));
-            (name, irq_delta(before, l) as f64 / secs)
+        .filter(|l| is_nic_irq(&l.actions, ifaces))
+        .filter_map(|l| {
+            Some(IrqRate {
+                irq: l.irq()?,
+                action: l.actions.join(","),
+                per_sec: irq_delta(before, l) as f64 / secs,
+            })
         })
         .collect()
 }
@@ -235,26 +262,33 @@ fn moved<'a>(
         .filter(move |d| interfaces.is_none_or(|l| l.contains(&d.name)))
 }
 
-/// Interface drops (rx and tx) of the measured interfaces, and softnet backlog drops.
-fn drops(before: &Sample, after: &Sample, interfaces: Option<&[String]>) -> BTreeMap<String, u64> {
-    let mut out = BTreeMap::new();
-    for a in moved(after, interfaces) {
-        if interfaces.is_some() || dev_delta(before, a, |d| d.rx_packets) > 0 {
-            out.insert(
-                format!("{}:rx", a.name),
-                dev_delta(before, a, |d| d.rx_drop),
-            );
-            out.insert(
-                format!("{}:tx", a.name),
-                dev_delta(before, a, |d| d.tx_drop),
-            );
-        }
-    }
-    out.insert(
-        "backlog".into(),
-        softnet_delta(before, after, |r| r.dropped),
-    );
-    out
+/// Drops of the measured interfaces (or of every interface that received packets).
+fn interface_drops(
+    before: &Sample,
+    after: &Sample,
+    interfaces: Option<&[String]>,
+) -> Vec<InterfaceDrops> {
+    moved(after, interfaces)
+        .filter(|a| interfaces.is_some() || dev_delta(before, a, |d| d.rx_packets) > 0)
+        .map(|a| InterfaceDrops {
+            iface: a.name.clone(),
+            rx: dev_delta(before, a, |d| d.rx_drop),
+            tx: dev_delta(before, a, |d| d.tx_drop),
+        })
+        .collect()
+}
+
+/// Drops by cause, as the simulator names them: the interfaces' receive and transmit drops
+/// (summed; each interface apart is in `interface_drops`) and softnet backlog drops.
+fn drops(before: &Sample, after: &Sample, interfaces: &[InterfaceDrops]) -> BTreeMap<String, u64> {
+    BTreeMap::from([
+        ("interface_rx".into(), interfaces.iter().map(|d| d.rx).sum()),
+        ("interface_tx".into(), interfaces.iter().map(|d| d.tx).sum()),
+        (
+            "backlog".into(),
+            softnet_delta(before, after, |r| r.dropped),
+        ),
+    ])
 }
 
 fn packets_per_interrupt(

@@ -13,9 +13,9 @@
 use crate::output::{Ctx, ExitWith, HintExt, Outcome, EXIT_NEEDS_ROOT};
 use anyhow::Result;
 use nictune_apply::state::{Lock, StateDir};
-use nictune_tune::fit::{fit, Fitted, RunLength, TooSmall};
 use nictune_core::duration;
 use nictune_core::units::Nanos;
+use nictune_tune::fit::{fit, Fitted, RunLength, TooSmall};
 use nictune_tune::objective::Goal;
 use nictune_tune::observe::{CpuScope, RateUnit};
 use nictune_tune::predict::Predictor;

@@ -12,6 +12,7 @@ use crate::cmd::apply::{now_unix_ms, render::utc};
 use crate::cmd::testbed;
 use crate::output::{Ctx, Outcome};
 use anyhow::{Context, Result};
+use nictune_bench::accounting::rates_by_label;
 use nictune_bench::cancel::Cancel;
 use nictune_bench::changes::ChangeClient;
 use nictune_bench::{BenchResult, LiveMeasurer, Target as BenchTarget, TestKind, TestbedInfo};
@@ -173,7 +174,7 @@ fn tune_pair(
 /// on each of the NIC's vectors.
 fn throttle_in_effect(candidate: &Candidate, result: &BenchResult) -> Option<String> {
     let server = result.accounting.get("server")?;
-    effect_check(candidate, End::Local, &server.nic_vectors_per_sec)
+    effect_check(candidate, End::Local, &rates_by_label(&server.nic_vectors))
 }
 
 /// The same on a pair: this end's rate against the measuring guest's vectors (the bench
@@ -181,7 +182,7 @@ fn throttle_in_effect(candidate: &Candidate, result: &BenchResult) -> Option<Str
 fn throttle_in_effect_on_both(candidate: &Candidate, result: &BenchResult) -> Option<String> {
     let on = |side: &str, end: End| {
         let acc = result.accounting.get(side)?;
-        effect_check(candidate, end, &acc.nic_vectors_per_sec)
+        effect_check(candidate, end, &rates_by_label(&acc.nic_vectors))
     };
     let found: Vec<String> = [on("client", End::Local), on("server", End::Peer)]
         .into_iter()
