@@ -3,8 +3,8 @@
 //! renderers that export a profile to native configuration formats.
 //!
 //! Flow B: host → snapshot → plan → **apply → verify → rollback**. Works over the
-//! [`host::HostWrite`] trait; the binary injects the Linux adapter, tests and `--dry-run`
-//! inject [`fake::FakeHost`].
+//! [`host::HostWrite`] trait; the binary injects the Linux adapter (whose reads `--dry-run`
+//! uses to resolve the plan, writing nothing), tests inject [`fake::FakeHost`].
 //!
 //! - [`desired`]: `KEY=VALUE` and TOML profiles, checked without touching the system.
 //! - [`plan`]: desired settings resolved against current values into ordered changes.

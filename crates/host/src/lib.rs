@@ -1,7 +1,8 @@
 //! Pure host model: parsers for procfs, sysfs and FreeBSD command output, the host
-//! snapshot, doctor rules, plans and diffs, and the read/write traits with a fake host.
+//! snapshot, doctor rules, and the read/write traits with a fake host. Plans (desired
+//! settings against current values) and their diffs are `nictune_apply`'s.
 //!
-//! Flow B: host → **snapshot → doctor / plan** → apply → verify → rollback.
+//! Flow B: host → **snapshot → doctor** → plan → apply → verify → rollback.
 //!
 //! - [`procfs`]: `/proc/stat`, `/proc/interrupts`, `/proc/softirqs`,
 //!   `/proc/net/softnet_stat`, `/proc/net/dev`, `/proc/net/netstat` — text in, typed counters

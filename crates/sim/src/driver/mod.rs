@@ -17,7 +17,7 @@
 //!    it to an [`crate::nic::throttle::ItrReading`] in `scenario::build` (`host`).
 //!
 //! Receive processing other than NAPI (FreeBSD DEVICE_POLLING's per-tick bursts) replaces the
-//! engine's `HardIrq → PollStep` chain for a host: the natural cut is a per-host receive mode
+//! engine's interrupt → `PollStep` chain (`Sim::hard_irq`) for a host: the natural cut is a per-host receive mode
 //! beside [`crate::host::napi`], dispatched in `Sim::hard_irq` / `Sim::poll_step`.
 
 pub mod e1000;

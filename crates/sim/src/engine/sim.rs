@@ -5,8 +5,7 @@
 //!
 //! | event | what happens |
 //! |---|---|
-//! | `NicCheck` | replay the card up to now; assert the interrupt if a cause is latched and the throttle allows, else wait for the gate or the next thing that could latch a cause |
-//! | `HardIrq` | driver interrupt handler: read ICR, mask, schedule NAPI, raise NET_RX |
+//! | `NicCheck` | replay the card up to now; assert the interrupt if a cause is latched and the throttle allows, else wait for the gate or the next thing that could latch a cause. An asserted interrupt runs the driver's handler in the same event (`hard_irq`: read ICR, mask, schedule NAPI, raise NET_RX): the driver masks at once, so nothing can come between |
 //! | `PollStep` | one slice of a NAPI poll: tx clean, take the frames in the ring (up to the poll's budget), charge their costs, hand them to the workload; a poll ends when a slice finds nothing new or the budget is used |
 //! | `NapiTimer` | gro_flush_timeout hrtimer: schedule NAPI without an interrupt |
 //! | `Watchdog` | the driver's periodic watchdog (moderation policies that use it) |
