@@ -20,10 +20,16 @@ use nictune_host::write::setting::{Key, Setting, Steering, Target};
 use nictune_host::write::value::Value;
 use nictune_host::write::{HostError, HostErrorKind, HostWrite, Op};
 
+/// The process's effective user id: the one place nictune reads it (the root checks of
+/// `apply`, `tune`, `serve` and the bench tests all come here).
+pub fn euid() -> u32 {
+    nix::unistd::geteuid().as_raw()
+}
+
 /// Whether the process runs as root. Writes need root (or CAP_NET_ADMIN plus file access);
 /// `apply` checks this before the first write instead of failing half-way.
 pub fn is_root() -> bool {
-    nix::unistd::geteuid().is_root()
+    euid() == 0
 }
 
 /// The live host as the apply engine sees it, in the network namespace the process is in.

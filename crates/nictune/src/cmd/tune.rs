@@ -287,11 +287,9 @@ fn rate_unit(w: &Workload) -> RateUnit {
     }
 }
 
-/// The effective uid, from /proc/self/status (no unsafe call needed); `None` if unreadable.
+/// The effective uid, as every root check reads it.
 fn effective_uid() -> Option<u32> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("Uid:"))?;
-    line.split_whitespace().nth(2)?.parse().ok()
+    Some(nictune_linux::write::euid())
 }
 
 /// Why a tune needs root.
