@@ -594,11 +594,14 @@ fn doctor_names_the_e1000e_dynamic_mode_trap_until_the_module_rate_is_fixed() {
     assert_eq!(nic["irq_mode"], "msix", "{nic}");
     assert_eq!(nic["device_irqs"].as_array().unwrap().len(), 3, "{nic}");
     let apply = ["nictune", "apply", "--state-dir", "/run/st"];
-    // Verify by effect: read-back says 2000 µs (500/s), the RX vector says otherwise.
-    let applied = apply_under_ping(&mut bed, &["coalesce.rx-usecs=2000", "--iface", "eth0"]);
+    // Verify by effect: read-back says 4000 µs (250/s), the RX vector says otherwise. The
+    // cap is well below the 500 echo replies a second the ping brings (at a 2000 µs cap of
+    // 500/s, a guest slowed by a loaded host answered 453/s and the check rightly could not
+    // tell the trap from an honoured cap).
+    let applied = apply_under_ping(&mut bed, &["coalesce.rx-usecs=4000", "--iface", "eth0"]);
     let effect = &applied["effect"][0];
     assert_eq!(effect["verdict"], "not_in_effect", "{applied}");
-    assert_eq!(effect["cap_per_sec"], 500.0, "{effect}");
+    assert_eq!(effect["cap_per_sec"], 250.0, "{effect}");
     // The RX vector is named. (QEMU 7.2's e1000e lets a throttled vector fire up to about
     // twice its EITR rate, so the throttled TX vector may be named too: README, "The
     // real-driver testbed".)
@@ -615,17 +618,18 @@ fn doctor_names_the_e1000e_dynamic_mode_trap_until_the_module_rate_is_fixed() {
         let hit = e.clone().find(|e| e["what"] == what);
         hit.map_or(String::new(), |e| e["value"].as_str().unwrap().to_string())
     };
-    assert_eq!(ev("rx-usecs (read back)"), "2000");
+    // The driver keeps the interval in its own units: 4000 µs reads back as 4032 on
+    // QEMU's 82574L (2000 read back exactly).
+    let read_back: u64 = ev("rx-usecs (read back)").parse().unwrap();
+    assert!((4000..=4100).contains(&read_back), "{f}");
     assert!(ev("module InterruptThrottleRate").starts_with("3 (dynamic conservative"));
     assert!(ev("MSI-X vectors").contains("(eth0-rx-0)"), "{f}");
     let rx_rate: f64 = ev("rx vector interrupts/s").parse().unwrap();
     assert!(rx_rate > 50.0, "the ping reached the RX vector: {f}");
     assert!(!ev("tx vector interrupts/s").is_empty(), "{f}");
-    assert_eq!(
-        f["fix"][0],
-        "nictune apply e1000e.InterruptThrottleRate=500"
-    );
-    let fixed = [&apply[..], &["e1000e.InterruptThrottleRate=500"]].concat();
+    let rate = format!("e1000e.InterruptThrottleRate={}", 1_000_000 / read_back);
+    assert_eq!(f["fix"][0], format!("nictune apply {rate}"));
+    let fixed = [&apply[..], &[rate.as_str()]].concat();
     bed.run_ok(&fixed, t).unwrap();
     assert_eq!(
         doctor_under_ping(&mut bed),
