@@ -19,6 +19,7 @@
 //!   values it reads and writes.
 //! - [`cpuset`]: core's CPU set (lists `0-3,8`, hex masks `ff,00000001`), re-exported.
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod capture_script;
 pub mod doctor;
