@@ -57,7 +57,9 @@ pub struct OutOfRange {
     pub what: String,
     /// The number as read.
     pub value: i128,
+    /// Smallest value allowed (inclusive).
     pub min: u64,
+    /// Largest value allowed (inclusive).
     pub max: u64,
 }
 
@@ -87,10 +89,14 @@ impl fmt::Display for Limit {
 /// A read that failed or went over its limit.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
+    /// Opening or reading failed.
     #[error("reading {what} {name}: {source}")]
     Io {
+        /// Kind of input, the [`Limit::what`] of the read.
         what: &'static str,
+        /// The path or name the caller gave for the input.
         name: String,
+        /// The error from the file system or reader.
         #[source]
         source: io::Error,
     },
@@ -98,15 +104,23 @@ pub enum ReadError {
         "{what} {name} is larger than {limit}, the most a {what} may be; \
          check that it names the right file (devices such as /dev/zero never end)"
     )]
+    /// The input holds more than `limit.bytes`; reading stopped one byte past the limit.
     TooLarge {
+        /// Kind of input, the [`Limit::what`] of the read.
         what: &'static str,
+        /// The path or name the caller gave for the input.
         name: String,
+        /// The limit that was exceeded.
         limit: Limit,
     },
     #[error("{what} {name} is not UTF-8 text (byte {offset}); allowed: UTF-8 text")]
+    /// The input is within the limit but not valid UTF-8.
     NotText {
+        /// Kind of input, the [`Limit::what`] of the read.
         what: &'static str,
+        /// The path or name the caller gave for the input.
         name: String,
+        /// Byte offset of the first invalid UTF-8 sequence.
         offset: usize,
     },
 }

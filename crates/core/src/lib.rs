@@ -12,6 +12,7 @@
 //! namespace names, [`input`] the size limits of everything read from outside (its bounded
 //! reader is this crate's only I/O).
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod catalog;
 pub mod cpuset;

@@ -24,13 +24,21 @@ pub struct Metrics {
 /// Latency distribution summary, all in microseconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct LatencySummary {
+    /// Fastest sample, µs.
     pub min: f64,
+    /// Arithmetic mean, µs.
     pub mean: f64,
+    /// Median (50th percentile), µs.
     pub p50: f64,
+    /// 90th percentile, µs.
     pub p90: f64,
+    /// 99th percentile, µs.
     pub p99: f64,
+    /// 99.9th percentile, µs (JSON key `p999`).
     pub p999: f64,
+    /// Slowest sample, µs.
     pub max: f64,
+    /// Population standard deviation, µs.
     pub stddev: f64,
 }
 
@@ -57,12 +65,16 @@ pub struct HostMetrics {
 /// CPU time as fractions 0–1 that sum to 1 for each core.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CpuSplit {
+    /// Hard interrupt time (`/proc/stat` `irq` when measured), mean over cores.
     pub irq: f64,
+    /// Softirq time (`/proc/stat` `softirq`; NAPI polling runs here), mean over cores.
     pub softirq: f64,
     /// Kernel time outside interrupt context (syscalls, busy polling). `null` where the
     /// source does not separate it (the simulator counts it under `user` unless modelled).
     pub system: Option<f64>,
+    /// User time (`/proc/stat` `user` + `nice` when measured), mean over cores.
     pub user: f64,
+    /// Idle time (`/proc/stat` `idle` + `iowait` when measured), mean over cores.
     pub idle: f64,
     /// The same split for each core, in core order.
     pub per_core: Vec<CoreSplit>,
@@ -71,10 +83,16 @@ pub struct CpuSplit {
 /// One core's CPU time as fractions 0–1.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct CoreSplit {
+    /// Hard interrupt time (`/proc/stat` `irq` when measured).
     pub irq: f64,
+    /// Softirq time (`/proc/stat` `softirq`).
     pub softirq: f64,
+    /// Kernel time outside interrupt context; `None` where the source does not separate it.
     pub system: Option<f64>,
+    /// User time (`/proc/stat` `user` + `nice` when measured).
     pub user: f64,
+    /// Idle time (`/proc/stat` `idle` + `iowait` when measured; a core no tick landed on
+    /// counts as fully idle).
     pub idle: f64,
 }
 

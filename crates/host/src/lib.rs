@@ -15,10 +15,11 @@
 //! - [`modparams`]: the parameters a loaded driver module runs with, from nictune's reload
 //!   record, modprobe.d and the kernel command line.
 //! - [`doctor`]: Linux and FreeBSD rules producing findings with evidence and fixes.
-//! - [`write`]: the [`write::HostWrite`] seam apply works over, with the setting keys and
-//!   values it reads and writes.
+//! - [`write`](mod@write): the [`write::HostWrite`] seam apply works over, with the setting
+//!   keys and values it reads and writes.
 //! - [`cpuset`]: core's CPU set (lists `0-3,8`, hex masks `ff,00000001`), re-exported.
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod capture_script;
 pub mod doctor;

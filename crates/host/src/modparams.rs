@@ -23,6 +23,7 @@ pub const CMDLINE: &str = "/proc/cmdline";
 /// One parameter's value and the file or place it was learnt from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Param {
+    /// The value as written there (one integer or a per-port comma list).
     pub value: String,
     /// `/run/nictune/module-params/e1000e`, `/etc/modprobe.d/nic.conf`, `/proc/cmdline`,
     /// `/sys/module/e1000e/parameters/copybreak`.

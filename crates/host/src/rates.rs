@@ -9,16 +9,23 @@ use serde::Serialize;
 /// Everything `show --interval` prints.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Rates {
+    /// Time between the two samples, as measured by the caller.
     pub elapsed: Nanos,
+    /// One row per device IRQ present (numbered) in both `/proc/interrupts` samples; empty when
+    /// either is unreadable.
     pub irqs: Vec<IrqRate>,
+    /// One row per CPU of the later `/proc/stat` that the earlier one also has.
     pub cpus: Vec<CpuRate>,
+    /// One row per interface of the later `/proc/net/dev` that the earlier one also has.
     pub nics: Vec<NicRate>,
 }
 
 /// Interrupts per second of one device IRQ.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct IrqRate {
+    /// IRQ number.
     pub irq: u32,
+    /// Interrupts per second summed over all CPUs.
     pub per_s: f64,
     /// `(cpu, interrupts/s)` for every CPU column.
     pub per_cpu: Vec<(u32, f64)>,
@@ -27,26 +34,45 @@ pub struct IrqRate {
 /// One CPU's time split (percent of the interval) and its network softirq counters.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CpuRate {
+    /// CPU number.
     pub cpu: u32,
+    /// Busy time, percent of the CPU's ticks: everything but idle and iowait.
     pub busy_pct: f64,
+    /// Hard interrupt time (`/proc/stat` `irq`), percent of the CPU's ticks.
     pub irq_pct: f64,
+    /// Softirq time (`/proc/stat` `softirq`), percent of the CPU's ticks.
     pub softirq_pct: f64,
+    /// NET_RX softirqs per second on this CPU (`/proc/softirqs`); 0 when unreadable.
     pub net_rx_per_s: f64,
+    /// Packets processed per second by NET_RX on this CPU (softnet_stat `processed`); 0 when
+    /// unreadable.
     pub softnet_processed_per_s: f64,
+    /// Packets dropped per second because the backlog was full (softnet_stat `dropped`); 0 when
+    /// unreadable.
     pub softnet_dropped_per_s: f64,
+    /// NAPI polls per second that ran out of budget or time with work left (softnet_stat
+    /// `time_squeeze`); 0 when unreadable.
     pub time_squeeze_per_s: f64,
 }
 
 /// Packet counters of one interface per second.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NicRate {
+    /// Interface name as in `/proc/net/dev`.
     pub name: String,
+    /// Received packets per second.
     pub rx_pps: f64,
+    /// Transmitted packets per second.
     pub tx_pps: f64,
+    /// Received bytes per second.
     pub rx_bytes_per_s: f64,
+    /// Receive drops per second (`/proc/net/dev` rx `drop`).
     pub rx_drops_per_s: f64,
+    /// Receive FIFO overruns per second (`/proc/net/dev` rx `fifo`).
     pub rx_fifo_per_s: f64,
+    /// Receive errors per second (`/proc/net/dev` rx `errs`).
     pub rx_errors_per_s: f64,
+    /// Transmit drops per second (`/proc/net/dev` tx `drop`).
     pub tx_drops_per_s: f64,
 }
 

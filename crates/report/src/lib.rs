@@ -10,6 +10,7 @@
 //! - [`summary`]: the verdict, the settings, gain and cost against the settings as found;
 //! - [`plot`]: the SVG plots; [`table`]: every point's numbers.
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod escape;
 pub mod format;

@@ -6,8 +6,13 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
+    /// Worth knowing, not by itself a problem (it may still carry a fix); alone it leaves
+    /// `doctor`'s exit status 0.
     Info,
+    /// Likely costs latency, CPU or packets and worth changing; makes `doctor` exit 1.
     Warning,
+    /// A setting is not in effect or a resource is too short to work (e.g. receive rings cannot be
+    /// filled); makes `doctor` exit 1.
     Error,
 }
 
@@ -24,7 +29,9 @@ impl std::fmt::Display for Severity {
 /// One number (or short fact) read from the host, named.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Evidence {
+    /// What the number is, e.g. `rx vector interrupts/s`, `rx-usecs (read back)`.
     pub what: String,
+    /// The value as printed, unit included where it has one.
     pub value: String,
 }
 
@@ -33,16 +40,20 @@ pub struct Evidence {
 pub struct Finding {
     /// Stable rule id, e.g. `irq-pileup`, `mbuf-clusters-limit`.
     pub id: &'static str,
+    /// How bad; decides the exit status.
     pub severity: Severity,
     /// What it is about: an interface, an IRQ, a CPU, the host.
     pub subject: String,
+    /// The numbers read that triggered the rule, in the order the rule added them.
     pub evidence: Vec<Evidence>,
+    /// Why it matters, in plain sentences; empty until `explain` sets it.
     pub explanation: String,
     /// Commands for this OS that fix it, in order.
     pub fix: Vec<String>,
 }
 
 impl Finding {
+    /// A finding of rule `id` about `subject`, with no evidence, explanation or fix yet.
     pub fn new(id: &'static str, severity: Severity, subject: impl Into<String>) -> Self {
         Finding {
             id,
@@ -63,11 +74,13 @@ impl Finding {
         self
     }
 
+    /// Sets the explanation, replacing any earlier one.
     pub fn explain(mut self, text: impl Into<String>) -> Self {
         self.explanation = text.into();
         self
     }
 
+    /// Appends one fix command.
     pub fn fix(mut self, command: impl Into<String>) -> Self {
         self.fix.push(command.into());
         self

@@ -7,7 +7,11 @@ use std::collections::BTreeMap;
 /// One IRQ to place, with its observed weight (interrupts/s, or counts since boot).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Load {
+    /// IRQ number.
     pub irq: u32,
+    /// Interrupts per second, or counts since boot when no rate was measured. It sets the
+    /// placement order (heaviest first) and breaks ties between CPUs holding as many IRQs by
+    /// their summed weight, so every load of one `spread` call must be in the same unit.
     pub weight: f64,
 }
 

@@ -5,13 +5,16 @@ use serde::Serialize;
 /// One interface.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct IfInfo {
+    /// Interface name, e.g. `em0`.
     pub name: String,
+    /// The `mtu` value of the flags line, bytes; `None` when absent or not a number.
     pub mtu: Option<u32>,
     /// Flags in `options=8b<RXCSUM,TXCSUM,VLAN_MTU,POLLING>`.
     pub options: Vec<String>,
 }
 
 impl IfInfo {
+    /// Whether `options=` lists POLLING, i.e. device polling (polling(4)) is on.
     pub fn polling(&self) -> bool {
         self.options.iter().any(|o| o == "POLLING")
     }

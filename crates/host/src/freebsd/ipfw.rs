@@ -10,6 +10,7 @@ use serde::Serialize;
 /// One configured instance.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct NatInstance {
+    /// NAT instance number, the `N` of `ipfw nat N`.
     pub id: u32,
     /// The configuration after `config` (`if em0 same_ports reset`).
     pub config: String,

@@ -59,12 +59,17 @@ pub struct FreeBsdSnapshot {
     pub rates_over_secs: Option<u64>,
     /// Seconds since boot, from the first `vmstat -i` (a source's total over its average).
     pub uptime_secs: Option<f64>,
+    /// `netstat -m` (`netstat-m.txt`); `None` when not captured.
     pub mbufs: Option<MbufStats>,
     /// Runtime values from `sysctl -a`.
     pub sysctl: BTreeMap<String, String>,
+    /// `/boot/loader.conf` (boot-time tunables); empty when not captured.
     pub loader_conf: BTreeMap<String, String>,
+    /// `/etc/sysctl.conf` (values set at boot); empty when not captured.
     pub sysctl_conf: BTreeMap<String, String>,
+    /// `/etc/rc.conf` (interface and firewall configuration); empty when not captured.
     pub rc_conf: BTreeMap<String, String>,
+    /// Per-CPU shares of the last `top -SIP` display; `None` when not captured.
     pub cpus: Option<Vec<TopCpu>>,
     /// Process lines of `top -SIP` (`intr`, `kernel`, ...).
     pub processes: Vec<TopProcess>,
@@ -72,7 +77,9 @@ pub struct FreeBsdSnapshot {
     pub nat: IpfwNat,
     /// The capture script's record (`capture.txt`): commands, exit statuses, times.
     pub capture: BTreeMap<String, String>,
+    /// `ifconfig -a` (`ifconfig.txt`); `None` when not captured.
     pub interfaces: Option<Vec<IfInfo>>,
+    /// Facts from `dmesg` (`dmesg.txt`); empty when not captured.
     pub dmesg: DmesgFacts,
     /// SMT sibling sets from `kern.sched.topology_spec` (empty when not captured).
     pub smt_groups: Vec<crate::cpuset::CpuSet>,

@@ -12,13 +12,19 @@ const INPUT: &str = "netstat -m";
 /// The numbers the doctor needs.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct MbufStats {
+    /// Clusters in use now (`current` of `mbuf clusters in use`).
     pub clusters_current: Option<u64>,
+    /// Clusters cached by UMA, free but held (`cache`).
     pub clusters_cache: Option<u64>,
+    /// Clusters allocated, in use plus cached (`total`).
     pub clusters_total: Option<u64>,
     /// The limit (kern.ipc.nmbclusters).
     pub clusters_max: Option<u64>,
+    /// Mbuf requests denied (`requests for mbufs denied`, first field).
     pub denied_mbufs: Option<u64>,
+    /// Cluster requests denied (second field).
     pub denied_clusters: Option<u64>,
+    /// Mbuf+cluster (packet zone) requests denied (third field).
     pub denied_mbuf_clusters: Option<u64>,
 }
 

@@ -16,17 +16,24 @@ const INPUT: &str = "top -SIP";
 /// One CPU's shares in percent.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TopCpu {
+    /// CPU number, the `N` of `CPU N:`.
     pub cpu: u32,
+    /// User time, percent of this CPU.
     pub user: f64,
+    /// Niced user time, percent of this CPU.
     pub nice: f64,
+    /// Kernel time outside interrupt threads, percent of this CPU.
     pub system: f64,
+    /// Interrupt threads (where FreeBSD's NIC handlers run), percent of this CPU.
     pub interrupt: f64,
+    /// Idle time, percent of this CPU.
     pub idle: f64,
 }
 
 /// One process line: weighted CPU in percent of one CPU and the command.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TopProcess {
+    /// Process id.
     pub pid: u32,
     /// `WCPU` (or `CPU` with `-C`), percent of one CPU: above 100 for multi-threaded ones.
     pub wcpu: f64,

@@ -20,6 +20,7 @@ pub struct VmstatIrq {
     pub irq: Option<u32>,
     /// The source name, e.g. `igb7:que 0`, `igb0:link`, `cpu0:timer`.
     pub name: String,
+    /// Interrupts since boot (the `total` column).
     pub total: u64,
     /// Interrupts per second averaged since boot.
     pub rate: u64,

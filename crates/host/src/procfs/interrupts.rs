@@ -38,6 +38,7 @@ pub enum ArchKind {
 /// One line of `/proc/interrupts`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct IrqLine {
+    /// The numbered device IRQ or the architecture mnemonic that starts the line.
     pub source: IrqSource,
     /// Count per CPU column, in header order; empty for total-only lines (`ERR`, `MIS`).
     pub per_cpu: Vec<u64>,
@@ -79,6 +80,7 @@ impl IrqLine {
 pub struct ProcInterrupts {
     /// CPU ids of the count columns.
     pub cpus: Vec<u32>,
+    /// Every line in file order, device and architecture lines alike.
     pub lines: Vec<IrqLine>,
 }
 

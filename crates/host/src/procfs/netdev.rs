@@ -8,9 +8,13 @@ const INPUT: &str = "/proc/net/dev";
 /// One interface's counters, in the file's column order.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct NetDevCounters {
+    /// Interface name, the text before the colon.
     pub name: String,
+    /// Bytes received.
     pub rx_bytes: u64,
+    /// Packets received.
     pub rx_packets: u64,
+    /// rx_errors: receive errors of all kinds as the driver counts them.
     pub rx_errs: u64,
     /// rx_dropped + rx_missed_errors: packets the stack or driver dropped, and packets the
     /// NIC missed for lack of descriptors (net/core/net-procfs.c).
@@ -19,15 +23,25 @@ pub struct NetDevCounters {
     pub rx_fifo: u64,
     /// rx_length + rx_over + rx_crc + rx_frame errors.
     pub rx_frame: u64,
+    /// rx_compressed: compressed packets received (CSLIP, PPP).
     pub rx_compressed: u64,
+    /// Multicast packets received.
     pub rx_multicast: u64,
+    /// Bytes transmitted.
     pub tx_bytes: u64,
+    /// Packets transmitted.
     pub tx_packets: u64,
+    /// tx_errors: transmit errors of all kinds.
     pub tx_errs: u64,
+    /// tx_dropped: packets the driver or stack dropped on transmit.
     pub tx_drop: u64,
+    /// tx_fifo_errors: transmit FIFO errors as the driver counts them.
     pub tx_fifo: u64,
+    /// Collisions (half-duplex links).
     pub tx_colls: u64,
+    /// tx_carrier + tx_aborted + tx_window + tx_heartbeat errors.
     pub tx_carrier: u64,
+    /// tx_compressed: compressed packets transmitted.
     pub tx_compressed: u64,
 }
 

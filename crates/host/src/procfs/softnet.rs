@@ -23,8 +23,14 @@ pub struct SoftnetRow {
     pub dropped: u64,
     /// NET_RX rounds ended by netdev_budget or netdev_budget_usecs with work left.
     pub time_squeeze: u64,
+    /// Times another CPU woke this one with an IPI to process RPS-steered packets (column 9);
+    /// `None` on kernels without the column.
     pub received_rps: Option<u64>,
+    /// Packets dropped by the RPS flow limit (`net.core.flow_limit_cpu_bitmap`, column 10);
+    /// `None` when absent.
     pub flow_limit_count: Option<u64>,
+    /// Packets waiting in this CPU's backlog when read (column 11, kernels ≥ 5.10); `None`
+    /// when absent.
     pub backlog_len: Option<u64>,
     /// Every column as read, for columns newer than this parser.
     pub columns: Vec<u64>,

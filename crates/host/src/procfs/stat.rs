@@ -28,10 +28,15 @@ impl Ticks {
 /// Time one CPU (or all of them) spent in each state since boot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct CpuTimes {
+    /// User mode at normal priority (guest time included).
     pub user: Ticks,
+    /// User mode at lowered priority (niced; guest_nice included).
     pub nice: Ticks,
+    /// Kernel mode outside interrupt handlers and softirqs.
     pub system: Ticks,
+    /// Idle with no I/O outstanding.
     pub idle: Ticks,
+    /// Idle while waiting for I/O (unreliable on multi-core systems, as the kernel documents).
     pub iowait: Ticks,
     /// Hard interrupt handlers.
     pub irq: Ticks,
@@ -39,7 +44,9 @@ pub struct CpuTimes {
     pub softirq: Ticks,
     /// Time a hypervisor ran something else while this vCPU wanted to run.
     pub steal: Ticks,
+    /// Running a guest vCPU; already part of `user`.
     pub guest: Ticks,
+    /// Running a niced guest vCPU; already part of `nice`.
     pub guest_nice: Ticks,
 }
 

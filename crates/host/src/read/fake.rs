@@ -16,8 +16,12 @@ pub struct FakeHost {
     pub dirs: BTreeMap<String, Vec<String>>,
     /// Reads that failed on the original host, by path, with the reason.
     pub errors: BTreeMap<String, ReadError>,
+    /// ethtool replies by interface name; an interface not listed reads as unreadable ("not
+    /// captured").
     pub ethtool: BTreeMap<String, EthtoolInfo>,
+    /// The netdev family's NAPI and queue dumps; unsupported by default.
     pub netdev: NetdevInfo,
+    /// Names (`comm`) of running processes, what `process_names` returns.
     pub processes: Vec<String>,
     /// rtnetlink link attributes by interface (absent in captures made before they were
     /// recorded).
@@ -44,6 +48,8 @@ impl Default for FakeHost {
 }
 
 impl FakeHost {
+    /// An empty host: no files, links, directories or processes; netdev unsupported, ethtool
+    /// not captured for any interface.
     pub fn new() -> Self {
         FakeHost::default()
     }

@@ -17,8 +17,11 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
 #[error("{path}: {reason}")]
 pub struct ReadError {
+    /// The path (or, for netlink, the request) that failed.
     pub path: String,
+    /// The broad cause.
     pub kind: ReadErrorKind,
+    /// The error as the OS or decoder told it.
     pub reason: String,
 }
 
@@ -35,6 +38,7 @@ pub enum ReadErrorKind {
 }
 
 impl ReadError {
+    /// An error for `path` with its cause and message.
     pub fn new(path: &str, kind: ReadErrorKind, reason: impl Into<String>) -> Self {
         ReadError {
             path: path.to_string(),
@@ -55,9 +59,13 @@ impl ReadError {
 /// Everything the ethtool family told about one interface.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EthtoolInfo {
+    /// ethtool COALESCE_GET.
     pub coalesce: Readable<Coalesce>,
+    /// ethtool RINGS_GET.
     pub rings: Readable<Rings>,
+    /// ethtool CHANNELS_GET.
     pub channels: Readable<Channels>,
+    /// ethtool FEATURES_GET.
     pub features: Readable<Features>,
 }
 
@@ -76,7 +84,9 @@ impl EthtoolInfo {
 /// Everything the netdev family told (all interfaces of the namespace).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NetdevInfo {
+    /// netdev `napi-get` dump: every NAPI instance of the namespace.
     pub napis: Readable<Vec<Napi>>,
+    /// netdev `queue-get` dump: every queue of the namespace with its NAPI.
     pub queues: Readable<Vec<NetdevQueue>>,
 }
 

@@ -13,6 +13,7 @@ pub struct Recorder<'a> {
 }
 
 impl<'a> Recorder<'a> {
+    /// A recorder over `inner` with nothing recorded yet.
     pub fn new(inner: &'a dyn HostRead) -> Self {
         Recorder {
             inner,

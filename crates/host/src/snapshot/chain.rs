@@ -12,7 +12,10 @@ use super::QueueKind;
 /// The queue an IRQ action name points at: `Both` when one vector serves rx and tx.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QueueRef {
+    /// One queue of one kind and its index (`eth0-rx-1`, `virtio2-input.0`).
     One(QueueKind, u32),
+    /// Rx and tx queue of the same index served by one vector (`eth0-TxRx-3`, `eth0-3`, mlx5
+    /// completion vectors).
     Both(u32),
 }
 

@@ -61,28 +61,46 @@ impl Coalesce {
 /// Ring sizes in descriptors, current and the driver's maximum.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Rings {
+    /// Receive ring size (ETHTOOL_A_RINGS_RX); `None` when the driver does not report it.
     pub rx: Option<u32>,
+    /// Largest receive ring the driver accepts (ETHTOOL_A_RINGS_RX_MAX).
     pub rx_max: Option<u32>,
+    /// Receive mini ring size (ETHTOOL_A_RINGS_RX_MINI).
     pub rx_mini: Option<u32>,
+    /// Largest receive mini ring (ETHTOOL_A_RINGS_RX_MINI_MAX).
     pub rx_mini_max: Option<u32>,
+    /// Receive jumbo ring size (ETHTOOL_A_RINGS_RX_JUMBO).
     pub rx_jumbo: Option<u32>,
+    /// Largest receive jumbo ring (ETHTOOL_A_RINGS_RX_JUMBO_MAX).
     pub rx_jumbo_max: Option<u32>,
+    /// Transmit ring size (ETHTOOL_A_RINGS_TX).
     pub tx: Option<u32>,
+    /// Largest transmit ring (ETHTOOL_A_RINGS_TX_MAX).
     pub tx_max: Option<u32>,
+    /// Receive buffer size in bytes (ETHTOOL_A_RINGS_RX_BUF_LEN), not descriptors.
     pub rx_buf_len: Option<u32>,
+    /// Completion queue entry size in bytes (ETHTOOL_A_RINGS_CQE_SIZE), not descriptors.
     pub cqe_size: Option<u32>,
 }
 
 /// Channel (queue) counts, current and maximum.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Channels {
+    /// Receive-only channels in use (ETHTOOL_A_CHANNELS_RX_COUNT); `None` when not reported.
     pub rx: Option<u32>,
+    /// Most receive-only channels the driver allows (ETHTOOL_A_CHANNELS_RX_MAX).
     pub rx_max: Option<u32>,
+    /// Transmit-only channels in use (ETHTOOL_A_CHANNELS_TX_COUNT).
     pub tx: Option<u32>,
+    /// Most transmit-only channels (ETHTOOL_A_CHANNELS_TX_MAX).
     pub tx_max: Option<u32>,
+    /// Other channels in use, e.g. the link interrupt (ETHTOOL_A_CHANNELS_OTHER_COUNT).
     pub other: Option<u32>,
+    /// Most other channels (ETHTOOL_A_CHANNELS_OTHER_MAX).
     pub other_max: Option<u32>,
+    /// Combined receive/transmit channels in use (ETHTOOL_A_CHANNELS_COMBINED_COUNT).
     pub combined: Option<u32>,
+    /// Most combined channels (ETHTOOL_A_CHANNELS_COMBINED_MAX).
     pub combined_max: Option<u32>,
 }
 

@@ -31,8 +31,11 @@ use std::collections::BTreeMap;
 pub struct HostSnapshot {
     /// `uname -r` equivalent (`/proc/sys/kernel/osrelease`).
     pub kernel: Readable<String>,
+    /// `/proc/sys/kernel/hostname`.
     pub hostname: Readable<String>,
+    /// Every CPU under `/sys/devices/system/cpu/cpuN`, by id.
     pub cpus: Vec<Cpu>,
+    /// Every interface under `/sys/class/net` (except `bonding_masters`), or those asked for.
     pub nics: Vec<Nic>,
     /// Device IRQs (not architecture lines), with their CPUs.
     pub irqs: Vec<Irq>,
@@ -46,14 +49,18 @@ pub struct HostSnapshot {
     /// The NIC drivers that are loaded modules, with what they run with now (sysfs, else
     /// nictune's reload record, modprobe.d and the kernel command line) and their devices.
     pub modules: BTreeMap<String, LoadedModule>,
+    /// The raw counters, kept for rates against a later snapshot.
     pub counters: Counters,
 }
 
 /// One CPU and where it sits.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Cpu {
+    /// CPU number (the `N` of `cpuN`, the column of `/proc/interrupts`).
     pub id: u32,
+    /// `topology/core_id`; `None` when unreadable.
     pub core_id: Option<u32>,
+    /// `topology/physical_package_id` (socket); `None` when unreadable.
     pub package_id: Option<u32>,
     /// Hardware threads sharing this CPU's core (itself included).
     pub thread_siblings: CpuSet,
@@ -62,7 +69,10 @@ pub struct Cpu {
 /// One network interface.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Nic {
+    /// Interface name, e.g. `eth0`.
     pub name: String,
+    /// `/sys/class/net/IF/ifindex`; `None` when unreadable. Matches netdev netlink objects to the
+    /// NIC.
     pub ifindex: Option<u32>,
     /// The device's driver (`device/driver`); for a virtual device its rtnetlink kind
     /// (`veth`, `bridge`, ...), as `ethtool -i` names it.
@@ -78,9 +88,13 @@ pub struct Nic {
     pub qdisc: Option<String>,
     /// IFLA_TXQLEN (else sysfs `tx_queue_len`), packets.
     pub txqlen: Option<u32>,
+    /// ethtool COALESCE_GET (`ethtool -c`).
     pub coalesce: Readable<Coalesce>,
+    /// ethtool RINGS_GET (`ethtool -g`).
     pub rings: Readable<Rings>,
+    /// ethtool CHANNELS_GET (`ethtool -l`).
     pub channels: Readable<Channels>,
+    /// ethtool FEATURES_GET (`ethtool -k`): the receive-offload features in `Features::RELEVANT`.
     pub features: Readable<Features>,
     /// `/sys/class/net/IF/napi_defer_hard_irqs` (device-wide; per-NAPI values are in `napis`).
     pub napi_defer_hard_irqs: Readable<u64>,
@@ -88,7 +102,9 @@ pub struct Nic {
     pub gro_flush_timeout_ns: Readable<u64>,
     /// `/sys/class/net/IF/threaded`.
     pub threaded: Readable<String>,
+    /// This device's NAPI instances from netdev netlink (`napi-get`).
     pub napis: Readable<Vec<Napi>>,
+    /// The `queues/rx-N` and `queues/tx-N` directories, sorted rx before tx, by index.
     pub queues: Vec<Queue>,
     /// IRQs of the device (`device/msi_irqs`, or the parent's for virtio; else the legacy
     /// INTx line `device/irq`).
@@ -104,9 +120,14 @@ pub struct Nic {
 /// One queue of a NIC, with the NAPI and IRQ that serve it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Queue {
+    /// Receive or transmit.
     pub kind: QueueKind,
+    /// Queue number, the `N` of `queues/rx-N` or `queues/tx-N`.
     pub index: u32,
+    /// NAPI id serving the queue (netdev netlink `queue-get`); `None` when the kernel or driver
+    /// does not link it.
     pub napi_id: Option<u32>,
+    /// IRQ serving the queue, found as `irq_from` says; `None` when no way found one.
     pub irq: Option<u32>,
     /// How the IRQ was found: `netdev` (NAPI link), `irq-name` (action name) or `only-irq`
     /// (the device has one IRQ — a legacy INTx line or a single MSI vector — serving every
@@ -141,8 +162,12 @@ impl std::fmt::Display for IrqMode {
 /// One device IRQ.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Irq {
+    /// IRQ number.
     pub irq: u32,
+    /// Handler names (`/sys/kernel/irq/N/actions`, else the `/proc/interrupts` line), e.g.
+    /// `eth0-TxRx-0`.
     pub actions: Vec<String>,
+    /// Interrupt chip from `/proc/interrupts`, e.g. `PCI-MSIX-0000:00:03.0`, `IO-APIC`.
     pub chip: Option<String>,
     /// Requested CPUs (`smp_affinity_list`).
     pub affinity: Readable<CpuSet>,
@@ -162,22 +187,30 @@ impl Irq {
 /// The counters, for rates between two snapshots.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Counters {
+    /// `/proc/stat` CPU times.
     pub stat: Readable<ProcStat>,
+    /// `/proc/interrupts`.
     pub interrupts: Readable<ProcInterrupts>,
+    /// `/proc/softirqs`.
     pub softirqs: Readable<ProcSoftirqs>,
+    /// `/proc/net/softnet_stat`, one row per CPU.
     pub softnet: Readable<Vec<SoftnetRow>>,
+    /// `/proc/net/dev`, one row per interface.
     pub net_dev: Readable<Vec<NetDevCounters>>,
 }
 
 impl HostSnapshot {
+    /// The NIC named `name`, if the snapshot holds it.
     pub fn nic(&self, name: &str) -> Option<&Nic> {
         self.nics.iter().find(|n| n.name == name)
     }
 
+    /// The device IRQ numbered `irq`, if the snapshot holds it.
     pub fn irq(&self, irq: u32) -> Option<&Irq> {
         self.irqs.iter().find(|i| i.irq == irq)
     }
 
+    /// The CPU numbered `id`, if the snapshot holds it.
     pub fn cpu(&self, id: u32) -> Option<&Cpu> {
         self.cpus.iter().find(|c| c.id == id)
     }

@@ -18,9 +18,11 @@ use value::Value;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
 #[error("{op} {setting}: {kind}")]
 pub struct HostError {
+    /// Whether reading, writing or listing failed.
     pub op: Op,
     /// The setting, as `<object> <key>`.
     pub setting: String,
+    /// Why, in terms of what the user can do about it.
     pub kind: HostErrorKind,
 }
 
@@ -28,7 +30,9 @@ pub struct HostError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Op {
+    /// Reading the current value.
     Read,
+    /// Writing a new value.
     Write,
     /// Listing a device's NAPI instances or queues.
     List,
@@ -67,6 +71,7 @@ pub enum HostErrorKind {
 }
 
 impl HostError {
+    /// An error of `op` on `setting`, naming the setting as `<object> <key>`.
     pub fn new(op: Op, setting: &Setting, kind: HostErrorKind) -> HostError {
         HostError {
             op,

@@ -17,16 +17,26 @@ pub enum Stage {
     /// Driver module parameters: applying one reloads the driver, which recreates every
     /// device of the driver with default run-time settings, so it goes before everything.
     Module,
+    /// Channel counts (`ethtool -L`): they recreate queues, so they come first after module
+    /// reloads.
     Channels,
+    /// Ring sizes (`ethtool -G`): they reallocate rings and on many drivers reset the link.
     Rings,
+    /// Offload features such as GRO and LRO (`ethtool -K`).
     Features,
+    /// Interrupt coalescing parameters (`ethtool -C`).
     Coalesce,
     /// The device-wide sysfs NAPI files: they overwrite every per-NAPI value, so they go
     /// before the per-NAPI netlink settings.
     SysfsNapi,
+    /// Per-NAPI settings through the netdev netlink family (`napi-set`).
     Napi,
+    /// Sysctls of the target network namespace.
     Sysctl,
+    /// IRQ affinity (`/proc/irq/<n>/smp_affinity_list`), after channels so recreated vectors get
+    /// it.
     IrqAffinity,
+    /// RPS/XPS steering files under `queues/`; last, as channel changes reset them.
     Steering,
 }
 
@@ -34,9 +44,13 @@ pub enum Stage {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Channel {
+    /// Receive-only channels.
     Rx,
+    /// Transmit-only channels.
     Tx,
+    /// Channels for other purposes (link interrupts, control).
     Other,
+    /// Combined receive and transmit channels (most multiqueue drivers).
     Combined,
 }
 
@@ -44,9 +58,13 @@ pub enum Channel {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Ring {
+    /// Receive ring descriptors.
     Rx,
+    /// Receive mini ring descriptors (small buffers; few drivers have them).
     RxMini,
+    /// Receive jumbo ring descriptors (large buffers; few drivers have them).
     RxJumbo,
+    /// Transmit ring descriptors.
     Tx,
 }
 
@@ -54,8 +72,11 @@ pub enum Ring {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SysfsNapi {
+    /// `napi_defer_hard_irqs`: how many empty polls keep the device's IRQs masked.
     NapiDeferHardIrqs,
+    /// `gro_flush_timeout`, ns: how long GRO holds packets and, with deferral, the re-arm timer.
     GroFlushTimeout,
+    /// `threaded`: 0 polls in softirq context, 1 in per-NAPI kernel threads (2 is newer than 6.18).
     Threaded,
 }
 
@@ -63,9 +84,13 @@ pub enum SysfsNapi {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Napi {
+    /// `defer-hard-irqs`: empty polls that keep this NAPI instance's IRQ masked (0..=`i32::MAX`).
     DeferHardIrqs,
+    /// `gro-flush-timeout`, ns: GRO hold time and the deferral re-arm timer of this instance.
     GroFlushTimeout,
+    /// `irq-suspend-timeout`, ns: how long a busy-polling application may keep the IRQ suspended.
     IrqSuspendTimeout,
+    /// `threaded`: 0 softirq, 1 kernel thread (2, busy-poll thread, is newer than 6.18).
     Threaded,
 }
 
@@ -73,8 +98,11 @@ pub enum Napi {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Steering {
+    /// `rps_cpus`: the CPUs receive packet steering hands this queue's packets to.
     RpsCpus,
+    /// `rps_flow_cnt`: entries of this queue's RFS flow table.
     RpsFlowCnt,
+    /// `xps_cpus`: the CPUs whose transmits use this queue.
     XpsCpus,
 }
 
@@ -82,22 +110,30 @@ pub enum Steering {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(tag = "kind", content = "name", rename_all = "kebab-case")]
 pub enum Key {
+    /// A channel count of the device (`channel.rx`, `channel.combined`, ...).
     Channels(Channel),
+    /// A ring size of the device (`ring.rx`, `ring.tx`, ...).
     Ring(Ring),
     /// An ethtool feature by its kernel name, e.g. `rx-gro`.
     Feature(String),
     /// An ethtool coalescing parameter by its catalog name, e.g. `rx-usecs`, `adaptive-rx`.
     Coalesce(String),
+    /// A device-wide NAPI file (`sysfs.napi_defer_hard_irqs`, ...).
     SysfsNapi(SysfsNapi),
+    /// A per-NAPI netlink setting (`napi.defer-hard-irqs`, ...).
     Napi(Napi),
     /// A sysctl in the target network namespace, dotted, e.g. `net.core.somaxconn`.
     Sysctl(String),
+    /// The CPU set of one IRQ (`irq.affinity@<irq>`).
     IrqAffinity,
+    /// A steering file of one queue (`rps.cpus`, `rps.flow-cnt`, `xps.cpus`).
     Steering(Steering),
     /// A driver module parameter (`e1000.InterruptThrottleRate`), set by reloading the
     /// driver with it.
     ModuleParam {
+        /// Module name as `lsmod` and `/sys/module` show it, e.g. `e1000`.
         module: String,
+        /// Parameter name under `/sys/module/<module>/parameters/`, e.g. `InterruptThrottleRate`.
         param: String,
     },
 }
@@ -129,8 +165,11 @@ pub fn catalog_feature(kernel: &str) -> &str {
 pub enum ValueKind {
     /// An integer from `min` to `max`, in `unit`.
     Int {
+        /// Smallest accepted value.
         min: u64,
+        /// Largest accepted value.
         max: u64,
+        /// Unit shown to users: `µs`, `frames`, `packets/s`, `ns`, `polls`, `descriptors`, ...
         unit: &'static str,
     },
     /// On or off.
@@ -277,28 +316,42 @@ pub(crate) fn steering_name(s: Steering) -> &'static str {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(tag = "object", rename_all = "kebab-case")]
 pub enum Target {
+    /// The device as a whole: channels, rings, features, coalescing, device-wide NAPI files.
     Device {
+        /// Interface name.
         iface: String,
     },
+    /// One NAPI instance of a device (per-NAPI netlink settings).
     Napi {
+        /// Interface name.
         iface: String,
+        /// Position among the device's NAPI instances sorted by NAPI id, from 0.
         index: u32,
     },
+    /// One receive queue (`queues/rx-<n>/`: RPS).
     RxQueue {
+        /// Interface name.
         iface: String,
+        /// Queue number, the `<n>` of `rx-<n>`.
         queue: u32,
     },
+    /// One transmit queue (`queues/tx-<n>/`: XPS).
     TxQueue {
+        /// Interface name.
         iface: String,
+        /// Queue number, the `<n>` of `tx-<n>`.
         queue: u32,
     },
+    /// One interrupt line (affinity).
     Irq {
+        /// IRQ number as in `/proc/interrupts` and `/proc/irq/<n>/`.
         irq: u32,
     },
     /// The network namespace the command runs in (sysctls).
     Netns,
     /// A driver module (module parameters).
     Module {
+        /// Module name, e.g. `e1000`.
         module: String,
     },
 }
@@ -320,11 +373,14 @@ impl fmt::Display for Target {
 /// One knob on one object.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Setting {
+    /// Which object the knob is on.
     pub target: Target,
+    /// Which knob.
     pub key: Key,
 }
 
 impl Setting {
+    /// A setting of `key` on `target`.
     pub fn new(target: Target, key: Key) -> Setting {
         Setting { target, key }
     }

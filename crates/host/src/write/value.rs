@@ -10,8 +10,11 @@ use std::fmt;
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Value {
+    /// A count or time in the key's unit (µs, frames, ns, descriptors, ...).
     Int(u64),
+    /// A switch: ethtool features and boolean coalescing parameters.
     Bool(bool),
+    /// A CPU set (IRQ affinity, RPS/XPS); serialised as a cpulist like `0-3,8`, `none` when empty.
     Cpus(#[serde(with = "cpus_text")] CpuSet),
     /// Sysctl text with runs of whitespace collapsed to one space.
     Text(String),
@@ -52,31 +55,50 @@ impl fmt::Display for Value {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ValueError {
     #[error("{value:?} is not an integer; allowed: {min}..={max} ({unit})")]
+    /// The text does not parse as an unsigned integer (underscores and a leading `+` allowed).
     NotInt {
+        /// The text as typed.
         value: String,
+        /// Smallest value the key accepts.
         min: u64,
+        /// Largest value the key accepts.
         max: u64,
+        /// The key's unit, for the message.
         unit: &'static str,
     },
     #[error("{value} is out of range for the setting's type; allowed: {min}..={max} ({unit})")]
+    /// All digits, but larger than `u64::MAX`.
     TooLarge {
+        /// The text as typed.
         value: String,
+        /// Smallest value the key accepts.
         min: u64,
+        /// Largest value the key accepts.
         max: u64,
+        /// The key's unit, for the message.
         unit: &'static str,
     },
     #[error("{value} is out of range; allowed: {min}..={max} ({unit})")]
+    /// An integer outside the key's `min..=max`.
     OutOfRange {
+        /// The integer as parsed.
         value: u64,
+        /// Smallest value the key accepts.
         min: u64,
+        /// Largest value the key accepts.
         max: u64,
+        /// The key's unit, for the message.
         unit: &'static str,
     },
     #[error("{0:?} is not a switch; allowed: on, off, true, false, 1, 0")]
+    /// Not one of `on`, `off`, `true`, `false`, `yes`, `no`, `1`, `0` (any case); holds the text as
+    /// typed.
     NotBool(String),
     #[error("{0:?} is not a CPU list; allowed: a list like 0-3,8 or a hex mask like 0xf")]
+    /// Neither a CPU list nor a hex mask; holds the text as typed.
     NotCpus(String),
     #[error("sysctl values cannot be empty or contain newlines or control characters; allowed: printable text, words separated by spaces or tabs")]
+    /// Sysctl text that is empty or holds control characters other than tab.
     BadText,
 }
 

@@ -125,11 +125,17 @@ fn linear_ticks(lo: f64, hi: f64) -> Vec<f64> {
 /// The plot area inside an SVG canvas.
 #[derive(Debug, Clone, Copy)]
 pub struct Frame {
+    /// Canvas width in pixels (the SVG `width` and `viewBox`).
     pub width: f64,
+    /// Canvas height in pixels.
     pub height: f64,
+    /// Margin left of the plot area in pixels: room for the y tick labels and axis title.
     pub left: f64,
+    /// Margin right of the plot area in pixels.
     pub right: f64,
+    /// Margin above the plot area in pixels.
     pub top: f64,
+    /// Margin below the plot area in pixels: room for the x tick labels and axis title.
     pub bottom: f64,
 }
 
