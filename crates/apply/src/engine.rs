@@ -62,7 +62,8 @@ pub enum ApplyError {
         step: usize,
         /// Why it stopped, for the user.
         cause: String,
-        /// Every restore, in the order done (all `ok`).
+        /// One per written step, last step first, then one per preserved setting, each
+        /// verified after all were restored (all `ok`).
         restored: Vec<Restored>,
     },
     /// Stopped part-way and some values could not be put back.
@@ -75,7 +76,8 @@ pub enum ApplyError {
         step: usize,
         /// Why it stopped, for the user.
         cause: String,
-        /// Every restore, in the order done; those not `ok` are still changed.
+        /// One per written step, last step first, then one per preserved setting, each
+        /// verified after all were restored; those not `ok` are still changed.
         restored: Vec<Restored>,
     },
 }

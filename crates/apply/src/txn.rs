@@ -198,8 +198,8 @@ pub struct Reverted {
     pub id: String,
     /// The user or the watchdog.
     pub by: RevertBy,
-    /// Every restore, in the order done (last step first); empty when nothing had to be
-    /// written.
+    /// One per restored step, last step first, then one per preserved setting; empty when
+    /// nothing had to be written.
     pub restored: Vec<Restored>,
     /// Every restore read back its wanted value.
     pub complete: bool,
