@@ -9,7 +9,9 @@ use serde::Serialize;
 /// Something the plan wants the user to know; it does not stop the apply.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Note {
+    /// The keys involved, as typed (without `@N`).
     pub settings: Vec<String>,
+    /// What is wrong with the combination and what to do instead.
     pub message: String,
 }
 

@@ -13,9 +13,11 @@ use serde::{Deserialize, Serialize};
 /// One requested setting.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Desired {
+    /// The knob, typed.
     pub key: Key,
     /// `Some(n)` for `@n`: one NAPI index, queue index or IRQ number.
     pub instance: Option<u32>,
+    /// The requested value, parsed for the key (a CPU list, a hex mask, on/off, a number).
     pub value: Value,
     /// Caveats the catalog raised for this value, given the other settings of the request.
     #[serde(default)]
@@ -28,22 +30,60 @@ pub struct Desired {
 /// A request the user typed that cannot be understood.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DesiredError {
+    /// An argument without `=`.
     #[error("{arg:?} is not KEY=VALUE")]
-    NotAssignment { arg: String },
+    NotAssignment {
+        /// The argument as typed.
+        arg: String,
+    },
+    /// The key is in no family `apply` knows and not in the catalog.
     #[error("unknown setting {key:?}; known: {known}")]
-    UnknownKey { key: String, known: String },
+    UnknownKey {
+        /// The key as typed.
+        key: String,
+        /// The key families accepted, or the catalog's nearest keys ("did you mean …?").
+        known: String,
+    },
+    /// The value does not parse for the key.
     #[error("setting {key}: {source}")]
-    BadValue { key: String, source: ValueError },
+    BadValue {
+        /// The key as typed.
+        key: String,
+        /// Why the value was refused.
+        source: ValueError,
+    },
+    /// The `@N` suffix is not a number, is missing where required (`irq.affinity`) or is
+    /// given to a device-wide key.
     #[error("setting {key}: {why}")]
-    BadInstance { key: String, why: String },
+    BadInstance {
+        /// The key as typed, with its suffix.
+        key: String,
+        /// What is wrong and what is allowed.
+        why: String,
+    },
+    /// The catalog refused the key or value (its message, key included).
     #[error("{0}")]
     Catalog(String),
+    /// A catalog entry `apply` cannot change at run time on Linux: a FreeBSD setting, an
+    /// NFS mount option, a route attribute, or a value form it cannot write.
     #[error("setting {key} {why}")]
-    NotAppliable { key: String, why: String },
+    NotAppliable {
+        /// The catalog key.
+        key: String,
+        /// Why, and what to use instead (an `export` format, an `explain` page).
+        why: String,
+    },
+    /// The profile is not valid TOML, has unknown top-level fields or a value of the wrong
+    /// type.
     #[error("profile: {0}")]
     Profile(String),
+    /// The same setting (key and instance) appears twice in one request.
     #[error("setting {key} is given twice")]
-    Duplicate { key: String },
+    Duplicate {
+        /// The key, as `Key` displays it (without the `@N` suffix).
+        key: String,
+    },
+    /// The profile's `iface` or `netns` is not a valid name.
     #[error("profile: {0}")]
     Name(names::NameError),
 }
@@ -316,8 +356,11 @@ struct RawProfile {
 /// A parsed profile.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Profile {
+    /// The interface the profile is for; `None` when it names none (then `--iface` must).
     pub iface: Option<String>,
+    /// The network namespace to apply in; `None` for the initial one.
     pub netns: Option<String>,
+    /// The `[settings]` table, parsed and checked.
     pub settings: Vec<Desired>,
 }
 

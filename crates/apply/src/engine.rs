@@ -16,8 +16,11 @@ use serde::Serialize;
 /// The result of one step.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct StepResult {
+    /// The setting written.
     pub setting: Setting,
+    /// Its value before the write, as the plan read it.
     pub old: Value,
+    /// The value written.
     pub new: Value,
     /// What the host reports after the write. Differs from `new` when the driver rounds.
     pub effective: Value,
@@ -26,7 +29,9 @@ pub struct StepResult {
 /// The result of undoing one step.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Restored {
+    /// The setting restored: a step's, or one the plan preserved.
     pub setting: Setting,
+    /// The value to put back: the step's old value, or the preserved one.
     pub wanted: Value,
     /// The value read back after the restore, if it could be read.
     pub effective: Option<Value>,
@@ -35,6 +40,7 @@ pub struct Restored {
 }
 
 impl Restored {
+    /// The value read back is the wanted one.
     pub fn ok(&self) -> bool {
         self.effective.as_ref() == Some(&self.wanted)
     }
@@ -45,13 +51,19 @@ impl Restored {
 pub enum ApplyError {
     /// Stopped before the first write (journaling failed, or a signal): nothing was changed.
     #[error("{cause}; nothing was changed")]
-    NothingChanged { cause: String },
+    NothingChanged {
+        /// Why it stopped, for the user.
+        cause: String,
+    },
     /// Stopped part-way and every step started was put back.
     #[error("{cause}; rolled back: every value written is back as it was")]
     RolledBack {
         /// The step that failed (the number of steps for a failure after the last one).
         step: usize,
+        /// Why it stopped, for the user.
         cause: String,
+        /// One per written step, last step first, then one per preserved setting, each
+        /// verified after all were restored (all `ok`).
         restored: Vec<Restored>,
     },
     /// Stopped part-way and some values could not be put back.
@@ -60,8 +72,12 @@ pub enum ApplyError {
         failed_names(restored)
     )]
     RollbackIncomplete {
+        /// The step that failed (the number of steps for a failure after the last one).
         step: usize,
+        /// Why it stopped, for the user.
         cause: String,
+        /// One per written step, last step first, then one per preserved setting, each
+        /// verified after all were restored; those not `ok` are still changed.
         restored: Vec<Restored>,
     },
 }
@@ -79,6 +95,7 @@ pub enum Left {
 }
 
 impl ApplyError {
+    /// What the failure left on the host, for the exit code.
     pub fn left(&self) -> Left {
         match self {
             ApplyError::NothingChanged { .. } => Left::Nothing,

@@ -1,4 +1,5 @@
-//! An in-memory host: the backend of the unit tests and of `apply --dry-run`.
+//! An in-memory host: the backend of the unit and integration tests (`apply --dry-run` reads
+//! the live host through the Linux writer, not this).
 //!
 //! It models the behaviours the engine must survive: unsupported settings (absent keys),
 //! driver maxima, values the driver rounds, a channel change wiping the RPS masks of the
@@ -22,11 +23,16 @@ pub enum FailMode {
 /// A fake host. Settings absent from `values` are unsupported.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FakeHost {
+    /// Every supported setting with its current value; writes change it, reads return it.
     pub values: BTreeMap<Setting, Value>,
+    /// Driver maxima returned by `limit`; settings absent here report none.
     pub limits: BTreeMap<Setting, u64>,
     /// The driver rounds writes of this setting down to a multiple of the given step.
     pub granularity: BTreeMap<Setting, u64>,
+    /// NAPI instances per interface name (`napi_count`); an absent interface has none.
     pub napis: BTreeMap<String, u32>,
+    /// Receive and transmit queue counts per interface name (`queue_counts`); an absent
+    /// interface has none.
     pub queues: BTreeMap<String, (u32, u32)>,
     /// Fail the write with this index (counting from 0 over all writes), once.
     pub fail_at: Option<(usize, FailMode)>,

@@ -20,6 +20,7 @@ pub trait AppendFile: Debug + Send {
 
 /// What the journal and the state directory do with files.
 pub trait Fs: Debug + Send + Sync {
+    /// Creates `dir` and any missing parents (the state directory, `changes/`).
     fn create_dir_all(&self, dir: &Path) -> io::Result<()>;
     /// Creates `path` for appending; fails if it exists.
     fn create_new(&self, path: &Path) -> io::Result<Box<dyn AppendFile>>;
@@ -27,11 +28,15 @@ pub trait Fs: Debug + Send + Sync {
     fn open_append(&self, path: &Path) -> io::Result<Box<dyn AppendFile>>;
     /// Makes the directory's entries durable (`fsync` of the directory).
     fn sync_dir(&self, dir: &Path) -> io::Result<()>;
+    /// The whole file as UTF-8 text (a journal); the real file system bounds its size.
     fn read_to_string(&self, path: &Path) -> io::Result<String>;
     /// The entries of `dir`.
     fn list(&self, dir: &Path) -> io::Result<Vec<PathBuf>>;
+    /// Renames `from` to `to`, replacing `to` (`rename(2)`, atomic on one file system).
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
+    /// Copies the contents of `from` to `to`, replacing `to`.
     fn copy(&self, from: &Path, to: &Path) -> io::Result<()>;
+    /// Removes the file at `path`.
     fn remove_file(&self, path: &Path) -> io::Result<()>;
 }
 
@@ -93,16 +98,27 @@ impl Fs for StdFs {
 /// The kinds of operation [`FaultyFs`] counts, for naming an injection point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FsOp {
+    /// [`Fs::create_dir_all`].
     CreateDir,
+    /// [`Fs::create_new`].
     Create,
+    /// [`Fs::open_append`].
     Open,
+    /// [`AppendFile::write_all`] on a file the faulty file system opened.
     Write,
+    /// [`AppendFile::sync_data`] on such a file.
     Sync,
+    /// [`Fs::sync_dir`].
     SyncDir,
+    /// [`Fs::read_to_string`].
     Read,
+    /// [`Fs::list`].
     List,
+    /// [`Fs::rename`].
     Rename,
+    /// [`Fs::copy`].
     Copy,
+    /// [`Fs::remove_file`].
     Remove,
 }
 

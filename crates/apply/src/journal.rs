@@ -18,54 +18,97 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "record", rename_all = "kebab-case")]
 pub enum Record {
+    /// The first line: the whole plan, with the old values undo restores.
     Begin {
+        /// The transaction id, `<start ms, zero-padded to 13 digits>-<pid>` (`txn::txn_id`);
+        /// also the journal's file name.
         id: String,
+        /// The applying process.
         pid: u32,
+        /// When the apply started, Unix milliseconds.
         started_unix_ms: u64,
+        /// The network namespace the applier ran in (`--netns`, or a testbed end); `None`
+        /// for the initial one. A revert must run there to reach the interface.
         netns: Option<String>,
+        /// The interface the plan was resolved for; `None` when the request named none (only
+        /// keys that need no interface: sysctls, IRQ affinity).
         iface: Option<String>,
+        /// The writes, in apply order; steps are indexes into this list.
         changes: Vec<Change>,
+        /// Settings the changes may disturb, with their values before the apply; absent in
+        /// journals written before it existed, hence the default.
         #[serde(default)]
         preserve: Vec<Preserved>,
     },
+    /// Step `step` is about to be written (appended before the write).
     Intent {
+        /// Index into the `begin` record's changes.
         step: usize,
     },
+    /// Step `step` was written and read back.
     Written {
+        /// Index into the `begin` record's changes.
         step: usize,
+        /// The value read back after the write (a driver may round what it was given).
         effective: Value,
     },
+    /// The apply stopped at step `step`; rollback follows.
     Failed {
+        /// The step that failed or was not reached; equal to the number of changes when
+        /// every step was written and the end could not be recorded (or a signal came).
         step: usize,
+        /// Why, as shown to the user.
         error: String,
     },
+    /// Step `step` is about to be restored to its old value.
     Undo {
+        /// Index into the `begin` record's changes.
         step: usize,
     },
+    /// Step `step` was restored, or restoring it failed.
     Undone {
+        /// Index into the `begin` record's changes.
         step: usize,
+        /// The value read back after the restore; `None` when it failed.
         effective: Option<Value>,
+        /// Why the restore failed; `None` when it succeeded.
         error: Option<String>,
     },
+    /// A failed apply's rollback finished.
     RolledBack {
+        /// Every written step was restored (true also when nothing had been written).
         complete: bool,
     },
+    /// Every step was written: the change is in place.
     Applied {
+        /// Unix milliseconds by which `nictune confirm` must run before the watchdog
+        /// reverts; `None` without `--confirm-within` (the change is kept).
         confirm_deadline_unix_ms: Option<u64>,
     },
+    /// An auto-revert watchdog process took charge of the pending change.
     Watchdog {
+        /// The watchdog's process id.
         pid: u32,
     },
+    /// The pending change was confirmed and is kept.
     Confirmed {
+        /// When, Unix milliseconds.
         at_unix_ms: u64,
     },
+    /// A revert started; `undo`/`undone` lines follow.
     RevertBegin {
+        /// The reverting process, which now owns the journal.
         pid: u32,
+        /// The user or the watchdog.
         by: RevertBy,
     },
+    /// A revert finished.
     Reverted {
+        /// When, Unix milliseconds.
         at_unix_ms: u64,
+        /// The user or the watchdog.
         by: RevertBy,
+        /// Every step to restore was restored.
         complete: bool,
     },
 }
@@ -74,7 +117,9 @@ pub enum Record {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RevertBy {
+    /// `nictune revert`, or a tool reverting on the user's behalf (a tune between candidates).
     User,
+    /// The auto-revert watchdog, when the confirmation deadline passed.
     Watchdog,
 }
 
@@ -92,8 +137,11 @@ pub struct Journal {
 #[derive(Debug, thiserror::Error)]
 #[error("{op} journal {path}: {source}")]
 pub struct JournalError {
+    /// What was being done: "creating", "opening", "writing", ….
     pub op: &'static str,
+    /// The journal file.
     pub path: PathBuf,
+    /// The file-system error.
     #[source]
     pub source: std::io::Error,
 }
@@ -142,6 +190,7 @@ impl Journal {
         })
     }
 
+    /// The journal file's path.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -184,6 +233,7 @@ pub fn parse_numbered(text: &str) -> Vec<(usize, Record)> {
 pub struct Defect {
     /// The line number in the journal file, from 1.
     pub line: usize,
+    /// What is wrong with it, for the user.
     pub problem: String,
 }
 
@@ -197,17 +247,23 @@ pub enum Phase {
     Applied,
     /// Applied, waiting for `nictune confirm` until the deadline.
     Pending {
+        /// Unix milliseconds after which the watchdog reverts.
         deadline_unix_ms: u64,
     },
+    /// Was pending and `nictune confirm` kept it.
     Confirmed,
     /// A step failed and the earlier ones were undone.
     RolledBack {
+        /// Every written step was restored.
         complete: bool,
     },
     /// A revert started and has not finished.
     Reverting,
+    /// A revert finished.
     Reverted {
+        /// The user or the watchdog.
         by: RevertBy,
+        /// Every step to restore was restored.
         complete: bool,
     },
 }
@@ -215,11 +271,17 @@ pub enum Phase {
 /// What the records of one transaction say.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Summary {
+    /// The transaction id, as in its `begin` record.
     pub id: String,
+    /// When the apply started, Unix milliseconds.
     pub started_unix_ms: u64,
+    /// The namespace the apply ran in; `None` for the initial one.
     pub netns: Option<String>,
+    /// The interface the plan was for; `None` when the request named none.
     pub iface: Option<String>,
+    /// The plan's writes, in apply order.
     pub changes: Vec<Change>,
+    /// Settings captured before the apply, restored with the steps.
     pub preserve: Vec<Preserved>,
     /// Steps whose write was started (an `intent` line exists).
     pub attempted: Vec<usize>,
@@ -227,9 +289,12 @@ pub struct Summary {
     pub effective: BTreeMap<usize, Value>,
     /// Steps restored by the last rollback or revert.
     pub undone: Vec<usize>,
+    /// Where the transaction stands after its last record.
     pub phase: Phase,
     /// The process that last worked on the journal: the applier, reverter or watchdog.
     pub owner_pid: u32,
+    /// The auto-revert watchdog that took charge, from the last `watchdog` record; `None`
+    /// if none did.
     pub watchdog_pid: Option<u32>,
     /// Lines left out because they cannot be nictune's.
     pub defects: Vec<Defect>,

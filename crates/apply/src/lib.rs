@@ -16,6 +16,7 @@
 //! - [`host`], [`setting`], [`value`]: the seam and what crosses it, defined in the pure
 //!   `nictune_host::write` so the Linux adapter needs no apply; re-exported here.
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod catalog;
 pub mod checks;

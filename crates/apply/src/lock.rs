@@ -14,12 +14,22 @@ pub const MACHINE_LOCK: &str = "/run/nictune/change.lock";
 /// A lock could not be taken.
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
+    /// Another open file holds the `flock`.
     #[error("lock {path} is held{}", by(*holder))]
-    Busy { path: PathBuf, holder: Option<u32> },
+    Busy {
+        /// The lock file.
+        path: PathBuf,
+        /// The pid the holder wrote into the file; `None` when it holds no number.
+        holder: Option<u32>,
+    },
+    /// Creating, opening, locking or writing the lock file failed.
     #[error("{op} lock {path}: {source}")]
     Io {
+        /// What was being done ("opening", "creating the directory of", …).
         op: &'static str,
+        /// The lock file.
         path: PathBuf,
+        /// The file-system error.
         source: std::io::Error,
     },
 }

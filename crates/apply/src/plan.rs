@@ -14,31 +14,40 @@ use serde::{Deserialize, Serialize};
 /// One write: a setting from its current value to the requested one.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Change {
+    /// What is written: key and object (device, NAPI, queue, IRQ, namespace).
     pub setting: Setting,
+    /// The value read from the host when the plan was made; undo writes it back.
     pub old: Value,
+    /// The requested value.
     pub new: Value,
 }
 
 /// A setting captured before the apply so that undo can put it back.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Preserved {
+    /// The setting a change may disturb (an RPS/XPS mask of a recreated queue).
     pub setting: Setting,
+    /// Its value when the plan was made.
     pub value: Value,
 }
 
 /// The changes to make, in apply order, and what the plan noticed on the way.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Plan {
+    /// The writes that differ from the current values, in apply order; empty for a no-op.
     pub changes: Vec<Change>,
     /// Settings already at the requested value.
     pub unchanged: Vec<Setting>,
     /// Settings the changes may disturb as a side effect (a channel change drops the RPS/XPS
     /// masks of the recreated queues), with their values now; rollback and revert restore them.
     pub preserve: Vec<Preserved>,
+    /// Caveats for the user: combinations of settings (`checks`) and the catalog's warnings
+    /// for each requested value.
     pub notes: Vec<Note>,
 }
 
 impl Plan {
+    /// Nothing to write: every setting is already at its requested value.
     pub fn is_noop(&self) -> bool {
         self.changes.is_empty()
     }
@@ -47,32 +56,60 @@ impl Plan {
 /// Why a request cannot become a plan. Nothing has been written when this is returned.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PlanError {
+    /// A per-interface key was requested without `--iface` (or a profile `iface`).
     #[error("setting {key} needs an interface")]
-    NeedsIface { key: String },
+    NeedsIface {
+        /// The key, as `Key` displays it.
+        key: String,
+    },
+    /// A per-NAPI or per-queue key without `@N` on an interface that has none of them.
     #[error("{iface} has no {what}, so {key} has nothing to set")]
     NoInstances {
+        /// The interface.
         iface: String,
+        /// "NAPI instances", "receive queues" or "transmit queues".
         what: &'static str,
+        /// The key.
         key: String,
     },
+    /// `@N` is past the interface's last NAPI instance or queue.
     #[error("{key}@{index}: {iface} has {count} {what} (indexes 0..{count})")]
     NoSuchInstance {
+        /// The key, without the suffix.
         key: String,
+        /// The index asked for.
         index: u32,
+        /// The interface.
         iface: String,
+        /// How many the interface has, read from the host.
         count: u32,
+        /// "NAPI instances", "receive queues" or "transmit queues".
         what: &'static str,
     },
+    /// An integer value above the maximum the host reports for the setting (`HostWrite::limit`,
+    /// e.g. the driver's ring size maximum).
     #[error("{setting}: {value} is above the driver's maximum {max}")]
     AboveLimit {
+        /// The setting, as displayed.
         setting: String,
+        /// The requested value.
         value: u64,
+        /// The host's maximum.
         max: u64,
     },
+    /// A channel change and a per-queue or per-NAPI change on the same interface in one
+    /// plan: the channel change would renumber or remove what the other addresses.
     #[error("{iface}: a channel change recreates queues and NAPI instances, so {key} cannot be planned in the same change")]
-    ChannelsWithPerQueue { iface: String, key: String },
+    ChannelsWithPerQueue {
+        /// The interface.
+        iface: String,
+        /// The per-queue or per-NAPI key.
+        key: String,
+    },
+    /// Reading the host failed (current value, limit, instance counts).
     #[error(transparent)]
     Host(#[from] HostError),
+    /// The interface name is not valid.
     #[error(transparent)]
     Name(#[from] nictune_core::names::NameError),
 }

@@ -24,21 +24,35 @@ pub const STATE_DIR_ENV: &str = "NICTUNE_STATE_DIR";
 /// A state-directory operation that failed.
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
+    /// A file operation failed.
     #[error("{op} {path}: {source}")]
     Io {
+        /// What was being done ("listing", "reading", …).
         op: &'static str,
+        /// The file or directory.
         path: PathBuf,
+        /// The file-system error.
         source: std::io::Error,
     },
     /// The state directory cannot be written by this process (permissions, read-only mount).
     #[error("{op} {path}: the state directory is not writable ({source})")]
     NotWritable {
+        /// What was being done.
         op: &'static str,
+        /// The file or directory.
         path: PathBuf,
+        /// The file-system error (permission denied, read-only file system).
         source: std::io::Error,
     },
+    /// The state directory's lock is held by another process.
     #[error("another nictune change is running (lock {path} is held{})", lock::by(*holder))]
-    Busy { path: PathBuf, holder: Option<u32> },
+    Busy {
+        /// The lock file.
+        path: PathBuf,
+        /// The holder's pid as the lock file names it; `None` when it names none.
+        holder: Option<u32>,
+    },
+    /// A journal could not be created, opened, written or read.
     #[error(transparent)]
     Journal(#[from] JournalError),
 }
@@ -58,6 +72,8 @@ pub struct Lock {
 }
 
 impl StateDir {
+    /// The state directory at `root`, over the real file system. Nothing is created until
+    /// the first lock or journal.
     pub fn new(root: impl Into<PathBuf>) -> StateDir {
         StateDir::with_fs(root, Arc::new(StdFs))
     }
@@ -70,6 +86,7 @@ impl StateDir {
         }
     }
 
+    /// The directory's path.
     pub fn root(&self) -> &Path {
         &self.root
     }
@@ -172,6 +189,7 @@ impl StateDir {
         }
     }
 
+    /// Where transaction `id`'s journal lives: `changes/<id>.jsonl` under the root.
     pub fn journal_path(&self, id: &str) -> PathBuf {
         self.changes_dir().join(format!("{id}.jsonl"))
     }
@@ -259,7 +277,9 @@ pub fn closed(s: &Summary) -> bool {
 /// A transaction that needs attention, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Attention {
+    /// The transaction id.
     pub id: String,
+    /// What is wrong with it.
     pub problem: Problem,
 }
 

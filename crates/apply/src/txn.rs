@@ -36,9 +36,15 @@ impl TxnClock {
 /// Who is applying, where, and when.
 #[derive(Debug, Clone)]
 pub struct ApplyRequest {
+    /// The applying process; with the time it makes the transaction id.
     pub pid: u32,
+    /// The start time, Unix milliseconds (`now_unix_ms` or a [`TxnClock`]).
     pub now_unix_ms: u64,
+    /// The network namespace this process runs in (`--netns`), journaled so a revert from
+    /// outside can enter it; `None` for the initial one.
     pub netns: Option<String>,
+    /// The interface the plan was resolved for; `None` when the request named none (only
+    /// keys that need no interface: sysctls, IRQ affinity).
     pub iface: Option<String>,
     /// `--confirm-within`, in milliseconds.
     pub confirm_within_ms: Option<u64>,
@@ -47,24 +53,36 @@ pub struct ApplyRequest {
 /// A transaction that went through.
 #[derive(Debug, Clone, Serialize)]
 pub struct Applied {
+    /// The transaction id (`txn_id`), also its journal's name.
     pub id: String,
+    /// Each change as written and read back, in apply order.
     pub steps: Vec<StepResult>,
+    /// When the watchdog reverts unless confirmed, Unix milliseconds; `None` without
+    /// `--confirm-within`.
     pub confirm_deadline_unix_ms: Option<u64>,
 }
 
 /// Why an apply failed; `Apply` says whether the host was put back.
 #[derive(Debug, thiserror::Error)]
 pub enum TxnError {
+    /// The journal could not be created or its `begin` record written: nothing was changed.
     #[error(transparent)]
     State(#[from] StateError),
+    /// The transaction started and did not complete; `source` says what was put back.
     #[error("change {id} did not apply")]
     Apply {
+        /// The transaction id.
         id: String,
+        /// The failure and its rollback.
         #[source]
         source: ApplyError,
     },
+    /// `now + --confirm-within` overflows a `u64` of milliseconds.
     #[error("a confirmation time of {within_ms} ms puts the deadline past the end of time; nothing was changed")]
-    DeadlineOutOfRange { within_ms: u64 },
+    DeadlineOutOfRange {
+        /// `--confirm-within`, in milliseconds.
+        within_ms: u64,
+    },
 }
 
 impl TxnError {
@@ -176,9 +194,14 @@ pub fn confirm(
 /// What a revert did.
 #[derive(Debug, Clone, Serialize)]
 pub struct Reverted {
+    /// The transaction reverted.
     pub id: String,
+    /// The user or the watchdog.
     pub by: RevertBy,
+    /// One per restored step, last step first, then one per preserved setting; empty when
+    /// nothing had to be written.
     pub restored: Vec<Restored>,
+    /// Every restore read back its wanted value.
     pub complete: bool,
     /// Why nothing had to be written, when that is the case (`null` otherwise).
     pub note: Option<String>,

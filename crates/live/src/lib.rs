@@ -12,6 +12,7 @@
 //!
 //! so each can be tested here against the other crates' fakes (`nictune_bench::FakeMeasurer`,
 //! the apply engine's fake host), and the binary only wires them together.
+#![warn(missing_docs)]
 
 pub mod measure;
 pub mod predict;

@@ -31,6 +31,9 @@ pub struct BenchMeasurer<M> {
 pub type ResultCheck = fn(&Candidate, &nictune_bench::BenchResult) -> Option<String>;
 
 impl<M: BenchRun> BenchMeasurer<M> {
+    /// A measurer running `test` through `live`, placing client and server threads on
+    /// `cpus` (in the order placements index them); no pending warm-up, no warnings and no
+    /// result check until `check` is set.
     pub fn new(live: M, test: TestKind, cpus: Vec<u32>) -> Self {
         BenchMeasurer {
             live,

@@ -27,7 +27,11 @@ use nictune_tune::session::{Target, TargetError, TargetOp};
 /// One veth end: its namespace's host and its interface.
 #[derive(Debug)]
 pub struct NsEnd {
+    /// The writer running inside the end's network namespace (started with `NsHost::start`);
+    /// its namespace name is what the end's journals record and `revert` looks up.
     pub host: NsHost,
+    /// The veth interface name inside that namespace, the object of per-interface and
+    /// per-NAPI keys.
     pub iface: String,
 }
 
@@ -54,6 +58,9 @@ pub struct LiveTarget<'a> {
 pub type Values = Vec<(String, HostValue)>;
 
 impl<'a> LiveTarget<'a> {
+    /// The target for the testbed: `ends` (server first, then client, as the binary builds
+    /// them) plus the host through the live Linux writer, journaling under `state` while
+    /// `lock` is held; `knobs` are the knobs any candidate may set, which snapshots read.
     pub fn new(state: &'a StateDir, lock: &'a Lock, ends: Vec<NsEnd>, knobs: Vec<Knob>) -> Self {
         LiveTarget {
             state,

@@ -30,6 +30,7 @@
 //!   expansion, and the parallel sweep runner (threads live outside runs).
 //! - [`metrics`]: histograms, recording, and conversion to the shared metrics shape.
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod bus;
 pub mod cases;

@@ -28,18 +28,32 @@ use std::fmt::Write as _;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Format {
+    /// A systemd `.link` file (systemd.link(5)), applied by udev when the device appears.
     SystemdLink,
+    /// The `[ethtool]` section of a NetworkManager connection keyfile.
     Networkmanager,
+    /// A udev rule run on every `add` of the device (sysfs `ATTR{}`, ethtool via `RUN+=`).
     Udev,
+    /// A tuned profile: `[net]`, `[sysctl]` and `[sysfs]` sections.
     Tuned,
+    /// modprobe.d `options` lines for driver module parameters, one value per port.
     Modprobe,
+    /// A sysctl.d file of Linux `net.*` sysctls.
     SysctlD,
+    /// FreeBSD `/boot/loader.conf` tunables.
     LoaderConf,
+    /// FreeBSD `/etc/sysctl.conf` sysctls.
     FreebsdSysctlConf,
+    /// FreeBSD `/etc/rc.conf` (the interface's `polling` flag).
     RcConf,
+    /// A FreeBSD rc.d script binding interrupts to CPUs with `cpuset -l LIST -x IRQ`.
     Cpuset,
+    /// FreeBSD kernel configuration lines (`options DEVICE_POLLING`, `options HZ=1000`).
     Kernconf,
+    /// NFS mount options for the options field of an `/etc/fstab` line (both OSes).
     Fstab,
+    /// A oneshot systemd service re-running `nictune apply` when the device appears, for
+    /// what no native format holds.
     SystemdUnit,
 }
 
@@ -61,6 +75,7 @@ impl Format {
         (Format::SystemdUnit, "systemd-unit"),
     ];
 
+    /// The command-line name (`--format`), from [`Format::ALL`].
     pub fn name(self) -> &'static str {
         Format::ALL
             .iter()
@@ -94,6 +109,7 @@ impl Format {
         }
     }
 
+    /// The format with command-line name `name`; `None` for an unknown name.
     pub fn parse(name: &str) -> Option<Format> {
         Format::ALL
             .iter()
@@ -107,6 +123,7 @@ impl Format {
 pub struct Version(pub u32, pub u32);
 
 impl Version {
+    /// Reads `MAJOR[.MINOR]` (a missing minor is 0); `None` if either part is not a number.
     pub fn parse(text: &str) -> Option<Version> {
         let (major, minor) = text.trim().split_once('.').unwrap_or((text.trim(), "0"));
         Some(Version(major.parse().ok()?, minor.parse().ok()?))
@@ -125,10 +142,15 @@ impl std::fmt::Display for Version {
 /// A value as the profile gave it, typed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub enum XValue {
+    /// An integer, in the catalog key's unit (enums as their number).
     Int(i64),
+    /// A switch.
     Bool(bool),
+    /// A CPU set (IRQ affinity, RPS/XPS masks), written as a list or a hex mask per format.
     Cpus(cat::CpuSet),
+    /// Anything else, as text: a DIM profile, a triple, an unlisted sysctl's value.
     Text(String),
+    /// A module parameter's value per port, in port order.
     PerPort(Vec<i64>),
 }
 
@@ -169,7 +191,10 @@ pub struct Item {
     pub key: String,
     /// `@N`: queue, NAPI index, IRQ or port number.
     pub instance: Option<u32>,
+    /// The value, checked by the catalog when it lists the key.
     pub value: XValue,
+    /// The catalog entry; `None` for keys `apply` knows outside the catalog and for
+    /// unlisted FreeBSD sysctls.
     #[serde(skip)]
     pub entry: Option<&'static Entry>,
 }
@@ -244,6 +269,7 @@ impl Item {
             .map(|m| m.template.as_str())
     }
 
+    /// The key's first dotted segment (`coalesce`, `napi`, `freebsd`, …).
     pub fn family(&self) -> &str {
         self.key.split('.').next().unwrap_or("")
     }
@@ -331,17 +357,22 @@ impl Item {
 /// A setting a format could not express.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Omitted {
+    /// The setting as [`Item::shown`] spells it.
     pub setting: String,
+    /// Why the format cannot hold it, and what to use instead when there is something.
     pub reason: String,
 }
 
 /// What a renderer produced.
 #[derive(Debug, Clone, Serialize)]
 pub struct Exported {
+    /// The format rendered.
     pub format: Format,
     /// Where the file usually goes.
     pub path: String,
+    /// The file's contents, omitted settings listed as comments at the top.
     pub text: String,
+    /// Settings the format could not express.
     pub omitted: Vec<Omitted>,
     /// Lines written with a caveat (an unchecked FreeBSD sysctl, a converted value).
     pub warnings: Vec<String>,
@@ -350,6 +381,8 @@ pub struct Exported {
 /// What a renderer needs besides the settings.
 #[derive(Debug, Clone)]
 pub struct Target<'a> {
+    /// The interface the files are for; `None` when neither `--iface` nor the profile names
+    /// one (formats that need one fail with [`ExportError::NeedsIface`]).
     pub iface: Option<&'a str>,
     /// The profile file as the re-apply unit should name it.
     pub profile_path: &'a str,
@@ -374,32 +407,61 @@ impl Target<'_> {
 /// A profile that cannot be exported in the chosen format.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ExportError {
+    /// The format writes per-interface files and no interface was given.
     #[error("--format {format} needs an interface (--iface or `iface` in the profile)")]
-    NeedsIface { format: &'static str },
+    NeedsIface {
+        /// The format's command-line name.
+        format: &'static str,
+    },
+    /// `--format` names no format.
     #[error("{format:?} is not a format; allowed: {}", Format::ALL.map(|(_, n)| n).join(", "))]
-    UnknownFormat { format: String },
+    UnknownFormat {
+        /// The name as given.
+        format: String,
+    },
+    /// The interface or namespace name is not a valid name.
     #[error(transparent)]
     Name(#[from] NameError),
+    /// A path the generated file would contain holds a control character.
     #[error("{what} {path:?} cannot go into a generated file: it holds a control character; allowed: a path without control characters")]
-    BadPath { what: &'static str, path: String },
+    BadPath {
+        /// Which path: "profile path" or "nictune path".
+        what: &'static str,
+        /// The path as given.
+        path: String,
+    },
+    /// The format can express none of the profile's settings.
     #[error("--format {format} would write no settings; left out:\n{}", .omitted.iter().map(|o| format!("  {}: {}", o.setting, o.reason)).collect::<Vec<_>>().join("\n"))]
     NothingToWrite {
+        /// The format's command-line name.
         format: &'static str,
+        /// Every setting, with why it was left out.
         omitted: Vec<Omitted>,
     },
+    /// `--target-version` is not `MAJOR[.MINOR]`.
     #[error("--target-version {version:?} is not a version of {consumer}; allowed: MAJOR[.MINOR], e.g. 1.46 or 256")]
     BadVersion {
+        /// The program reading the format (`NetworkManager`, `systemd`).
         consumer: &'static str,
+        /// The version as given.
         version: String,
     },
+    /// `--target-version` is older than the oldest reader nictune writes for.
     #[error("--target-version {version}: nictune writes for {consumer} {oldest} or newer (Debian 12's), whose keys older releases may lack; allowed: {oldest} or newer")]
     TooOld {
+        /// The program reading the format.
         consumer: &'static str,
+        /// The version asked for.
         version: Version,
+        /// The oldest version supported ([`Format::consumer`]).
         oldest: Version,
     },
+    /// `--target-version` was given for a format without a versioned reader.
     #[error("--target-version: --format {format} has no versioned reader; allowed with networkmanager, systemd-link, udev, systemd-unit")]
-    Unversioned { format: &'static str },
+    Unversioned {
+        /// The format's command-line name.
+        format: &'static str,
+    },
 }
 
 /// Checks every name and path `target` puts into generated files: a newline or quote there
@@ -596,8 +658,11 @@ pub(crate) fn partition(
 /// A profile read for export.
 #[derive(Debug, Clone)]
 pub struct ExportProfile {
+    /// The profile's `iface`; `None` when it names none.
     pub iface: Option<String>,
+    /// The profile's `netns`; `None` for the initial namespace.
     pub netns: Option<String>,
+    /// The settings, one per profile key.
     pub items: Vec<Item>,
 }
 

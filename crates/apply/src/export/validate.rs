@@ -8,8 +8,11 @@
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("line {line}: {why}: {text:?}")]
 pub struct FormatError {
+    /// Line number in the checked text, from 1.
     pub line: usize,
+    /// What the format's parser objects to.
     pub why: &'static str,
+    /// The offending line.
     pub text: String,
 }
 

@@ -139,7 +139,7 @@ impl IsaParams {
     }
 
     /// NFS reads of `size` on a card of `width` at `clock_hz`, four reads in flight (four
-    /// block I/O daemons, the classic default of BSD-derived NFS clients [U]).
+    /// block I/O daemons, the classic default of BSD-derived NFS clients \[U\]).
     pub fn nfs(width: IsaWidth, clock_hz: u64, size: Bytes) -> IsaParams {
         IsaParams {
             workload: IsaWorkload::Nfs {

@@ -8,7 +8,7 @@
 //!
 //! Host assumption (the report does not state it): a small x86 appliance of the kind sites
 //! used for 10 Mbit/s WAN links in 2009, an AMD Geode-class CPU at ≈266 MHz. Costs scaled from
-//! modern figures by ≈10× (sim-notes §4.3) [assumed]: 30 µs per interrupt (filter, taskqueue
+//! modern figures by ≈10× (sim-notes §4.3) \[assumed\]: 30 µs per interrupt (filter, taskqueue
 //! wake-up and switch), 3 µs per receive pass or polling chunk (a handler call and a descriptor
 //! status read; kern_poll calls the handler burst/each_burst times per tick even when idle), 40 µs per received frame through
 //! em, IP and TCP (including the transmit work of the symmetric reverse direction, which

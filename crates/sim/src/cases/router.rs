@@ -35,11 +35,11 @@ use nictune_core::units::{Bytes, Nanos};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RouterCosts {
     /// MSI-X interrupt: filter, interrupt-thread wake-up and switch (sim-notes §4.3: entry and
-    /// exit ≈1–2 µs on modern x86, plus a FreeBSD ithread context switch ≈1–3 µs [U]).
+    /// exit ≈1–2 µs on modern x86, plus a FreeBSD ithread context switch ≈1–3 µs \[U\]).
     pub irq: Nanos,
     /// Receive cleanup, `ip_input` and the ipfw rule walk before NAT. Together with `post`
     /// 2 µs per packet, i.e. ≈500 kpps per core for ipfw forwarding on Nehalem/Westmere-class
-    /// FreeBSD 8 (BSDRP forwarding benchmarks, secondary [U]).
+    /// FreeBSD 8 (BSDRP forwarding benchmarks, secondary \[U\]).
     pub pre_nat: Nanos,
     /// `ip_output`, the igb transmit and its descriptor cleanup after NAT.
     pub post_nat: Nanos,
@@ -48,7 +48,7 @@ pub struct RouterCosts {
     /// Mbit/s, ≈100 kpps at its 777-byte mean frame); not measured.
     pub nat_hold: Nanos,
     /// Extra time when the lock and libalias state were last touched by another CPU: a base
-    /// of cache-line transfers (≈100 ns per remote line on Westmere QPI [U] × ~10 lines) plus
+    /// of cache-line transfers (≈100 ns per remote line on Westmere QPI \[U\] × ~10 lines) plus
     /// one remote line transfer per CPU spinning on the same lock (Boyd-Wickizer et al. 2012).
     pub nat_handoff: Handoff,
     /// A receive task that hit `rx_process_limit` requeueing itself (taskqueue round trip).

@@ -66,7 +66,12 @@ pub enum VethCalibrationError {
     Missing(&'static str),
     /// The CPU time per transaction exceeds the round trip times the two CPUs.
     #[error("the baseline's CPU per transaction ({cpu_us:.1} µs) exceeds its round trip ({rtt_us:.1} µs) on two CPUs")]
-    Inconsistent { cpu_us: f64, rtt_us: f64 },
+    Inconsistent {
+        /// CPU time per transaction, µs: busy cores × round trip.
+        cpu_us: f64,
+        /// Round trip, µs: 1e6 / the baseline's transactions per second.
+        rtt_us: f64,
+    },
 }
 
 /// The target's costs, derived from one baseline measurement.
@@ -138,6 +143,8 @@ pub struct VethSettings {
 /// What the model predicts for one candidate.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VethPrediction {
+    /// Transactions per second over the measured transactions (the warm-up ones excluded),
+    /// against simulated time.
     pub transactions_per_sec: f64,
     /// Round-trip times of the simulated transactions, µs, sorted.
     pub round_trips_us: Vec<f64>,

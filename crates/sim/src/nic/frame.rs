@@ -14,15 +14,34 @@ pub enum Payload {
     /// A frame of an open-loop stream, sunk by the receiving stack.
     Stream,
     /// A TCP segment of request/response message `msg`; `last` ends the message.
-    Message { msg: u32, last: bool, request: bool },
+    Message {
+        /// Message number, counting up (wrapping) per workload.
+        msg: u32,
+        /// This segment is the message's last: its arrival completes the message.
+        last: bool,
+        /// A request (client to server, answered by the server's job); false for the
+        /// response.
+        request: bool,
+    },
     /// A pure TCP ACK (no data).
     Ack,
     /// ICMP echo request / reply number `seq`.
-    Echo { seq: u32, reply: bool },
+    Echo {
+        /// Echo sequence number, pairing a reply with its request.
+        seq: u32,
+        /// An echo reply; false for the request.
+        reply: bool,
+    },
     /// A bulk-TCP data segment starting at byte `seq`.
-    Bulk { seq: u64 },
+    Bulk {
+        /// Byte offset of the segment's first payload byte in the stream.
+        seq: u64,
+    },
     /// A bulk-TCP cumulative acknowledgement up to byte `ack`.
-    BulkAck { ack: u64 },
+    BulkAck {
+        /// Bytes acknowledged: every byte below this offset has arrived.
+        ack: u64,
+    },
 }
 
 /// One frame in flight.

@@ -7,7 +7,7 @@
 //!   conservative, or a rate of 956–488281 interrupts/s (the code's range,
 //!   moderation-algorithms.md §4.1).
 //! - `ixgbe` (in-tree, ≥ 4.16): 1 the current adaptive algorithm (§4.2; 1 GbE size class, the
-//!   engine's link; HZ 1000 for its jiffy window [assumed]); 0 off or a fixed rate as above.
+//!   engine's link; HZ 1000 for its jiffy window \[assumed\]); 0 off or a fixed rate as above.
 //! - `igb`: 0 off, 1 dynamic, 3 conservative (the default), or 100–100000 interrupts/s
 //!   (ethtool rx-usecs 10–10000); one queue vector and no VFs, so the classifier (§3).
 //! - `dim`: 0 adaptive moderation off; anything else Linux DIM on the rx EQE profile table, the

@@ -70,14 +70,20 @@ impl fmt::Display for Value {
 pub enum Kind {
     /// An integer in `min..=max`, in `unit`.
     Int {
+        /// Smallest value accepted.
         min: i64,
+        /// Largest value accepted.
         max: i64,
+        /// Unit shown in messages and `--keys` (e.g. "1.024 µs ticks"); empty for none.
         unit: &'static str,
     },
     /// A number in `min..=max`, in `unit`.
     Float {
+        /// Smallest value accepted.
         min: f64,
+        /// Largest value accepted.
         max: f64,
+        /// Unit shown in messages and `--keys`; empty for none.
         unit: &'static str,
     },
     /// One of these strings.

@@ -29,17 +29,33 @@ pub const SERVER: HostId = 1;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
     /// `host` hands `frame` to its driver at `at` (the send cost is already charged).
-    Send { host: HostId, at: u64, frame: Frame },
+    Send {
+        /// The sending host.
+        host: HostId,
+        /// Simulated time of the hand-off, ns.
+        at: u64,
+        /// The frame to send.
+        frame: Frame,
+    },
     /// Run `work` ns of application time on `host`, runnable from `ready`; `tag` comes back
     /// in [`Workload::on_job_done`].
     Job {
+        /// The host whose CPU runs the job.
         host: HostId,
+        /// Earliest simulated time the job may start, ns.
         ready: u64,
+        /// Application CPU time the job takes, ns.
         work: u64,
+        /// The workload's own label, returned when the job completes.
         tag: u64,
     },
     /// Call [`Workload::on_timer`] with `tag` at `at`.
-    Timer { at: u64, tag: u64 },
+    Timer {
+        /// Simulated time the timer fires, ns.
+        at: u64,
+        /// The workload's own label, passed back to `on_timer`.
+        tag: u64,
+    },
 }
 
 /// A receive handed to the workload by the softirq.

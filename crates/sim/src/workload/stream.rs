@@ -17,7 +17,12 @@ pub enum Pattern {
     /// Exponential gaps with the rate as mean.
     Poisson,
     /// Constant rate during `on_ns`, silent for `off_ns`, repeating.
-    OnOff { on_ns: u64, off_ns: u64 },
+    OnOff {
+        /// Length of each sending period, ns; each cycle starts with it.
+        on_ns: u64,
+        /// Length of each silent period that follows, ns.
+        off_ns: u64,
+    },
 }
 
 /// Frame sizes drawn by weight.

@@ -354,7 +354,13 @@ pub enum QemuNicError {
     /// The measured rate is above what the model reaches at the baseline settings with no
     /// guest cost at all: QEMU's windows alone allow less.
     #[error("{measured:.0} trans/s is above the {max:.0} trans/s QEMU's interrupt windows allow at the baseline settings")]
-    Unreachable { measured: f64, max: f64 },
+    Unreachable {
+        /// The baseline's measured transaction rate, transactions per second.
+        measured: f64,
+        /// The rate the model predicts at the baseline settings with zero request cost,
+        /// transactions per second: the most any calibration can reach.
+        max: f64,
+    },
 }
 
 /// Relative lengths of the guest's work for one request, in the proportions of the Case 1
