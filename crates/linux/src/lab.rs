@@ -45,18 +45,25 @@ use std::os::fd::AsFd;
 #[derive(Debug, thiserror::Error)]
 pub enum LabError {
     #[error(transparent)]
+    /// Creating, entering or using the namespace failed.
     Netns(#[from] NetnsError),
     #[error("in network namespace {netns:?}: {source}")]
+    /// A netlink request inside the namespace was refused or failed.
     Netlink {
+        /// The namespace the request ran in.
         netns: String,
         #[source]
+        /// The netlink failure.
         source: NlError,
     },
     /// The kernel accepted a change but reads back something else.
     #[error("in network namespace {netns:?}: {iface}: {problem}")]
     NotApplied {
+        /// The namespace the interface is in.
         netns: String,
+        /// The interface read back.
         iface: String,
+        /// What differs from the change requested.
         problem: String,
     },
 }
