@@ -44,16 +44,16 @@ use std::os::fd::AsFd;
 /// A failed step of building or inspecting a test network, naming the namespace.
 #[derive(Debug, thiserror::Error)]
 pub enum LabError {
-    #[error(transparent)]
     /// Creating, entering or using the namespace failed.
+    #[error(transparent)]
     Netns(#[from] NetnsError),
-    #[error("in network namespace {netns:?}: {source}")]
     /// A netlink request inside the namespace was refused or failed.
+    #[error("in network namespace {netns:?}: {source}")]
     Netlink {
         /// The namespace the request ran in.
         netns: String,
-        #[source]
         /// The netlink failure.
+        #[source]
         source: NlError,
     },
     /// The kernel accepted a change but reads back something else.

@@ -66,7 +66,8 @@ pub struct ModuleRoots {
     pub proc: PathBuf,
     /// The modprobe configuration directory, `/etc/modprobe.d` on a live system.
     pub etc_modprobe: PathBuf,
-    /// Where nictune records the parameters it loaded a module with (one file per module, RECORD_DIR on a live system).
+    /// Where nictune records the parameters it loaded a module with (one file per module,
+    /// RECORD_DIR on a live system).
     pub records: PathBuf,
 }
 
