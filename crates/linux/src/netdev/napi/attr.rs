@@ -13,7 +13,8 @@ pub const ID: u16 = 2;
 pub const IRQ: u16 = 3;
 /// u32: the pid of the NAPI kernel thread when threaded; absent otherwise.
 pub const PID: u16 = 4;
-/// u32: `napi_defer_hard_irqs`, the count of empty polls before the IRQ is re-enabled.
+/// u32: `napi_defer_hard_irqs`, how many consecutive empty polls keep the IRQ masked (with
+/// GRO_FLUSH_TIMEOUT as the fallback timer); 0 never defers.
 pub const DEFER_HARD_IRQS: u16 = 5;
 /// NLA_UINT, nanoseconds.
 pub const GRO_FLUSH_TIMEOUT: u16 = 6;

@@ -43,7 +43,7 @@ pub fn decode(attrs: &[u8]) -> Result<Napi, DecodeError> {
 /// The per-NAPI settings a NAPI_SET can change; `None` leaves a value alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct NapiSettings {
-    /// NETDEV_A_NAPI_DEFER_HARD_IRQS: empty polls before the IRQ is re-enabled.
+    /// NETDEV_A_NAPI_DEFER_HARD_IRQS: consecutive empty polls that keep the IRQ masked.
     pub defer_hard_irqs: Option<u32>,
     /// NETDEV_A_NAPI_GRO_FLUSH_TIMEOUT, nanoseconds.
     pub gro_flush_timeout_ns: Option<u64>,
