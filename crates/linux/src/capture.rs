@@ -21,12 +21,17 @@ use std::path::{Path, PathBuf};
 pub struct Manifest {
     /// `nictune.capture/v1`.
     pub schema: String,
+    /// The version of the nictune that wrote it (its Cargo package version).
     pub tool_version: String,
+    /// The captured system's OS, `linux`.
     pub os: String,
+    /// The kernel release (`/proc/sys/kernel/osrelease`); `None` when it could not be read.
     pub kernel: Option<String>,
+    /// The host name (`/proc/sys/kernel/hostname`); `None` when it could not be read.
     pub hostname: Option<String>,
     /// Seconds since the Unix epoch when the capture was taken.
     pub captured_at_unix: u64,
+    /// The `--netns` the capture was taken in; `None` for the caller's namespace.
     pub netns: Option<String>,
 }
 
@@ -50,33 +55,58 @@ struct NetlinkDump {
 /// A capture that could not be written or read, naming the file.
 #[derive(Debug, thiserror::Error)]
 pub enum CaptureError {
+    /// A file or directory could not be created, written or read.
     #[error("{op} {path}: {source}")]
     Io {
+        /// What was being done (`creating`, `writing`, `listing`).
         op: &'static str,
+        /// The file or directory.
         path: PathBuf,
+        /// The system's error.
         #[source]
         source: io::Error,
     },
+    /// A JSON file (`manifest.json`, `index.json`, `netlink.json`) does not parse or serialize.
     #[error("{path}: {source}")]
     Json {
+        /// The JSON file.
         path: PathBuf,
+        /// The parse or serialize error.
         #[source]
         source: serde_json::Error,
     },
+    /// The directory has no `manifest.json`.
     #[error("{path}: not a nictune capture (no manifest.json)")]
-    NotACapture { path: PathBuf },
+    NotACapture {
+        /// The directory given.
+        path: PathBuf,
+    },
+    /// A recorded path outside the captured trees (see `ALLOWED`) or containing `..`.
     #[error("refusing to store {path:?}: only /proc, /sys, /etc/modprobe.d and /run/nictune/module-params are captured")]
-    BadPath { path: String },
+    BadPath {
+        /// The host path that was refused.
+        path: String,
+    },
+    /// A captured file is larger than a single capture file may be, or is unreadable.
     #[error(transparent)]
     Read(#[from] input::ReadError),
+    /// An interface name in the capture fails the rule every entry point applies.
     #[error("{path}: {source}")]
     Name {
+        /// The capture directory.
         path: PathBuf,
+        /// What is wrong with the name.
         #[source]
         source: nictune_core::names::NameError,
     },
+    /// The files together exceed CAPTURE_TOTAL.
     #[error("{path}: the capture's files add up to more than {limit}, the most a capture may hold; point --root at a `nictune capture` directory")]
-    TooLarge { path: PathBuf, limit: input::Limit },
+    TooLarge {
+        /// The capture directory.
+        path: PathBuf,
+        /// The limit exceeded, CAPTURE_TOTAL.
+        limit: input::Limit,
+    },
 }
 
 /// The most all files of one capture may add up to.

@@ -44,19 +44,26 @@ use std::os::fd::AsFd;
 /// A failed step of building or inspecting a test network, naming the namespace.
 #[derive(Debug, thiserror::Error)]
 pub enum LabError {
+    /// Creating, entering or using the namespace failed.
     #[error(transparent)]
     Netns(#[from] NetnsError),
+    /// A netlink request inside the namespace was refused or failed.
     #[error("in network namespace {netns:?}: {source}")]
     Netlink {
+        /// The namespace the request ran in.
         netns: String,
+        /// The netlink failure.
         #[source]
         source: NlError,
     },
     /// The kernel accepted a change but reads back something else.
     #[error("in network namespace {netns:?}: {iface}: {problem}")]
     NotApplied {
+        /// The namespace the interface is in.
         netns: String,
+        /// The interface read back.
         iface: String,
+        /// What differs from the change requested.
         problem: String,
     },
 }

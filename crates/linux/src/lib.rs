@@ -16,6 +16,8 @@
 //! - [`mod@write`]: the apply side, `nictune_host::write::HostWrite` over netlink SETs and
 //!   sysfs/procfs writes, plus the watchdog's detach and the SSH/default-route guard.
 
+#![warn(missing_docs)]
+
 pub mod capture;
 pub mod ethtool;
 pub mod host;

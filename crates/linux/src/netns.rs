@@ -26,8 +26,11 @@ pub const NETNS_RUN_DIR: &str = "/run/netns";
 pub struct NetnsError {
     /// `entering`, `creating`, `deleting`, `listing`, or what was done inside it.
     pub action: &'static str,
+    /// The namespace's name (under /run/netns).
     pub name: String,
+    /// The system call or operation that failed (`setns`, `the handle`, `starting its thread`).
     pub step: &'static str,
+    /// The error of that step.
     #[source]
     pub source: io::Error,
 }

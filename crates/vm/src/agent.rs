@@ -28,13 +28,27 @@ pub enum Request {
     /// Answered at once: proves the agent is up.
     Ping,
     /// Runs `argv` to completion, killed after `timeout_ms`.
-    Run { argv: Vec<String>, timeout_ms: u64 },
+    Run {
+        /// The program and its arguments; `argv[0]` is looked up in the guest's PATH.
+        argv: Vec<String>,
+        /// Milliseconds before the program is killed.
+        timeout_ms: u64,
+    },
     /// Starts `argv` in the background; its output goes to `/run/nictune-agent-<pid>.log`.
-    Spawn { argv: Vec<String> },
+    Spawn {
+        /// The program and its arguments.
+        argv: Vec<String>,
+    },
     /// Stops a program `Spawn` started: SIGTERM, then SIGKILL after two seconds.
-    Stop { pid: u32 },
+    Stop {
+        /// The guest pid `Spawn` returned.
+        pid: u32,
+    },
     /// Reads a file (at most [`MAX_OUTPUT`] bytes).
-    Read { path: String },
+    Read {
+        /// The file's path in the guest.
+        path: String,
+    },
 }
 
 /// The answer to one request.
@@ -42,7 +56,9 @@ pub enum Request {
 pub struct Reply {
     /// Exit code (`Run`, `Stop`); -1 when killed by a signal or the timeout.
     pub code: Option<i32>,
+    /// Standard output (`Run`) or the file's text (`Read`), at most MAX_OUTPUT bytes.
     pub stdout: String,
+    /// Standard error (`Run`; `killed after N ms` on the timeout) or the program's log (`Stop`).
     pub stderr: String,
     /// The started program (`Spawn`).
     pub pid: Option<u32>,

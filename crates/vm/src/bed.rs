@@ -54,9 +54,13 @@ pub enum HostLink {
     /// A port of `bridge` in namespace `netns` (a [`VmPair`](crate::pair::VmPair)'s, which
     /// owns both); the guest at `guest_ip`/29, its MAC ending in `mac_last`.
     Bridged {
+        /// The pair's namespace, where the bridge and the tap are.
         netns: String,
+        /// The bridge the tap is a port of.
         bridge: String,
+        /// The guest's address on the bridged /29.
         guest_ip: Ipv4Addr,
+        /// The last byte of the guest NIC's MAC (`52:54:00:4e:54:xx`), unique per guest of a pair.
         mac_last: u8,
     },
 }
@@ -64,17 +68,22 @@ pub enum HostLink {
 /// How to start a guest.
 #[derive(Debug, Clone)]
 pub struct BedOptions {
+    /// The emulated NIC, and so the guest driver.
     pub nic: Nic,
+    /// Where the NIC meets the host; `OwnTap` from `new`.
     pub link: HostLink,
+    /// KVM, TCG, or KVM falling back to TCG; `Auto` from `new`.
     pub accel: AccelChoice,
     /// The guest ends itself after this long, whatever happens on the host.
     pub lifetime: Duration,
     /// The nictune binary to run in the guest.
     pub nictune: PathBuf,
+    /// The guest's RAM, MiB (512 from `new`).
     pub memory_mib: u32,
 }
 
 impl BedOptions {
+    /// Options for an own-tap guest with automatic acceleration and 512 MiB.
     pub fn new(nic: Nic, nictune: PathBuf, lifetime: Duration) -> BedOptions {
         BedOptions {
             nic,
@@ -94,11 +103,14 @@ pub struct Names {
     pub name: String,
     /// The namespace its tap is in: its own (named like the guest) or a pair's.
     pub netns: String,
+    /// The host end of the guest's NIC, `ntv<pid>x<n>` (short enough for IFNAMSIZ).
     pub tap: String,
+    /// The guest's working directory, `RUN_DIR/<name>` (console log, agent socket, pid file).
     pub dir: PathBuf,
 }
 
 impl Names {
+    /// The names of guest `n` of process `pid`.
     pub fn new(pid: u32, n: u32) -> Names {
         let name = format!("{PREFIX}{pid}-{n}");
         Names {
@@ -125,21 +137,28 @@ pub fn owner_of(name: &str) -> Option<u32> {
 /// How the guest came up.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct BootInfo {
+    /// The accelerator the guest runs under (KVM, or TCG when KVM is unusable or not chosen).
     pub accel: Accel,
     /// Why KVM was not used, when it was not.
     pub accel_note: Option<String>,
     /// From starting QEMU to the agent's first answer.
     pub boot_seconds: f64,
+    /// The guest kernel's release (the guest directory's `kernel-release` file).
     pub kernel_release: String,
+    /// QEMU's `-device` model name (`e1000-82545em`, `e1000e`).
     pub qemu_device: &'static str,
+    /// The emulated controller, for people (`Intel 82545EM`, `Intel 82574L`).
     pub nic_model: &'static str,
 }
 
 /// QEMU's use of the host at one moment.
 #[derive(Debug, Clone, Copy)]
 pub struct QemuUsage {
+    /// User plus system CPU time QEMU has used, seconds (`/proc/<pid>/stat`, utime + stime).
     pub cpu_seconds: f64,
+    /// QEMU's resident memory, MiB (`VmRSS` of `/proc/<pid>/status`).
     pub rss_mib: f64,
+    /// When it was read.
     pub at: Instant,
 }
 
@@ -337,6 +356,7 @@ impl VmBed {
         Ok(())
     }
 
+    /// The guest's name, namespace, tap and directory.
     pub fn names(&self) -> &Names {
         &self.names
     }
@@ -354,10 +374,12 @@ impl VmBed {
         self.link == HostLink::OwnTap
     }
 
+    /// The emulated NIC the guest runs.
     pub fn nic(&self) -> Nic {
         self.nic
     }
 
+    /// How the guest came up; `None` until it has booted.
     pub fn boot_info(&self) -> Option<&BootInfo> {
         self.boot.as_ref()
     }

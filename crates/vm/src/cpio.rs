@@ -17,6 +17,7 @@ pub struct Archive {
 }
 
 impl Archive {
+    /// An empty archive; entries get inode numbers from 1 (0 is the trailer's).
     pub fn new() -> Archive {
         Archive {
             bytes: Vec::new(),

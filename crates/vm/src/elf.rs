@@ -18,10 +18,18 @@ use std::ops::Range;
 /// Why a file could not be read as the ELF object we need.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ElfError {
+    /// The header is not ELF, or not ELFCLASS64 little-endian.
     #[error("not a 64-bit little-endian ELF file")]
     NotElf64,
+    /// A header, table or section points past the end of the file.
     #[error("{what} lies outside the file ({len} bytes)")]
-    OutOfBounds { what: &'static str, len: usize },
+    OutOfBounds {
+        /// The part that does not fit.
+        what: &'static str,
+        /// The file's size, bytes.
+        len: usize,
+    },
+    /// A required part (a section, a `DT_NEEDED` name, ...) is absent.
     #[error("no {0} found")]
     Missing(&'static str),
 }
@@ -232,7 +240,10 @@ pub fn needed(bytes: &[u8]) -> Result<Needed> {
 /// A kernel module's `.modinfo`: its name, the modules it depends on, its parameters.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ModInfo {
+    /// The module's name (`name=`), `_` spelling.
     pub name: String,
+    /// The modules it needs loaded first (`depends=`, comma-separated in the file); empty when
+    /// none.
     pub depends: Vec<String>,
     /// `(parameter, description)` from the `parm=NAME:TEXT` entries.
     pub params: Vec<(String, String)>,

@@ -60,6 +60,7 @@ impl Nic {
         }
     }
 
+    /// The NIC named `s` as `--testbed` spells it (`e1000`, `e1000e`); `None` for any other name.
     pub fn parse(s: &str) -> Option<Nic> {
         Nic::ALL.into_iter().find(|n| n.name() == s)
     }
@@ -68,6 +69,7 @@ impl Nic {
 /// A complete guest directory.
 #[derive(Debug, Clone)]
 pub struct GuestDir {
+    /// The directory, `$NICTUNE_GUEST_DIR` or DEFAULT_GUEST_DIR.
     pub root: PathBuf,
     /// `uname -r` of the guest kernel (`6.1.0-56-amd64`).
     pub kernel_release: String,
@@ -112,14 +114,18 @@ impl GuestDir {
         })
     }
 
+    /// The guest kernel image, `vmlinuz`.
     pub fn kernel(&self) -> PathBuf {
         self.root.join("vmlinuz")
     }
 
+    /// The static busybox that is the initramfs's userland.
     pub fn busybox(&self) -> PathBuf {
         self.root.join("busybox")
     }
 
+    /// The guest kernel's module tree (`modules/`), where `modules::ModuleTree` looks drivers
+    /// and their dependencies up.
     pub fn modules(&self) -> PathBuf {
         self.root.join("modules")
     }

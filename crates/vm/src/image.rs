@@ -39,9 +39,11 @@ const LIBRARY_DIRS: [&str; 6] = [
 /// Everything that varies between guests.
 #[derive(Debug, Clone)]
 pub struct ImageSpec<'a> {
+    /// The guest directory: kernel release, busybox, modules.
     pub guest: &'a GuestDir,
     /// The nictune executable to run in the guest.
     pub nictune: &'a Path,
+    /// The emulated NIC; its driver's modules go into the image and are loaded by `/init`.
     pub nic: Nic,
     /// The guest's address on its NIC, with the prefix length.
     pub address: (Ipv4Addr, u8),

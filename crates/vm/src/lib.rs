@@ -18,6 +18,8 @@
 //! System calls: `bed` (setns and prctl between fork and exec, kill of a recorded
 //! QEMU) and `agent` (waitpid, kill in the guest).
 
+#![warn(missing_docs)]
+
 pub mod agent;
 pub mod bed;
 pub mod cpio;

@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 /// A module's file (relative to the modules directory) and its dependencies.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Module {
+    /// The `.ko` file, relative to the modules directory.
     pub path: PathBuf,
+    /// The module names from its `.modinfo` `depends=`, `_` spelling; empty when it has none.
     pub depends: Vec<String>,
 }
 
@@ -22,20 +24,32 @@ pub struct ModuleTree {
 /// Why a module set could not be resolved.
 #[derive(Debug, thiserror::Error)]
 pub enum ModuleError {
+    /// A module file could not be read.
     #[error("reading kernel module {path}: {source}")]
     Read {
+        /// The module file.
         path: PathBuf,
+        /// The system's error.
         #[source]
         source: std::io::Error,
     },
+    /// A module file's ELF or `.modinfo` does not parse.
     #[error("kernel module {path}: {source}")]
     Elf {
+        /// The module file.
         path: PathBuf,
+        /// What does not parse.
         #[source]
         source: elf::ElfError,
     },
+    /// A module (or a dependency) is not under the guest's modules directory.
     #[error("kernel module {name:?} is not in the guest's modules (needed by {by})")]
-    Missing { name: String, by: String },
+    Missing {
+        /// The module, `_` spelling.
+        name: String,
+        /// The module that depends on it, or `the testbed` for a module asked for directly.
+        by: String,
+    },
 }
 
 impl ModuleTree {
@@ -81,6 +95,7 @@ impl ModuleTree {
             .insert(name.replace('-', "_"), Module { path, depends });
     }
 
+    /// The module named `name`; `-` and `_` are the same in names.
     pub fn get(&self, name: &str) -> Option<&Module> {
         self.modules.get(&name.replace('-', "_"))
     }

@@ -23,6 +23,7 @@ pub enum Accel {
 }
 
 impl Accel {
+    /// QEMU's `-accel` value, `kvm` or `tcg`.
     pub fn name(self) -> &'static str {
         match self {
             Accel::Kvm => "kvm",
@@ -36,23 +37,36 @@ impl Accel {
 pub enum AccelChoice {
     /// KVM where a usable one is found, else TCG.
     Auto,
+    /// This accelerator and no other; a failing KVM boot is an error, not a fallback.
     Only(Accel),
 }
 
 /// Everything the command line depends on.
 #[derive(Debug, Clone)]
 pub struct QemuSpec {
+    /// The QEMU binary (`qemu_program`).
     pub program: PathBuf,
+    /// `-name`: the guest's name, `nictune-vm-<pid>-<n>`.
     pub name: String,
+    /// `-accel`; KVM adds `-cpu max`.
     pub accel: Accel,
+    /// `-m`: the guest's RAM, MiB.
     pub memory_mib: u32,
+    /// `-kernel`: the guest kernel image (the guest directory's `vmlinuz`).
     pub kernel: PathBuf,
+    /// `-initrd`: the initramfs `image` built.
     pub initrd: PathBuf,
+    /// The file the guest's serial console (ttyS0) is written to.
     pub console: PathBuf,
+    /// The Unix socket QEMU listens on for the agent's virtio-serial port.
     pub agent_socket: PathBuf,
+    /// `-pidfile`: where QEMU writes its pid.
     pub pidfile: PathBuf,
+    /// The emulated NIC (`-device`).
     pub nic: Nic,
+    /// The host tap the NIC's netdev uses (`ifname=`).
     pub tap: String,
+    /// The NIC's MAC address.
     pub mac: [u8; 6],
 }
 

@@ -176,6 +176,7 @@ pub struct QemuPredictor {
 }
 
 impl QemuPredictor {
+    /// An uncalibrated model of the NIC QEMU emulates for `driver`'s guest.
     pub fn new(driver: Driver) -> QemuPredictor {
         QemuPredictor {
             nic: match driver {

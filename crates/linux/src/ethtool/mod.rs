@@ -21,8 +21,11 @@ pub const FAMILY_NAME: &str = "ethtool";
 
 /// ETHTOOL_A_HEADER_*: the request header nest selecting the device.
 pub mod header {
+    /// u32: the device's ifindex.
     pub const DEV_INDEX: u16 = 1;
+    /// String: the device's name; either this or DEV_INDEX selects the device.
     pub const DEV_NAME: u16 = 2;
+    /// u32: ETHTOOL_FLAG_* request flags (compact bitsets, omit reply, stats).
     pub const FLAGS: u16 = 3;
 }
 

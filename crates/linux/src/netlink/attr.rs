@@ -27,6 +27,7 @@ pub struct AttrWriter {
 }
 
 impl AttrWriter {
+    /// An empty run.
     pub fn new() -> Self {
         AttrWriter::default()
     }
@@ -46,14 +47,17 @@ impl AttrWriter {
         self
     }
 
+    /// A one-byte attribute (u8, or a boolean as 0/1).
     pub fn u8(&mut self, kind: u16, value: u8) -> &mut Self {
         self.bytes(kind, &[value])
     }
 
+    /// A four-byte attribute, host byte order.
     pub fn u32(&mut self, kind: u16, value: u32) -> &mut Self {
         self.bytes(kind, &value.to_ne_bytes())
     }
 
+    /// An eight-byte attribute, host byte order.
     pub fn u64(&mut self, kind: u16, value: u64) -> &mut Self {
         self.bytes(kind, &value.to_ne_bytes())
     }
@@ -89,23 +93,29 @@ impl AttrWriter {
 /// One attribute as read: its type (flags stripped) and payload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Attr<'a> {
+    /// The attribute type with NLA_F_NESTED and NLA_F_NET_BYTEORDER cleared.
     pub kind: u16,
+    /// The payload without the header and the trailing padding.
     pub payload: &'a [u8],
 }
 
 impl<'a> Attr<'a> {
+    /// The payload as one byte; fails unless the payload is exactly 1 byte.
     pub fn u8(&self) -> Result<u8, DecodeError> {
         self.fixed::<1>().map(|b| b[0])
     }
 
+    /// The payload as a u16; fails unless the payload is exactly 2 bytes.
     pub fn u16(&self) -> Result<u16, DecodeError> {
         self.fixed::<2>().map(u16::from_ne_bytes)
     }
 
+    /// The payload as a u32; fails unless the payload is exactly 4 bytes.
     pub fn u32(&self) -> Result<u32, DecodeError> {
         self.fixed::<4>().map(u32::from_ne_bytes)
     }
 
+    /// The payload as a u64; fails unless the payload is exactly 8 bytes.
     pub fn u64(&self) -> Result<u64, DecodeError> {
         self.fixed::<8>().map(u64::from_ne_bytes)
     }
@@ -155,6 +165,7 @@ pub struct Attrs<'a> {
 }
 
 impl<'a> Attrs<'a> {
+    /// Iterates over the attributes in `buf` (a message's attribute run or a nest's payload).
     pub fn new(buf: &'a [u8]) -> Self {
         Attrs { rest: buf }
     }

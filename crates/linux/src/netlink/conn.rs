@@ -21,22 +21,38 @@ pub const MAX_REPLY_BYTES: usize = 64 << 20;
 /// A failed netlink operation, naming it.
 #[derive(Debug, thiserror::Error)]
 pub enum NlError {
+    /// Sending or receiving on the socket failed (including the 5 s receive timeout).
     #[error("{op}: {source}")]
     Io {
+        /// The operation, as the error message names it.
         op: String,
+        /// The socket error.
         #[source]
         source: io::Error,
     },
+    /// The kernel answered with a negative errno.
     #[error("{op}: {error}")]
-    Kernel { op: String, error: KernelError },
+    Kernel {
+        /// The operation, as the error message names it.
+        op: String,
+        /// The errno and extended-ack text.
+        error: KernelError,
+    },
+    /// A reply did not decode.
     #[error("{op}: {source}")]
     Decode {
+        /// The operation, as the error message names it.
         op: String,
+        /// What did not decode.
         #[source]
         source: DecodeError,
     },
+    /// The replies exceeded MAX_REPLY_BYTES.
     #[error("{op}: the kernel's reply went past {MAX_REPLY_BYTES} bytes, the most one request may receive; allowed: a complete reply within that")]
-    TooLarge { op: String },
+    TooLarge {
+        /// The operation, as the error message names it.
+        op: String,
+    },
 }
 
 impl NlError {

@@ -20,7 +20,9 @@ const CTRL_ATTR_VERSION: u16 = 3;
 /// A resolved generic-netlink family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Family {
+    /// The id the controller assigned; goes in `nlmsg_type` of every request to the family.
     pub id: u16,
+    /// The family's version (CTRL_ATTR_VERSION, 1 when absent); goes in the genl header.
     pub version: u8,
 }
 

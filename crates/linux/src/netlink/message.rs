@@ -12,15 +12,23 @@
 use super::attr::Attrs;
 use super::DecodeError;
 
+/// The size of `struct nlmsghdr`, bytes.
 pub const NLMSG_HDRLEN: usize = 16;
+/// The size of `struct genlmsghdr`, bytes.
 pub const GENL_HDRLEN: usize = 4;
 
+/// Message type of an error or, with errno 0, an ack.
 pub const NLMSG_ERROR: u16 = 2;
+/// Message type that ends a dump (payload: an i32, nonzero when the dump failed).
 pub const NLMSG_DONE: u16 = 3;
 
+/// Set on every request.
 pub const NLM_F_REQUEST: u16 = 0x1;
+/// Set on each message of a multi-part reply (a dump).
 pub const NLM_F_MULTI: u16 = 0x2;
+/// Asks for an ack (NLMSG_ERROR with errno 0) on success.
 pub const NLM_F_ACK: u16 = 0x4;
+/// NLM_F_ROOT | NLM_F_MATCH: list every object instead of one.
 pub const NLM_F_DUMP: u16 = 0x300;
 /// On an error message: the request payload was left out.
 pub const NLM_F_CAPPED: u16 = 0x100;
@@ -77,13 +85,31 @@ pub fn genl_body(body: &[u8]) -> Result<(u8, &[u8]), DecodeError> {
 pub enum Reply<'a> {
     /// A data message: its type (genl family id, RTM_NEWLINK, ...) and everything after the
     /// netlink header (the protocol's fixed header, then attributes).
-    Data { seq: u32, kind: u16, body: &'a [u8] },
+    Data {
+        /// The sequence number of the request it answers.
+        seq: u32,
+        /// `nlmsg_type`: the genl family id or the rtnetlink message type.
+        kind: u16,
+        /// The bytes after the 16-byte netlink header.
+        body: &'a [u8],
+    },
     /// The request succeeded (NLMSG_ERROR with errno 0).
-    Ack { seq: u32 },
+    Ack {
+        /// The sequence number of the acked request.
+        seq: u32,
+    },
     /// End of a dump.
-    Done { seq: u32 },
+    Done {
+        /// The sequence number of the dump request.
+        seq: u32,
+    },
     /// The request failed.
-    Error { seq: u32, error: KernelError },
+    Error {
+        /// The sequence number of the failed request.
+        seq: u32,
+        /// The errno and extended-ack text.
+        error: KernelError,
+    },
 }
 
 /// A negative errno from the kernel, with the extended-ack explanation when one was sent.

@@ -20,6 +20,7 @@ pub mod socket;
 pub struct DecodeError(pub String);
 
 impl DecodeError {
+    /// A decode error with the problem described in `problem`.
     pub fn new(problem: impl Into<String>) -> Self {
         DecodeError(problem.into())
     }

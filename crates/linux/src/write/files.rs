@@ -14,11 +14,14 @@ use std::path::{Path, PathBuf};
 /// Where sysfs and procfs are mounted (`/sys`, `/proc` on a live system).
 #[derive(Debug, Clone)]
 pub struct Roots {
+    /// The sysfs mount point.
     pub sys: PathBuf,
+    /// The procfs mount point.
     pub proc: PathBuf,
 }
 
 impl Roots {
+    /// `/sys` and `/proc`.
     pub fn live() -> Roots {
         Roots {
             sys: "/sys".into(),
@@ -34,6 +37,7 @@ impl Roots {
 /// How a file spells its value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Form {
+    /// A decimal integer.
     Int,
     /// Hex mask in 32-bit groups (`rps_cpus`, `xps_cpus`).
     Mask,

@@ -60,13 +60,19 @@ pub fn param_string(params: &Params) -> String {
 /// Where module state lives (tests point these elsewhere).
 #[derive(Debug, Clone)]
 pub struct ModuleRoots {
+    /// The sysfs mount point (`module/NAME/parameters`).
     pub sys: PathBuf,
+    /// The procfs mount point (`cmdline` for `NAME.param=` boot parameters).
     pub proc: PathBuf,
+    /// The modprobe configuration directory, `/etc/modprobe.d` on a live system.
     pub etc_modprobe: PathBuf,
+    /// Where nictune records the parameters it loaded a module with (one file per module,
+    /// RECORD_DIR on a live system).
     pub records: PathBuf,
 }
 
 impl ModuleRoots {
+    /// The live module locations, with sysfs and procfs from `roots`.
     pub fn from(roots: &Roots) -> ModuleRoots {
         ModuleRoots {
             sys: roots.sys.clone(),

@@ -8,6 +8,8 @@ pub const MSG_SET: u8 = 20;
 /// The payload type of a coalesce attribute.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Wire {
+    /// Counts and times (`rx-usecs` in µs, `rx-frames` in packets, `pkt-rate-*` in packets per
+    /// second).
     U32,
     /// Booleans (adaptive, CQE mode).
     U8,

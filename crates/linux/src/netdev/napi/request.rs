@@ -43,9 +43,13 @@ pub fn decode(attrs: &[u8]) -> Result<Napi, DecodeError> {
 /// The per-NAPI settings a NAPI_SET can change; `None` leaves a value alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct NapiSettings {
+    /// NETDEV_A_NAPI_DEFER_HARD_IRQS: consecutive empty polls that keep the IRQ masked.
     pub defer_hard_irqs: Option<u32>,
+    /// NETDEV_A_NAPI_GRO_FLUSH_TIMEOUT, nanoseconds.
     pub gro_flush_timeout_ns: Option<u64>,
+    /// NETDEV_A_NAPI_IRQ_SUSPEND_TIMEOUT, nanoseconds.
     pub irq_suspend_timeout_ns: Option<u64>,
+    /// NETDEV_A_NAPI_THREADED: 0 disabled, 1 enabled.
     pub threaded: Option<u32>,
 }
 

@@ -14,16 +14,23 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 /// `struct ifaddrmsg` (8 bytes): u8 family, u8 prefixlen, u8 flags, u8 scope, u32 index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct IfAddrMsg {
+    /// AF_INET or AF_INET6.
     pub family: u8,
+    /// The prefix length, bits (24 for a /24).
     pub prefix_len: u8,
+    /// IFA_F_* flags (0 in requests nictune sends).
     pub flags: u8,
+    /// RT_SCOPE_* (RT_SCOPE_UNIVERSE for a global address).
     pub scope: u8,
+    /// The interface's ifindex.
     pub index: u32,
 }
 
 impl IfAddrMsg {
+    /// The encoded size, bytes.
     pub const LEN: usize = 8;
 
+    /// The 8 bytes as sent, integers in host byte order.
     pub fn encode(&self) -> [u8; Self::LEN] {
         let mut b = [
             self.family,
@@ -60,6 +67,7 @@ impl IfAddrMsg {
 /// An address as an RTM_*ADDR message describes it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Address {
+    /// The fixed header: family, prefix length, scope, interface.
     pub header: IfAddrMsg,
     /// IFA_LOCAL: the address of the interface.
     pub local: Option<IpAddr>,

@@ -19,16 +19,23 @@ use std::os::fd::{AsRawFd, BorrowedFd};
 /// u32 change (the mask of `flags` bits a SET changes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct IfInfoMsg {
+    /// AF_UNSPEC (0) in every request nictune sends.
     pub family: u8,
+    /// ARPHRD_* of the link (`ifi_type`; 0 in requests).
     pub link_type: u16,
+    /// The ifindex; 0 in a request means "pick one" (create) or "select by IFLA_IFNAME".
     pub index: i32,
+    /// IFF_* flags (IFF_UP, ...).
     pub flags: u32,
+    /// The mask of `flags` bits a request changes; 0 changes none.
     pub change: u32,
 }
 
 impl IfInfoMsg {
+    /// The encoded size, bytes (the one pad byte included).
     pub const LEN: usize = 16;
 
+    /// The 16 bytes as sent, integers in host byte order.
     pub fn encode(&self) -> [u8; Self::LEN] {
         let mut b = [0u8; Self::LEN];
         b[0] = self.family;
@@ -74,6 +81,7 @@ pub struct LinkInfo {
 /// A link as an RTM_*LINK message describes it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Link {
+    /// The fixed header: type, ifindex, flags.
     pub header: IfInfoMsg,
     /// IFLA_IFNAME.
     pub name: Option<String>,
@@ -216,7 +224,9 @@ fn decode_info(nest: &Attr<'_>) -> Result<LinkInfo, DecodeError> {
 /// `/run/netns/NAME`, `/proc/PID/ns/net`); `None` is the sending socket's namespace.
 #[derive(Debug, Clone, Copy)]
 pub struct VethEnd<'a> {
+    /// The interface name to create.
     pub name: &'a str,
+    /// The namespace to create it in, as an open handle; `None` is the sending socket's.
     pub netns: Option<BorrowedFd<'a>>,
 }
 
