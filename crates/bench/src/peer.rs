@@ -18,6 +18,7 @@ use std::time::Duration;
 pub struct PeerTarget {
     /// The control address (`HOST:PORT`).
     pub addr: SocketAddr,
+    /// The shared secret the peer's `serve` was started with.
     pub token: Token,
     /// The network namespace the client side runs in (`/run/netns/NAME`): the host side
     /// of the real-driver testbed, whose guest is the peer. `None`: this process's own.
