@@ -92,14 +92,16 @@ impl TargetKind {
 pub struct Environment {
     /// Which kind of target: testbed, real interface, QEMU guest, or synthetic.
     pub target: TargetKind,
-    /// e.g. `veth nictune-tb-1234a ↔ nictune-tb-1234b`.
+    /// For a person, e.g. `veth nt1234x0c (nictune-tb-1234-0-c) ↔ nt1234x0s
+    /// (nictune-tb-1234-0-s)` or `eth1 (e1000e) → peer 192.0.2.2:7770`.
     pub target_name: String,
     /// The workload, e.g. `TCP request/response, 1 B / 1 B, 1 connection`.
     pub workload: String,
     /// The kernel release (`/proc/sys/kernel/osrelease` or the snapshot's); `None` when it
     /// could not be read.
     pub kernel: Option<String>,
-    /// Online CPUs of the tuned host; `None` when unknown.
+    /// CPUs of the tuned host (the snapshot's count, or those this process may run on);
+    /// `None` when unknown.
     pub cpus: Option<u32>,
     /// The version of nictune that wrote the file (`CARGO_PKG_VERSION`).
     pub nictune_version: String,
