@@ -17,7 +17,8 @@ use std::fmt;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Goal {
-    /// Lowest p99 latency among candidates whose rate stays above [`Objective::rate_floor`].
+    /// Lowest p99 latency among candidates whose rate stays at or above
+    /// [`Objective::rate_floor`].
     Latency,
     /// Highest rate (transactions/s, or bit/s for streams); no constraint.
     Throughput,
