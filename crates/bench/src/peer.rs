@@ -50,7 +50,8 @@ pub const REPORT_TIMEOUT: Duration = Duration::from_millis(1500);
 const SLOW_PEER_FACTOR: u32 = 10;
 
 /// How long to wait for the report from a peer that took `ready` to answer start: at least
-/// [`REPORT_TIMEOUT`], more for a slow peer, never more than [`REPLY_TIMEOUT`].
+/// [`REPORT_TIMEOUT`], more for a slow peer, never more than the 10 s the client waits for
+/// the welcome and ready replies.
 pub fn report_timeout(ready: Duration) -> Duration {
     (REPORT_TIMEOUT + ready * SLOW_PEER_FACTOR).min(REPLY_TIMEOUT)
 }
