@@ -49,10 +49,16 @@ pub trait ChangeSession {
 /// Why a change session ended, for the server's log.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Ended {
+    /// The client sent [`crate::protocol::Request::Release`].
     Released,
+    /// The client closed the connection.
     Closed,
+    /// The client sent nothing for this long (the session's granted `idle_ms`).
     Idle(Duration),
+    /// The server is shutting down.
     ServerStopping,
+    /// The session could not be opened, the connection failed, or the client sent a malformed
+    /// message; why.
     Broken(String),
 }
 

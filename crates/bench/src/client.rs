@@ -23,12 +23,17 @@ const UDP_LOSS_TIMEOUT: Nanos = Nanos::from_millis(200);
 /// What one client thread is to do.
 #[derive(Debug, Clone)]
 pub struct ClientJob {
+    /// The test to run; shared by every client thread.
     pub spec: Arc<BenchSpec>,
+    /// The server's data address (the `ready` port, or the testbed's far end).
     pub server: SocketAddr,
+    /// Network namespace to connect from (`/run/netns/NAME`); `None`: the caller's.
     pub netns: Option<PathBuf>,
     /// This connection's index (staggers open-loop schedules).
     pub index: u32,
+    /// The run's clock; window bounds and latencies are read from it.
     pub clock: MonotonicClock,
+    /// The run's cancel flag (Ctrl-C, SIGTERM, SIGHUP): the thread stops early when it is set.
     pub cancel: Cancel,
     /// Completions inside the window so far (read by the coordinator every second).
     pub live: Arc<AtomicU64>,
@@ -37,8 +42,12 @@ pub struct ClientJob {
 /// What one client thread measured.
 #[derive(Debug)]
 pub struct ClientOutcome {
+    /// Latencies and counts inside the window.
     pub stats: ConnStats,
+    /// NAPI id the socket's packets arrived on (`SO_INCOMING_NAPI_ID`); `None` for ICMP
+    /// sockets or when the kernel did not report one.
     pub napi_id: Option<u32>,
+    /// CPUs the thread was seen on (before and after the window).
     pub cpus: BTreeSet<u32>,
 }
 

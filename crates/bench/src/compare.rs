@@ -16,6 +16,7 @@ pub struct SockperfSummary {
     pub rate: f64,
     /// `percentile 50.000`, µs.
     pub p50_us: f64,
+    /// `percentile 99.000`, µs.
     pub p99_us: f64,
 }
 

@@ -67,7 +67,10 @@ pub enum Verdict {
     /// Every vector that fired stayed within the cap.
     InEffect,
     /// These vectors fired faster than the cap allows.
-    NotInEffect { over: Vec<String> },
+    NotInEffect {
+        /// `<irq>:<name> <rate>/s` for each vector above the cap (with the tolerance).
+        over: Vec<String>,
+    },
     /// Too little traffic to tell.
     NoTraffic,
 }
@@ -75,13 +78,18 @@ pub enum Verdict {
 /// One interface's check.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Effect {
+    /// The interface checked.
     pub iface: String,
     /// The setting that promises the cap.
     pub setting: String,
+    /// The promised ceiling per vector, interrupts per second (e.g. from
+    /// `InterruptThrottleRate`).
     pub cap_per_sec: f64,
     /// The interface's vectors (`"<irq>:<name>"`) and their measured interrupts per second.
     pub vectors_per_sec: BTreeMap<String, f64>,
+    /// Length of the measured window the rates come from, seconds.
     pub window_s: f64,
+    /// The verdict, flattened into this object's JSON (`"verdict": "in_effect"`, ...).
     #[serde(flatten)]
     pub verdict: Verdict,
 }

@@ -11,8 +11,11 @@ pub enum BenchError {
     /// A socket operation failed.
     #[error("{op} {object}: {source}")]
     Socket {
+        /// What was being done (`connecting to`, `reading`, ...), worded to precede `object`.
         op: &'static str,
+        /// The socket or address, e.g. the server's `HOST:PORT`.
         object: String,
+        /// The operating system's error.
         #[source]
         source: io::Error,
     },
@@ -22,8 +25,11 @@ pub enum BenchError {
     /// A system call outside sockets (setns, affinity, procfs read) failed.
     #[error("{op} {object}: {source}")]
     System {
+        /// What was being done (`connecting to`, `reading`, ...), worded to precede `object`.
         op: &'static str,
+        /// What it concerned: a file, a namespace, a CPU, a thread.
         object: String,
+        /// The operating system's error.
         #[source]
         source: io::Error,
     },
@@ -32,15 +38,28 @@ pub enum BenchError {
     TestbedUnavailable(String),
     /// The peer broke the control protocol or refused the test.
     #[error("control protocol with {peer}: {detail}")]
-    Protocol { peer: String, detail: String },
+    Protocol {
+        /// The peer's control address (`HOST:PORT`).
+        peer: String,
+        /// What was wrong: the peer's error message or the unexpected reply.
+        detail: String,
+    },
     /// The peer runs another client's test (`detail` says whose and for how long).
     #[error("{peer}: {detail}")]
-    PeerBusy { peer: String, detail: String },
+    PeerBusy {
+        /// The peer's control address (`HOST:PORT`).
+        peer: String,
+        /// The peer's refusal, starting with `peer busy:`.
+        detail: String,
+    },
     /// The peer did not answer a control message in time: it stopped, crashed or vanished.
     #[error("{peer}: peer stopped answering: no {awaited} within {waited:?}")]
     PeerSilent {
+        /// The peer's control address (`HOST:PORT`).
         peer: String,
+        /// The reply waited for (`welcome`, `report`, ...).
         awaited: &'static str,
+        /// How long it was waited for.
         waited: std::time::Duration,
     },
     /// The run was stopped (Ctrl-C, SIGTERM, SIGHUP) before it finished.

@@ -29,7 +29,10 @@ use std::path::PathBuf;
 /// Changes on this host's interface `iface`, journaled in `state_dir`.
 #[derive(Debug, Clone)]
 pub struct HostChanges {
+    /// The apply engine's state directory: its journal there lets `nictune revert` undo what a
+    /// server killed outright left changed.
     pub state_dir: PathBuf,
+    /// The one interface clients may change (`serve --allow-changes IFACE`).
     pub iface: String,
     /// The interface's kernel driver (its module parameters are the driver's).
     pub driver: Option<String>,

@@ -39,6 +39,7 @@
 //! [`conn::Conn`] / [`conn::StreamConn`]; [`fake`] drives them deterministically. System
 //! calls are confined to `sys` (the crate's only `unsafe`), `net`, `testbed` and
 //! `accounting::sample`.
+#![warn(missing_docs)]
 
 pub mod accounting;
 pub mod cancel;

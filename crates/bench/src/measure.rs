@@ -13,13 +13,16 @@ use std::sync::Mutex;
 
 /// Runs one measurement.
 pub trait Measurer {
+    /// Runs `spec` once and returns its result; `progress` hears about the run as it goes.
     fn measure(&self, spec: &BenchSpec, progress: &dyn Progress) -> Result<BenchResult>;
 }
 
 /// Measures live traffic against one target (e.g. a testbed created once for a whole tune).
 #[derive(Debug, Clone)]
 pub struct LiveMeasurer<'a> {
+    /// What to measure against: loopback, a testbed, or a peer.
     pub target: Target<'a>,
+    /// Set to stop the measurement (Ctrl-C, SIGTERM, SIGHUP).
     pub cancel: Cancel,
 }
 

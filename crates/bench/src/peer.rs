@@ -18,6 +18,7 @@ use std::time::Duration;
 pub struct PeerTarget {
     /// The control address (`HOST:PORT`).
     pub addr: SocketAddr,
+    /// The shared secret the peer's `serve` was started with.
     pub token: Token,
     /// The network namespace the client side runs in (`/run/netns/NAME`): the host side
     /// of the real-driver testbed, whose guest is the peer. `None`: this process's own.
@@ -49,7 +50,8 @@ pub const REPORT_TIMEOUT: Duration = Duration::from_millis(1500);
 const SLOW_PEER_FACTOR: u32 = 10;
 
 /// How long to wait for the report from a peer that took `ready` to answer start: at least
-/// [`REPORT_TIMEOUT`], more for a slow peer, never more than [`REPLY_TIMEOUT`].
+/// [`REPORT_TIMEOUT`], more for a slow peer, never more than the 10 s the client waits for
+/// the welcome and ready replies.
 pub fn report_timeout(ready: Duration) -> Duration {
     (REPORT_TIMEOUT + ready * SLOW_PEER_FACTOR).min(REPLY_TIMEOUT)
 }

@@ -57,33 +57,44 @@ pub const MAX_LINE: usize = 256 * 1024;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Request {
+    /// First message of every connection; the server answers [`Reply::Welcome`] or refuses.
     Hello {
+        /// The client's [`VERSION`]; any other is refused.
         version: u32,
+        /// The shared secret from `--token-file` or `$NICTUNE_TOKEN`; must match the server's.
         token: String,
     },
+    /// Starts a test; the server answers [`Reply::Ready`] once its listener is up.
     Start {
+        /// The test to serve, checked against the server's limits before anything starts.
         spec: BenchSpec,
     },
+    /// Starts the measured window: the server samples its counters now.
     Measure,
     /// Ends the test; the client's counts let the server derive its service demand.
     Stop {
+        /// Transactions the client completed in the window (RR, ping); `None` for stream.
         #[serde(default)]
         transactions: Option<u64>,
+        /// Bytes the client moved in the window (stream); `None` otherwise.
         #[serde(default)]
         bytes: Option<u64>,
     },
     /// Opens a change session; it ends, and everything it changed is put back, when the
     /// client has sent nothing for `idle_ms` (capped by the server).
     Claim {
+        /// Requested silence before the session ends, ms; the server caps it at its own limit.
         idle_ms: u64,
     },
     /// The current values of these catalog keys on the server's interface.
     Read {
+        /// Catalog keys (`coalesce.rx-usecs`, `e1000.InterruptThrottleRate`, ...).
         keys: Vec<String>,
     },
     /// Puts back what the session changed last, then applies these `KEY=VALUE` settings as
     /// one journaled transaction; empty puts back only.
     Change {
+        /// `KEY=VALUE` settings in catalog syntax; empty puts back only.
         settings: Vec<String>,
     },
     /// Keeps an idle change session alive; no reply.
@@ -111,29 +122,42 @@ pub struct Grant {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Reply {
+    /// Accepts the hello.
     Welcome {
+        /// The server's [`VERSION`].
         version: u32,
     },
+    /// The data listener (and the load sink, if any) is up.
     Ready {
+        /// The port the test's clients connect to (TCP) or send to (UDP).
         port: u16,
         /// Where the load streams connect, when the spec has a load.
         #[serde(default)]
         load_port: Option<u16>,
     },
+    /// The server side's measurement, after [`Request::Stop`].
     Report(Box<PeerReport>),
+    /// A refusal or failure; the server closes the connection after it.
     Error {
+        /// Why, for a person; a busy server's starts with [`BUSY`].
         message: String,
     },
+    /// Answer to [`Request::Claim`]: the change session is open on these terms.
     Granted(Grant),
+    /// Answer to [`Request::Read`].
     Values {
+        /// Catalog key (expanded per object, e.g. `eth1 napi 8193 gro-flush-timeout`) → current
+        /// value as the catalog writes it.
         values: std::collections::BTreeMap<String, String>,
     },
     /// What the change did, one line per setting (`eth1 coalesce.rx-usecs: 3 → 50`).
     Changed {
+        /// One line per setting changed, as the apply engine describes it.
         changes: Vec<String>,
     },
     /// What was put back, one line per setting.
     Released {
+        /// One line per setting restored.
         restored: Vec<String>,
     },
 }
@@ -142,10 +166,19 @@ pub enum Reply {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct PeerReport {
+    /// CPU and interrupt accounting of the server's host over the measured window; `None`
+    /// when the server could not sample it.
     pub accounting: Option<Accounting>,
+    /// NAPI id of each served socket (`SO_INCOMING_NAPI_ID`, 0 when unavailable), one per
+    /// connection that got an answer.
     pub napi_ids: Vec<u32>,
+    /// CPUs the server's threads were seen on.
     pub cpus: Vec<u32>,
+    /// Requests answered (RR, ping) or bytes received (stream) by the test's server; the load
+    /// sink's bytes are not counted.
     pub served: u64,
+    /// Connections or datagrams refused because they came from another address, load sink
+    /// included.
     pub refused: u64,
     /// The server stopped answering at its per-test byte cap.
     #[serde(default)]
@@ -155,12 +188,16 @@ pub struct PeerReport {
 /// Why a line was not a valid message.
 #[derive(Debug, thiserror::Error)]
 pub enum WireError {
+    /// The other end closed the connection (or sent a last line without a newline).
     #[error("connection closed")]
     Closed,
+    /// No newline within [`MAX_LINE`] bytes.
     #[error("message longer than {MAX_LINE} bytes")]
     TooLong,
+    /// Not JSON, an unknown message type or field, or a missing field; serde's message.
     #[error("malformed message: {0}")]
     Malformed(String),
+    /// Reading or writing the socket failed.
     #[error(transparent)]
     Io(#[from] io::Error),
 }

@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 pub struct BenchResult {
     /// `loopback`, `testbed` or `peer <addr>`.
     pub target: String,
+    /// The spec that was measured, so the file says what produced its figures.
     pub spec: BenchSpec,
     /// Same fields as the simulator's metrics; hosts are `client` and `server`.
     pub metrics: Metrics,
@@ -26,7 +27,9 @@ pub struct BenchResult {
     pub lost: u64,
     /// Stream: bytes acknowledged inside the window, retransmitted segments, per-second rate.
     pub stream: Option<StreamFigures>,
+    /// Where client and server were asked to run and where they were seen.
     pub placement: Placement,
+    /// The NAPI ids of the sockets, and whether they prove the path goes through NAPI.
     pub napi: NapiCheck,
     /// Per-host accounting (`client`, `server`) in full.
     pub accounting: BTreeMap<String, Accounting>,
@@ -50,9 +53,11 @@ pub struct BenchResult {
 /// What the load streams of a latency-under-load run moved inside the measured window.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LoadFigures {
+    /// Number of load streams.
     pub connections: u32,
     /// Acknowledged bytes of all load streams together per second, bit/s.
     pub throughput_bps: f64,
+    /// Their bytes, retransmits and per-second rates, all streams together.
     pub stream: StreamFigures,
 }
 
@@ -61,13 +66,15 @@ pub struct LoadFigures {
 pub struct TestbedInfo {
     /// `e1000` or `e1000e`.
     pub kind: String,
-    /// The emulated controller (`Intel 82545EM`) and QEMU's device model.
+    /// The emulated controller (`Intel 82545EM`, `Intel 82574L`).
     pub nic_model: String,
+    /// QEMU's `-device` model (`e1000-82545em`, `e1000e`).
     pub qemu_device: String,
     /// The guest kernel (`uname -r`), whose driver ran the NIC.
     pub guest_kernel: String,
-    /// `kvm` or `tcg`, and why not KVM when not.
+    /// `kvm` or `tcg`.
     pub accel: String,
+    /// Why KVM was not used, when it was not; `None` with KVM.
     pub accel_note: Option<String>,
     /// From starting QEMU to the guest's agent answering.
     pub boot_seconds: f64,
@@ -83,15 +90,21 @@ pub struct TestbedInfo {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum LoopMode {
+    /// Each connection sends its next request when the reply to the last one is in.
     Closed,
+    /// Requests go out on a fixed schedule (`--rate`); latency counts from each request's
+    /// intended send time, so queueing behind a slow reply is included.
     Open,
 }
 
 /// Bulk-transfer figures.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StreamFigures {
+    /// Bytes acknowledged by the receiver inside the window (`tcpi_bytes_acked`).
     pub bytes: u64,
+    /// TCP segments retransmitted inside the window (`tcpi_total_retrans`).
     pub retransmits: u64,
+    /// Throughput in each 1 s interim interval of the window, bit/s.
     pub interim_throughput_bps: Vec<f64>,
     /// Size of each write (the figure that most changes bulk results on veth).
     pub write_size: u64,
@@ -102,17 +115,23 @@ pub struct StreamFigures {
 /// Where each side asked to run and where it was seen running.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Placement {
+    /// The client side's placement.
     pub client: SidePlacement,
+    /// The server side's placement.
     pub server: SidePlacement,
-    /// Cross-CPU wake-up interrupts per second during the window: `CAL` (function-call
-    /// IPIs, the remote wake-ups) and `RES` (rescheduling IPIs).
+    /// `CAL` interrupts per second during the window (function-call IPIs, the cross-CPU
+    /// wake-ups), measuring host; `None` when none fired.
     pub cal_per_sec: Option<f64>,
+    /// `RES` interrupts per second during the window (rescheduling IPIs), measuring
+    /// host; `None` when none fired.
     pub res_per_sec: Option<f64>,
 }
 
 /// One side's CPU placement.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SidePlacement {
+    /// The CPU the side's threads were pinned to (`--client-cpu`, `--server-cpu`); `None`:
+    /// unpinned.
     pub requested_cpu: Option<u32>,
     /// CPUs the side's threads were seen on (sampled when each thread started and ended).
     pub cpus_seen: Vec<u32>,
@@ -121,7 +140,9 @@ pub struct SidePlacement {
 /// The sockets' `SO_INCOMING_NAPI_ID`s: non-zero means packets came through a NAPI instance.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct NapiCheck {
+    /// NAPI id of each client socket with one (0: not delivered through NAPI).
     pub client_ids: Vec<u32>,
+    /// NAPI id of each server socket that got an answer (0: not delivered through NAPI).
     pub server_ids: Vec<u32>,
     /// Testbed: every id non-zero. `None` where NAPI does not apply (loopback) or is unknown.
     pub verified: Option<bool>,

@@ -45,9 +45,13 @@ const START_TIMEOUT: Duration = Duration::from_secs(5);
 /// How `serve` runs.
 #[derive(Debug, Clone)]
 pub struct ServeConfig {
+    /// The control listener's address; data listeners bind to its IP with a free port.
     pub bind: SocketAddr,
+    /// The secret every client's hello must carry.
     pub token: Token,
+    /// What a client's spec may ask for ([`Limits::SERVE`] for `nictune serve`).
     pub limits: Limits,
+    /// Set to stop serving (Ctrl-C, SIGTERM); an open change session ends and is put back.
     pub cancel: Cancel,
     /// Stop after this many sessions (tests); `None` = until cancelled.
     pub max_sessions: Option<u64>,

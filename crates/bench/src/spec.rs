@@ -38,6 +38,7 @@ impl TestKind {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BenchSpec {
+    /// What traffic to run: rr, udp-rr, stream or ping.
     pub test: TestKind,
     /// Measured interval (warm-up comes on top).
     #[serde(rename = "duration_ns")]
@@ -83,7 +84,9 @@ pub struct BenchSpec {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Load {
+    /// How many bulk TCP streams run beside the probe (at most `Limits::max_connections`).
     pub connections: u32,
+    /// Bytes per write of each stream (JSON `write_bytes`).
     #[serde(rename = "write_bytes")]
     pub write_size: Bytes,
 }
@@ -222,9 +225,13 @@ impl BenchSpec {
 /// Bounds a spec must stay within.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Limits {
+    /// Longest measured interval (`--duration`).
     pub max_duration: Nanos,
+    /// Most parallel connections, and most load streams.
     pub max_connections: u32,
+    /// Largest request, response or write size.
     pub max_message: Bytes,
+    /// Highest open-loop rate (`--rate`), transactions or probes per second in total.
     pub max_rate: f64,
     /// Bytes the answering side may send in one test (responses and echoes; it only ever
     /// receives bulk data). `None`: no cap.

@@ -54,16 +54,22 @@ pub struct Testbed {
 /// One end of the testbed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Side {
+    /// The measuring side: the client namespace and its veth end.
     Client,
+    /// The answering side: the server namespace and its veth end.
     Server,
 }
 
 /// The names one testbed uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Names {
+    /// Client namespace (`nictune-tb-<pid>-<n>-c`), under `/run/netns`.
     pub client_ns: String,
+    /// Server namespace (`nictune-tb-<pid>-<n>-s`), under `/run/netns`.
     pub server_ns: String,
+    /// Client veth end (`nt<pid>x<n>c`), at most 15 bytes.
     pub client_if: String,
+    /// Server veth end (`nt<pid>x<n>s`), at most 15 bytes.
     pub server_if: String,
 }
 

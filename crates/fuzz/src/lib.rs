@@ -9,6 +9,7 @@
 //! - [`bounded`] and [`assert_output_bounded`]: the properties besides "no panic": time per
 //!   case, and output size in proportion to the input (a proxy for memory).
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 use proptest::prelude::*;
 use proptest::test_runner::Config;
@@ -68,17 +69,44 @@ pub fn any_text() -> impl Strategy<Value = String> {
 #[derive(Debug, Clone)]
 pub enum Edit {
     /// Flip one bit of the byte at this position (modulo the length).
-    Flip { at: usize, bit: u8 },
+    Flip {
+        /// Byte offset into the text, taken modulo its length in bytes.
+        at: usize,
+        /// Bit to flip, 0–7 (0 is the least significant).
+        bit: u8,
+    },
     /// Delete the line at this index.
-    Delete { line: usize },
+    Delete {
+        /// Line index, taken modulo the number of lines; no-op on empty text.
+        line: usize,
+    },
     /// Repeat the line at this index this many more times.
-    Duplicate { line: usize, times: usize },
+    Duplicate {
+        /// Line index, taken modulo the number of lines; no-op on empty text.
+        line: usize,
+        /// Extra copies inserted after the original (the generator draws 1–199).
+        times: usize,
+    },
     /// Insert a line before this index.
-    Insert { line: usize, text: String },
+    Insert {
+        /// Line index, taken modulo the number of lines plus one (so the end is reachable).
+        line: usize,
+        /// The new line, without its newline (one is added).
+        text: String,
+    },
     /// Replace the nth number in the text with an extreme.
-    Number { nth: usize, with: String },
+    Number {
+        /// Which run of digits (with its leading `-`, if any), modulo their count; no-op
+        /// when the text has no digits.
+        nth: usize,
+        /// The replacement: one of [`EXTREMES`] or a long run of `9`s.
+        with: String,
+    },
     /// Cut the text at this position.
-    Truncate { at: usize },
+    Truncate {
+        /// Byte offset, modulo the length plus one, moved back to a character boundary.
+        at: usize,
+    },
 }
 
 fn edit() -> impl Strategy<Value = Edit> {

@@ -24,14 +24,19 @@ pub trait PeerSide {
 /// What both ends look like: this end's snapshot and the peer's values.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BothSnapshot<S> {
+    /// This end's snapshot, from the local target.
     pub local: S,
+    /// The peer's values of the catalog keys candidates set there (`KEY` → value), as
+    /// [`PeerSide::read`] returned them.
     pub peer: BTreeMap<String, String>,
 }
 
 /// This end through `local`, the far end through `peer`.
 #[derive(Debug)]
 pub struct BothEnds<T, P> {
+    /// The target for this end's settings.
     pub local: T,
+    /// The far end, through its `nictune serve --allow-changes`.
     pub peer: P,
     /// Catalog keys some candidate sets on the peer: what its snapshot reads.
     peer_keys: Vec<String>,

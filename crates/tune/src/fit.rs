@@ -17,7 +17,9 @@ use nictune_core::units::Nanos;
 /// measurement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Budget {
+    /// A number of runs (each one warm-up plus measurement), as given to `--budget`.
     Runs(usize),
+    /// Wall time for runs; the number of runs is this divided by the run length.
     Time(Nanos),
 }
 
@@ -32,7 +34,9 @@ pub const SHORTEST: RunLength = RunLength {
 /// One run's length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RunLength {
+    /// Measured time, after the warm-up.
     pub duration: Nanos,
+    /// Time the workload runs before measurement starts; not counted in the result.
     pub warm_up: Nanos,
 }
 
@@ -54,7 +58,9 @@ impl RunLength {
 /// A search that fits: its plan, its run length and what fitting changed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fitted {
+    /// The search's shape and its budget in runs at [`Fitted::run`] length.
     pub plan: SearchPlan,
+    /// The run length to use: as asked, or shortened (never below [`SHORTEST`]).
     pub run: RunLength,
     /// One line per change from what was asked (empty when nothing changed).
     pub notes: Vec<String>,
@@ -68,8 +74,12 @@ pub struct Fitted {
     if *.timed { " even at the shortest run length (0.5 s measured after 0.2 s warm-up)" } else { "" }
 )]
 pub struct TooSmall {
+    /// Runs the budget buys (at [`SHORTEST`] for a time budget).
     pub runs: usize,
+    /// Candidates to search, baseline included.
     pub candidates: usize,
+    /// Runs the smallest search needs (one each, the best third again, two finalists at three
+    /// fresh runs).
     pub needed: usize,
     /// A time budget (already tried at the shortest run length).
     pub timed: bool,

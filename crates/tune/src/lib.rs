@@ -17,6 +17,7 @@
 //!   the best is better than the settings as found beyond the noise;
 //! - [`synthetic`]: a labelled fake target for tests and demonstrations.
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod candidate;
 pub mod ends;

@@ -17,9 +17,16 @@ use std::fmt;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Goal {
+    /// Lowest p99 latency among candidates whose rate stays at or above
+    /// [`Objective::rate_floor`].
     Latency,
+    /// Highest rate (transactions/s, or bit/s for streams); no constraint.
     Throughput,
+    /// Lowest CPU per unit of work among candidates whose p99 stays under
+    /// [`Objective::p99_ceiling`].
     Cpu,
+    /// Lowest geometric mean of p99, CPU per unit and 1/rate, each relative to the baseline
+    /// (1.0 = as found); no constraint.
     Balanced,
 }
 
@@ -83,14 +90,18 @@ impl Limit {
 /// The baseline's means, the reference for relative limits and the balanced score.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Reference {
+    /// Mean p99 latency, µs; `None` when no run measured latency.
     pub p99_us: Option<f64>,
+    /// Mean rate in the workload's [`crate::observe::RateUnit`]; `None` when no run measured one.
     pub rate: Option<f64>,
+    /// Mean busy CPU time per unit of work, µs; `None` without per-core CPU data or rate.
     pub cpu_us_per_unit: Option<f64>,
 }
 
 /// An objective: a goal and its constraint.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Objective {
+    /// What to optimise; decides which of the limits below applies.
     pub goal: Goal,
     /// For `latency`: the lowest acceptable rate.
     pub rate_floor: Limit,

@@ -26,7 +26,9 @@ pub const SCHEMA_VERSION: u32 = 2;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum PointValue {
+    /// A switch (`on`/`off` in a profile).
     Switch(bool),
+    /// A number in the key's catalog unit.
     Number(u64),
     /// As `nictune.tune/v1` wrote every value (`"20000"`, `"on"`): read, never written.
     Text(String),
@@ -88,13 +90,20 @@ impl TargetKind {
 /// Where and how the numbers were produced.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Environment {
+    /// Which kind of target: testbed, real interface, QEMU guest, or synthetic.
     pub target: TargetKind,
-    /// e.g. `veth nictune-tb-1234a ↔ nictune-tb-1234b`.
+    /// For a person, e.g. `veth nt1234x0c (nictune-tb-1234-0-c) ↔ nt1234x0s
+    /// (nictune-tb-1234-0-s)` or `eth1 (e1000e) → peer 192.0.2.2:7770`.
     pub target_name: String,
     /// The workload, e.g. `TCP request/response, 1 B / 1 B, 1 connection`.
     pub workload: String,
+    /// The kernel release (`/proc/sys/kernel/osrelease` or the snapshot's); `None` when it
+    /// could not be read.
     pub kernel: Option<String>,
+    /// CPUs of the tuned host (the snapshot's count, or those this process may run on);
+    /// `None` when unknown.
     pub cpus: Option<u32>,
+    /// The version of nictune that wrote the file (`CARGO_PKG_VERSION`).
     pub nictune_version: String,
     /// UTC start time, RFC 3339.
     pub started_at: Option<String>,
@@ -105,13 +114,20 @@ pub struct Environment {
 /// One measured candidate.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Point {
+    /// [`Candidate::id`] of the candidate: unique within the file, used by the rounds, the
+    /// Pareto list and the recommendation to refer to it.
     pub id: String,
     /// Canonical catalog key (`peer:` before the far end's) → value; empty for the baseline.
     pub settings: BTreeMap<String, PointValue>,
+    /// Where client and server ran.
     pub placement: Placement,
+    /// Whether this is the host as found.
     pub baseline: bool,
+    /// Whether the point reached the finals (the verdict judges it on its finals runs only).
     pub finalist: bool,
+    /// Whether the point is on the Pareto front of p99, CPU per unit and rate.
     pub pareto: bool,
+    /// Means with 95 % intervals over every run of the point.
     pub summary: Summary,
     /// Every run's metrics, in the order measured.
     pub runs: Vec<Metrics>,
@@ -126,8 +142,12 @@ pub struct Point {
 /// How far a point's prediction was from its measurement, in percent of the measurement.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct PredictionError {
+    /// Rate error, %; `None` when either side lacks a rate or the measured rate is 0.
     pub rate_pct: Option<f64>,
+    /// p99 latency error, %; `None` when either side lacks latency.
     pub p99_pct: Option<f64>,
+    /// Interrupts-per-second error, % (the prediction's busiest host against the measured
+    /// summary); `None` when either side lacks interrupts.
     pub interrupts_per_sec_pct: Option<f64>,
 }
 
@@ -159,7 +179,9 @@ impl PredictionError {
 /// How the search went.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SearchSummary {
+    /// The search method's name (`successive halving with repeated finals`).
     pub method: String,
+    /// The plan the search ran with, after fitting into the budget.
     pub plan: SearchPlan,
     /// Candidates the space held.
     pub space_size: usize,
@@ -167,25 +189,35 @@ pub struct SearchSummary {
     pub measured: usize,
     /// Runs made in total.
     pub measurements: usize,
+    /// The elimination rounds in order (the finals are not a round).
     pub rounds: Vec<RoundIds>,
+    /// Whether `--predict` ranked and pruned the space before measuring.
     pub predicted: bool,
+    /// Warm-up before each measurement, seconds.
     pub warm_up_s: f64,
+    /// Length of each measurement, seconds.
     pub duration_s: f64,
 }
 
 /// A round, by point id.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RoundIds {
+    /// Point ids measured in this round.
     pub measured: Vec<String>,
+    /// Runs each got in this round.
     pub reps: usize,
+    /// Point ids kept for the next round, best first.
     pub kept: Vec<String>,
 }
 
 /// One metric, the baseline against the best measured point.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Change {
+    /// The metric's label (`p99 latency`, `rate`, `busy CPUs`, ...).
     pub metric: String,
+    /// The metric's unit label (`µs`, `trans/s`, `CPU µs/trans`, `/s`, ...).
     pub unit: String,
+    /// The baseline's mean over its judged runs, in `unit`.
     pub baseline: f64,
     /// The best measured point's mean.
     pub best: f64,
@@ -197,13 +229,16 @@ pub struct Change {
     pub interval_pct: Option<[f64; 2]>,
     /// Whether smaller is better for this metric.
     pub lower_is_better: bool,
+    /// Whether the interval excludes no change (a ratio of 1, or a difference of 0).
     pub significant: bool,
 }
 
 /// What to do, and the evidence.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Recommendation {
+    /// What the measurements support.
     pub verdict: Verdict,
+    /// The verdict's one-sentence headline for the report.
     pub headline: String,
     /// The recommended point's id.
     pub id: String,
@@ -215,6 +250,7 @@ pub struct Recommendation {
     /// `KEY=VALUE` for the peer (`--both-ends`), applied there with `nictune apply`.
     #[serde(default)]
     pub peer_settings: Vec<String>,
+    /// Where client and server run with the recommended settings.
     pub placement: Placement,
     /// The best point against the baseline, metric by metric.
     pub changes: Vec<Change>,
@@ -232,16 +268,25 @@ impl Recommendation {
 /// The whole `nictune.tune/v2` document body.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TuneResults {
+    /// Where and how the numbers were produced.
     pub environment: Environment,
+    /// What "best" meant for this tune, with its constraints.
     pub objective: Objective,
+    /// [`Objective::describe`] of `objective`, for readers of the file.
     pub objective_description: String,
+    /// Whether rates are transactions/s or bit/s.
     pub rate_unit: RateUnit,
+    /// Whether CPU was added up over hosts or counted once on a shared machine.
     pub cpu_scope: CpuScope,
+    /// How the search spent its budget.
     pub search: SearchSummary,
+    /// Id of the host-as-found point.
     pub baseline_id: String,
+    /// Every measured candidate, in the order of the searched list.
     pub points: Vec<Point>,
     /// Ids of the points on the Pareto front of p99, CPU per unit and rate.
     pub pareto: Vec<String>,
+    /// What to do, and the evidence.
     pub recommendation: Recommendation,
 }
 

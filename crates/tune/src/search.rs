@@ -76,14 +76,19 @@ pub enum SearchError<E> {
     /// The budget does not cover one run per candidate plus the finals.
     #[error("a budget of {budget} runs is too small for {candidates} candidates: at least {needed} are needed")]
     BudgetTooSmall {
+        /// Runs the plan allows ([`SearchPlan::budget`]).
         budget: usize,
+        /// Candidates to search, baseline included.
         candidates: usize,
+        /// [`SearchPlan::minimum_budget`] for that many candidates.
         needed: usize,
     },
     /// A run failed.
     #[error("measuring candidate {index} failed")]
     Run {
+        /// The candidate whose run failed, as an index into the searched candidates.
         index: usize,
+        /// The [`Evaluate::Error`] the run returned.
         #[source]
         source: E,
     },

@@ -49,8 +49,11 @@ pub trait Measurer {
 /// What a [`Target`] operation was doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TargetOp {
+    /// [`Target::snapshot`]: reading the settings as found.
     Snapshot,
+    /// [`Target::apply`]: making a candidate's settings.
     Apply,
+    /// [`Target::restore`]: putting the snapshot back (between candidates, or at the end).
     Restore,
 }
 
@@ -79,10 +82,14 @@ pub struct MeasureError {
 /// Why one run failed.
 #[derive(Debug, thiserror::Error)]
 pub enum StepError {
+    /// Putting the candidate's settings in place failed (restoring the snapshot before it, or
+    /// applying its settings).
     #[error(transparent)]
     Apply(TargetError),
+    /// Warming up or measuring the candidate failed.
     #[error(transparent)]
     Measure(MeasureError),
+    /// The stop request was set before the run; nothing was changed for it.
     #[error("cancelled")]
     Cancelled,
 }
@@ -90,17 +97,23 @@ pub enum StepError {
 /// Why the tune failed. The settings were restored unless the error is [`TuneError::Restore`].
 #[derive(Debug, thiserror::Error)]
 pub enum TuneError {
+    /// The first snapshot failed; nothing was changed.
     #[error("reading the settings to restore later failed")]
     Snapshot(#[source] TargetError),
+    /// A run failed or was cancelled; the search's error says which candidate and why.
     #[error("the search stopped; the settings as found were restored")]
     Search(#[source] SearchError<StepError>),
+    /// `--predict`: calibrating the model on the baseline's measured runs failed.
     #[error("calibrating the predictor failed; the settings as found were restored")]
     Calibrate(#[source] crate::predict::PredictError),
     /// Restoring failed: the host may be left changed. `after` is what failed first, if any.
     #[error("RESTORING THE SETTINGS FAILED{}; run `nictune revert`", after_text(.after))]
     Restore {
+        /// The restore that failed.
         #[source]
         source: TargetError,
+        /// The error that ended the tune before the restore, if any (`None`: the search itself
+        /// succeeded).
         after: Option<Box<TuneError>>,
     },
 }
@@ -117,10 +130,15 @@ fn after_text(after: &Option<Box<TuneError>>) -> String {
 pub struct TuneConfig {
     /// The candidates; `candidates[baseline]` is the host as found.
     pub candidates: Vec<Candidate>,
+    /// Index of the host-as-found candidate in `candidates`.
     pub baseline: usize,
+    /// What "best" means and its constraints.
     pub objective: Objective,
+    /// How many runs the search may spend and how.
     pub plan: SearchPlan,
+    /// Whether the rate is transactions/s or bit/s (the workload's kind).
     pub unit: RateUnit,
+    /// Whether client and server are separate machines (CPU adds up) or one (counted once).
     pub scope: CpuScope,
     /// Traffic before each measurement, discarded.
     pub warm_up: Nanos,
@@ -136,6 +154,7 @@ pub struct TuneConfig {
 pub struct TuneRun {
     /// The candidates searched (after `--predict` pruning), baseline included.
     pub candidates: Vec<Candidate>,
+    /// Index of the host-as-found candidate in `candidates` (0 after `--predict` pruning).
     pub baseline: usize,
     /// The search's rounds, finalists and observations.
     pub record: SearchRecord,
@@ -149,6 +168,7 @@ pub struct TuneRun {
 
 /// Whether the user asked to stop (Ctrl-C, SIGTERM, SIGHUP): asked before every run.
 pub trait StopRequest {
+    /// `true` when the loop must stop before the next run; restoring follows.
     fn requested(&self) -> bool;
 }
 
@@ -168,7 +188,10 @@ impl<F: Fn() -> bool> StopRequest for F {
 /// its progress bar and the Ctrl-C / SIGTERM / SIGHUP flag the bench engine registers.
 #[derive(Clone, Copy)]
 pub struct Controls<'a> {
+    /// Where the loop reports each run (one step per run of the budget).
     pub progress: &'a dyn Progress,
+    /// Checked before every run; when set, the loop stops with [`StepError::Cancelled`] and
+    /// restores.
     pub cancel: &'a dyn StopRequest,
 }
 

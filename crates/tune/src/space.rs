@@ -110,12 +110,23 @@ pub struct Space {
 /// Why a restriction of the space ([`Space::restrict`]) cannot be made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RestrictError {
+    /// No dimension of the space has a level that sets `key`.
     #[error("no axis of this tune sets {key} (it varies: {axes})")]
-    NotVaried { key: String, axes: String },
+    NotVaried {
+        /// The catalog key asked for (`tune --only KEY=...`).
+        key: String,
+        /// The space's dimension names, comma-separated.
+        axes: String,
+    },
+    /// None of the wanted values is a level of `key`'s dimension. The dimension is left
+    /// with no levels.
     #[error("{key} takes none of {wanted} in this tune (its levels: {levels})")]
     NoLevel {
+        /// The catalog key asked for.
         key: String,
+        /// The values asked for, comma-separated.
         wanted: String,
+        /// The values the dimension offered, as the catalog writes them, comma-separated.
         levels: String,
     },
 }

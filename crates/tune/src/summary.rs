@@ -8,11 +8,17 @@ use serde::{Deserialize, Serialize};
 /// Means with 95 % intervals of what the runs of one candidate measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
+    /// Median latency, µs; `None` when no run measured latency.
     pub p50_us: Option<Estimate>,
+    /// p99 latency, µs; `None` when no run measured latency.
     pub p99_us: Option<Estimate>,
+    /// Rate in the workload's [`crate::observe::RateUnit`] (transactions/s or bit/s).
     pub rate: Option<Estimate>,
+    /// Busy CPU time per unit of work, µs (per transaction, or per megabyte for streams).
     pub cpu_us_per_unit: Option<Estimate>,
+    /// Busy CPUs (sum of per-core busy fractions): what busy polling costs.
     pub busy_cores: Option<Estimate>,
+    /// Device interrupts per second, summed over hosts (the busiest view on one machine).
     pub interrupts_per_sec: Option<Estimate>,
     /// The objective's metric per run, summarised.
     pub objective: Option<Estimate>,

@@ -4,7 +4,7 @@
 //! It exists so the whole tune pipeline (search, statistics, loop, results, report) can be
 //! tested end to end with a known optimum, and so `nictune tune --synthetic` can show what a
 //! report looks like without root. Everything it produces is labelled
-//! [`TargetKind::Synthetic`](crate::results::TargetKind::Synthetic).
+//! [`TargetKind::Synthetic`].
 //! The host and the bench are two objects sharing the settings, as the real ones share a
 //! machine.
 //!

@@ -40,6 +40,7 @@ impl Verdict {
 /// The decision over the search's finalists.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Decision {
+    /// What the measurements support; decides whether `recommended` is the best or the baseline.
     pub verdict: Verdict,
     /// The recommended candidate (the baseline unless the verdict is an improvement).
     pub recommended: usize,

@@ -44,7 +44,9 @@ pub struct Accounting {
     /// Architecture interrupts per second (`LOC`, `CAL`, `RES`, `TLB`, ...), only those that
     /// fired. `CAL`/`RES` are cross-CPU wake-ups.
     pub arch_irqs_per_sec: BTreeMap<String, f64>,
+    /// `NET_RX` softirqs per second, all CPUs (`/proc/softirqs`).
     pub net_rx_softirqs_per_sec: f64,
+    /// `NET_TX` softirqs per second, all CPUs (`/proc/softirqs`).
     pub net_tx_softirqs_per_sec: f64,
     /// Packets processed by NAPI/backlog per second (softnet column 1).
     pub softnet_processed_per_sec: f64,
@@ -70,6 +72,7 @@ pub struct IrqRate {
     pub irq: u32,
     /// Its handlers' names, comma-separated (`eth0-rx-0`; `virtio0-input.0`).
     pub action: String,
+    /// Interrupts per second on this line, all CPUs summed.
     pub per_sec: f64,
 }
 
@@ -88,15 +91,21 @@ pub fn rates_by_label(lines: &[IrqRate]) -> BTreeMap<String, f64> {
 /// One interface's packet drops over the interval.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InterfaceDrops {
+    /// Interface name as in `/proc/net/dev` of the side's namespace.
     pub iface: String,
+    /// Receive drops (`/proc/net/dev` `drop` column) over the interval, packets.
     pub rx: u64,
+    /// Transmit drops (`/proc/net/dev` `drop` column) over the interval, packets.
     pub tx: u64,
 }
 
 /// The work the interval did, to derive service demand.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Work {
+    /// Transactions completed in the interval (RR, ping); `None` when not counted. Gives
+    /// `cpu_us_per_transaction`.
     pub transactions: Option<u64>,
+    /// Bytes moved in the interval (stream); `None` when not counted. Gives `cpu_us_per_kib`.
     pub bytes: Option<u64>,
 }
 

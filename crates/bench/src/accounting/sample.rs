@@ -15,9 +15,13 @@ use std::path::{Path, PathBuf};
 /// The raw text of every file one sample needs.
 #[derive(Debug, Clone, Default)]
 pub struct ProcTexts {
+    /// `/proc/stat`: per-CPU time split.
     pub stat: String,
+    /// `/proc/interrupts`: per-CPU counts of each interrupt line.
     pub interrupts: String,
+    /// `/proc/softirqs`: per-CPU counts of each softirq kind.
     pub softirqs: String,
+    /// `/proc/net/softnet_stat`: per-CPU NAPI/backlog counters.
     pub softnet: String,
     /// `/proc/net/dev` of the side's namespace.
     pub net_dev: String,
@@ -28,11 +32,18 @@ pub struct ProcTexts {
 /// The parsed counters.
 #[derive(Debug, Clone)]
 pub struct Sample {
+    /// Parsed [`ProcTexts::stat`].
     pub stat: ProcStat,
+    /// Parsed [`ProcTexts::interrupts`].
     pub interrupts: ProcInterrupts,
+    /// Parsed [`ProcTexts::softirqs`].
     pub softirqs: ProcSoftirqs,
+    /// Parsed [`ProcTexts::softnet`], one row per CPU.
     pub softnet: Vec<SoftnetRow>,
+    /// Parsed [`ProcTexts::net_dev`], one entry per interface.
     pub net_dev: Vec<NetDevCounters>,
+    /// `BusyPollRxPackets` from [`ProcTexts::netstat`]; `None` when the file or the counter is
+    /// missing.
     pub busy_poll_rx: Option<u64>,
 }
 

@@ -19,9 +19,11 @@ pub const GRACE: Nanos = Nanos::from_millis(500);
 /// What bounds one connection's loop.
 #[derive(Debug, Clone)]
 pub struct Bounds {
+    /// The measured interval; only events inside it count.
     pub window: Window,
     /// No loop runs past this instant, whatever happens.
     pub hard_end: Nanos,
+    /// Set to end the loop early; checked between operations.
     pub cancel: Cancel,
     /// Completions so far inside the window, for live interim figures (one writer).
     pub live: Arc<AtomicU64>,
@@ -47,7 +49,9 @@ impl Bounds {
 /// What one connection measured inside the window.
 #[derive(Debug, Clone)]
 pub struct ConnStats {
+    /// Latency of each completion inside the window, ns.
     pub latency: LatencyHistogram,
+    /// Completions per 1 s interim interval of the window.
     pub interim: Interim,
     /// Transactions (or probe replies) completed inside the window.
     pub completed: u64,

@@ -18,8 +18,11 @@ pub const PROBE_HEADER: usize = 16;
 /// Probe schedule and size.
 #[derive(Debug, Clone, Copy)]
 pub struct PingParams {
+    /// Probe payload, bytes, header included; smaller sizes are raised to [`PROBE_HEADER`].
     pub size: usize,
+    /// Intended send time of the first probe, engine clock, ns.
     pub first: Nanos,
+    /// Time between intended sends, ns.
     pub interval: Nanos,
 }
 

@@ -20,8 +20,11 @@ use std::io;
 /// One connection's request/response parameters.
 #[derive(Debug, Clone)]
 pub struct RrParams {
+    /// Request size, bytes.
     pub request: usize,
+    /// Response size, bytes (read in full before a transaction completes).
     pub response: usize,
+    /// Requests kept in flight on the connection (1 = classic closed-loop RR; spec allows 1–64).
     pub outstanding: u32,
     /// Open loop: time between this connection's intended sends, and the first one.
     pub pace: Option<Pace>,
@@ -32,7 +35,9 @@ pub struct RrParams {
 /// Open-loop schedule of one connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Pace {
+    /// Intended send time of the first request, engine clock, ns.
     pub first: Nanos,
+    /// Time between intended sends, ns.
     pub interval: Nanos,
 }
 

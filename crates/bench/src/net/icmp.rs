@@ -35,7 +35,11 @@ pub struct IcmpConn {
 /// Which kind of socket carries the probes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IcmpSocket {
+    /// An unprivileged ICMP datagram socket (`SOCK_DGRAM`, `IPPROTO_ICMP`): the kernel sets
+    /// the echo id; used when `net.ipv4.ping_group_range` admits the caller's group.
     Ping,
+    /// A raw ICMP socket (needs `CAP_NET_RAW`): the echo id is this process's own, and
+    /// replies to other processes are filtered out.
     Raw,
 }
 

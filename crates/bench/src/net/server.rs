@@ -23,10 +23,15 @@ use std::time::Instant;
 /// What the server side must do.
 #[derive(Debug, Clone)]
 pub struct ServerPlan {
+    /// What to serve: RR answers, stream sink or datagram echo (`Stream` for a load sink).
     pub test: TestKind,
+    /// Request size, bytes (what a RR server reads before answering).
     pub request: usize,
+    /// Response size, bytes.
     pub response: usize,
+    /// Connections to accept before serving; the load's stream count for a load sink.
     pub connections: u32,
+    /// CPU to pin the server threads to; `None`: unpinned.
     pub cpu: Option<u32>,
     /// Network namespace to serve from (`/run/netns/NAME`).
     pub netns: Option<PathBuf>,
@@ -36,6 +41,7 @@ pub struct ServerPlan {
     pub allowed_peer: Option<IpAddr>,
     /// Nothing runs past this.
     pub deadline: Instant,
+    /// Set to stop serving at once.
     pub cancel: Cancel,
     /// Stop answering once this many bytes went out in this test (`serve`'s cap).
     pub max_sent: Option<u64>,
