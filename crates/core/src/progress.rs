@@ -1,7 +1,7 @@
 //! The seam between long-running library work and the progress bar the binary draws.
 //!
 //! Libraries report progress through [`Progress`]; they never draw anything. The binary
-//! passes a [`TerminalBar`] (feature `terminal`) only when stderr is a terminal and
+//! passes a `TerminalBar` (feature `terminal`) only when stderr is a terminal and
 //! `--quiet` is off, and tests pass [`NoProgress`].
 
 /// Receives progress from long work (a sweep, a benchmark, a tune).
