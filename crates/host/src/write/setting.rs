@@ -209,9 +209,10 @@ impl Key {
             Key::Ring(_) => int(1, U32, "descriptors"),
             Key::Feature(_) => ValueKind::Bool,
             Key::Coalesce(p) if COALESCE_SWITCHES.contains(&p.as_str()) => ValueKind::Bool,
-            Key::Coalesce(p) if p.contains("usecs") || p == "rate-sample-interval" => {
-                int(0, U32, "µs")
-            }
+            Key::Coalesce(p) if p.contains("usecs") => int(0, U32, "µs"),
+            // ETHTOOL_A_COALESCE_RATE_SAMPLE_INTERVAL counts seconds (ethtool.h: "how often to
+            // do adaptive coalescing packet rate sampling, measured in seconds").
+            Key::Coalesce(p) if p == "rate-sample-interval" => int(0, U32, "s"),
             Key::Coalesce(p) if p.starts_with("pkt-rate") => int(0, U32, "packets/s"),
             Key::Coalesce(_) => int(0, U32, "frames"),
             Key::SysfsNapi(SysfsNapi::NapiDeferHardIrqs) | Key::Napi(Napi::DeferHardIrqs) => {
@@ -395,6 +396,17 @@ impl fmt::Display for Setting {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_rate_sample_interval_is_in_seconds_as_the_catalog_and_ethtool_h_say() {
+        let unit = |key: &str| match Key::Coalesce(key.into()).value_kind() {
+            ValueKind::Int { unit, .. } => unit,
+            other => panic!("{key}: {other:?}"),
+        };
+        assert_eq!(unit("rate-sample-interval"), "s");
+        assert_eq!(unit("rx-usecs"), "µs");
+        assert_eq!(unit("rx-usecs-high"), "µs");
+    }
 
     #[test]
     fn stages_follow_the_documented_apply_order() {
