@@ -4,9 +4,9 @@
 //! sysctl, other ethtool features, `rps.flow-cnt`) fall back to this crate's own checks.
 
 use crate::desired::DesiredError;
-use crate::setting::Key;
-use crate::value::{Value, ValueError};
 use nictune_core::catalog::{self as cat, Entry, LookupError, Os, Scope};
+use nictune_host::write::setting::Key;
+use nictune_host::write::value::{Value, ValueError};
 
 /// A name resolved through the catalog: the key and, when the catalog lists it, its entry.
 pub fn resolve(name: &str) -> Result<(String, Option<&'static Entry>), DesiredError> {
@@ -120,7 +120,7 @@ fn convert(v: &cat::Value, key: &Key, raw: &str) -> Result<Value, DesiredError> 
     };
     let int = |n: i64| {
         let text = n.to_string();
-        crate::value::parse_value(key.value_kind(), &text).map_err(bad_value)
+        nictune_host::write::value::parse_value(key.value_kind(), &text).map_err(bad_value)
     };
     if let Key::ModuleParam { .. } = key {
         return module_value(v, raw);

@@ -2,8 +2,8 @@
 //! function that returns a [`Note`] naming the settings involved and what to do instead.
 
 use crate::desired::Desired;
-use crate::setting::{Key, Napi, SysfsNapi};
-use crate::value::Value;
+use nictune_host::write::setting::{Key, Napi, SysfsNapi};
+use nictune_host::write::value::Value;
 use serde::Serialize;
 
 /// Something the plan wants the user to know; it does not stop the apply.

@@ -5,9 +5,9 @@
 //! second NAPI instance only, `rps.cpus@0=3` receive queue 0 (a hex mask, as the file takes), `irq.affinity@45=2` IRQ 45.
 //! Without `@N`, per-NAPI and per-queue keys apply to every instance of the interface.
 
-use crate::setting::{kernel_feature, Channel, Key, Napi, Ring, Steering, SysfsNapi};
-use crate::value::{parse_value, Value, ValueError};
 use nictune_core::names;
+use nictune_host::write::setting::{kernel_feature, Channel, Key, Napi, Ring, Steering, SysfsNapi};
+use nictune_host::write::value::{parse_value, Value, ValueError};
 use serde::{Deserialize, Serialize};
 
 /// One requested setting.

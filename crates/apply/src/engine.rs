@@ -6,11 +6,11 @@
 //! RPS masks, which were restored before it). The journal is written before each host write,
 //! so [`restore`] can finish the job after a crash from the journal alone.
 
-use crate::host::{HostError, HostWrite};
 use crate::journal::{Journal, Record};
 use crate::plan::{Change, Preserved};
-use crate::setting::Setting;
-use crate::value::Value;
+use nictune_host::write::setting::Setting;
+use nictune_host::write::value::Value;
+use nictune_host::write::{HostError, HostWrite};
 use serde::Serialize;
 
 /// The result of one step.

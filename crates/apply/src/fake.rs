@@ -6,9 +6,9 @@
 //! device (as recreating queues does on Linux), a write that fails once at a chosen point,
 //! either before or after it took effect, and a device that refuses every write from a point on.
 
-use crate::host::{HostError, HostErrorKind, HostWrite, Op};
-use crate::setting::{Key, Setting, Steering, Target};
-use crate::value::{CpuSet, Value};
+use nictune_host::write::setting::{Key, Setting, Steering, Target};
+use nictune_host::write::value::{CpuSet, Value};
+use nictune_host::write::{HostError, HostErrorKind, HostWrite, Op};
 use std::collections::BTreeMap;
 
 /// How an injected failure behaves.

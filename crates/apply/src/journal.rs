@@ -9,7 +9,7 @@
 
 use crate::fs::{AppendFile, Fs};
 use crate::plan::{Change, Preserved};
-use crate::value::Value;
+use nictune_host::write::value::Value;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -437,7 +437,7 @@ impl Summary {
 mod tests {
     use super::*;
     use crate::fs::StdFs;
-    use crate::setting::{Key, Napi, Setting, Target};
+    use nictune_host::write::setting::{Key, Napi, Setting, Target};
 
     fn begin() -> Record {
         let setting = Setting::new(

@@ -3,7 +3,7 @@
 //! renderers that export a profile to native configuration formats.
 //!
 //! Flow B: host → snapshot → plan → **apply → verify → rollback**. Works over the
-//! [`host::HostWrite`] trait; the binary injects the Linux adapter (whose reads `--dry-run`
+//! `nictune_host::write::HostWrite` trait; the binary injects the Linux adapter (whose reads `--dry-run`
 //! uses to resolve the plan, writing nothing), tests inject [`fake::FakeHost`].
 //!
 //! - [`desired`]: `KEY=VALUE` and TOML profiles, checked without touching the system.
@@ -13,8 +13,8 @@
 //! - [`fs`]: the journal's file operations, with a fault-injecting test implementation;
 //!   [`lock`]: the locks that name their holder, the machine-wide one among them.
 //! - [`export`]: native configuration for systemd, NetworkManager, udev, tuned, FreeBSD, ….
-//! - [`host`], [`setting`], [`value`]: the seam and what crosses it, defined in the pure
-//!   `nictune_host::write` so the Linux adapter needs no apply; re-exported here.
+//! - The seam and what crosses it (`HostWrite`, setting keys, values) are the pure
+//!   `nictune_host::write`'s, so the Linux adapter needs no apply; use them from there.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -25,11 +25,8 @@ pub mod engine;
 pub mod export;
 pub mod fake;
 pub mod fs;
-pub mod host;
 pub mod journal;
 pub mod lock;
 pub mod plan;
-pub mod setting;
 pub mod state;
 pub mod txn;
-pub mod value;

@@ -6,9 +6,9 @@
 
 use crate::checks::{check_combinations, Note};
 use crate::desired::Desired;
-use crate::host::{HostError, HostWrite};
-use crate::setting::{Key, Setting, Steering, Target};
-use crate::value::Value;
+use nictune_host::write::setting::{Key, Setting, Steering, Target};
+use nictune_host::write::value::Value;
+use nictune_host::write::{HostError, HostWrite};
 use serde::{Deserialize, Serialize};
 
 /// One write: a setting from its current value to the requested one.
@@ -216,7 +216,7 @@ fn queue_settings(iface: &str, host: &mut impl HostWrite) -> Result<Vec<Setting>
     Ok(rx_settings.chain(tx_settings).collect())
 }
 
-fn order(s: &Setting) -> (crate::setting::Stage, &Target, &Key) {
+fn order(s: &Setting) -> (nictune_host::write::setting::Stage, &Target, &Key) {
     (s.key.stage(), &s.target, &s.key)
 }
 
@@ -319,7 +319,7 @@ mod tests {
     use super::*;
     use crate::desired::parse_assignment;
     use crate::fake::FakeHost;
-    use crate::setting::{Channel, Napi};
+    use nictune_host::write::setting::{Channel, Napi};
 
     fn host() -> FakeHost {
         let dev = || Target::Device { iface: "v0".into() };

@@ -2,10 +2,10 @@
 //! change, revert the last change. The caller holds the [`Lock`] and passes the time.
 
 use crate::engine::{self, ApplyError, Left, Restored, StepResult};
-use crate::host::HostWrite;
 use crate::journal::{Phase, Record, RevertBy, Summary};
 use crate::plan::Plan;
 use crate::state::{Lock, StateDir, StateError};
+use nictune_host::write::HostWrite;
 use serde::Serialize;
 
 /// Wall-clock milliseconds since the Unix epoch (0 on a clock set before it): the time

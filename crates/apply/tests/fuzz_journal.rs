@@ -6,10 +6,10 @@
 
 use nictune_apply::journal::{self, Record, RevertBy};
 use nictune_apply::plan::Change;
-use nictune_apply::setting::{Key, Napi, Setting, Target};
 use nictune_apply::state::{self, StateDir};
-use nictune_apply::value::Value;
 use nictune_fuzz::{any_text, assert_output_bounded, bounded, config, mutated};
+use nictune_host::write::setting::{Key, Napi, Setting, Target};
+use nictune_host::write::value::Value;
 use proptest::prelude::*;
 
 fn change(index: u32, old: u64, new: u64) -> Change {

@@ -7,10 +7,10 @@ use nictune_apply::engine::ApplyError;
 use nictune_apply::fake::{FailMode, FakeHost};
 use nictune_apply::journal::{Phase, RevertBy};
 use nictune_apply::plan::resolve;
-use nictune_apply::setting::Key;
 use nictune_apply::state::{revertible, StateDir};
 use nictune_apply::txn::{apply_plan, revert, ApplyRequest, TxnError};
-use nictune_apply::value::Value;
+use nictune_host::write::setting::Key;
+use nictune_host::write::value::Value;
 use proptest::prelude::*;
 
 mod common;
@@ -228,7 +228,7 @@ struct Done {
     state: StateDir,
     lock: nictune_apply::state::Lock,
     h: FakeHost,
-    before: std::collections::BTreeMap<nictune_apply::setting::Setting, Value>,
+    before: std::collections::BTreeMap<nictune_host::write::setting::Setting, Value>,
     /// The change's journal.
     path: std::path::PathBuf,
 }

@@ -10,9 +10,9 @@
 use crate::accounting::{self, read_live, Sample, Work};
 use crate::error::Result;
 use nictune_apply::desired::Desired;
-use nictune_apply::setting::Key;
-use nictune_apply::value::Value;
 use nictune_core::units::Nanos;
+use nictune_host::write::setting::Key;
+use nictune_host::write::value::Value;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

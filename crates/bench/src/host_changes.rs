@@ -15,12 +15,12 @@
 use crate::changes::{ChangeHandler, ChangeSession};
 use crate::protocol::Grant;
 use nictune_apply::desired::{parse_assignment, parse_request, Desired};
-use nictune_apply::host::HostWrite;
 use nictune_apply::journal::RevertBy;
 use nictune_apply::plan;
-use nictune_apply::setting::Key;
 use nictune_apply::state::{Lock, StateDir};
 use nictune_apply::txn::{self, ApplyRequest, TxnClock};
+use nictune_host::write::setting::Key;
+use nictune_host::write::HostWrite;
 use nictune_linux::write::LinuxWriter;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;

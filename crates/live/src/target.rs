@@ -12,13 +12,13 @@
 //! settings as found, not a previous candidate's.
 
 use nictune_apply::desired::{parse_assignment, Desired};
-use nictune_apply::host::HostWrite;
 use nictune_apply::journal::RevertBy;
 use nictune_apply::plan;
-use nictune_apply::setting::Setting as HostSetting;
 use nictune_apply::state::{Lock, StateDir};
 use nictune_apply::txn::{self, ApplyRequest, TxnClock};
-use nictune_apply::value::Value as HostValue;
+use nictune_host::write::setting::Setting as HostSetting;
+use nictune_host::write::value::Value as HostValue;
+use nictune_host::write::HostWrite;
 use nictune_linux::write::ns::NsHost;
 use nictune_linux::write::LinuxWriter;
 use nictune_tune::knob::{Knob, Setting};

@@ -122,8 +122,8 @@ fn status_and_revert_with_no_history() {
 fn state_with_a_pending_change() -> tempfile::TempDir {
     use nictune_apply::journal::Record;
     use nictune_apply::plan::Change;
-    use nictune_apply::setting::{Key, Setting, Target};
-    use nictune_apply::value::Value;
+    use nictune_host::write::setting::{Key, Setting, Target};
+    use nictune_host::write::value::Value;
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let changes = dir.path().join("changes");

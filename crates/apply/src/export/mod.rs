@@ -705,10 +705,12 @@ fn parse_item(key_text: &str, raw: &str) -> Result<Item, DesiredError> {
             Err(e) => return unlisted_freebsd_sysctl(name, instance, raw).ok_or(e)?,
         };
         let value = match d.value {
-            crate::value::Value::Int(n) => XValue::Int(i64::try_from(n).unwrap_or(i64::MAX)),
-            crate::value::Value::Bool(b) => XValue::Bool(b),
-            crate::value::Value::Cpus(c) => XValue::Cpus(c.clone()),
-            crate::value::Value::Text(t) => XValue::Text(t),
+            nictune_host::write::value::Value::Int(n) => {
+                XValue::Int(i64::try_from(n).unwrap_or(i64::MAX))
+            }
+            nictune_host::write::value::Value::Bool(b) => XValue::Bool(b),
+            nictune_host::write::value::Value::Cpus(c) => XValue::Cpus(c.clone()),
+            nictune_host::write::value::Value::Text(t) => XValue::Text(t),
         };
         return Ok(Item {
             key,

@@ -3,9 +3,9 @@
 #![allow(dead_code)]
 
 use nictune_apply::fake::FakeHost;
-use nictune_apply::setting::{Channel, Key, Napi, Ring, Setting, Steering, Target};
 use nictune_apply::txn::ApplyRequest;
-use nictune_apply::value::{CpuSet, Value};
+use nictune_host::write::setting::{Channel, Key, Napi, Ring, Setting, Steering, Target};
+use nictune_host::write::value::{CpuSet, Value};
 
 pub const IF: &str = "v0";
 

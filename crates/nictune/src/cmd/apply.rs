@@ -243,7 +243,7 @@ const EFFECT_WINDOW: std::time::Duration = std::time::Duration::from_secs(1);
 fn verify_by_effect(req: &Request) -> Vec<nictune_bench::effect::Effect> {
     let mut ports: Vec<String> = req.iface.iter().cloned().collect();
     for d in &req.settings {
-        if let nictune_apply::setting::Key::ModuleParam { module, .. } = &d.key {
+        if let nictune_host::write::setting::Key::ModuleParam { module, .. } = &d.key {
             ports.extend(nictune_linux::write::module::ports_bound(module));
         }
     }
@@ -399,7 +399,7 @@ fn refuse_risky(req: &Request, force: bool) -> Result<()> {
         refuse_risky_iface(iface, force)?;
     }
     for d in &req.settings {
-        if let nictune_apply::setting::Key::ModuleParam { module, .. } = &d.key {
+        if let nictune_host::write::setting::Key::ModuleParam { module, .. } = &d.key {
             for port in nictune_linux::write::module::ports_bound(module) {
                 refuse_risky_iface(&port, force)
                     .with_context(|| format!("reloading {module} takes {port} down"))?;

@@ -76,7 +76,7 @@ struct OutsideReport {
 
 impl OutsideReport {
     fn new(d: &Desired) -> OutsideReport {
-        use nictune_apply::value::Value as V;
+        use nictune_host::write::value::Value as V;
         let (kind, value) = match &d.value {
             V::Int(n) => ("integer", serde_json::json!(n)),
             V::Bool(b) => ("bool", serde_json::json!(b)),

@@ -4,9 +4,9 @@
 use nictune_apply::engine::Restored;
 use nictune_apply::journal::{Phase, RevertBy, Summary};
 use nictune_apply::plan::Plan;
-use nictune_apply::setting::Target;
 use nictune_apply::state::{self, attention, Problem};
 use nictune_apply::txn::{Applied, Reverted};
+use nictune_host::write::setting::Target;
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -518,8 +518,8 @@ mod tests {
     use nictune_apply::desired::parse_assignment;
     use nictune_apply::fake::FakeHost;
     use nictune_apply::journal::{summarize, Record};
-    use nictune_apply::setting::{Key, Napi, Setting, Target};
-    use nictune_apply::value::Value;
+    use nictune_host::write::setting::{Key, Napi, Setting, Target};
+    use nictune_host::write::value::Value;
 
     fn plan() -> Plan {
         let napi = |index| {
