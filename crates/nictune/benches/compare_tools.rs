@@ -41,7 +41,9 @@ fn main() {
     let secs: u64 = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(5);
     let reps: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(3);
     let result = match tool {
-        "iperf3" | "sockperf" => Pair::create().and_then(|pair| pair.compare(tool, secs, reps)),
+        "iperf3" | "sockperf" => missing_programs(tool)
+            .and_then(|()| Pair::create())
+            .and_then(|pair| pair.compare(tool, secs, reps)),
         _ => {
             eprintln!("usage: compare_tools iperf3|sockperf [SECONDS] [REPS]");
             std::process::exit(2);
@@ -55,6 +57,27 @@ fn main() {
             std::process::exit(2);
         }
     }
+}
+
+/// The programs this comparison drives (the pair is built with `ip` and ethtool on purpose,
+/// not by nictune), each checked on PATH first so a machine without one is told which and
+/// how to get it instead of failing half-way through building the pair.
+fn missing_programs(tool: &str) -> Result<(), Error> {
+    let needed = [tool, "ip", "ss", "ethtool", "taskset"];
+    let on_path = |p: &str| {
+        std::env::var_os("PATH")
+            .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(p).is_file()))
+    };
+    let missing: Vec<&str> = needed.into_iter().filter(|p| !on_path(p)).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "not on PATH: {}; run scripts/compare-{tool}, which installs them (Debian packages \
+         {tool}, iproute2, ethtool, util-linux)",
+        missing.join(", ")
+    )
+    .into())
 }
 
 /// The two namespaces and the `nictune serve` in b; removed when dropped.
