@@ -7,6 +7,13 @@
 //! to completion (bounded by a timeout, output bounded), start one in the background, stop
 //! it, or read a file. Only the testbed's host side can reach the port: it is a file under
 //! the testbed's private directory, not a network service.
+//!
+//! Every request carries a sequence number that its reply echoes, and the host takes only
+//! the reply to the request it is waiting for. The channel can hold replies nobody waits
+//! for: a request the host gave up on (its reply comes late), or the pings the host sends
+//! while the guest boots, which QEMU may queue until the agent opens the port and which the
+//! agent then answers all at once. Without the number, each such reply would be read as the
+//! answer to the next request, and every answer after it would be one behind.
 
 use crate::error::{Result, VmError};
 use serde::{Deserialize, Serialize};
@@ -14,6 +21,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// The most output one request returns per stream; the rest is cut with a note.
@@ -51,9 +59,24 @@ pub enum Request {
     },
 }
 
+/// A request as it travels: its sequence number beside its fields, one JSON object
+/// (`{"seq":7,"op":"ping"}`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Envelope {
+    /// Chosen by the host, increasing per connection; echoed in the reply.
+    pub seq: u64,
+    /// The request itself.
+    #[serde(flatten)]
+    pub request: Request,
+}
+
 /// The answer to one request.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reply {
+    /// The sequence number of the request this answers; `None` when the request was too
+    /// garbled to carry one.
+    #[serde(default)]
+    pub seq: Option<u64>,
     /// Exit code (`Run`, `Stop`); -1 when killed by a signal or the timeout.
     pub code: Option<i32>,
     /// Standard output (`Run`) or the file's text (`Read`), at most MAX_OUTPUT bytes.
@@ -68,12 +91,25 @@ pub struct Reply {
 
 // ---------------------------------------------------------------- host side
 
+/// The longest reply line the host accepts: two streams of [`MAX_OUTPUT`] bytes, each of
+/// which JSON may escape to six bytes a byte (`\u0001`), with room for the rest.
+const MAX_REPLY_LINE: usize = 13 * MAX_OUTPUT;
+
+/// Sequence numbers are unique across every connection this process makes, so a reply
+/// left in the channel by an earlier connection (the boot-time pings each use a new one)
+/// can never match a later request.
+static NEXT_SEQ: AtomicU64 = AtomicU64::new(1);
+
 /// The host's end of the channel.
 #[derive(Debug)]
 pub struct AgentClient {
     writer: UnixStream,
     reader: BufReader<UnixStream>,
     path: PathBuf,
+    /// The sequence number of the last request sent.
+    seq: u64,
+    /// A reply line read in part when a wait ran out; the next read goes on from it.
+    partial: Vec<u8>,
 }
 
 impl AgentClient {
@@ -90,34 +126,87 @@ impl AgentClient {
             writer,
             reader,
             path: path.into(),
+            seq: 0,
+            partial: Vec::new(),
         })
     }
 
-    /// Sends `request` and waits up to `wait` for its reply.
+    /// Sends `request` and waits up to `wait` for its reply. Replies to earlier requests
+    /// still in the channel are passed over.
     pub fn call(&mut self, request: &Request, wait: Duration) -> Result<Reply> {
-        let mut line = serde_json::to_string(request).map_err(|e| VmError::Agent(e.to_string()))?;
+        self.seq = NEXT_SEQ.fetch_add(1, Ordering::Relaxed);
+        let envelope = Envelope {
+            seq: self.seq,
+            request: request.clone(),
+        };
+        let mut line =
+            serde_json::to_string(&envelope).map_err(|e| VmError::Agent(e.to_string()))?;
         line.push('\n');
         self.writer
             .write_all(line.as_bytes())
             .map_err(|e| VmError::io("writing to", &self.path, e))?;
-        self.reader
-            .get_ref()
-            .set_read_timeout(Some(wait.max(Duration::from_millis(1))))
-            .map_err(|e| VmError::io("setting a timeout on", &self.path, e))?;
-        let mut answer = String::new();
-        match self.reader.read_line(&mut answer) {
-            Ok(0) => Err(VmError::Agent(
-                "the guest closed the control channel".into(),
-            )),
-            Ok(_) => serde_json::from_str(&answer)
-                .map_err(|e| VmError::Agent(format!("unreadable reply {answer:?}: {e}"))),
-            Err(e) if is_timeout(&e) => Err(VmError::Agent(format!(
-                "no reply within {:.0} s",
-                wait.as_secs_f64()
-            ))),
-            Err(e) => Err(VmError::io("reading from", &self.path, e)),
+        let deadline = Instant::now() + wait;
+        loop {
+            let answer = self.read_reply_line(deadline, wait)?;
+            let reply: Reply = serde_json::from_slice(&answer).map_err(|e| {
+                let text = String::from_utf8_lossy(&answer);
+                VmError::Agent(format!("unreadable reply {text:?}: {e}"))
+            })?;
+            match reply.seq {
+                Some(seq) if seq == self.seq => return Ok(reply),
+                // An answer to a request given up on, or to a boot-time ping.
+                _ => continue,
+            }
         }
     }
+
+    /// One whole reply line, read until `deadline`.
+    fn read_reply_line(&mut self, deadline: Instant, wait: Duration) -> Result<Vec<u8>> {
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(no_reply(wait));
+            }
+            self.reader
+                .get_ref()
+                .set_read_timeout(Some(left.max(Duration::from_millis(1))))
+                .map_err(|e| VmError::io("setting a timeout on", &self.path, e))?;
+            let room = (MAX_REPLY_LINE + 1).saturating_sub(self.partial.len()) as u64;
+            // On a timeout the bytes read so far stay in `partial` (read_until keeps them).
+            match (&mut self.reader)
+                .take(room)
+                .read_until(b'\n', &mut self.partial)
+            {
+                Ok(0) if self.partial.is_empty() => {
+                    return Err(VmError::Agent(
+                        "the guest closed the control channel".into(),
+                    ))
+                }
+                Ok(_) if self.partial.ends_with(b"\n") => {
+                    return Ok(std::mem::take(&mut self.partial))
+                }
+                Ok(_) if self.partial.len() > MAX_REPLY_LINE => {
+                    self.partial.clear();
+                    return Err(VmError::Agent(format!(
+                        "a reply longer than {MAX_REPLY_LINE} bytes"
+                    )));
+                }
+                Ok(0) => {
+                    return Err(VmError::Agent(
+                        "the guest closed the control channel in the middle of a reply".into(),
+                    ))
+                }
+                Ok(_) => continue,
+                Err(e) if is_timeout(&e) => return Err(no_reply(wait)),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(VmError::io("reading from", &self.path, e)),
+            }
+        }
+    }
+}
+
+fn no_reply(wait: Duration) -> VmError {
+    VmError::Agent(format!("no reply within {:.0} s", wait.as_secs_f64()))
 }
 
 fn is_timeout(e: &std::io::Error) -> bool {
@@ -162,15 +251,32 @@ pub fn serve(name: &str) -> Result<()> {
             std::thread::sleep(Duration::from_millis(50));
             continue;
         }
-        let reply = match serde_json::from_slice::<Request>(&line) {
-            Ok(request) => handle(&request),
-            Err(e) => failure(format!("unreadable request: {e}")),
-        };
+        let reply = answer(&line);
         let mut out = serde_json::to_vec(&reply).map_err(|e| VmError::Agent(e.to_string()))?;
         out.push(b'\n');
         writer
             .write_all(&out)
             .map_err(|e| VmError::io("writing", &path, e))?;
+    }
+}
+
+/// The reply to one request line, carrying the line's sequence number.
+pub fn answer(line: &[u8]) -> Reply {
+    match serde_json::from_slice::<Envelope>(line) {
+        Ok(envelope) => Reply {
+            seq: Some(envelope.seq),
+            ..handle(&envelope.request)
+        },
+        Err(e) => {
+            // Still echo the number where the line has one, so the host is not left waiting.
+            let seq = serde_json::from_slice::<serde_json::Value>(line)
+                .ok()
+                .and_then(|v| v.get("seq")?.as_u64());
+            Reply {
+                seq,
+                ..failure(format!("unreadable request: {e}"))
+            }
+        }
     }
 }
 
@@ -390,16 +496,117 @@ mod tests {
 
     #[test]
     fn requests_are_one_json_object_per_line() {
-        let r = Request::Run {
-            argv: argv(&["cat", "/proc/interrupts"]),
-            timeout_ms: 5000,
+        let r = Envelope {
+            seq: 7,
+            request: Request::Run {
+                argv: argv(&["cat", "/proc/interrupts"]),
+                timeout_ms: 5000,
+            },
         };
         let text = serde_json::to_string(&r).unwrap();
         assert_eq!(
             text,
-            r#"{"op":"run","argv":["cat","/proc/interrupts"],"timeout_ms":5000}"#
+            r#"{"seq":7,"op":"run","argv":["cat","/proc/interrupts"],"timeout_ms":5000}"#
         );
-        assert_eq!(serde_json::from_str::<Request>(&text).unwrap(), r);
+        assert_eq!(serde_json::from_str::<Envelope>(&text).unwrap(), r);
+    }
+
+    #[test]
+    fn the_agent_echoes_the_sequence_number_even_of_a_request_it_cannot_read() {
+        let r = answer(br#"{"seq":12,"op":"ping"}"#);
+        assert_eq!((r.seq, r.code, r.error), (Some(12), Some(0), None));
+        let r = answer(br#"{"seq":13,"op":"fly"}"#);
+        assert_eq!(r.seq, Some(13));
+        assert!(r.error.is_some_and(|e| e.contains("unreadable request")));
+        assert_eq!(answer(b"{not json").seq, None);
+    }
+
+    /// A fake guest on a UNIX socket: for each request line it receives, `script` says
+    /// which lines to write back.
+    fn fake_agent(
+        name: &str,
+        mut script: impl FnMut(u64) -> Vec<String> + Send + 'static,
+    ) -> (PathBuf, std::thread::JoinHandle<()>) {
+        let path =
+            std::env::temp_dir().join(format!("nictune-agent-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let t = std::thread::spawn(move || {
+            let (stream, _) = listener.accept().unwrap();
+            let mut w = stream.try_clone().unwrap();
+            for line in BufReader::new(stream).lines() {
+                let Ok(line) = line else { return };
+                let env: Envelope = serde_json::from_str(&line).unwrap();
+                for out in script(env.seq) {
+                    w.write_all(out.as_bytes()).unwrap();
+                }
+            }
+        });
+        (path, t)
+    }
+
+    fn reply_line(seq: Option<u64>, pid: Option<u32>) -> String {
+        let r = Reply {
+            seq,
+            code: Some(0),
+            pid,
+            ..Reply::default()
+        };
+        format!("{}\n", serde_json::to_string(&r).unwrap())
+    }
+
+    /// The CI failure this fixes: pings queued during boot were answered after the host had
+    /// moved on, so `spawn` read the reply to the `run` before it ("no process id").
+    #[test]
+    fn regression_spawn_returned_no_process_id_after_queued_boot_pings() {
+        let (path, t) = fake_agent("stale", |seq| {
+            // Two answers to requests the host no longer waits for, then the real one.
+            vec![
+                reply_line(Some(seq.saturating_sub(1)), None),
+                reply_line(None, None),
+                reply_line(Some(seq), Some(4242)),
+            ]
+        });
+        let mut c = AgentClient::connect(&path).unwrap();
+        let spawn = Request::Spawn {
+            argv: argv(&["/bin/nictune", "serve"]),
+        };
+        for _ in 0..3 {
+            let r = c.call(&spawn, Duration::from_secs(5)).unwrap();
+            assert_eq!(r.pid, Some(4242), "{r:?}");
+        }
+        drop(c);
+        t.join().unwrap();
+        let _ = std::fs::remove_file(&path);
+    }
+
+    /// A reply that arrives after its wait ran out is passed over by the next call, also
+    /// when the wait ended half-way through the reply's line.
+    #[test]
+    fn a_late_reply_is_not_taken_for_the_next_one() {
+        let mut unanswered = None;
+        let (path, t) = fake_agent("late", move |seq| {
+            let Some(earlier) = unanswered else {
+                unanswered = Some(seq); // the first request gets no answer in time
+                return vec![];
+            };
+            let late = reply_line(Some(earlier), None);
+            let (head, tail) = late.split_at(late.len() / 2);
+            vec![
+                head.to_string(),
+                tail.to_string(),
+                reply_line(Some(seq), Some(7)),
+            ]
+        });
+        let mut c = AgentClient::connect(&path).unwrap();
+        let ping = Request::Ping;
+        let e = c.call(&ping, Duration::from_millis(200)).unwrap_err();
+        assert!(e.to_string().contains("no reply"), "{e}");
+        let r = c.call(&ping, Duration::from_secs(5)).unwrap();
+        assert_eq!(r.pid, Some(7), "{r:?}");
+        drop(c);
+        t.join().unwrap();
+        let _ = std::fs::remove_file(&path);
     }
 
     #[test]
