@@ -18,6 +18,7 @@ use crate::guest::{qemu_program, GuestDir, Nic};
 use crate::hostnet;
 use crate::image::{self, ImageSpec};
 use crate::qemu::{Accel, AccelChoice, QemuSpec};
+use nictune_core::privilege::Privilege;
 use std::net::Ipv4Addr;
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
@@ -186,10 +187,10 @@ pub struct VmBed {
 }
 
 impl VmBed {
-    /// Checks what is needed, removes stale guests, and boots a new one; returns when its
-    /// agent answers.
-    pub fn create(opts: &BedOptions) -> Result<VmBed> {
-        if !nictune_linux::write::is_root() {
+    /// Checks what is needed (root: `privilege`), removes stale guests, and boots a new one;
+    /// returns when its agent answers.
+    pub fn create(opts: &BedOptions, privilege: Privilege) -> Result<VmBed> {
+        if !privilege.is_root() {
             return Err(VmError::NotRoot);
         }
         let guest = GuestDir::locate()?;

@@ -4,6 +4,7 @@
 use crate::output::{ExitWith, HintExt, EXIT_NEEDS_ROOT};
 use anyhow::Result;
 use nictune_bench::TestbedInfo;
+use nictune_core::privilege::Privilege;
 use nictune_vm::pair::VmPair;
 use nictune_vm::{BedOptions, Nic, VmBed, VmError};
 use std::time::Duration;
@@ -30,14 +31,15 @@ impl TestbedArg {
     }
 }
 
-/// Boots a guest for `nic` that ends itself after `lifetime` at the latest.
-pub fn start_guest(nic: Nic, lifetime: Duration) -> Result<VmBed> {
-    VmBed::create(&options(nic, lifetime)?).map_err(guest_hint)
+/// Boots a guest for `nic` that ends itself after `lifetime` at the latest (root:
+/// `privilege`).
+pub fn start_guest(nic: Nic, lifetime: Duration, privilege: Privilege) -> Result<VmBed> {
+    VmBed::create(&options(nic, lifetime)?, privilege).map_err(guest_hint)
 }
 
 /// Boots two guests running `nic`'s driver on one bridge (a tune of both ends).
-pub fn start_pair(nic: Nic, lifetime: Duration) -> Result<VmPair> {
-    VmPair::create(&options(nic, lifetime)?).map_err(guest_hint)
+pub fn start_pair(nic: Nic, lifetime: Duration, privilege: Privilege) -> Result<VmPair> {
+    VmPair::create(&options(nic, lifetime)?, privilege).map_err(guest_hint)
 }
 
 fn options(nic: Nic, lifetime: Duration) -> Result<BedOptions> {

@@ -10,10 +10,11 @@
 //! shows what the outputs look like without root, and everything it writes says SYNTHETIC.
 //! It is never presented as a tune of this machine.
 
-use crate::output::{Ctx, ExitWith, HintExt, Outcome, EXIT_NEEDS_ROOT};
+use crate::output::{Ctx, HintExt, Outcome};
 use anyhow::Result;
 use nictune_apply::state::{Lock, StateDir};
 use nictune_core::duration;
+use nictune_core::privilege::Privilege;
 use nictune_core::units::Nanos;
 use nictune_tune::fit::{fit, Fitted, RunLength, TooSmall};
 use nictune_tune::objective::Goal;
@@ -27,7 +28,6 @@ use nictune_tune::space::{Capabilities, Space};
 use nictune_tune::synthetic::{demo_environment, synthetic, Oracle, State};
 use std::path::PathBuf;
 
-mod caps;
 mod check;
 mod guest;
 mod iface;
@@ -185,18 +185,18 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
             let config = tune_config(&checked, &Capabilities::veth_testbed(testbed_cpus()))?;
             refuse_apply_on_testbed(&checked)?;
             refuse_live_predict(&checked)?;
-            require_root(effective_uid())?;
+            root_for_live_tune(ctx.privilege)?;
             live::run_testbed(&checked, &config, &args.opts.state.state_dir, ctx)
         }
         TargetArg::Guest(driver) => {
             let config = tune_config(&checked, &Capabilities::real_driver_testbed(*driver))?;
             refuse_apply_on_testbed(&checked)?;
-            require_root(effective_uid())?;
+            root_for_live_tune(ctx.privilege)?;
             guest::run_guest(&checked, &config, *driver, ctx)
         }
         TargetArg::Interface { .. } => {
             refuse_predict_on_interface(&checked)?;
-            require_root(effective_uid())?;
+            root_for_live_tune(ctx.privilege)?;
             iface::run_interface(&checked, &args.opts, ctx)
         }
     }
@@ -287,31 +287,19 @@ fn rate_unit(w: &Workload) -> RateUnit {
     }
 }
 
-/// The effective uid, as every root check reads it.
-fn effective_uid() -> Option<u32> {
-    Some(nictune_linux::write::euid())
-}
-
-/// Why a tune needs root.
-#[derive(Debug, thiserror::Error)]
-#[error("`nictune tune` needs root: it changes NIC and kernel settings (journaled and restored) and builds a network-namespace testbed; running as uid {uid}")]
-pub struct NeedsRoot {
-    pub uid: String,
-}
-
 /// Stage two's first step: a live tune needs root.
-pub fn require_root(uid: Option<u32>) -> Result<()> {
-    match uid {
-        Some(0) => Ok(()),
-        other => Err(NeedsRoot {
-            uid: other.map_or("unknown".into(), |u| u.to_string()),
-        })
-        .hint(
-            "run it with sudo; for a what-if without root use `nictune sim`, and `nictune tune \
-             --synthetic` shows what a tune's report looks like",
-        )
-        .map_err(|e| ExitWith::wrap(e, EXIT_NEEDS_ROOT)),
-    }
+fn root_for_live_tune(privilege: Privilege) -> Result<()> {
+    let what = format!(
+        "`nictune tune` needs root: it changes NIC and kernel settings (journaled and \
+         restored) and builds a network-namespace testbed; running as uid {}",
+        privilege.euid()
+    );
+    crate::output::require_root(
+        privilege,
+        &what,
+        "run it with sudo; for a what-if without root use `nictune sim`, and `nictune tune \
+         --synthetic` shows what a tune's report looks like",
+    )
 }
 
 /// The testbed is removed when the tune ends, so there is nothing to apply a result to.
@@ -566,7 +554,7 @@ mod tests {
 
     #[test]
     fn without_root_the_error_explains_and_points_at_sim() {
-        let err = require_root(Some(1000)).unwrap_err();
+        let err = root_for_live_tune(Privilege::of_euid(1000)).unwrap_err();
         assert_eq!(
             crate::output::exit_code(&err),
             crate::output::EXIT_NEEDS_ROOT
@@ -583,7 +571,6 @@ mod tests {
             .hint()
             .to_string();
         assert!(hint.contains("nictune sim"), "{hint}");
-        assert!(require_root(Some(0)).is_ok());
-        assert!(require_root(None).is_err());
+        assert!(root_for_live_tune(Privilege::of_euid(0)).is_ok());
     }
 }

@@ -6,7 +6,7 @@ use nictune_apply::journal::{Phase, RevertBy, Summary};
 use nictune_apply::plan::Plan;
 use nictune_apply::state::{self, attention, Problem};
 use nictune_apply::txn::{Applied, Reverted};
-use nictune_host::write::setting::Target;
+use nictune_host::write::setting::Object;
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -349,12 +349,12 @@ fn still_changed(s: &Summary) -> Vec<StillChanged> {
         .rev()
         .map(|(_, c)| StillChanged {
             setting: match c.setting.target {
-                Target::Netns => c.setting.key.to_string(),
+                Object::Netns => c.setting.key.to_string(),
                 _ => format!("{} {}", c.setting.target, c.setting.key),
             },
             value: c.new.to_string(),
             was: c.old.to_string(),
-            machine_wide: s.netns.is_none() && c.setting.target == Target::Netns,
+            machine_wide: s.netns.is_none() && c.setting.target == Object::Netns,
         })
         .collect()
 }
@@ -516,26 +516,26 @@ mod tests {
     use super::*;
 
     use nictune_apply::desired::parse_assignment;
-    use nictune_apply::fake::FakeHost;
+    use nictune_apply::fake::FakeWriter;
     use nictune_apply::journal::{summarize, Record};
-    use nictune_host::write::setting::{Key, Napi, Setting, Target};
-    use nictune_host::write::value::Value;
+    use nictune_host::write::setting::{Key, Napi, Object, Setting};
+    use nictune_host::write::value::HostValue;
 
     fn plan() -> Plan {
         let napi = |index| {
-            let target = Target::Napi {
+            let target = Object::Napi {
                 iface: "v0".into(),
                 index,
             };
             Setting::new(target, Key::Napi(Napi::GroFlushTimeout))
         };
-        let dev = Target::Device { iface: "v0".into() };
-        let mut host = FakeHost::default()
-            .with(napi(0), Value::Int(0))
-            .with(napi(1), Value::Int(20000))
+        let dev = Object::Device { iface: "v0".into() };
+        let mut host = FakeWriter::default()
+            .with(napi(0), HostValue::Int(0))
+            .with(napi(1), HostValue::Int(20000))
             .with(
                 Setting::new(dev, Key::Coalesce("rx-usecs".into())),
-                Value::Int(8),
+                HostValue::Int(8),
             );
         host.napis.insert("v0".into(), 2);
         let desired: Vec<_> = ["napi.gro-flush-timeout=20000", "coalesce.rx-usecs=50"]
@@ -652,11 +652,11 @@ mod tests {
     /// busy_poll stayed at 50 for the whole machine.
     #[test]
     fn a_killed_tunes_machine_wide_change_is_named_loudly_with_the_undo_command() {
-        let sysctl = |name: &str| Setting::new(Target::Netns, Key::Sysctl(name.into()));
+        let sysctl = |name: &str| Setting::new(Object::Netns, Key::Sysctl(name.into()));
         let change = |name: &str| nictune_apply::plan::Change {
             setting: sysctl(name),
-            old: Value::text("0"),
-            new: Value::text("50"),
+            old: HostValue::text("0"),
+            new: HostValue::text("50"),
         };
         let records = [
             Record::Begin {

@@ -15,7 +15,7 @@ use anyhow::{Context, Result};
 use nictune_bench::accounting::rates_by_label;
 use nictune_bench::cancel::Cancel;
 use nictune_bench::changes::ChangeClient;
-use nictune_bench::{BenchResult, LiveMeasurer, Target as BenchTarget, TestKind, TestbedInfo};
+use nictune_bench::{BenchResult, LiveMeasurer, ServerSide, TestKind, TestbedInfo};
 use nictune_live::BenchMeasurer;
 use nictune_tune::candidate::Candidate;
 use nictune_tune::ends::BothEnds;
@@ -44,7 +44,7 @@ pub fn run_guest(c: &Checked, config: &TuneConfig, driver: Driver, ctx: &Ctx) ->
         Driver::E1000e => Nic::E1000e,
     };
     if c.both_ends {
-        let mut pair = testbed::start_pair(nic, 2 * lifetime(config))?;
+        let mut pair = testbed::start_pair(nic, 2 * lifetime(config), ctx.privilege)?;
         let started_at = utc(now_unix_ms()).replace(' ', "T");
         let outcome = tune_pair(c, config, &mut pair, test, &cancel, started_at, ctx);
         let removed = pair.destroy();
@@ -52,7 +52,7 @@ pub fn run_guest(c: &Checked, config: &TuneConfig, driver: Driver, ctx: &Ctx) ->
         removed.context("the tune finished but its guests could not be removed")?;
         return Ok(outcome);
     }
-    let mut bed = testbed::start_guest(nic, lifetime(config))?;
+    let mut bed = testbed::start_guest(nic, lifetime(config), ctx.privilege)?;
     let started_at = utc(now_unix_ms()).replace(' ', "T");
     let outcome = tune_guest(
         c,
@@ -92,7 +92,7 @@ fn tune_guest(
         .context("starting `nictune serve` in the guest")?;
     let info = testbed::info(bed);
     let live = LiveMeasurer {
-        target: BenchTarget::Peer(&peer),
+        server: ServerSide::Peer(&peer),
         cancel: cancel.clone(),
     };
     let mut measurer = BenchMeasurer::new(live, test, vec![0, 1]);

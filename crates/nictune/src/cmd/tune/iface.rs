@@ -1,5 +1,5 @@
 //! The live tune of a real interface (`--iface IF --peer HOST[:PORT]`): the candidates are
-//! what the driver reports (see [`caps`](super::caps)), applied through the apply engine on
+//! what the driver reports (see `nictune_live::caps`), applied through the apply engine on
 //! `IF` one journaled transaction at a time, and measured by the bench engine against a
 //! `nictune serve` peer.
 //!
@@ -10,7 +10,6 @@
 //! with `--apply`, apply `recommended.toml` as one more transaction with an auto-revert
 //! watchdog.
 
-use super::caps::capabilities_for;
 use super::live::{hold, knobs, knobs_on, test_kind, workload_label, Held};
 use super::{execute, tune_config, Checked, Opts, Parts, TargetArg};
 use crate::cmd::apply::{now_unix_ms, refuse_risky_iface, render::utc, watchdog};
@@ -24,13 +23,14 @@ use nictune_apply::txn::{self, ApplyRequest};
 use nictune_bench::cancel::Cancel;
 use nictune_bench::changes::ChangeClient;
 use nictune_bench::protocol::Grant;
-use nictune_bench::{LiveMeasurer, PeerTarget, Target as BenchTarget, TestKind};
+use nictune_bench::{LiveMeasurer, PeerTarget, ServerSide, TestKind};
 use nictune_core::error::Hinted;
 use nictune_core::units::Nanos;
 use nictune_host::snapshot::{self, HostSnapshot};
 use nictune_linux::host::LinuxHost;
 use nictune_linux::netns;
 use nictune_linux::write::LinuxWriter;
+use nictune_live::caps::capabilities_for;
 use nictune_live::BenchMeasurer;
 use nictune_live::LiveTarget;
 use nictune_tune::ends::BothEnds;
@@ -130,7 +130,7 @@ fn tune_on(
     let local = (iface.to_string(), netns.map(str::to_string));
     let target = LiveTarget::local(state, lock, local, knobs(config));
     let live = LiveMeasurer {
-        target: BenchTarget::Peer(peer),
+        server: ServerSide::Peer(peer),
         cancel: cancel.clone(),
     };
     // One unpinned placement (see caps): no CPUs to pick from.

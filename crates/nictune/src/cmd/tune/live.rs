@@ -7,12 +7,12 @@
 //! namespace threads; the testbed's namespaces are deleted; the lock is released.
 
 use super::{execute, Checked, Parts, Workload};
-use crate::cmd::apply::{lock_live, now_unix_ms, refuse_if_unfinished, render::utc, LiveLocks};
+use crate::cmd::apply::{lock_live, now_unix_ms, refuse_if_unfinished, render::utc};
 use crate::output::{Ctx, HintExt, Outcome};
 use anyhow::Result;
-use nictune_apply::state::{self, StateDir};
+use nictune_apply::state::{LiveLocks, StateDir};
 use nictune_bench::cancel::Cancel;
-use nictune_bench::{LiveMeasurer, Target as BenchTarget, TestKind, Testbed};
+use nictune_bench::{LiveMeasurer, ServerSide, TestKind, Testbed};
 use nictune_linux::write::ns::NsHost;
 use nictune_live::BenchMeasurer;
 use nictune_live::{LiveTarget, NsEnd};
@@ -39,7 +39,7 @@ pub fn run_testbed(
         cancel,
     } = hold(state_dir)?;
     let lock = &locks.state;
-    let bed = Testbed::create()
+    let bed = Testbed::create(ctx.privilege)
         .hint("the testbed needs root and a kernel with network namespaces and veth")
         .and_then(require_napi_mode);
     let bed = bed.inspect_err(|_| state.unmark_tune_if_clean(std::process::id()))?;
@@ -98,7 +98,7 @@ pub(super) struct Held {
 pub(super) fn hold(state_dir: &Path) -> Result<Held> {
     let state = StateDir::new(state_dir);
     refuse_if_unfinished(&state)?;
-    forget_clean_killed_tunes(&state)?;
+    nictune_live::changes::forget_clean_killed_tunes(&state)?;
     let locks = lock_live(&state, 1)?;
     state.mark_tune(std::process::id())?;
     let cancel = Cancel::new();
@@ -116,19 +116,6 @@ pub(super) fn workload_label(test: TestKind) -> String {
         TestKind::Stream => "TCP stream, 16 KiB writes, 1 connection".into(),
         _ => "TCP request/response, 1 B / 1 B, 1 connection".into(),
     }
-}
-
-/// Forgets the marks of killed tunes whose changes are all reverted (a killed tune with
-/// changes still in place is refused by [`refuse_if_unfinished`] until they are).
-fn forget_clean_killed_tunes(state: &StateDir) -> Result<()> {
-    let all = state.transactions()?;
-    let alive = nictune_linux::write::detach::alive;
-    for pid in state.tune_marks() {
-        if !alive(pid) && state::in_place_by(&all, pid).is_empty() {
-            let _ = std::fs::remove_file(state.tunes_dir().join(pid.to_string()));
-        }
-    }
-    Ok(())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -155,7 +142,7 @@ fn tune_on(
     ];
     let mut target = LiveTarget::new(state, lock, ends, knobs(config));
     let live = LiveMeasurer {
-        target: BenchTarget::Testbed(bed),
+        server: ServerSide::Testbed(bed),
         cancel: cancel.clone(),
     };
     let cpus = (0..super::testbed_cpus()).collect();
