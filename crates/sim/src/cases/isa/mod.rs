@@ -861,7 +861,7 @@ only rarely: a 4 kB reply is three frames (1514 + 1514 + 1298 bytes, 18 pages), 
 the 20 free pages of an empty card, so it overflows only when the frames of several replies in
 flight pile up. The HOWTO's “performs badly” is reproduced as overruns, not as a throughput
 collapse: the 486 is CPU-bound (≈720 KB/s) at 4 and 8 kB alike. A 16-bit card drains a frame
-in ≈0.4 ms and handles 4 kB and 8 kB without overruns.
+in ≈0.35 ms and handles 4 kB and 8 kB without overruns.
 
 TTCP across clocks (8-bit WD card, 16 kB window): 740 / 824 / 947 / 1075 / 1075 / 1075 KB/s at
 6.7 / 8 / 10 / 13.4 / 20 / 26.7 MHz. The knee at ≈12 MHz is where the CPU time per segment
@@ -869,7 +869,7 @@ TTCP across clocks (8-bit WD card, 16 kB window): 740 / 824 / 947 / 1075 / 1075 
 1.32 ms frame spacing; per-frame costs are deterministic here, so the knee is sharp — real cost
 jitter would round it and leave 13.4 MHz somewhat below the ceiling.
 
-Below ≈5.4 MHz TTCP collapses (≈130 KB/s at 5.3 MHz, ≈640 KB/s at 5.5 MHz). The mechanism:
+At 5.4 MHz and below TTCP collapses (≈130 KB/s at 5.4 MHz, ≈640 KB/s at 5.5 MHz). The mechanism:
 the CPU-bound 486 starves the TTCP reader, the socket buffer fills and the offered window
 closes; when the reader catches up, the window update opens most of the 16 kB window at once
 and the peer sends it back to back at the wire's spacing, while the card empties each frame
