@@ -869,8 +869,8 @@ TTCP across clocks (8-bit WD card, 16 kB window): 740 / 824 / 947 / 1075 / 1075 
 1.32 ms frame spacing; per-frame costs are deterministic here, so the knee is sharp — real cost
 jitter would round it and leave 13.4 MHz somewhat below the ceiling.
 
-At 5.4 MHz and below TTCP collapses (≈130 KB/s at 5.4 MHz, ≈640 KB/s at 5.5 MHz). The mechanism:
-the CPU-bound 486 starves the TTCP reader, the socket buffer fills and the offered window
+At 5.4 MHz and below TTCP collapses (≈130 KB/s at 5.4 MHz, ≈640 KB/s at 5.5 MHz). The
+mechanism: the CPU-bound 486 starves the TTCP reader, the socket buffer fills and the offered window
 closes; when the reader catches up, the window update opens most of the 16 kB window at once
 and the peer sends it back to back at the wire's spacing, while the card empties each frame
 more slowly than the next arrives. Once such a burst leaves more than the 3⅓ full frames the
