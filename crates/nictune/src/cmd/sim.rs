@@ -243,12 +243,17 @@ the NET_RX softirq's budgets; the workload (TCP_RR, ping, stream, bulk TCP) runs
 host's cores with the costs under `cost.*`. Where each mechanism lives and which source it
 follows: docs/simulator.md.";
 
-/// `--explain` for an engine scenario: its description, the engine's model, and every key
-/// with the value this scenario runs with.
+/// `--explain` for an engine scenario: its description, its notes (what its values rest on),
+/// the engine's model, and every key with the value this scenario runs with.
 fn explain(scenario: &Scenario, ctx: &Ctx) -> Result<Outcome> {
     let resolved = scenario.resolved();
+    let notes = if scenario.notes.is_empty() {
+        String::new()
+    } else {
+        format!("{}\n\n", scenario.notes)
+    };
     let text = format!(
-        "{} — {}\n\n{ENGINE_EXPLAIN}\n",
+        "{} — {}\n\n{notes}{ENGINE_EXPLAIN}\n",
         scenario.name, scenario.description
     );
     let doc = ExplainDoc {
