@@ -5,7 +5,8 @@ use crate::cancel::Cancel;
 use crate::clock::MonotonicClock;
 use crate::engine::{self, Bounds, ConnStats};
 use crate::error::{BenchError, Result};
-use crate::net::{icmp::IcmpConn, tcp::TcpConn, udp::UdpConn};
+use crate::net::icmp::{IcmpConn, IcmpSocket};
+use crate::net::{tcp::TcpConn, udp::UdpConn};
 use crate::spec::{BenchSpec, TestKind};
 use crate::window::Window;
 use nictune_core::units::Nanos;
@@ -49,6 +50,8 @@ pub struct ClientOutcome {
     pub napi_id: Option<u32>,
     /// CPUs the thread was seen on (before and after the window).
     pub cpus: BTreeSet<u32>,
+    /// ICMP echo: the kind of socket that carried the probes.
+    pub icmp_socket: Option<IcmpSocket>,
 }
 
 enum Socket {
@@ -82,10 +85,15 @@ pub fn run(
         Socket::Udp(c) => c.napi_id().ok(),
         Socket::Icmp(_) => None,
     };
+    let icmp_socket = match &socket {
+        Socket::Icmp(c) => Some(c.kind()),
+        _ => None,
+    };
     Ok(ClientOutcome {
         stats,
         napi_id,
         cpus,
+        icmp_socket,
     })
 }
 
@@ -97,8 +105,8 @@ fn connect(job: &ClientJob) -> Result<Socket> {
         }
         (TestKind::Ping, true, IpAddr::V4(ip)) => {
             Socket::Icmp(IcmpConn::connect(ip, job.clock).map_err(|e| {
-                let op =
-                    "opening an ICMP ping socket (allowed by sysctl net.ipv4.ping_group_range) to";
+                let op = "opening an ICMP socket (a ping socket needs sysctl \
+                          net.ipv4.ping_group_range to admit the group, a raw one CAP_NET_RAW) to";
                 BenchError::socket(op, ip.to_string(), e)
             })?)
         }

@@ -45,7 +45,8 @@ use serde::{Deserialize, Serialize};
 use std::io::{self, BufRead, Write};
 
 /// Protocol version; a peer with another version is refused.
-/// Version 2 added latency under load (`spec.load`, `ready.load_port`) and the byte cap.
+/// Version 2 added latency under load (`spec.load`, `ready.load_port`), the byte cap and the
+/// server's sysctls in its report.
 pub const VERSION: u32 = 2;
 /// How a refusal because another client's test is running starts (`peer busy: a test from
 /// ADDR is running, retry in ~Ns`); clients tell it apart from other refusals by it.
@@ -183,6 +184,10 @@ pub struct PeerReport {
     /// The server stopped answering at its per-test byte cap.
     #[serde(default)]
     pub capped: bool,
+    /// The server host's host-wide sysctls that change the figures ([`crate::sysctls::KEYS`]);
+    /// empty when it could not read them.
+    #[serde(default)]
+    pub sysctls: crate::sysctls::Values,
 }
 
 /// Why a line was not a valid message.

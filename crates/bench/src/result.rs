@@ -42,12 +42,28 @@ pub struct BenchResult {
     #[serde(default)]
     pub testbed: Option<TestbedInfo>,
     /// Host-wide sysctls that change the figures (busy polling, NAPI budgets), as they were
-    /// on the measuring host during the run ([`crate::sysctls::KEYS`]).
+    /// on each side's host during the run ([`crate::sysctls::KEYS`]).
     #[serde(default)]
-    pub sysctls: BTreeMap<String, String>,
+    pub sysctls: SysctlsInForce,
+    /// ICMP echo (`ping --icmp`): the socket that carried the probes, `ping` (a ping socket,
+    /// allowed by `net.ipv4.ping_group_range`) or `raw` (a raw socket, as root where ping
+    /// sockets are not allowed); `None` for every other test.
+    #[serde(default)]
+    pub icmp_socket: Option<crate::net::icmp::IcmpSocket>,
     /// Latency under load: what the background streams moved while the probe ran.
     #[serde(default)]
     pub load: Option<LoadFigures>,
+}
+
+/// The host-wide sysctls of both sides ([`crate::sysctls::KEYS`]), key → value. A key that
+/// could not be read is left out (the warnings say why).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SysctlsInForce {
+    /// The measuring host's.
+    pub client: crate::sysctls::Values,
+    /// The server's host's: a peer's as its `nictune serve` read them, this host's again for
+    /// loopback and the testbeds; `None` when the peer could not read them.
+    pub server: Option<crate::sysctls::Values>,
 }
 
 /// What the load streams of a latency-under-load run moved inside the measured window.
@@ -170,7 +186,8 @@ impl BenchResult {
             shared_host: false,
             warnings: vec!["synthetic result: nothing was measured".into()],
             testbed: None,
-            sysctls: BTreeMap::new(),
+            sysctls: SysctlsInForce::default(),
+            icmp_socket: None,
             load: None,
             metrics,
         }

@@ -389,6 +389,7 @@ fn run_test(c: &mut Control, spec: &BenchSpec, cfg: &ServeConfig, slot: Slot<'_>
         served: served.served,
         refused: served.refused + load_refused,
         capped: served.capped,
+        sysctls: crate::sysctls::read_host().values,
     };
     drop(slot);
     c.send(&Reply::Report(Box::new(report)))

@@ -42,6 +42,7 @@ fn seeds() -> Vec<String> {
         served: 128_000,
         refused: 0,
         capped: false,
+        sysctls: [("net.core.busy_poll".to_string(), 50)].into(),
     };
     let replies = [
         Reply::Welcome {

@@ -60,6 +60,10 @@ fn one_testbed_serves_many_runs_and_is_gone_afterwards() {
             "{:?}",
             client.interface_drops
         );
+        // Every kind proves NAPI on both ends (a stream's server ids were once left empty,
+        // so "verified" rested on the client's alone).
+        assert!(!r.napi.server_ids.is_empty(), "{test:?}: {:?}", r.napi);
+        assert_eq!(r.napi.verified, Some(true), "{test:?}: {:?}", r.napi);
     }
     // The veth ends are in NAPI mode as configured, read back through ethtool netlink and,
     // where the tools exist, through `ip netns exec … ethtool -k` as a cross-check.

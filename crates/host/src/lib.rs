@@ -25,6 +25,7 @@ pub mod capture_script;
 pub mod doctor;
 pub mod error;
 pub mod freebsd;
+mod json;
 pub mod modparams;
 pub mod procfs;
 pub mod rates;

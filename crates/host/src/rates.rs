@@ -9,7 +9,8 @@ use serde::Serialize;
 /// Everything `show --interval` prints.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Rates {
-    /// Time between the two samples, as measured by the caller.
+    /// Time between the two samples, as measured by the caller (JSON: `elapsed_s`, seconds).
+    #[serde(rename = "elapsed_s", serialize_with = "crate::json::seconds")]
     pub elapsed: Nanos,
     /// One row per device IRQ present (numbered) in both `/proc/interrupts` samples; empty when
     /// either is unreadable.
@@ -26,8 +27,9 @@ pub struct IrqRate {
     /// IRQ number.
     pub irq: u32,
     /// Interrupts per second summed over all CPUs.
-    pub per_s: f64,
-    /// `(cpu, interrupts/s)` for every CPU column.
+    pub per_sec: f64,
+    /// `(cpu, interrupts/s)` for every CPU column (JSON: `{"cpu", "per_sec"}` objects).
+    #[serde(serialize_with = "crate::json::cpu_rates")]
     pub per_cpu: Vec<(u32, f64)>,
 }
 
@@ -43,16 +45,16 @@ pub struct CpuRate {
     /// Softirq time (`/proc/stat` `softirq`), percent of the CPU's ticks.
     pub softirq_pct: f64,
     /// NET_RX softirqs per second on this CPU (`/proc/softirqs`); 0 when unreadable.
-    pub net_rx_per_s: f64,
+    pub net_rx_per_sec: f64,
     /// Packets processed per second by NET_RX on this CPU (softnet_stat `processed`); 0 when
     /// unreadable.
-    pub softnet_processed_per_s: f64,
+    pub softnet_processed_per_sec: f64,
     /// Packets dropped per second because the backlog was full (softnet_stat `dropped`); 0 when
     /// unreadable.
-    pub softnet_dropped_per_s: f64,
+    pub softnet_dropped_per_sec: f64,
     /// NAPI polls per second that ran out of budget or time with work left (softnet_stat
     /// `time_squeeze`); 0 when unreadable.
-    pub time_squeeze_per_s: f64,
+    pub time_squeeze_per_sec: f64,
 }
 
 /// Packet counters of one interface per second.
@@ -65,31 +67,35 @@ pub struct NicRate {
     /// Transmitted packets per second.
     pub tx_pps: f64,
     /// Received bytes per second.
-    pub rx_bytes_per_s: f64,
+    pub rx_bytes_per_sec: f64,
     /// Receive drops per second (`/proc/net/dev` rx `drop`).
-    pub rx_drops_per_s: f64,
+    pub rx_drops_per_sec: f64,
     /// Receive FIFO overruns per second (`/proc/net/dev` rx `fifo`).
-    pub rx_fifo_per_s: f64,
+    pub rx_fifo_per_sec: f64,
     /// Receive errors per second (`/proc/net/dev` rx `errs`).
-    pub rx_errors_per_s: f64,
+    pub rx_errors_per_sec: f64,
     /// Transmit drops per second (`/proc/net/dev` tx `drop`).
-    pub tx_drops_per_s: f64,
+    pub tx_drops_per_sec: f64,
 }
 
 /// Rates from `before` to `after`, `elapsed` apart. Parts unreadable in either sample are
 /// left out.
 pub fn between(before: &Counters, after: &Counters, elapsed: Nanos) -> Rates {
     let secs = elapsed.as_secs_f64().max(1e-9);
-    let per_s = |a: u64, b: u64| b.saturating_sub(a) as f64 / secs;
+    let per_sec = |a: u64, b: u64| b.saturating_sub(a) as f64 / secs;
     Rates {
         elapsed,
-        irqs: irq_rates(before, after, &per_s),
-        cpus: cpu_rates(before, after, &per_s),
-        nics: nic_rates(before, after, &per_s),
+        irqs: irq_rates(before, after, &per_sec),
+        cpus: cpu_rates(before, after, &per_sec),
+        nics: nic_rates(before, after, &per_sec),
     }
 }
 
-fn irq_rates(before: &Counters, after: &Counters, per_s: &dyn Fn(u64, u64) -> f64) -> Vec<IrqRate> {
+fn irq_rates(
+    before: &Counters,
+    after: &Counters,
+    per_sec: &dyn Fn(u64, u64) -> f64,
+) -> Vec<IrqRate> {
     let (Some(a), Some(b)) = (before.interrupts.value(), after.interrupts.value()) else {
         return Vec::new();
     };
@@ -105,19 +111,23 @@ fn irq_rates(before: &Counters, after: &Counters, per_s: &dyn Fn(u64, u64) -> f6
                 .map(|(col, &cpu)| {
                     let was = a.column_of(cpu).and_then(|c| old.per_cpu.get(c)).copied();
                     let now = line.per_cpu.get(col).copied().unwrap_or(0);
-                    (cpu, per_s(was.unwrap_or(now), now))
+                    (cpu, per_sec(was.unwrap_or(now), now))
                 })
                 .collect();
             Some(IrqRate {
                 irq,
-                per_s: per_cpu.iter().map(|(_, r)| r).sum(),
+                per_sec: per_cpu.iter().map(|(_, r)| r).sum(),
                 per_cpu,
             })
         })
         .collect()
 }
 
-fn cpu_rates(before: &Counters, after: &Counters, per_s: &dyn Fn(u64, u64) -> f64) -> Vec<CpuRate> {
+fn cpu_rates(
+    before: &Counters,
+    after: &Counters,
+    per_sec: &dyn Fn(u64, u64) -> f64,
+) -> Vec<CpuRate> {
     let (Some(a), Some(b)) = (before.stat.value(), after.stat.value()) else {
         return Vec::new();
     };
@@ -130,7 +140,7 @@ fn cpu_rates(before: &Counters, after: &Counters, per_s: &dyn Fn(u64, u64) -> f6
             let softirq = |name: &str| {
                 let old = before.softirqs.value().map_or(0, |s| s.on_cpu(name, *cpu));
                 let new = after.softirqs.value().map_or(0, |s| s.on_cpu(name, *cpu));
-                per_s(old, new)
+                per_sec(old, new)
             };
             let softnet = |field: fn(&crate::procfs::SoftnetRow) -> u64| {
                 let find = |c: &Counters| {
@@ -139,7 +149,7 @@ fn cpu_rates(before: &Counters, after: &Counters, per_s: &dyn Fn(u64, u64) -> f6
                         .and_then(|rows| rows.iter().find(|r| r.cpu == *cpu).map(field))
                 };
                 match (find(before), find(after)) {
-                    (Some(x), Some(y)) => per_s(x, y),
+                    (Some(x), Some(y)) => per_sec(x, y),
                     _ => 0.0,
                 }
             };
@@ -148,16 +158,20 @@ fn cpu_rates(before: &Counters, after: &Counters, per_s: &dyn Fn(u64, u64) -> f6
                 busy_pct: pct(d.busy().0),
                 irq_pct: pct(d.irq.0),
                 softirq_pct: pct(d.softirq.0),
-                net_rx_per_s: softirq("NET_RX"),
-                softnet_processed_per_s: softnet(|r| r.processed),
-                softnet_dropped_per_s: softnet(|r| r.dropped),
-                time_squeeze_per_s: softnet(|r| r.time_squeeze),
+                net_rx_per_sec: softirq("NET_RX"),
+                softnet_processed_per_sec: softnet(|r| r.processed),
+                softnet_dropped_per_sec: softnet(|r| r.dropped),
+                time_squeeze_per_sec: softnet(|r| r.time_squeeze),
             })
         })
         .collect()
 }
 
-fn nic_rates(before: &Counters, after: &Counters, per_s: &dyn Fn(u64, u64) -> f64) -> Vec<NicRate> {
+fn nic_rates(
+    before: &Counters,
+    after: &Counters,
+    per_sec: &dyn Fn(u64, u64) -> f64,
+) -> Vec<NicRate> {
     let (Some(a), Some(b)) = (before.net_dev.value(), after.net_dev.value()) else {
         return Vec::new();
     };
@@ -166,13 +180,13 @@ fn nic_rates(before: &Counters, after: &Counters, per_s: &dyn Fn(u64, u64) -> f6
             let was = a.iter().find(|d| d.name == now.name)?;
             Some(NicRate {
                 name: now.name.clone(),
-                rx_pps: per_s(was.rx_packets, now.rx_packets),
-                rx_bytes_per_s: per_s(was.rx_bytes, now.rx_bytes),
-                tx_pps: per_s(was.tx_packets, now.tx_packets),
-                rx_drops_per_s: per_s(was.rx_drop, now.rx_drop),
-                rx_fifo_per_s: per_s(was.rx_fifo, now.rx_fifo),
-                rx_errors_per_s: per_s(was.rx_errs, now.rx_errs),
-                tx_drops_per_s: per_s(was.tx_drop, now.tx_drop),
+                rx_pps: per_sec(was.rx_packets, now.rx_packets),
+                rx_bytes_per_sec: per_sec(was.rx_bytes, now.rx_bytes),
+                tx_pps: per_sec(was.tx_packets, now.tx_packets),
+                rx_drops_per_sec: per_sec(was.rx_drop, now.rx_drop),
+                rx_fifo_per_sec: per_sec(was.rx_fifo, now.rx_fifo),
+                rx_errors_per_sec: per_sec(was.rx_errs, now.rx_errs),
+                tx_drops_per_sec: per_sec(was.tx_drop, now.tx_drop),
             })
         })
         .collect()
@@ -214,12 +228,12 @@ mod tests {
         let a = sample([100, 1000], 100, 1_000, 0);
         let b = sample([300, 1000], 180, 21_000, 4);
         let r = between(&a, &b, Nanos::from_secs(2));
-        assert_eq!(r.irqs[0].per_s, 100.0);
+        assert_eq!(r.irqs[0].per_sec, 100.0);
         assert_eq!(r.irqs[0].per_cpu, vec![(0, 100.0), (1, 0.0)]);
         assert_eq!(r.nics[0].rx_pps, 10_000.0);
-        assert_eq!(r.nics[0].rx_drops_per_s, 0.0);
+        assert_eq!(r.nics[0].rx_drops_per_sec, 0.0);
         assert_eq!(r.cpus[0].busy_pct, 0.0, "only idle grew");
-        assert_eq!(r.cpus[0].time_squeeze_per_s, 2.0);
+        assert_eq!(r.cpus[0].time_squeeze_per_sec, 2.0);
     }
 
     #[test]
@@ -227,8 +241,8 @@ mod tests {
         let a = sample([300, 1000], 100, 50_000, 9);
         let b = sample([100, 1000], 100, 1_000, 0);
         let r = between(&a, &b, Nanos::from_secs(1));
-        assert_eq!(r.irqs[0].per_s, 0.0);
+        assert_eq!(r.irqs[0].per_sec, 0.0);
         assert_eq!(r.nics[0].rx_pps, 0.0);
-        assert_eq!(r.cpus[0].time_squeeze_per_s, 0.0);
+        assert_eq!(r.cpus[0].time_squeeze_per_sec, 0.0);
     }
 }

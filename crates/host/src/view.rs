@@ -23,7 +23,15 @@ pub fn render_show(snap: &HostSnapshot, rates: Option<&Rates>) -> String {
         .iter()
         .filter_map(|(k, v)| Some(format!("{}={}", k.strip_prefix("net.core.")?, v.value()?)))
         .collect();
-    let _ = writeln!(out, "sysctl {}", sysctls.join(" "));
+    if sysctls.is_empty() {
+        // In a network namespace other than the host's, /proc/sys/net/core lacks them.
+        let _ = writeln!(
+            out,
+            "sysctl (the host-wide net.core values are not readable here: another network namespace?)"
+        );
+    } else {
+        let _ = writeln!(out, "sysctl {}", sysctls.join(" "));
+    }
     for nic in &snap.nics {
         out.push('\n');
         render_nic(&mut out, snap, nic);
@@ -236,9 +244,9 @@ fn render_cpu_rates(out: &mut String, rates: &Rates) {
             c.busy_pct,
             c.irq_pct,
             c.softirq_pct,
-            c.net_rx_per_s,
-            c.softnet_dropped_per_s,
-            c.time_squeeze_per_s
+            c.net_rx_per_sec,
+            c.softnet_dropped_per_sec,
+            c.time_squeeze_per_sec
         );
     }
 }
@@ -257,9 +265,9 @@ fn render_nic_rates(out: &mut String, snap: &HostSnapshot, rates: &Rates) {
             n.name,
             n.rx_pps,
             n.tx_pps,
-            n.rx_drops_per_s + n.tx_drops_per_s,
-            n.rx_fifo_per_s,
-            n.rx_errors_per_s
+            n.rx_drops_per_sec + n.tx_drops_per_sec,
+            n.rx_fifo_per_sec,
+            n.rx_errors_per_sec
         );
     }
 }
@@ -282,7 +290,7 @@ fn render_irq_rates(out: &mut String, snap: &HostSnapshot, rates: &Rates) {
             out,
             "  irq {:<5} {:>10.0}/s  {}",
             r.irq,
-            r.per_s,
+            r.per_sec,
             per_cpu.join("  ")
         );
     }
@@ -433,23 +441,23 @@ mod tests {
             name: name.into(),
             rx_pps: 81_234.4,
             tx_pps: 1_000.0,
-            rx_bytes_per_s: 0.0,
-            rx_drops_per_s: 2.0,
-            rx_fifo_per_s: 3.0,
-            rx_errors_per_s: 0.0,
-            tx_drops_per_s: 1.0,
+            rx_bytes_per_sec: 0.0,
+            rx_drops_per_sec: 2.0,
+            rx_fifo_per_sec: 3.0,
+            rx_errors_per_sec: 0.0,
+            tx_drops_per_sec: 1.0,
         };
         let rates = Rates {
             elapsed: Nanos::from_millis(2_500),
             irqs: vec![
                 IrqRate {
                     irq: 38,
-                    per_s: 8_000.0,
+                    per_sec: 8_000.0,
                     per_cpu: vec![(0, 8_000.0), (1, 0.0)],
                 },
                 IrqRate {
                     irq: 26,
-                    per_s: 5.0,
+                    per_sec: 5.0,
                     per_cpu: vec![(0, 5.0), (1, 0.0)],
                 },
             ],
@@ -458,10 +466,10 @@ mod tests {
                 busy_pct: 42.25,
                 irq_pct: 3.0,
                 softirq_pct: 12.5,
-                net_rx_per_s: 8_100.0,
-                softnet_processed_per_s: 81_000.0,
-                softnet_dropped_per_s: 0.0,
-                time_squeeze_per_s: 4.0,
+                net_rx_per_sec: 8_100.0,
+                softnet_processed_per_sec: 81_000.0,
+                softnet_dropped_per_sec: 0.0,
+                time_squeeze_per_sec: 4.0,
             }],
             nics: vec![nic("eth9"), nic("not-shown0")],
         };

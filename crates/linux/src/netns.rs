@@ -57,6 +57,40 @@ pub fn enter_thread(name: &str) -> Result<(), NetnsError> {
         .map_err(|e| fail("setns", e))
 }
 
+/// Handles of the host's own network namespace, where host-wide sysctls such as
+/// `net.core.busy_poll` are visible (a child namespace's `/proc/sys/net/core` lacks them):
+/// PID 1's, and kthreadd's (PID 2), a kernel thread, which lives in the initial namespace
+/// too and whose handle can be opened where an init hides its own (a sandbox's PID 1 that is
+/// not dumpable refuses even root).
+pub const INIT_NETNS: [&str; 2] = ["/proc/1/ns/net", "/proc/2/ns/net"];
+
+/// Runs `f` on a new thread that joined the host's network namespace ([`INIT_NETNS`]) and
+/// returns what it returns: reads that only the host's namespace can make, from a process
+/// that runs in another (`ip netns exec`). Needs CAP_SYS_ADMIN over the host's namespace
+/// (root in the initial user namespace).
+pub fn run_in_init<R: Send>(f: impl FnOnce() -> R + Send) -> Result<R, NetnsError> {
+    let fail = failure_of("entering", "of the host (PID 1's)");
+    std::thread::scope(|s| {
+        let body = || {
+            let opened = INIT_NETNS.iter().map(File::open);
+            let handle = opened
+                .reduce(|first, next| first.or(next))
+                .unwrap_or_else(|| Err(std::io::ErrorKind::NotFound.into()))
+                .map_err(|e| fail("opening its handle", e))?;
+            // SAFETY: setns on a descriptor we hold open; it changes only this thread.
+            check(unsafe { libc::setns(handle.as_raw_fd(), libc::CLONE_NEWNET) })
+                .map_err(|e| fail("setns", e))?;
+            Ok(f())
+        };
+        std::thread::Builder::new()
+            .name("in the host netns".into())
+            .spawn_scoped(s, body)
+            .map_err(|e| fail("starting a thread", e))?
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p))
+    })
+}
+
 /// In a private mount namespace: stops mounts propagating back, then replaces `/sys` with a
 /// sysfs of the current network namespace.
 fn remount_sys(fail: &impl Fn(&'static str, io::Error) -> NetnsError) -> Result<(), NetnsError> {

@@ -147,10 +147,10 @@ fn evidence<'a>(f: &'a Finding, what: &str) -> &'a str {
 
 /// Interrupts/s of the RX (26) and TX (27) vectors over one second.
 fn vector_rates(rx: f64, tx: f64) -> Rates {
-    let irq = |irq, per_s| IrqRate {
+    let irq = |irq, per_sec| IrqRate {
         irq,
-        per_s,
-        per_cpu: vec![(0, per_s)],
+        per_sec,
+        per_cpu: vec![(0, per_sec)],
     };
     Rates {
         elapsed: Nanos::from_secs(1),

@@ -157,7 +157,7 @@ mod tests {
             ..Napi::default()
         }]);
         for s in ["net.core.busy_read", "net.core.busy_poll"] {
-            snap.sysctls.insert(s.into(), Readable::Value("0".into()));
+            snap.sysctls.insert(s.into(), Readable::Value(0));
         }
         let caps = capabilities(&snap, &nic(&snap));
         assert_eq!(caps.coalescing, [Knob::RxUsecs]);

@@ -125,14 +125,26 @@ impl Drop for LoopbackServe {
     }
 }
 
-/// Issue #12 item 11b: a peer that vanished mid-test gave "Resource temporarily unavailable
-/// (os error 11)" after 15 s; now "peer stopped answering" within ~2 s of the test's end.
+/// Issue #12 item 11b, issue #16: a peer that vanished mid-test gave "Resource temporarily
+/// unavailable (os error 11)" after 15 s; now "peer stopped answering" within 2 s of the
+/// test's end, for every kind of test (each against a server of its own, stopped with
+/// SIGSTOP half-way through the window).
 #[test]
 fn a_peer_that_stops_mid_test_is_reported_within_2s_of_the_deadline() {
+    let runs: Vec<_> = ["rr", "stream", "ping"]
+        .into_iter()
+        .map(|kind| std::thread::spawn(move || stopped_peer_run(kind)))
+        .collect();
+    for run in runs {
+        run.join().unwrap();
+    }
+}
+
+fn stopped_peer_run(kind: &str) {
     let server = LoopbackServe::start();
     let started = std::time::Instant::now();
     let bench = nictune()
-        .args(["bench", "rr", "--peer", &server.addr])
+        .args(["bench", kind, "--peer", &server.addr])
         .args(["--duration", "1.5", "--warmup", "0.5"])
         .env("NICTUNE_TOKEN", SERVE_TOKEN)
         .stdout(std::process::Stdio::piped())
@@ -146,12 +158,12 @@ fn a_peer_that_stops_mid_test_is_reported_within_2s_of_the_deadline() {
     server.signal(libc::SIGCONT);
     assert_exit(&out, 2);
     let err = stderr(&out);
-    assert!(err.contains("peer stopped answering"), "{err}");
-    assert!(!err.contains("os error 11"), "{err}");
-    assert!(err.contains("hint: "), "{err}");
-    // Window end at 2 s after start (plus connection set-up); ~2 s more at most.
-    assert!(
-        elapsed < std::time::Duration::from_millis(5_000),
-        "took {elapsed:?}: {err}"
-    );
+    assert!(err.contains("peer stopped answering"), "{kind}: {err}");
+    assert!(!err.contains("os error 11"), "{kind}: {err}");
+    assert!(err.contains("hint: "), "{kind}: {err}");
+    // The window (0.5 s warm-up + 1.5 s) ends 2 s after the start plus the set-up (process
+    // start, connect, hello: tens of ms on loopback, 0.4 s allowed for a loaded machine);
+    // the silence must be reported within 2 s after that.
+    let bound = std::time::Duration::from_millis(2_000 + 2_000 + 400);
+    assert!(elapsed < bound, "{kind} took {elapsed:?}: {err}");
 }

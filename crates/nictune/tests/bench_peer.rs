@@ -48,6 +48,26 @@ fn a_serve_peer_takes_150_parallel_streams() {
     let bytes = r["stream"]["bytes"].as_u64().unwrap();
     assert!(bytes > 1_000_000, "150 streams moved only {bytes} B in 1 s");
     assert!(r["metrics"]["throughput_bps"].as_f64().unwrap() > 8e6);
+    // Both ends run in namespaces, where the host-wide net.core sysctls are not under
+    // /proc/sys: they are read in the host's namespace and recorded for both sides.
+    let host_busy_poll: i64 = std::fs::read_to_string("/proc/sys/net/core/busy_poll")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    for side in ["client", "server"] {
+        assert_eq!(
+            r["sysctls"][side]["net.core.busy_poll"], host_busy_poll,
+            "{side}: {}",
+            r["sysctls"]
+        );
+        assert!(
+            r["sysctls"][side]["net.core.netdev_budget"]
+                .as_i64()
+                .unwrap()
+                > 0
+        );
+    }
 }
 
 #[test]
@@ -91,29 +111,34 @@ fn ping_and_rr_under_a_stream_load_report_the_load_beside_the_latency() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--load"));
 }
 
+/// Sets `net.ipv4.ping_group_range` in namespace a and returns what it reads back.
+fn set_ping_range(lab: &Lab, range: &str) -> Vec<String> {
+    let key = "/proc/sys/net/ipv4/ping_group_range";
+    let write = format!("echo {range} > {key}");
+    ip(&["netns", "exec", &lab.a, "sh", "-c", &write]);
+    let now = ip(&["netns", "exec", &lab.a, "cat", key]);
+    String::from_utf8_lossy(&now.stdout)
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
+}
+
 #[test]
 fn icmp_echo_works_as_root_where_ping_sockets_are_not_allowed() {
     let Some(lab) = lab("bpicmp") else { return };
     // The kernel's default range "1 0" admits no group: only a raw socket can ping.
-    let key = "/proc/sys/net/ipv4/ping_group_range";
-    ip(&[
-        "netns",
-        "exec",
-        &lab.a,
-        "sh",
-        "-c",
-        &format!("echo 1 0 > {key}"),
-    ]);
-    let now = ip(&["netns", "exec", &lab.a, "cat", key]);
-    assert_eq!(
-        String::from_utf8_lossy(&now.stdout)
-            .split_whitespace()
-            .collect::<Vec<_>>(),
-        ["1", "0"]
-    );
+    assert_eq!(set_ping_range(&lab, "1 0"), ["1", "0"]);
     let r = bench(&lab, &["ping", "--icmp", "--rate", "100"]);
     assert!(r["spec"]["icmp"].as_bool().unwrap());
     let replies = r["completed"].as_u64().unwrap();
     assert!((95..=105).contains(&replies), "{replies} replies");
     assert_eq!(r["lost"], 0);
+    let why = "the result says which socket carried them";
+    assert_eq!(r["icmp_socket"], "raw", "{why}");
+    // Where the range admits root's group, the unprivileged ping socket is used.
+    assert_eq!(set_ping_range(&lab, "0 0"), ["0", "0"]);
+    let r = bench(&lab, &["ping", "--icmp", "--rate", "100"]);
+    assert_eq!(r["icmp_socket"], "ping", "{why}");
+    let udp = bench(&lab, &["ping", "--rate", "100"]);
+    assert_eq!(udp["icmp_socket"], Json::Null);
 }

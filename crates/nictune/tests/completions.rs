@@ -1,5 +1,8 @@
-//! The bash completion script, run in bash: it completes keys, scenarios, formats and
-//! interface names, and leaves subcommands and flags to clap's generated part.
+//! `nictune completions SHELL`, run by the shells themselves: each script is loaded by its
+//! shell and asked to complete, so a script the shell cannot read, or one that offers no keys,
+//! scenarios, formats or interfaces, fails here. bash, zsh, fish and elvish are installed by
+//! `scripts/install-deps`; where one is missing its test reports itself skipped. (PowerShell
+//! is not packaged for Debian: its script is checked for its lists in the unit tests only.)
 
 mod common;
 
@@ -113,5 +116,122 @@ fn bash_leaves_subcommands_and_flags_to_clap() {
     assert_eq!(complete(&s, "nictune ap"), ["apply"]);
     assert_eq!(complete(&s, "nictune apply --dry"), ["--dry-run"]);
     assert_eq!(complete(&s, "nictune --json tune --synth"), ["--synthetic"]);
+    let hidden = complete(&s, "nictune vm-");
+    assert!(
+        hidden.iter().all(|w| w.is_empty()),
+        "the hidden command is offered: {hidden:?}"
+    );
     std::fs::remove_file(&s).unwrap();
+}
+
+/// The script for `shell`, written to a temporary directory.
+fn script_for(shell: &str) -> (tempfile::TempDir, PathBuf) {
+    let out = nictune().args(["completions", shell]).output().unwrap();
+    assert_exit(&out, 0);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(format!("nictune.{shell}"));
+    std::fs::write(&path, stdout(&out)).unwrap();
+    (dir, path)
+}
+
+/// Runs `shell args...`, or reports the shell missing (and the test skipped).
+fn run(shell: &str, args: &[&str]) -> Option<String> {
+    match Command::new(shell).args(args).output() {
+        Ok(out) => {
+            assert!(
+                out.status.success(),
+                "{shell} {args:?}: {}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            Some(String::from_utf8_lossy(&out.stdout).into_owned())
+        }
+        Err(e) => {
+            nictune_core::live::skip(&format!(
+                "{shell} is not installed ({e}); scripts/install-deps installs it"
+            ));
+            None
+        }
+    }
+}
+
+/// An interface every Linux host has, to find among the completed names.
+const LOOPBACK: &str = "lo";
+
+#[test]
+fn fish_completes_keys_scenarios_formats_and_interfaces() {
+    let (_dir, path) = script_for("fish");
+    let complete = |line: &str| {
+        let program = format!("source '{}'; complete -C'{line}'", path.display());
+        run("fish", &["--no-config", "-c", &program])
+    };
+    let Some(keys) = complete("nictune check coalesce.rx-u") else {
+        return;
+    };
+    assert!(keys.lines().any(|l| l == "coalesce.rx-usecs="), "{keys}");
+    let explain = complete("nictune explain napi.gro").unwrap();
+    assert!(
+        explain.lines().any(|l| l == "napi.gro-flush-timeout"),
+        "{explain}"
+    );
+    let sim = complete("nictune sim seed-e1000-r").unwrap();
+    assert!(sim.lines().any(|l| l.starts_with("seed-e1000-rr")), "{sim}");
+    let formats = complete("nictune export --format sysc").unwrap();
+    assert!(
+        formats.lines().any(|l| l.starts_with("sysctl.d")),
+        "{formats}"
+    );
+    let ifaces = complete("nictune doctor l").unwrap();
+    assert!(ifaces.lines().any(|l| l == LOOPBACK), "{ifaces}");
+}
+
+#[test]
+fn zsh_reads_the_script() {
+    let (_dir, path) = script_for("zsh");
+    // -n: parse without running (zsh's completion system needs a terminal to run it).
+    let Some(_) = run("zsh", &["-n", path.to_str().unwrap()]) else {
+        return;
+    };
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.contains(":_net_interfaces'"),
+        "interfaces through zsh's own function"
+    );
+    let settings = text
+        .lines()
+        .find(|l| l.starts_with("'*::settings -- "))
+        .unwrap();
+    assert!(settings.contains("compadd -S \"\" -- "), "{settings}");
+    assert!(settings.contains(" coalesce.rx-usecs= "), "{settings}");
+}
+
+/// elvish: the script runs with the editor's two names stood in for (a non-interactive
+/// elvish has no `edit:` module), then its completer is asked directly.
+#[test]
+fn elvish_completes_keys_scenarios_and_formats() {
+    let (dir, path) = script_for("elvish");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let standalone = text
+        .replace(
+            "edit:completion:arg-completer[nictune]",
+            "arg-completer[nictune]",
+        )
+        .replace("edit:complex-candidate", "candidate");
+    let complete = |words: &str| {
+        let program = format!(
+            "var arg-completer = [&]\nfn candidate {{|text &display=''| put $text }}\n{standalone}\n\
+             $arg-completer[nictune] {words}\n"
+        );
+        let file = dir.path().join("run.elv");
+        std::fs::write(&file, program).unwrap();
+        run("elvish", &["-norc", file.to_str().unwrap()])
+    };
+    let Some(keys) = complete("nictune explain coalesce.rx-u") else {
+        return;
+    };
+    assert!(keys.contains("coalesce.rx-usecs\n"), "{keys}");
+    let sim = complete("nictune sim seed").unwrap();
+    assert!(sim.contains("seed-e1000-rr\n"), "{sim}");
+    let export = complete("nictune export --format x").unwrap();
+    assert!(export.contains("sysctl.d\n"), "{export}");
 }

@@ -30,7 +30,9 @@ fn show_json_is_the_v2_envelope() {
         assert!(eth0[field].is_null(), "{field}: {}", eth0[field]);
     }
     assert_eq!(eth0["driver"]["value"], "virtio_net");
-    assert_eq!(eth0["coalesce"]["value"]["rx-frames"], 1);
+    assert_eq!(eth0["coalesce"]["value"]["rx_frames"], 1);
+    assert_eq!(eth0["coalesce"]["value"]["adaptive_rx"], false);
+    assert!(eth0["coalesce"]["value"]["tx_usecs_irq"].is_null());
     assert_eq!(eth0["queues"][0]["irq"], 38);
     assert!(doc["rates"].is_null());
     insta::assert_json_snapshot!("show_linux_vm_json", doc);
@@ -147,6 +149,28 @@ fn capture_then_show_root_matches_the_live_show() {
         "{}",
         stderr(&again)
     );
+}
+
+/// Issue #13: `--interval` reads the one duration grammar (`2`, `2s`, `500ms`) in `show`
+/// and `doctor`, like every other duration flag.
+#[test]
+fn interval_takes_the_one_duration_grammar() {
+    for (cmd, interval) in [("show", "200ms"), ("show", "0.2"), ("doctor", "0.2s")] {
+        let out = nictune(&[cmd, "lo", "--interval", interval, "--json"]);
+        // doctor exits 1 when it has findings; both read the flag and sample.
+        assert!(
+            matches!(out.status.code(), Some(0 | 1)),
+            "{cmd} {interval}: {out:?}"
+        );
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        if cmd == "show" {
+            let elapsed = doc["rates"]["elapsed_s"].as_f64().unwrap();
+            assert!(
+                (0.19..1.0).contains(&elapsed),
+                "{cmd} {interval}: {elapsed}"
+            );
+        }
+    }
 }
 
 #[test]

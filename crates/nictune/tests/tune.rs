@@ -30,20 +30,27 @@ fn a_bad_budget_exits_2_with_a_hint_and_writes_nothing() {
     assert!(!dir.exists(), "nothing written for bad input");
 }
 
-#[test]
-fn a_one_minute_budget_is_fitted_with_shorter_runs_and_says_so() {
+/// `nictune tune --synthetic --budget BUDGET --json --out DIR/out`: the output, and the
+/// directory (kept alive by the caller).
+fn synthetic_with_budget(budget: &str) -> (std::process::Output, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let out_dir = dir.path().join("out");
     let out = nictune(&[
         "tune",
         "--synthetic",
         "--budget",
-        "1m",
+        budget,
         "--json",
         "--out",
         out_dir.to_str().unwrap(),
     ]);
     assert!(out.status.success(), "{out:?}");
+    (out, dir)
+}
+
+#[test]
+fn a_one_minute_budget_is_fitted_with_shorter_runs_and_says_so() {
+    let (out, _dir) = synthetic_with_budget("1m");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("note: Runs were shortened to fit the budget of 60 s"),
@@ -65,6 +72,31 @@ fn a_one_minute_budget_is_fitted_with_shorter_runs_and_says_so() {
     assert!(per_run < 2.5, "asked 2 s + 0.5 s, got {per_run}");
     let planned = search["plan"]["budget"].as_f64().unwrap();
     assert!(planned * per_run <= 60.0, "{planned} runs × {per_run} s");
+}
+
+/// Issue #16: a budget too small for one run per candidate is not refused: a subset is
+/// measured, every level of every setting in it, and the results say what was left out.
+#[test]
+fn a_budget_below_one_run_per_candidate_measures_a_subset_and_says_so() {
+    let (out, _dir) = synthetic_with_budget("12s");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("candidates fit the budget"), "{err}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let search = &doc["search"];
+    let (measured, space) = (
+        search["measured"].as_u64().unwrap(),
+        search["space_size"].as_u64().unwrap(),
+    );
+    assert!(measured >= 3 && measured < space, "{search}");
+    let per_run = search["duration_s"].as_f64().unwrap() + search["warm_up_s"].as_f64().unwrap();
+    let planned = search["plan"]["budget"].as_f64().unwrap();
+    assert!(planned * per_run <= 12.0, "{planned} runs × {per_run} s");
+    // Too small for even the settings as found and two candidates: refused with the minimum.
+    let out = nictune(&["tune", "--synthetic", "--budget", "2s"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("even the smallest search"), "{err}");
+    assert!(err.contains("hint: use --budget"), "{err}");
 }
 
 #[test]

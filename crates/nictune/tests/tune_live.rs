@@ -195,6 +195,32 @@ fn a_short_live_tune_writes_three_files_and_leaves_every_setting_as_found() {
     assert!(left.is_empty(), "testbed namespaces left: {left:?}");
 }
 
+/// Issue #16: a time budget too short for one run per candidate is fitted, live: a subset
+/// in which every level appears is measured, the results say so, and the tune takes about
+/// the budget (its runs; building and removing the testbed come on top).
+#[test]
+fn a_time_budget_below_one_run_per_candidate_measures_a_subset_in_about_that_time() {
+    let started = Instant::now();
+    let Some(run) = run_tune(&["--budget", "8s"]) else {
+        return;
+    };
+    let took = started.elapsed().as_secs_f64();
+    let search = &run.results["search"];
+    let (measured, space) = (
+        search["measured"].as_u64().unwrap(),
+        search["space_size"].as_u64().unwrap(),
+    );
+    assert!(measured >= 3 && measured < space, "{search}");
+    let notes = run.results["environment"]["notes"].to_string();
+    assert!(notes.contains("candidates fit the budget"), "{notes}");
+    let planned = search["plan"]["budget"].as_f64().unwrap();
+    assert!(planned * 0.4 <= 8.0, "{planned} runs of 0.4 s");
+    // Each run also applies and reverts its settings through the journal (tens of ms);
+    // the testbed takes a second or two to build and remove.
+    assert!(took < 8.0 * 1.5 + 5.0, "took {took:.1} s for an 8 s budget");
+    assert_eq!(busy_values(), run.before, "busy_read/busy_poll restored");
+}
+
 /// Testbed namespaces whose creating process is gone or is a tune this file started.
 fn list_testbeds_left() -> Vec<String> {
     let out = Command::new("ip").args(["netns", "list"]).output().unwrap();

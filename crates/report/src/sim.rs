@@ -85,10 +85,15 @@ the NET_RX softirq's budgets; the workload (TCP_RR, ping, stream, bulk TCP) runs
 host's cores with the costs under `cost.*`. Where each mechanism lives and which source it
 follows: docs/simulator.md.";
 
-/// `--explain` for an engine scenario: its description, the engine's model, and every key
-/// with the value this scenario runs with.
+/// `--explain` for an engine scenario: its description, its notes (what its values rest on),
+/// the engine's model, and every key with the value this scenario runs with.
 pub fn engine_explain_doc(scenario: &Scenario) -> ExplainDoc<'_> {
     let resolved = scenario.resolved();
+    let notes = if scenario.notes.is_empty() {
+        String::new()
+    } else {
+        format!("{}\n\n", scenario.notes)
+    };
     let keys = keys::catalog()
         .iter()
         .filter_map(|k| {
@@ -104,7 +109,7 @@ pub fn engine_explain_doc(scenario: &Scenario) -> ExplainDoc<'_> {
     ExplainDoc {
         scenario: &scenario.name,
         explain: format!(
-            "{} — {}\n\n{ENGINE_EXPLAIN}\n",
+            "{} — {}\n\n{notes}{ENGINE_EXPLAIN}\n",
             scenario.name, scenario.description
         ),
         keys,

@@ -1,15 +1,19 @@
 //! Slow buses and small card buffers: the ISA bus and the on-card receive ring of 8390-class
 //! cards (seed-cases.md Case 4).
 //!
-//! A shared-memory ISA card (WD8003, 3c503) holds received frames in its own RAM; the host
-//! copies each one across the ISA bus before the slot is free again. The copy rate is set by
-//! the bus clock and width. The card's RAM is split into 256-byte pages; the driver reserves
-//! some for transmit buffers and the rest is a receive ring. A frame that does not fit in the
-//! free receive pages is an overrun: the 8390 sets its overwrite-warning (OVW) status and its
-//! receiver stays off, dropping every later frame, until the driver runs the recovery sequence
-//! (stop, wait, clear the remote byte count, restart). Sources: the DP8390 buffer-overflow
-//! procedure as Linux `drivers/net/ethernet/8390/lib8390.c#ei_rx_overrun` carries it out, and
-//! NetBSD we(4) ("the board must be reset to avoid a lockup problem in early revision 8390's").
+//! An 8390 card (WD80x3, 3c503, NE1000/NE2000) holds received frames in its own RAM; the host
+//! copies each one across the ISA bus before the slot is free again, either as memory cycles
+//! from RAM mapped into the ISA memory space (shared memory) or through the 8390's remote-DMA
+//! data port ([`CardAccess`]). Every register access the driver makes on the way (the 8390's
+//! command, page, boundary and remote-DMA registers, the interrupt controller) is an ISA I/O
+//! cycle too. All of it runs on the bus clock ([`IsaBus::time`] of a [`BusWork`]). The card's
+//! RAM is split into 256-byte pages; the driver reserves some for transmit buffers and the
+//! rest is a receive ring. A frame that does not fit in the free receive pages is an overrun:
+//! the 8390 sets its overwrite-warning (OVW) status and its receiver stays off, dropping every
+//! later frame, until the driver runs the recovery sequence (stop, wait, clear the remote byte
+//! count, restart). Sources: the DP8390 buffer-overflow procedure as Linux
+//! `drivers/net/ethernet/8390/lib8390.c#ei_rx_overrun` carries it out, and NetBSD we(4) ("the
+//! board must be reset to avoid a lockup problem in early revision 8390's").
 
 use nictune_core::units::{Bytes, Nanos};
 use std::collections::VecDeque;
@@ -23,6 +27,15 @@ pub enum IsaWidth {
     Bits16,
 }
 
+/// Bus clocks of a standard ISA cycle (IBM PC AT Technical Reference bus timing, as summarised
+/// in Shanley & Anderson, "ISA System Architecture"; not checked here against the primary
+/// text): every cycle is 2 clocks plus the default wait states, 4 for an 8-bit memory or I/O
+/// cycle (6 clocks) and 1 for a 16-bit one (3 clocks). A card may stretch any of its own
+/// cycles further through IOCHRDY.
+const CLOCKS_8BIT_CYCLE: u64 = 6;
+/// See [`CLOCKS_8BIT_CYCLE`].
+const CLOCKS_16BIT_CYCLE: u64 = 3;
+
 impl IsaWidth {
     /// Bytes per bus cycle.
     pub fn bytes(self) -> u64 {
@@ -32,14 +45,11 @@ impl IsaWidth {
         }
     }
 
-    /// Bus clocks per memory cycle. Standard ISA timing: an 8-bit cycle is 2 clocks plus 4
-    /// default wait states (6), a 16-bit cycle 2 clocks plus 1 wait state (3). Source: IBM PC
-    /// AT Technical Reference bus timing, as summarised in Shanley & Anderson, "ISA System
-    /// Architecture" (not checked here against the primary text).
+    /// Bus clocks per data cycle of this width ([`CLOCKS_8BIT_CYCLE`], memory and I/O alike).
     pub fn clocks_per_cycle(self) -> u64 {
         match self {
-            IsaWidth::Bits8 => 6,
-            IsaWidth::Bits16 => 3,
+            IsaWidth::Bits8 => CLOCKS_8BIT_CYCLE,
+            IsaWidth::Bits16 => CLOCKS_16BIT_CYCLE,
         }
     }
 
@@ -52,7 +62,74 @@ impl IsaWidth {
     }
 }
 
-/// An ISA bus at a given clock.
+/// How the host reaches the frames in an 8390 card's packet RAM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CardAccess {
+    /// The RAM is mapped into the ISA memory space and copied with memory cycles (WD80x3,
+    /// 3c503 in shared-memory mode; Linux `wd.c`).
+    SharedMemory,
+    /// The 8390's remote DMA moves the RAM through one data port, read or written with string
+    /// I/O (`insw`/`outsw`, or `insb`/`outsb` on 8-bit cards) after the driver programs the
+    /// remote byte count and start address (NE1000/NE2000; Linux `ne.c`).
+    RemoteDma,
+}
+
+/// The ISA bus accesses one step of a driver makes.
+///
+/// Register accesses are single 8-bit I/O cycles; the 8390's registers are 8 bits wide on
+/// every card. A Linux `inb_p`/`outb_p` is the access followed by a pause, a write to the
+/// unused port 0x80 (Linux 1.x `include/asm-i386/io.h`, `__SLOW_DOWN_IO`), itself an 8-bit
+/// I/O cycle on the motherboard's side of the bus. Data moves in cycles of the card's width.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BusWork {
+    /// 8-bit I/O cycles to the card's registers (8390 and the board's own).
+    pub card_io: u64,
+    /// 8-bit I/O cycles to the motherboard: the 8259A interrupt controller and the port 0x80
+    /// pauses.
+    pub board_io: u64,
+    /// Data cycles to or from the card's packet RAM (memory cycles with shared memory, data
+    /// port I/O cycles with remote DMA), each of the card's width.
+    pub data_cycles: u64,
+}
+
+impl BusWork {
+    /// `n` plain `inb`/`outb` accesses to the card.
+    pub fn io(mut self, n: u64) -> BusWork {
+        self.card_io += n;
+        self
+    }
+
+    /// `n` `inb_p`/`outb_p` accesses to the card, each followed by its port 0x80 pause.
+    pub fn io_p(mut self, n: u64) -> BusWork {
+        self.card_io += n;
+        self.board_io += n;
+        self
+    }
+
+    /// `n` accesses to the 8259A interrupt controller.
+    pub fn pic(mut self, n: u64) -> BusWork {
+        self.board_io += n;
+        self
+    }
+
+    /// One transfer of `bytes` to or from the packet RAM on a card of `width`: whole cycles,
+    /// an odd trailing byte costing a cycle of its own.
+    pub fn data(mut self, width: IsaWidth, bytes: u64) -> BusWork {
+        self.data_cycles += bytes.div_ceil(width.bytes());
+        self
+    }
+
+    /// Both steps' accesses.
+    pub fn and(self, other: BusWork) -> BusWork {
+        BusWork {
+            card_io: self.card_io + other.card_io,
+            board_io: self.board_io + other.board_io,
+            data_cycles: self.data_cycles + other.data_cycles,
+        }
+    }
+}
+
+/// An ISA bus at a given clock, with one card on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IsaBus {
     width: IsaWidth,
@@ -70,7 +147,8 @@ impl IsaBus {
         }
     }
 
-    /// The same bus with a card that stretches every cycle by `n` wait states (IOCHRDY).
+    /// The same bus with a card that stretches every cycle to its packet RAM by `n` wait
+    /// states (IOCHRDY). Its register accesses keep standard timing.
     pub fn with_extra_wait_states(self, n: u64) -> IsaBus {
         IsaBus {
             extra_wait_states: n,
@@ -78,19 +156,25 @@ impl IsaBus {
         }
     }
 
-    fn clocks_per_cycle(&self) -> u64 {
-        self.width.clocks_per_cycle() + self.extra_wait_states
+    fn clocks(&self, w: BusWork) -> u64 {
+        let data = self.width.clocks_per_cycle() + self.extra_wait_states;
+        (w.card_io + w.board_io) * CLOCKS_8BIT_CYCLE + w.data_cycles * data
     }
 
-    /// Time to copy `bytes` from card memory to the host.
+    /// Time the bus is busy with `work`.
+    pub fn time(&self, work: BusWork) -> Nanos {
+        Nanos((self.clocks(work) * 1_000_000_000).div_ceil(self.clock_hz))
+    }
+
+    /// Time to copy `bytes` between the card's packet RAM and the host in one transfer.
     pub fn transfer_time(&self, bytes: Bytes) -> Nanos {
-        let cycles = bytes.0.div_ceil(self.width.bytes());
-        Nanos((cycles * self.clocks_per_cycle() * 1_000_000_000).div_ceil(self.clock_hz))
+        self.time(BusWork::default().data(self.width, bytes.0))
     }
 
-    /// Sustained copy rate in bytes per second.
+    /// Sustained packet-RAM copy rate in bytes per second.
     pub fn bytes_per_sec(&self) -> u64 {
-        self.clock_hz * self.width.bytes() / self.clocks_per_cycle()
+        self.clock_hz * self.width.bytes()
+            / (self.width.clocks_per_cycle() + self.extra_wait_states)
     }
 
     /// The card width.
@@ -226,6 +310,22 @@ mod tests {
     fn extra_wait_states_stretch_every_cycle() {
         let bus = IsaBus::new(IsaWidth::Bits8, 8_000_000).with_extra_wait_states(2);
         assert_eq!(bus.transfer_time(Bytes(1000)), Nanos(1_000_000));
+    }
+
+    #[test]
+    fn register_accesses_follow_the_bus_clock_and_ignore_the_cards_wait_states() {
+        // One outb_p = the access and its port 0x80 pause: two 6-clock 8-bit I/O cycles.
+        let slow = IsaBus::new(IsaWidth::Bits8, 6_000_000).with_extra_wait_states(2);
+        let fast = IsaBus::new(IsaWidth::Bits8, 24_000_000);
+        let step = BusWork::default().io_p(1);
+        assert_eq!(slow.time(step), Nanos(2_000));
+        assert_eq!(fast.time(step), Nanos(500));
+        assert_eq!(slow.time(BusWork::default().pic(3)), Nanos(3_000));
+        // Data cycles do pay the card's wait states: 8 clocks per byte.
+        assert_eq!(
+            slow.time(BusWork::default().data(IsaWidth::Bits8, 3)),
+            Nanos(4_000)
+        );
     }
 
     #[test]

@@ -9,9 +9,18 @@
 //! that goes as 1/√n (the central limit theorem), and n grows with the measured time, so
 //! the relative noise of a rate goes as 1/√duration. Halving the measured time makes each
 //! figure about 1.4× noisier.
+//!
+//! A budget too small for one shortest run per candidate is not refused either
+//! ([`fit_space`]): the search measures a subset of the candidates, chosen so that every
+//! level of every setting (and every placement) is in at least one measured candidate, and
+//! says which part of the space went unmeasured. Only a budget that cannot hold the baseline
+//! and two candidates is refused.
 
+use crate::candidate::{Candidate, Placement};
+use crate::knob::Setting;
 use crate::search::SearchPlan;
 use nictune_core::units::Nanos;
+use std::collections::BTreeSet;
 
 /// How much to measure: a number of runs, or wall time that buys runs of warm-up plus
 /// measurement.
@@ -69,13 +78,25 @@ pub struct Fitted {
 /// Why no search fits.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "--budget buys {runs} runs{}, but {candidates} candidates need at least {needed} (one run \
-     each, the best third again, and fresh runs for two finalists)",
-    if *.timed { " even at the shortest run length (0.5 s measured after 0.2 s warm-up)" } else { "" }
+    "--budget buys {runs} runs{}, but even the smallest search (the settings as found and {} \
+     of the {candidates} candidates, one run each, and fresh runs for two finalists) needs {needed}",
+    if *.timed {
+        format!(
+            " even at the shortest run length ({} s measured after {} s warm-up)",
+            .shortest.duration.as_secs_f64(),
+            .shortest.warm_up.as_secs_f64()
+        )
+    } else {
+        String::new()
+    },
+    FEWEST_CANDIDATES - 1
 )]
 pub struct TooSmall {
-    /// Runs the budget buys (at [`SHORTEST`] for a time budget).
+    /// Runs the budget buys (at [`TooSmall::shortest`] for a time budget).
     pub runs: usize,
+    /// The shortest run length fitting may use: [`SHORTEST`], or the asked length when that
+    /// is shorter still.
+    pub shortest: RunLength,
     /// Candidates to search, baseline included.
     pub candidates: usize,
     /// Runs the smallest search needs (one each, the best third again, two finalists at three
@@ -90,7 +111,7 @@ pub struct TooSmall {
 /// Fits a search over `candidates` (baseline included) at `asked` run length into
 /// `budget`: as asked if it covers the space; otherwise shorter runs (a time budget), then
 /// smaller finals (three finalists at five runs → two at three).
-pub fn fit(budget: Budget, asked: RunLength, candidates: usize) -> Result<Fitted, TooSmall> {
+fn fit(budget: Budget, asked: RunLength, candidates: usize) -> Result<Fitted, TooSmall> {
     let plan = SearchPlan::with_budget(asked.runs_in(budget));
     if plan.budget >= plan.minimum_budget(candidates) {
         return Ok(Fitted {
@@ -124,16 +145,135 @@ pub fn fit(budget: Budget, asked: RunLength, candidates: usize) -> Result<Fitted
     let mut plan = SearchPlan::with_budget(0);
     (plan.finalists, plan.final_reps) = (2, 3);
     let needed = plan.minimum_budget(candidates);
+    let shortest = shortest(asked);
     Err(TooSmall {
-        runs: SHORTEST.runs_in(budget),
+        runs: shortest.runs_in(budget),
+        shortest,
         candidates,
         needed,
         timed: matches!(budget, Budget::Time(_)),
-        minimum: (needed, Nanos(SHORTEST.total().0 * needed as u64)),
+        minimum: (needed, Nanos(shortest.total().0 * needed as u64)),
     })
 }
 
-/// The longest run length, no longer than `asked` and no shorter than [`SHORTEST`], at
+/// The shortest run fitting uses: [`SHORTEST`], unless the asked runs are shorter already
+/// (fitting never lengthens a run).
+fn shortest(asked: RunLength) -> RunLength {
+    if asked.total() < SHORTEST.total() {
+        asked
+    } else {
+        SHORTEST
+    }
+}
+
+/// The fewest candidates a screened search measures: the baseline and two others, so that
+/// there is something to compare and two finalists.
+pub const FEWEST_CANDIDATES: usize = 3;
+
+/// A search fitted into the budget with the candidates it will measure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FittedSpace {
+    /// The plan and run length, as [`fit`] returns them for [`FittedSpace::candidates`].
+    pub fitted: Fitted,
+    /// The candidates to search, baseline first: all of them, or the screened subset.
+    pub candidates: Vec<Candidate>,
+}
+
+/// Fits a search over `candidates` (baseline first) into `budget` like [`fit`]; where even
+/// the shortest runs with trimmed finals cannot cover them all, measures the largest subset
+/// that fits, chosen by [`cover`], and says so in the notes. Refused only when not even the
+/// baseline and two candidates fit ([`FEWEST_CANDIDATES`]).
+pub fn fit_space(
+    budget: Budget,
+    asked: RunLength,
+    candidates: Vec<Candidate>,
+) -> Result<FittedSpace, TooSmall> {
+    let all = candidates.len();
+    let refused = match fit(budget, asked, all) {
+        Ok(fitted) => return Ok(FittedSpace { fitted, candidates }),
+        Err(e) => e,
+    };
+    let mut trimmed = SearchPlan::with_budget(0);
+    (trimmed.finalists, trimmed.final_reps) = (2, 3);
+    let floor = shortest(asked);
+    let runs = floor.runs_in(budget);
+    let Some(k) = (FEWEST_CANDIDATES..all)
+        .rev()
+        .find(|&k| trimmed.minimum_budget(k) <= runs)
+    else {
+        let needed = trimmed.minimum_budget(FEWEST_CANDIDATES.min(all));
+        return Err(TooSmall {
+            needed,
+            minimum: (needed, Nanos(floor.total().0 * needed as u64)),
+            ..refused
+        });
+    };
+    let chosen = cover(&candidates, k);
+    let mut fitted = fit(budget, asked, chosen.len())?;
+    let complete = refused.minimum;
+    fitted.notes.push(format!(
+        "Only {} of the {all} candidates fit the budget, even at the shortest runs with trimmed finals: \
+         they were chosen so that every level of every setting (and every placement) is measured \
+         at least once, and the settings as found are among them; the other {} combinations were \
+         not measured, so the best may be among them. --budget {}s (or {} runs) measures them all.",
+        chosen.len(),
+        all - chosen.len(),
+        complete.1.as_secs_f64().ceil(),
+        complete.0
+    ));
+    let candidates = chosen.into_iter().map(|i| candidates[i].clone()).collect();
+    Ok(FittedSpace { fitted, candidates })
+}
+
+/// The indices of `k` of `candidates` (at least the baseline, index 0): greedily, the
+/// candidate that adds the most settings and placements not yet in a chosen one (the first
+/// in the space's order on a tie), until every level is in one; then the rest spread evenly
+/// over the candidates left. Sorted, so the baseline stays first.
+pub fn cover(candidates: &[Candidate], k: usize) -> Vec<usize> {
+    let k = k.clamp(1, candidates.len().max(1)).min(candidates.len());
+    let items = |c: &Candidate| -> Vec<Item> {
+        let mut v: Vec<Item> = c.settings.iter().copied().map(Item::Setting).collect();
+        v.push(Item::Placement(c.placement));
+        v
+    };
+    let mut uncovered: BTreeSet<Item> = candidates.iter().skip(1).flat_map(items).collect();
+    let mut chosen: BTreeSet<usize> = (0..k.min(1)).collect();
+    while chosen.len() < k && !uncovered.is_empty() {
+        let gain = |i: &usize| {
+            items(&candidates[*i])
+                .iter()
+                .filter(|x| uncovered.contains(*x))
+                .count()
+        };
+        let best = (1..candidates.len())
+            .filter(|i| !chosen.contains(i))
+            .max_by_key(|i| (gain(i), std::cmp::Reverse(*i)));
+        let Some(best) = best.filter(|i| gain(i) > 0) else {
+            break;
+        };
+        for x in items(&candidates[best]) {
+            uncovered.remove(&x);
+        }
+        chosen.insert(best);
+    }
+    let left: Vec<usize> = (1..candidates.len())
+        .filter(|i| !chosen.contains(i))
+        .collect();
+    let missing = k - chosen.len();
+    for j in 0..missing {
+        chosen.insert(left[j * left.len() / missing]);
+    }
+    chosen.into_iter().collect()
+}
+
+/// What a candidate contributes to the cover.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Item {
+    Setting(Setting),
+    Placement(Placement),
+}
+
+/// The longest run length, no longer than `asked` and no shorter than [`shortest`], at
 /// which `budget` buys `needed` runs; `None` when even the shortest does not.
 fn run_for(budget: Budget, asked: RunLength, needed: usize) -> Option<RunLength> {
     let Budget::Time(t) = budget else {
@@ -143,7 +283,7 @@ fn run_for(budget: Budget, asked: RunLength, needed: usize) -> Option<RunLength>
     if per_run >= asked.total() {
         return Some(asked);
     }
-    if per_run < SHORTEST.total() {
+    if per_run < SHORTEST.total() || shortest(asked) == asked {
         return None;
     }
     // Keep the asked warm-up's share of the run (at least the shortest warm-up), in whole
@@ -245,6 +385,96 @@ mod tests {
         assert!(text.contains(&shortest), "{text}");
         let e = fit(Budget::Runs(3), ASKED, 30).unwrap_err();
         assert!(!e.to_string().contains("shortest"), "{e}");
+    }
+
+    /// A space of `a` × `b` levels of two knobs over two placements, baseline first.
+    fn space(a: u64, b: u64) -> Vec<Candidate> {
+        use crate::knob::{Knob, KnobValue};
+        let mut all = vec![Candidate::baseline(Placement::Unpinned)];
+        for x in 0..a {
+            for y in 0..b {
+                for p in [Placement::Unpinned, Placement::Cross] {
+                    let s = vec![
+                        Setting::new(Knob::RxUsecs, KnobValue::Count(x)),
+                        Setting::new(Knob::GroFlushTimeout, KnobValue::Count(y)),
+                    ];
+                    all.push(Candidate::new(s, p));
+                }
+            }
+        }
+        all
+    }
+
+    /// Issue #16: `tune --budget` always fits. Below one shortest run per candidate the
+    /// search measures a subset in which every level of every setting appears.
+    #[test]
+    fn a_budget_below_one_run_per_candidate_measures_a_covering_subset() {
+        let cands = space(5, 4);
+        assert_eq!(cands.len(), 41);
+        let budget = Budget::Time(Nanos::from_secs(15));
+        let f = fit_space(budget, ASKED, cands.clone()).unwrap();
+        let k = f.candidates.len();
+        assert!((FEWEST_CANDIDATES..41).contains(&k), "{k}");
+        assert_eq!(f.candidates[0], cands[0], "the baseline stays first");
+        assert!(f.fitted.plan.budget >= f.fitted.plan.minimum_budget(k));
+        let spent = Nanos(f.fitted.run.total().0 * f.fitted.plan.budget as u64);
+        assert!(spent <= Nanos::from_secs(15), "{spent:?}");
+        for x in 0..5 {
+            assert!(
+                f.candidates.iter().any(|c| c
+                    .settings
+                    .iter()
+                    .any(|s| s.knob == crate::knob::Knob::RxUsecs
+                        && s.value == crate::knob::KnobValue::Count(x))),
+                "rx-usecs level {x} unmeasured"
+            );
+        }
+        for p in [Placement::Unpinned, Placement::Cross] {
+            assert!(f.candidates.iter().skip(1).any(|c| c.placement == p));
+        }
+        let note = f.fitted.notes.last().unwrap();
+        assert!(
+            note.contains(&format!("Only {k} of the 41 candidates")),
+            "{note}"
+        );
+        // Enough for them all: every candidate, no subset note.
+        let f = fit_space(Budget::Time(Nanos::from_secs(600)), ASKED, cands.clone()).unwrap();
+        assert_eq!(f.candidates, cands);
+        // Too little for the baseline and two others: refused, naming that minimum.
+        let e = fit_space(Budget::Time(Nanos::from_secs(3)), ASKED, cands).unwrap_err();
+        let mut trimmed = SearchPlan::with_budget(0);
+        (trimmed.finalists, trimmed.final_reps) = (2, 3);
+        assert_eq!(e.needed, trimmed.minimum_budget(FEWEST_CANDIDATES));
+    }
+
+    /// Runs asked shorter than [`SHORTEST`] are never lengthened to fit.
+    #[test]
+    fn runs_shorter_than_the_shortest_keep_their_length() {
+        let quick = RunLength {
+            duration: Nanos::from_millis(300),
+            warm_up: Nanos::from_millis(100),
+        };
+        let f = fit_space(Budget::Time(Nanos::from_secs(8)), quick, space(5, 4)).unwrap();
+        assert_eq!(f.fitted.run, quick);
+        assert!(f.candidates.len() < 41 && f.candidates.len() >= FEWEST_CANDIDATES);
+        assert!(f.fitted.plan.budget <= 20, "{:?}", f.fitted.plan);
+        let e = fit_space(Budget::Time(Nanos::from_secs(2)), quick, space(5, 4)).unwrap_err();
+        assert_eq!(e.shortest, quick);
+        assert!(
+            e.to_string().contains("0.3 s measured after 0.1 s warm-up"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_cover_takes_every_level_then_spreads_the_rest() {
+        let cands = space(3, 2);
+        let c = cover(&cands, 4);
+        assert_eq!(c.len(), 4);
+        assert_eq!(c[0], 0);
+        let c = cover(&cands, cands.len());
+        assert_eq!(c, (0..cands.len()).collect::<Vec<_>>());
+        assert_eq!(cover(&cands, 1), [0]);
     }
 
     #[test]

@@ -147,6 +147,9 @@ pub struct TuneConfig {
     /// What fitting the search into its budget changed ([`crate::fit`]); carried into the
     /// results' notes.
     pub notes: Vec<String>,
+    /// Candidates of the space left out to fit the budget ([`crate::fit::fit_space`]): not
+    /// in `candidates`, but counted in the results' space size.
+    pub left_out: usize,
 }
 
 /// What the loop measured. Candidate indices refer to `candidates`.
@@ -302,7 +305,7 @@ fn search<T: Target, M: Measurer>(
         record,
         metrics: eval.metrics,
         predicted,
-        space_size: config.candidates.len(),
+        space_size: config.candidates.len() + config.left_out,
     })
 }
 

@@ -173,6 +173,7 @@ pub fn demo_config(goal: Goal, budget: usize) -> TuneConfig {
         warm_up: Nanos::ZERO,
         duration: Nanos::ZERO,
         notes: Vec::new(),
+        left_out: 0,
     }
 }
 

@@ -154,6 +154,7 @@ fn testbed_config(budget: usize, goal: Goal) -> TuneConfig {
         warm_up: Nanos::ZERO,
         duration: Nanos::from_secs(2),
         notes: Vec::new(),
+        left_out: 0,
     }
 }
 

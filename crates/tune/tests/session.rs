@@ -160,6 +160,7 @@ fn config(budget: usize) -> TuneConfig {
         warm_up: Nanos::from_millis(500),
         duration: Nanos::from_secs(2),
         notes: Vec::new(),
+        left_out: 0,
     }
 }
 

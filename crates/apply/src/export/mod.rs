@@ -782,6 +782,22 @@ const FREEBSD_SYSCTL_ROOTS: [&str; 12] = [
     "compat",
 ];
 
+/// Second-level nodes of `net` that only Linux has (`Documentation/admin-guide/sysctl/net.rst`
+/// of Linux 6.x: `core`, `ipv4`, `ipv6`, `netfilter`, `unix`, `bridge`, `mptcp`, `vrf`, plus
+/// `nf_conntrack_max`); FreeBSD's `net` holds `inet`, `inet6`, `link`, `route`, `isr`, ...
+/// A bare name under one of them is a Linux sysctl, never passed to a FreeBSD file.
+const LINUX_NET_NODES: [&str; 9] = [
+    "core",
+    "ipv4",
+    "ipv6",
+    "netfilter",
+    "unix",
+    "bridge",
+    "mptcp",
+    "vrf",
+    "nf_conntrack_max",
+];
+
 /// A well-formed FreeBSD sysctl the catalog does not list (`net.inet.ip.fastforwarding`,
 /// `kern.maxfiles`, optionally written `freebsd.…`), kept as `freebsd.NAME` with its value
 /// as given: export writes it to freebsd-sysctl.conf with a warning instead of failing.
@@ -802,6 +818,16 @@ fn unlisted_freebsd_sysctl(
         });
     if !well_formed {
         return None;
+    }
+    let explicit = name.starts_with("freebsd.");
+    if !explicit && segments[0] == "net" && LINUX_NET_NODES.contains(&segments[1]) {
+        return Some(Err(DesiredError::BadInstance {
+            key: name.to_string(),
+            why: format!(
+                "is a Linux sysctl nictune does not list; allowed: write it sysctl.{name} \
+                 (Linux: --format sysctl.d), or freebsd.{name} if a FreeBSD host really has it"
+            ),
+        }));
     }
     let plain = |c: char| c.is_ascii_alphanumeric() || "-_.,:/+".contains(c);
     if raw.is_empty() || !raw.chars().all(plain) {
@@ -931,6 +957,27 @@ iface = "eth1"
             export(Format::SystemdLink, &napi, &target()),
             Err(ExportError::NothingToWrite { .. })
         ));
+    }
+
+    /// Issue #13: a bare Linux sysctl the catalog does not list is not taken for a FreeBSD
+    /// one (it used to land in freebsd-sysctl.conf with only a warning).
+    #[test]
+    fn regression_an_unlisted_linux_sysctl_never_goes_to_a_freebsd_file() {
+        for key in ["net.core.somaxconn", "net.ipv4.tcp_fin_timeout"] {
+            let table: toml::Table = toml::from_str(&format!("\"{key}\" = 30")).unwrap();
+            let e = parse_items(&table).unwrap_err().to_string();
+            assert!(e.contains("is a Linux sysctl"), "{key}: {e}");
+            assert!(e.contains(&format!("sysctl.{key}")), "{key}: {e}");
+        }
+        // Written as Linux sysctls they export to sysctl.d and never to a FreeBSD format.
+        let items = items_of("[settings]\n\"sysctl.net.core.somaxconn\" = 4096\n");
+        let out = export(Format::SysctlD, &items, &target()).unwrap();
+        assert!(
+            out.text.contains("net.core.somaxconn = 4096"),
+            "{}",
+            out.text
+        );
+        assert!(export(Format::FreebsdSysctlConf, &items, &target()).is_err());
     }
 
     #[test]

@@ -33,7 +33,8 @@ pub struct IcmpConn {
 }
 
 /// Which kind of socket carries the probes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum IcmpSocket {
     /// An unprivileged ICMP datagram socket (`SOCK_DGRAM`, `IPPROTO_ICMP`): the kernel sets
     /// the echo id; used when `net.ipv4.ping_group_range` admits the caller's group.

@@ -293,7 +293,14 @@ fn sink(plan: &ServerPlan, shared: &Shared, mut s: TcpStream) -> io::Result<()> 
         }
         match s.read(&mut buf) {
             Ok(0) => break,
-            Ok(n) => total += n as u64,
+            Ok(n) => {
+                if total == 0 {
+                    // Like the answering servers, one id per connection once data came.
+                    let id = super::napi_id(s.as_raw_fd()).unwrap_or(0);
+                    record(shared, |r| r.napi_ids.push(id));
+                }
+                total += n as u64;
+            }
             Err(e) if timed_out(&e) && !stop(plan) => {}
             Err(e) if timed_out(&e) => break,
             Err(e) => return Err(e),

@@ -1,12 +1,13 @@
 //! Turning what both sides measured into a [`BenchResult`].
 
-use super::far::FarReport;
+use super::far::{FarReport, FarSysctls};
 use super::route::Route;
 use super::Measured;
 use crate::engine::ConnStats;
 use crate::net::server::ServerReport;
 use crate::result::{
     BenchResult, LoadFigures, LoopMode, NapiCheck, Placement, SidePlacement, StreamFigures,
+    SysctlsInForce,
 };
 use crate::spec::{BenchSpec, TestKind};
 use nictune_core::metrics::Metrics;
@@ -48,9 +49,8 @@ pub(super) fn assemble(
     if let Some(a) = server_acc {
         accounting.insert("server".to_string(), a);
     }
-    let sysctls = crate::sysctls::read(std::path::Path::new("/proc/sys"));
     let mut warnings = route.warnings.clone();
-    warnings.extend(crate::sysctls::warnings(&sysctls));
+    let sysctls = sysctls_in_force(&far, &mut warnings);
     if far.server.capped {
         warnings.push(
             "the server stopped answering at its per-test cap on bytes sent (16 GiB for \
@@ -91,6 +91,7 @@ pub(super) fn assemble(
         warnings,
         testbed: None,
         sysctls,
+        icmp_socket: m.icmp_socket,
         load: spec
             .load
             .zip(m.load.as_ref())
@@ -128,5 +129,32 @@ fn napi_check(
         client_ids: m.outcomes_napi.clone(),
         server_ids: server.napi_ids.clone(),
         verified,
+    }
+}
+
+/// Both sides' sysctls, with a warning for each value that is not the kernel's default and
+/// for each side whose values could not be read.
+fn sysctls_in_force(far: &FarReport, warnings: &mut Vec<String>) -> SysctlsInForce {
+    let here = crate::sysctls::read_host();
+    warnings.extend(here.note);
+    warnings.extend(crate::sysctls::warnings(&here.values, "this host"));
+    let server = match &far.sysctls {
+        FarSysctls::Peer(Some(peer)) => {
+            warnings.extend(crate::sysctls::warnings(peer, "the peer"));
+            Some(peer.clone())
+        }
+        FarSysctls::Peer(None) => {
+            warnings.push(
+                "the peer did not report its host-wide net.core sysctls (its `nictune serve` \
+                 could not read them): whether its sockets busy-polled is not recorded"
+                    .into(),
+            );
+            None
+        }
+        FarSysctls::ThisHost => Some(here.values.clone()),
+    };
+    SysctlsInForce {
+        client: here.values,
+        server,
     }
 }

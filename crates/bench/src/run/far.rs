@@ -35,6 +35,16 @@ pub(super) enum Far {
 pub(crate) struct FarReport {
     pub(crate) accounting: Option<Accounting>,
     pub(crate) server: ServerReport,
+    /// Whose host-wide sysctls the server side ran under.
+    pub(crate) sysctls: FarSysctls,
+}
+
+/// The server side's host-wide sysctls.
+pub(crate) enum FarSysctls {
+    /// A server in this process: this host's.
+    ThisHost,
+    /// A peer's, as it reported them; `None` when it could not read them.
+    Peer(Option<crate::sysctls::Values>),
 }
 
 impl Far {
@@ -148,7 +158,11 @@ impl Far {
                     .transpose()?
                     .unwrap_or_default();
                 load.map(RunningServer::join).transpose()?;
-                Ok(FarReport { accounting, server })
+                Ok(FarReport {
+                    accounting,
+                    server,
+                    sysctls: FarSysctls::ThisHost,
+                })
             }
             Far::Peer(p) => p.finish(work),
         }

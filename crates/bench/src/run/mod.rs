@@ -22,6 +22,7 @@ use crate::client::{self, ClientJob, ClientOutcome};
 use crate::clock::{Clock, MonotonicClock};
 use crate::engine::ConnStats;
 use crate::error::{BenchError, Result};
+use crate::net::icmp::IcmpSocket;
 use crate::peer::PeerTarget;
 use crate::result::BenchResult;
 use crate::spec::{BenchSpec, Limits, TestKind};
@@ -87,6 +88,8 @@ pub(super) struct Measured {
     /// What the load streams moved, when the spec has a load.
     pub(super) load: Option<ConnStats>,
     pub(super) outcomes_napi: Vec<u32>,
+    /// ICMP echo: the kind of socket the probes went through (all connections open the same).
+    pub(super) icmp_socket: Option<IcmpSocket>,
     pub(super) cpus: BTreeSet<u32>,
     pub(super) accounting: Accounting,
     pub(super) work: Work,
@@ -151,6 +154,7 @@ fn measure(
         stats,
         load,
         outcomes_napi: napi,
+        icmp_socket: outcomes.iter().find_map(|o| o.icmp_socket),
         cpus,
         accounting,
         work,

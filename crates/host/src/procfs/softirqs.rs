@@ -11,7 +11,9 @@ const INPUT: &str = "/proc/softirqs";
 pub struct ProcSoftirqs {
     /// CPU ids of the count columns.
     pub cpus: Vec<u32>,
-    /// `(type, count per CPU column)`, e.g. `("NET_RX", [476, 636])`.
+    /// `(type, count per CPU column)`, e.g. `("NET_RX", [476, 636])` (JSON: `{"name",
+    /// "per_cpu"}` objects).
+    #[serde(serialize_with = "crate::json::named_rows")]
     pub rows: Vec<(String, Vec<u64>)>,
 }
 

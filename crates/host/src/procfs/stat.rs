@@ -116,7 +116,9 @@ impl CpuTimes {
 pub struct ProcStat {
     /// The `cpu` line: all CPUs together.
     pub all: CpuTimes,
-    /// One entry per `cpuN` line, as `(N, times)`; offline CPUs are absent.
+    /// One entry per `cpuN` line, as `(N, times)`; offline CPUs are absent (JSON: the times
+    /// with a `cpu` field).
+    #[serde(serialize_with = "crate::json::per_cpu_objects")]
     pub cpus: Vec<(u32, CpuTimes)>,
     /// First number of the `intr` line: interrupts serviced since boot, all sources.
     pub interrupts_total: u64,

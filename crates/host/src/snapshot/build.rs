@@ -159,7 +159,7 @@ fn nic(read: &dyn HostRead, name: &str, netdev: &NetdevInfo, irqs: &[Irq]) -> Ni
         features: ethtool.features,
         napi_defer_hard_irqs: number(read, &format!("{base}/napi_defer_hard_irqs")),
         gro_flush_timeout_ns: number(read, &format!("{base}/gro_flush_timeout")),
-        threaded: text(read, &format!("{base}/threaded")),
+        threaded: number(read, &format!("{base}/threaded")),
         napis,
         queues: queues(read, &base),
         device_irqs,
@@ -177,10 +177,14 @@ fn driver(
     kind: Option<String>,
 ) -> Readable<String> {
     if !has_device {
-        return kind.map_or_else(
-            || Readable::Unsupported("virtual interface (no device)".into()),
-            Readable::Value,
-        );
+        // The loopback device has no rtnetlink kind: it is told by its hardware type,
+        // ARPHRD_LOOPBACK (772, include/uapi/linux/if_arp.h) in sysfs `type`.
+        let loopback = number(read, &format!("{base}/type")).value() == Some(&772);
+        return match kind {
+            Some(kind) => Readable::Value(kind),
+            None if loopback => Readable::Value("loopback".into()),
+            None => Readable::Unsupported("virtual interface (no device)".into()),
+        };
     }
     readable(read.link(&format!("{base}/device/driver")))
         .map(|target| target.rsplit('/').next().unwrap_or(&target).to_string())
@@ -386,12 +390,17 @@ fn cpus(read: &dyn HostRead) -> Vec<Cpu> {
         .collect()
 }
 
-fn sysctls(read: &dyn HostRead) -> BTreeMap<String, Readable<String>> {
+/// Every key of [`SYSCTLS`]: each holds one integer.
+fn sysctls(read: &dyn HostRead) -> BTreeMap<String, Readable<i64>> {
     SYSCTLS
         .iter()
         .map(|name| {
             let path = format!("/proc/sys/{}", name.replace('.', "/"));
-            (name.to_string(), text(read, &path))
+            let value = text(read, &path).and_then(|t| {
+                t.parse::<i64>()
+                    .map_err(|_| format!("{path}: {t:?} is not a number"))
+            });
+            (name.to_string(), value)
         })
         .collect()
 }
@@ -474,5 +483,19 @@ mod tests {
         let nic = &port("", &[], "0\n").nics[0];
         assert!(nic.device_irqs.is_empty() && nic.irq_mode.is_none());
         assert!(nic.queues.iter().all(|q| q.irq.is_none()));
+    }
+
+    /// Issue #13: `lo` shows as the loopback driver, not "n/a".
+    #[test]
+    fn the_loopback_device_is_named_by_its_hardware_type() {
+        let host = FakeHost::new()
+            .with_file("/sys/class/net/lo/type", "772\n")
+            .with_file("/sys/class/net/dummy0/type", "1\n");
+        let lo = driver(&host, "/sys/class/net/lo", false, None);
+        assert_eq!(lo.value().map(String::as_str), Some("loopback"));
+        let other = driver(&host, "/sys/class/net/dummy0", false, None);
+        assert!(other.value().is_none(), "{other:?}");
+        let veth = driver(&host, "/sys/class/net/dummy0", false, Some("veth".into()));
+        assert_eq!(veth.value().map(String::as_str), Some("veth"));
     }
 }

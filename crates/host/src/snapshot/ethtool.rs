@@ -40,9 +40,67 @@ pub const COALESCE_FIELDS: [&str; 29] = [
 
 /// The coalescing fields the driver reported, by `ethtool -C` name (µs, frames, pkt/s,
 /// booleans as 0/1 — the unit is in the name, as ethtool has it).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(transparent)]
+///
+/// In JSON every field of [`COALESCE_FIELDS`] is present, snake_case (`rx_usecs`), `null`
+/// where the driver does not support it, the on/off fields as booleans and the sample
+/// interval with its unit (`sample_interval_s`).
+/// Captures store it in the same form and read back both it and the earlier `ethtool -C`
+/// names with 0/1 values.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Coalesce(pub BTreeMap<String, u64>);
+
+/// The coalescing fields that are switches (ETHTOOL_A_COALESCE_USE_ADAPTIVE_*, *_CQE_MODE_*).
+const COALESCE_SWITCHES: [&str; 4] = ["adaptive-rx", "adaptive-tx", "cqe-mode-tx", "cqe-mode-rx"];
+
+/// The JSON name of a coalescing field: snake_case, with the unit where the name lacks one.
+fn coalesce_json_name(field: &str) -> String {
+    match field {
+        // ETHTOOL_A_COALESCE_RATE_SAMPLE_INTERVAL is in seconds (`ethtool -C … sample-interval`).
+        "sample-interval" => "sample_interval_s".into(),
+        f => f.replace('-', "_"),
+    }
+}
+
+impl<'de> Deserialize<'de> for Coalesce {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Number(u64),
+            Switch(bool),
+        }
+        let raw: BTreeMap<String, Option<Raw>> = BTreeMap::deserialize(d)?;
+        let fields = raw.into_iter().filter_map(|(name, value)| {
+            let field = COALESCE_FIELDS
+                .iter()
+                .find(|f| **f == name || coalesce_json_name(f) == name)
+                .map_or(name, |f| f.to_string());
+            match value? {
+                Raw::Number(n) => Some((field, n)),
+                Raw::Switch(b) => Some((field, u64::from(b))),
+            }
+        });
+        Ok(Coalesce(fields.collect()))
+    }
+}
+
+impl Serialize for Coalesce {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(COALESCE_FIELDS.len()))?;
+        for field in COALESCE_FIELDS {
+            let name = coalesce_json_name(field);
+            match self.get(field) {
+                None => map.serialize_entry(&name, &None::<u64>)?,
+                Some(v) if COALESCE_SWITCHES.contains(&field) => {
+                    map.serialize_entry(&name, &(v != 0))?
+                }
+                Some(v) => map.serialize_entry(&name, &v)?,
+            }
+        }
+        map.end()
+    }
+}
 
 impl Coalesce {
     /// A field's value; `None` when the driver does not support it.
@@ -132,5 +190,32 @@ impl Features {
     /// Whether GRO is on (`None` if the reply did not list it).
     pub fn gro(&self) -> Option<bool> {
         self.0.get("rx-gro").copied()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue #13: one case style, real booleans and `null` for what the driver lacks.
+    #[test]
+    fn coalesce_json_is_snake_case_with_booleans_and_nulls() {
+        let c = Coalesce(BTreeMap::from([
+            ("rx-usecs".to_string(), 3),
+            ("adaptive-rx".to_string(), 1),
+            ("sample-interval".to_string(), 2),
+        ]));
+        let v = serde_json::to_value(&c).unwrap();
+        let obj = v.as_object().unwrap();
+        assert_eq!(obj.len(), COALESCE_FIELDS.len());
+        assert_eq!(v["rx_usecs"], 3);
+        assert_eq!(v["adaptive_rx"], true);
+        assert_eq!(v["sample_interval_s"], 2);
+        assert_eq!(v["tx_usecs"], serde_json::Value::Null);
+        assert!(obj.keys().all(|k| !k.contains('-')), "{obj:?}");
+        // Read back (captures store this form), and the earlier form of older captures.
+        assert_eq!(serde_json::from_value::<Coalesce>(v).unwrap(), c);
+        let old = serde_json::json!({"rx-usecs": 3, "adaptive-rx": 1, "sample-interval": 2});
+        assert_eq!(serde_json::from_value::<Coalesce>(old).unwrap(), c);
     }
 }

@@ -39,8 +39,8 @@ pub struct HostSnapshot {
     pub nics: Vec<Nic>,
     /// Device IRQs (not architecture lines), with their CPUs.
     pub irqs: Vec<Irq>,
-    /// Network-relevant sysctls by dotted name (`net.core.netdev_budget`).
-    pub sysctls: BTreeMap<String, Readable<String>>,
+    /// Network-relevant sysctls by dotted name (`net.core.netdev_budget`), each one integer.
+    pub sysctls: BTreeMap<String, Readable<i64>>,
     /// Whether irqbalance is running.
     pub irqbalance_running: Readable<bool>,
     /// Module parameters by driver: readable `/sys/module/DRV/parameters/*`, overlaid by
@@ -100,8 +100,9 @@ pub struct Nic {
     pub napi_defer_hard_irqs: Readable<u64>,
     /// `/sys/class/net/IF/gro_flush_timeout`, nanoseconds.
     pub gro_flush_timeout_ns: Readable<u64>,
-    /// `/sys/class/net/IF/threaded`.
-    pub threaded: Readable<String>,
+    /// `/sys/class/net/IF/threaded`: 0 (softirq), 1 (threaded NAPI), 2 (threaded busy
+    /// polling, Linux 6.17+).
+    pub threaded: Readable<u64>,
     /// This device's NAPI instances from netdev netlink (`napi-get`).
     pub napis: Readable<Vec<Napi>>,
     /// The `queues/rx-N` and `queues/tx-N` directories, sorted rx before tx, by index.
@@ -173,7 +174,8 @@ pub struct Irq {
     pub affinity: Readable<CpuSet>,
     /// Where it actually fires (`effective_affinity_list`).
     pub effective: Readable<CpuSet>,
-    /// Count per CPU since boot, as `(cpu, count)`.
+    /// Count per CPU since boot, as `(cpu, count)` (JSON: `{"cpu", "count"}` objects).
+    #[serde(serialize_with = "crate::json::cpu_counts")]
     pub per_cpu: Vec<(u32, u64)>,
 }
 
@@ -215,8 +217,8 @@ impl HostSnapshot {
         self.cpus.iter().find(|c| c.id == id)
     }
 
-    /// A sysctl's value parsed as an integer.
+    /// A sysctl's value, if readable and not negative.
     pub fn sysctl_u64(&self, name: &str) -> Option<u64> {
-        self.sysctls.get(name)?.value()?.trim().parse().ok()
+        u64::try_from(*self.sysctls.get(name)?.value()?).ok()
     }
 }

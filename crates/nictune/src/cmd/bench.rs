@@ -72,8 +72,10 @@ pub struct Args {
     /// Pin the server to this CPU.
     #[arg(long, value_name = "N")]
     pub server_cpu: Option<u32>,
-    /// ping: ICMP echo instead of UDP echo (needs net.ipv4.ping_group_range; the testbed
-    /// enables it inside its own namespace).
+    /// ping: ICMP echo instead of UDP echo, through a ping socket where
+    /// net.ipv4.ping_group_range admits the caller's group, else through a raw socket as root
+    /// (the result's icmp_socket says which; the testbed allows ping sockets in its own
+    /// namespace).
     #[arg(long)]
     pub icmp: bool,
     /// Latency under load (rr, udp-rr, ping): run N bulk TCP streams (128 KiB writes)

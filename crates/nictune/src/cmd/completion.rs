@@ -4,7 +4,10 @@
 //! Keys, scenarios and formats are compiled in, so they are written into the script. Interface
 //! names change, so the script lists `/sys/class/net` itself when completing (a shell glob,
 //! not a call back into nictune). bash and fish get a layer on top of the generated script;
-//! zsh, elvish and PowerShell get the fixed lists as clap possible values.
+//! zsh gets the fixed lists as clap possible values and its actions for `KEY=VALUE`
+//! arguments and interfaces; elvish and PowerShell, whose generated scripts offer no values,
+//! get the fixed lists as candidates of the subcommands that take them (no interface names:
+//! their scripts have no place that knows the argument being completed).
 
 use clap::builder::PossibleValuesParser;
 use clap_complete::Shell;
@@ -63,6 +66,7 @@ impl Values {
 /// so every shell's script offers them. (Only for generating: parsing keeps its own checks and
 /// messages.)
 pub fn for_generators(cmd: clap::Command, values: &Values) -> clap::Command {
+    let cmd = without_hidden(cmd);
     let list = |v: &[String]| PossibleValuesParser::new(v.to_vec());
     let keys = list(&values.keys);
     let formats = list(&values.formats);
@@ -77,6 +81,28 @@ pub fn for_generators(cmd: clap::Command, values: &Values) -> clap::Command {
         .mut_subcommand("sim", |c| {
             c.mut_arg("scenario", |a| a.value_parser(scenarios.clone()))
         })
+}
+
+/// The command without its hidden subcommands (`vm-agent`, which only a testbed guest runs):
+/// clap_complete writes hidden subcommands into the scripts, so they are left out here.
+fn without_hidden(cmd: clap::Command) -> clap::Command {
+    let visible: Vec<clap::Command> = cmd
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set())
+        .cloned()
+        .collect();
+    let mut top = clap::Command::new(cmd.get_name().to_string())
+        .args(cmd.get_arguments().cloned())
+        .subcommands(visible)
+        .subcommand_required(cmd.is_subcommand_required_set())
+        .propagate_version(cmd.is_propagate_version_set());
+    if let Some(v) = cmd.get_version() {
+        top = top.version(v.to_string());
+    }
+    if let Some(about) = cmd.get_about() {
+        top = top.about(about.clone());
+    }
+    top
 }
 
 /// Gives every interface argument (`--iface`, show's and doctor's positional interfaces) the
@@ -102,17 +128,24 @@ fn name_ifaces(cmd: clap::Command) -> clap::Command {
 
 /// clap's script for `shell` made to complete interface names, followed by the layer for the
 /// values clap does not know.
-pub fn finish(shell: Shell, generated: &str, values: &Values) -> String {
+pub fn finish(shell: Shell, generated: &str, v: &Values) -> String {
     match shell {
-        Shell::Bash => format!("{generated}{}", bash(values)),
-        Shell::Fish => format!("{generated}{}", fish(values)),
-        // zsh's own `_net_interfaces` (from zsh's completion functions) lists the interfaces.
+        Shell::Bash => format!("{generated}{}", bash(v)),
+        Shell::Fish => format!("{generated}{}", fish(v)),
+        // zsh's own `_net_interfaces` (from zsh's completion functions) lists the interfaces;
+        // `compadd -S ''` offers KEY= without the space after it.
         Shell::Zsh => {
+            let keys = zsh_keys(&v.keys);
+            let sim_keys = zsh_keys(&v.sim_keys);
             generated
                 .lines()
                 .map(|l| {
                     if l.contains(":IFACE:_default'") || l.starts_with("'*::ifaces -- ") {
                         l.replace(":_default'", ":_net_interfaces'")
+                    } else if l.starts_with("'*::settings -- ") {
+                        l.replace(":_default'", &format!(":{keys}'"))
+                    } else if l.starts_with("'*--set=[") || l.starts_with("'*--sweep=[") {
+                        l.replace(":_default'", &format!(":{sim_keys}'"))
                     } else {
                         l.to_string()
                     }
@@ -121,8 +154,63 @@ pub fn finish(shell: Shell, generated: &str, values: &Values) -> String {
                 .join("\n")
                 + "\n"
         }
+        Shell::Elvish => candidates(generated, v, "        &'nictune;", "'= {", |value| {
+            format!("            cand {value} '{value}'")
+        }),
+        Shell::PowerShell => candidates(generated, v, "        'nictune;", "' {", |value| {
+            format!(
+                "            [CompletionResult]::new('{value}', '{value}', \
+                 [CompletionResultType]::ParameterValue, '{value}')"
+            )
+        }),
         _ => generated.to_string(),
     }
+}
+
+/// A zsh action offering `KEY=` for each key, with no space after it.
+fn zsh_keys(keys: &[String]) -> String {
+    let words: Vec<String> = keys.iter().map(|k| format!("{k}=")).collect();
+    format!("{{compadd -S \"\" -- {}}}", words.join(" "))
+}
+
+/// The values each subcommand's positional or value flag takes, for shells that complete per
+/// subcommand only: explain's keys, apply's and check's `KEY=`, sim's scenarios, export's
+/// formats.
+fn per_subcommand(v: &Values) -> Vec<(&'static str, Vec<String>)> {
+    let eq: Vec<String> = v.keys.iter().map(|k| format!("{k}=")).collect();
+    vec![
+        ("explain", v.keys.clone()),
+        ("apply", eq.clone()),
+        ("check", eq),
+        ("sim", v.scenarios.clone()),
+        ("export", v.formats.clone()),
+    ]
+}
+
+/// The generated script with `line(value)` added after the line opening each subcommand's
+/// block (`{open}SUB{close}`), for the values [`per_subcommand`] gives it.
+fn candidates(
+    generated: &str,
+    v: &Values,
+    open: &str,
+    close: &str,
+    line: impl Fn(&str) -> String,
+) -> String {
+    let lists = per_subcommand(v);
+    let mut out = String::with_capacity(generated.len() * 2);
+    for l in generated.lines() {
+        out.push_str(l);
+        out.push('\n');
+        let list = lists
+            .iter()
+            .find(|(sub, _)| l == format!("{open}{sub}{close}"))
+            .map(|(_, list)| list);
+        for value in list.into_iter().flatten() {
+            out.push_str(&line(value));
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// A bash function run before clap's `_nictune`: it answers for interface names, keys,
@@ -230,6 +318,14 @@ fn fish(v: &Values) -> String {
         "complete -c nictune -n '__fish_seen_subcommand_from sim' -l set -l sweep -xa '{}'\n",
         sim.join(" ")
     ));
+    out.push_str(&format!(
+        "complete -c nictune -n '__fish_seen_subcommand_from explain' -fa '{}'\n",
+        v.keys.join(" ")
+    ));
+    out.push_str(&format!(
+        "complete -c nictune -n '__fish_seen_subcommand_from sim' -a '{}'\n",
+        v.scenarios.join(" ")
+    ));
     out
 }
 
@@ -264,6 +360,50 @@ mod tests {
         assert!(fish.contains("coalesce.rx-usecs="), "{fish}");
         assert!(fish.contains("-l set -l sweep -xa '"), "{fish}");
         assert!(fish.contains("sysctl.d"), "{fish}");
+        let v = Values::compiled_in();
+        assert!(
+            fish.contains(&v.scenarios.join(" ")),
+            "no scenarios for sim"
+        );
+        assert!(fish.contains(&format!("explain' -fa '{}", v.keys.join(" "))));
+        assert!(!fish.contains("vm-agent"), "the hidden command is left out");
+    }
+
+    #[test]
+    fn zsh_offers_keys_for_settings_and_sim_keys_for_set() {
+        let zsh = script(Shell::Zsh);
+        let settings: Vec<&str> = zsh
+            .lines()
+            .filter(|l| l.starts_with("'*::settings -- "))
+            .collect();
+        assert_eq!(settings.len(), 2, "apply and check: {settings:?}");
+        assert!(settings
+            .iter()
+            .all(|l| l.contains("compadd -S \"\" -- ") && l.contains("coalesce.rx-usecs=")));
+        let set = zsh.lines().find(|l| l.starts_with("'*--set=[")).unwrap();
+        assert!(set.contains("client.itr="), "{set}");
+        assert!(!zsh.contains("vm-agent"));
+    }
+
+    #[test]
+    fn elvish_and_powershell_offer_keys_scenarios_and_formats() {
+        let v = Values::compiled_in();
+        for (shell, cand) in [
+            (Shell::Elvish, "cand seed-e1000-rr 'seed-e1000-rr'"),
+            (
+                Shell::PowerShell,
+                "[CompletionResult]::new('seed-e1000-rr', 'seed-e1000-rr'",
+            ),
+        ] {
+            let s = script(shell);
+            assert!(s.contains(cand), "{shell:?}: no scenario");
+            assert!(s.contains("coalesce.rx-usecs="), "{shell:?}: no KEY=");
+            assert!(
+                s.contains(&format!("'{}'", v.formats[0])),
+                "{shell:?}: no format"
+            );
+            assert!(!s.contains("vm-agent"), "{shell:?}");
+        }
     }
 
     #[test]

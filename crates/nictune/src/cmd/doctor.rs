@@ -17,10 +17,10 @@ pub struct Args {
     /// Interfaces to examine (default: all).
     #[arg(value_name = "IFACE")]
     pub ifaces: Vec<String>,
-    /// Sample counters twice, SECONDS apart, to tell growing drops and rates from old ones
-    /// (live Linux only).
-    #[arg(long, value_name = "SECONDS")]
-    pub interval: Option<f64>,
+    /// Sample counters twice, this far apart, to tell growing drops and rates from old ones
+    /// (live Linux only): seconds (1) or with a unit (1s, 500ms).
+    #[arg(long, value_name = "DURATION", value_parser = nictune_core::duration::arg)]
+    pub interval: Option<Nanos>,
     #[command(flatten)]
     pub source: SourceArgs,
 }

@@ -16,10 +16,10 @@ pub struct Args {
     /// Interfaces to show (default: all).
     #[arg(value_name = "IFACE")]
     pub ifaces: Vec<String>,
-    /// Sample the counters twice, SECONDS apart, and show interrupt, softirq, packet, drop
-    /// and squeeze rates.
-    #[arg(long, value_name = "SECONDS")]
-    pub interval: Option<f64>,
+    /// Sample the counters twice, this far apart, and show interrupt, softirq, packet, drop
+    /// and squeeze rates: seconds (1) or with a unit (1s, 500ms).
+    #[arg(long, value_name = "DURATION", value_parser = nictune_core::duration::arg)]
+    pub interval: Option<Nanos>,
     #[command(flatten)]
     pub source: SourceArgs,
 }

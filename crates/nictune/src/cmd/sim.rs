@@ -186,8 +186,8 @@ fn list_keys(ctx: &Ctx) -> Result<Outcome> {
     Ok(Outcome::Success)
 }
 
-/// `--explain` for an engine scenario: its description, the engine's model, and every key
-/// with the value this scenario runs with.
+/// `--explain` for an engine scenario: its description, its notes, the engine's model, and
+/// every key with the value this scenario runs with.
 fn explain(scenario: &Scenario, ctx: &Ctx) -> Result<Outcome> {
     ctx.emit("sim", &engine_explain_doc(scenario), explain_text)?;
     Ok(Outcome::Success)

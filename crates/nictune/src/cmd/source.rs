@@ -48,7 +48,7 @@ pub enum Host {
 /// `capture_hint` is the hint for `--interval` with `--root`.
 pub fn check(
     source: &SourceArgs,
-    interval: Option<f64>,
+    interval: Option<Nanos>,
     capture_hint: &str,
 ) -> Result<Option<Nanos>> {
     let interval = interval.map(check_interval).transpose()?;
@@ -190,15 +190,8 @@ pub fn check_iface_names(ifaces: &[String]) -> Result<()> {
     ifaces.iter().try_for_each(|i| check_iface_name(i))
 }
 
-/// `--interval`: more than 0 and at most an hour.
-fn check_interval(seconds: f64) -> Result<Nanos> {
-    if seconds.is_finite() && seconds > 0.0 && seconds <= 3600.0 {
-        return Ok(Nanos::from_secs_f64(seconds));
-    }
-    Err(InvalidInput::new(
-        "--interval",
-        seconds,
-        "a number of seconds above 0 and at most 3600",
-    ))
-    .hint("try --interval 1")
+/// `--interval`: at least a millisecond and at most an hour.
+fn check_interval(interval: Nanos) -> Result<Nanos> {
+    let (min, max) = (Nanos::from_millis(1), Nanos::from_secs(3600));
+    nictune_core::duration::in_range("--interval", interval, min, max).hint("try --interval 1s")
 }

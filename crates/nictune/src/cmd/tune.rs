@@ -16,7 +16,7 @@ use nictune_apply::state::{Lock, StateDir};
 use nictune_core::duration;
 use nictune_core::privilege::Privilege;
 use nictune_core::units::Nanos;
-use nictune_tune::fit::{fit, Fitted, RunLength, TooSmall};
+use nictune_tune::fit::{fit_space, Fitted, FittedSpace, RunLength, TooSmall};
 use nictune_tune::objective::Goal;
 use nictune_tune::observe::{CpuScope, RateUnit};
 use nictune_tune::predict::Predictor;
@@ -222,25 +222,28 @@ pub fn tune_config(c: &Checked, caps: &Capabilities) -> Result<TuneConfig> {
         space = space.on_both_ends();
     }
     let candidates = space.with_baseline();
+    let all = candidates.len();
     let asked = RunLength {
         duration: c.duration,
         warm_up: c.warm_up,
     };
-    let fitted = if c.predict {
+    let FittedSpace { fitted, candidates } = if c.predict {
         // The simulator ranks the space and the budget measures its best.
         let plan = SearchPlan::with_budget(asked.runs_in(c.budget));
-        Fitted {
+        let fitted = Fitted {
             plan,
             run: asked,
             notes: Vec::new(),
-        }
+        };
+        FittedSpace { fitted, candidates }
     } else {
-        fit(c.budget, asked, candidates.len()).map_err(|e| too_small(c, e))?
+        fit_space(c.budget, asked, candidates).map_err(|e| too_small(c, e))?
     };
     // Said before the search starts (and kept in the results' notes).
     for note in &fitted.notes {
         eprintln!("note: {note}");
     }
+    let left_out = all - candidates.len();
     Ok(TuneConfig {
         candidates,
         baseline: 0,
@@ -255,6 +258,7 @@ pub fn tune_config(c: &Checked, caps: &Capabilities) -> Result<TuneConfig> {
         warm_up: fitted.run.warm_up,
         duration: fitted.run.duration,
         notes: fitted.notes,
+        left_out,
     })
 }
 
@@ -486,9 +490,19 @@ mod tests {
     #[test]
     fn a_budget_too_small_for_the_space_is_refused_before_anything_runs() {
         let caps = Capabilities::veth_testbed(2);
-        let c = parse(&["--budget", "30"]).unwrap();
+        let c = parse(&["--budget", "4"]).unwrap();
         let text = format!("{:#}", tune_config(&c, &caps).unwrap_err());
-        assert!(text.contains("25 candidates need at least 44"), "{text}");
+        assert!(text.contains("even the smallest search"), "{text}");
+        assert!(text.contains("of the 25 candidates"), "{text}");
+        // Fewer runs than candidates: a subset is measured, said in the notes.
+        let c = parse(&["--budget", "30"]).unwrap();
+        let fitted = tune_config(&c, &caps).unwrap();
+        assert!(fitted.candidates.len() < 25 && fitted.left_out > 0);
+        assert_eq!(fitted.candidates.len() + fitted.left_out, 25);
+        assert!(fitted
+            .notes
+            .iter()
+            .any(|n| n.contains("candidates fit the budget")));
         // A short time budget is fitted instead: shorter runs, said in the notes.
         let c = parse(&["--budget", "1m"]).unwrap();
         let fitted = tune_config(&c, &caps).unwrap();
@@ -502,7 +516,7 @@ mod tests {
         assert_eq!(tune_config(&c, &caps).unwrap().unit, RateUnit::Bits);
         // Where no model can prune, the hint points at --only instead.
         let caps = Capabilities::real_driver_testbed(nictune_tune::knob::Driver::E1000);
-        let c = parse(&["--testbed", "e1000", "--both-ends", "--budget", "30"]).unwrap();
+        let c = parse(&["--testbed", "e1000", "--both-ends", "--budget", "4"]).unwrap();
         let err = tune_config(&c, &caps).unwrap_err();
         let hint = err
             .chain()

@@ -7,7 +7,7 @@
 
 use super::rxhost::RxHostOutcome;
 use super::{dim_bulk, isa, ixgbevf, napi_rr, polling, router, Ledger};
-use crate::bus::IsaWidth;
+use crate::bus::{CardAccess, IsaWidth};
 use crate::freebsd::polling::PollingConfig;
 use crate::freebsd::rx_limit::{self, RxProcessLimit};
 use crate::multiqueue::binding::{parse_map, Binding};
@@ -422,11 +422,16 @@ fn run_ixgbevf(p: &Params) -> Result<Raw, ScenarioError> {
 
 // --- Case 4 ---------------------------------------------------------------------------
 
-fn isa_card(p: &Params) -> Result<IsaWidth, ScenarioError> {
-    Ok(if get_text(p, "card")? == "16bit" {
-        IsaWidth::Bits16
-    } else {
-        IsaWidth::Bits8
+/// The `card` choices: 8- and 16-bit shared-memory WD80x3 boards, and the NE1000/NE2000
+/// that move frames through the 8390's remote DMA.
+const ISA_CARDS: &[&str] = &["8bit", "16bit", "ne1000", "ne2000"];
+
+fn isa_card(p: &Params) -> Result<(IsaWidth, CardAccess), ScenarioError> {
+    Ok(match get_text(p, "card")? {
+        "16bit" => (IsaWidth::Bits16, CardAccess::SharedMemory),
+        "ne1000" => (IsaWidth::Bits8, CardAccess::RemoteDma),
+        "ne2000" => (IsaWidth::Bits16, CardAccess::RemoteDma),
+        _ => (IsaWidth::Bits8, CardAccess::SharedMemory),
     })
 }
 
@@ -437,9 +442,9 @@ fn ttcp_keys() -> Vec<CaseKey> {
             float("isa_mhz", 4.0, 40.0, "MHz", 6.7, "ISA bus clock"),
             choice(
                 "card",
-                &["8bit", "16bit"],
+                ISA_CARDS,
                 "8bit",
-                "card width (8 kB or 16 kB on board)",
+                "8bit/16bit: WD8003/WD8013 shared memory; ne1000/ne2000: remote DMA (8 or 16 kB on board)",
             ),
             int(
                 "tcp_window",
@@ -462,18 +467,20 @@ fn ttcp_keys() -> Vec<CaseKey> {
 }
 
 fn run_ttcp(p: &Params) -> Result<Raw, ScenarioError> {
+    let (width, access) = isa_card(p)?;
     let mut params = isa::IsaParams::ttcp(
-        isa_card(p)?,
+        width,
         (get_num(p, "isa_mhz")? * 1e6) as u64,
         Bytes(get_int(p, "tcp_window")? as u64),
     );
+    params.access = access;
     params.extra_wait_states = get_int(p, "extra_wait_states")? as u64;
     params.duration = duration(p)?;
     params.seed = get_int(p, "seed")? as u64;
     let o = isa::run(&params);
     let note = format!(
-        "{:.0} KB/s of TTCP payload, {} card overflows, {} retransmission timeouts",
-        o.kbytes_per_sec, o.card_overflows, o.retransmissions
+        "{:.0} KB/s of TTCP payload, {} card overflows, {} retransmission timeouts, {} fast retransmits",
+        o.kbytes_per_sec, o.card_overflows, o.retransmissions, o.fast_retransmits
     );
     Ok(Raw::of_isa(o, note))
 }
@@ -491,7 +498,7 @@ fn nfs_keys() -> Vec<CaseKey> {
                 "NFS rsize: 1024, 2048, 4096 or 8192",
             ),
             float("isa_mhz", 4.0, 40.0, "MHz", 8.0, "ISA bus clock"),
-            choice("card", &["8bit", "16bit"], "8bit", "card width"),
+            choice("card", ISA_CARDS, "8bit", "card (see seed-isa-ttcp)"),
             int(
                 "outstanding",
                 1,
@@ -506,7 +513,7 @@ fn nfs_keys() -> Vec<CaseKey> {
                 16,
                 "bus clocks",
                 -1,
-                "wait states the card adds; -1: 2 on 8-bit (the old WD8003E, ≈1 MB/s per NetBSD we(4)), 0 on 16-bit",
+                "wait states the card adds to its packet-RAM cycles; -1: 2 on the 8-bit WD (the old WD8003E, ≈1 MB/s per NetBSD we(4)), 0 otherwise",
             ),
         ],
     )
@@ -514,7 +521,13 @@ fn nfs_keys() -> Vec<CaseKey> {
 
 fn run_nfs(p: &Params) -> Result<Raw, ScenarioError> {
     let size = get_int(p, "nfs_size")? as u64;
-    let mut params = isa::IsaParams::seed_nfs(isa_card(p)?, Bytes(size));
+    let (width, access) = isa_card(p)?;
+    let mut params = isa::IsaParams::seed_nfs(width, Bytes(size));
+    if access == CardAccess::RemoteDma {
+        // The 2 wait states are the old WD8003E's shared memory, not an NE card's.
+        params.extra_wait_states = 0;
+    }
+    params.access = access;
     params.clock_hz = (get_num(p, "isa_mhz")? * 1e6) as u64;
     params.workload = isa::IsaWorkload::Nfs {
         size: Bytes(size),

@@ -299,6 +299,10 @@ impl ModerationPolicy for E1000 {
         (self.mode == ItrMode::Watchdog).then_some(WATCHDOG)
     }
 
+    /// e1000 7.0.x `e1000_watchdog_task` (the timer callback hands it to keventd; it re-arms
+    /// itself with `mod_timer(&adapter->watchdog_timer, jiffies + 2 * HZ)`): with
+    /// `adapter->itr == 1` it writes ITR on every run, whether or not the rate changed. The
+    /// same run also sets ICS.RXDMT0 (a software interrupt cause), not modelled.
     fn on_watchdog(&mut self, ctx: &ModerationCtx) -> Option<Coalescing> {
         if self.mode != ItrMode::Watchdog {
             return None;

@@ -8,7 +8,7 @@
 //! | `NicCheck` | replay the card up to now; assert the interrupt if a cause is latched and the throttle allows, else wait for the gate or the next thing that could latch a cause. An asserted interrupt runs the driver's handler in the same event (`hard_irq`: read ICR, mask, schedule NAPI, raise NET_RX): the driver masks at once, so nothing can come between |
 //! | `PollStep` | one slice of a NAPI poll: tx clean, take the frames in the ring (up to the poll's budget), charge their costs, hand them to the workload; a poll ends when a slice finds nothing new or the budget is used |
 //! | `NapiTimer` | gro_flush_timeout hrtimer: schedule NAPI without an interrupt |
-//! | `Watchdog` | the driver's periodic watchdog (moderation policies that use it) |
+//! | `Watchdog` | the driver's periodic watchdog (moderation policies that use it), its period on the host's own tick clock |
 //! | `AppDone` | an application job finished |
 //! | `Timer` | a workload timer |
 //!
@@ -70,6 +70,8 @@ struct Host {
     softnet: Softnet,
     policy: Box<dyn ModerationPolicy>,
     watchdog_phase: u64,
+    /// The kernel tick's oscillator: the watchdog's period runs on it.
+    host_osc: Oscillator,
     window: Traffic,
     poll: Option<PollRun>,
     pending_refill: u32,
@@ -95,6 +97,7 @@ impl Host {
             softnet: Softnet::default(),
             policy: spec.policy,
             watchdog_phase: spec.phase.watchdog_ns,
+            host_osc: Oscillator::from_ppm(spec.host_clock_ppm),
             window: Traffic::default(),
             poll: None,
             pending_refill: 0,
@@ -472,8 +475,11 @@ impl Sim {
         if let Some(regs) = host.policy.on_watchdog(&ctx) {
             host.nic.write_regs(regs, now);
         }
+        // A jiffies timer re-armed `2 * HZ` ahead (e1000 7.0 `mod_timer(&adapter->
+        // watchdog_timer, jiffies + 2 * HZ)`): its period is counted in this host's ticks.
         if let Some(p) = host.policy.watchdog_period() {
-            self.q.schedule(now + p.0, Ev::Watchdog(h as u8));
+            self.q
+                .schedule(now + host.host_osc.real(p.0), Ev::Watchdog(h as u8));
         }
         self.try_irq(h, now);
     }

@@ -16,6 +16,9 @@ pub struct HostSpec {
     pub nic: NicConfig,
     /// Oscillator offset (ppm) the NIC timers run on.
     pub clock_ppm: f64,
+    /// Oscillator offset (ppm) the host's kernel tick runs on: the driver's watchdog, a
+    /// jiffies timer, keeps its period on this clock, not the NIC's.
+    pub host_clock_ppm: f64,
     /// CPU cores.
     pub cores: usize,
     /// Core the NIC interrupt (and so its softirq) runs on.

@@ -17,6 +17,9 @@
 //! round trip needs, a transaction takes two intervals (≈4000/s), otherwise one (≈8000/s).
 //! The mean is ≈8000·(1 − RTT/125 µs) + 4000·RTT/125 µs ≈ 6,700 and the interim values wander
 //! between ≈4000 and ≈8000 with period 125 µs / Δppm — the measured 6,543 and 4,417…8,003.
+//! Those measurements are calibration, not validation: they chose this reading and the NIC
+//! clocks' 20 ppm difference (docs/calibration.md); no hardware document says which reading
+//! the 8254x implements.
 //! Under the minimum-gap reading each throttle restarts from its own last assertion, so the
 //! two hosts lock to a common cycle and run flat at ≈8000 — unless some cause interrupts every
 //! host once per interval anyway. e1000's transmit-completion cause (TXDW, ~10 µs after each
@@ -33,6 +36,10 @@
 //! Writing the register restarts the interval clock with a full interval (the igb driver
 //! defers EITR writes to interrupt time because a write resets the timer, and 82576+ EITR has
 //! a CNT_IGNR bit to avoid that, moderation-algorithms.md §3; assumed the same for the 8254x).
+//! The 8254x SDM (§13.4.18) documents no counter field in ITR and says nothing about what a
+//! write does to a running interval; e1000 7.0's dynamic mode rewrites ITR on every 2 s
+//! watchdog run, changed or not. Had the write left the count running, the ITR=1 runs would
+//! differ little: 10 seeds of 10 s spread 34 % instead of 31 % (docs/calibration.md).
 
 use crate::engine::clock::Oscillator;
 

@@ -158,6 +158,7 @@ fn host(p: &Params, name: &str) -> Result<HostSpec, ScenarioError> {
             link_mbps: (num(p, "link.gbps")? * 1000.0).round() as u32,
         },
         clock_ppm: num(p, &k("clock_ppm"))?,
+        host_clock_ppm: num(p, &k("host_clock_ppm"))?,
         cores,
         irq_core: i("irq_core")? as usize,
         app_core: i("app_core")? as usize,

@@ -2,7 +2,8 @@
 //! `--set`, expanded by `--sweep`, and run.
 //!
 //! A scenario file is TOML whose tables flatten to dotted keys (`[client] itr = 0` is
-//! `client.itr`); `description` is the one line `--list` shows. Keys under `[hosts]` apply to
+//! `client.itr`); `description` is the one line `--list` shows and `notes` the scenario's own
+//! paragraph in `--explain` (what its values rest on). Keys under `[hosts]` apply to
 //! both hosts unless a host sets its own. Every key is checked against the catalog
 //! ([`keys`]): an unknown key, a wrong type or an out-of-range value is an error naming the
 //! key, the value and what is allowed.
@@ -30,6 +31,8 @@ pub struct Scenario {
     pub name: String,
     /// One line.
     pub description: String,
+    /// What the scenario's values rest on, for `--explain` (may be empty).
+    pub notes: String,
     set: BTreeMap<String, Value>,
 }
 
@@ -71,10 +74,13 @@ impl Scenario {
                     message: e.message().to_string(),
                 })?;
         let mut description = String::new();
+        let mut notes = String::new();
         let mut flat = Vec::new();
         for (k, v) in table {
             if k == "description" {
                 description = v.as_str().unwrap_or_default().to_string();
+            } else if k == "notes" {
+                notes = v.as_str().unwrap_or_default().trim().to_string();
             } else {
                 flatten(&k, v, &mut flat);
             }
@@ -84,6 +90,7 @@ impl Scenario {
         let mut s = Scenario {
             name: name.to_string(),
             description,
+            notes,
             set: BTreeMap::new(),
         };
         for (key, v) in flat {
@@ -225,6 +232,9 @@ mod tests {
         assert_eq!(r["server.itr"], Value::Int(8000));
         assert_eq!(r["client.cost.app_ns"], Value::Int(5));
         assert_eq!(s.description, "x");
+        assert!(s.notes.is_empty());
+        let noted = Scenario::from_toml("t", "notes = \"\"\"\nrests on\n\"\"\"\n").unwrap();
+        assert_eq!(noted.notes, "rests on");
     }
 
     #[test]

@@ -21,7 +21,7 @@ pub fn nic_drops(snap: &HostSnapshot, rates: Option<&Rates>) -> Vec<Finding> {
         };
         let since_boot = d.rx_drop + d.rx_fifo + d.rx_errs;
         let rate = rates.and_then(|r| r.nics.iter().find(|n| n.name == nic.name));
-        let growing = rate.map(|r| r.rx_drops_per_s + r.rx_fifo_per_s + r.rx_errors_per_s);
+        let growing = rate.map(|r| r.rx_drops_per_sec + r.rx_fifo_per_sec + r.rx_errors_per_sec);
         let severity = match growing {
             Some(g) if g > 0.0 => Severity::Warning,
             Some(_) => continue,
@@ -34,8 +34,8 @@ pub fn nic_drops(snap: &HostSnapshot, rates: Option<&Rates>) -> Vec<Finding> {
             .evidence("rx_errs since boot", d.rx_errs);
         if let Some(r) = rate {
             f = f
-                .evidence("rx drops/s", format!("{:.1}", r.rx_drops_per_s))
-                .evidence("rx overruns/s", format!("{:.1}", r.rx_fifo_per_s));
+                .evidence("rx drops/s", format!("{:.1}", r.rx_drops_per_sec))
+                .evidence("rx overruns/s", format!("{:.1}", r.rx_fifo_per_sec));
         }
         f = f.explain(
             "Packets are lost before or at the stack: overruns mean the NIC ring filled before \
@@ -71,7 +71,7 @@ pub fn rx_overruns(snap: &HostSnapshot, rates: Option<&Rates>) -> Vec<Finding> {
         let Some(rate) = rates.nics.iter().find(|n| n.name == nic.name) else {
             continue;
         };
-        if rate.rx_fifo_per_s <= 0.0 {
+        if rate.rx_fifo_per_sec <= 0.0 {
             continue;
         }
         let name = &nic.name;
@@ -82,7 +82,7 @@ pub fn rx_overruns(snap: &HostSnapshot, rates: Option<&Rates>) -> Vec<Finding> {
         let mut f = Finding::new("rx-overruns", Severity::Warning, name)
             .evidence(
                 "rx overruns/s (rx_fifo)",
-                format!("{:.1}", rate.rx_fifo_per_s),
+                format!("{:.1}", rate.rx_fifo_per_sec),
             )
             .evidence("rx packets/s", format!("{:.0}", rate.rx_pps))
             .evidence("rx_fifo since boot", fifo);
@@ -139,7 +139,7 @@ pub fn softnet(snap: &HostSnapshot, rates: Option<&Rates>) -> Vec<Finding> {
     let growing = rates.map(|r| {
         r.cpus
             .iter()
-            .map(|c| c.time_squeeze_per_s + c.softnet_dropped_per_s)
+            .map(|c| c.time_squeeze_per_sec + c.softnet_dropped_per_sec)
             .sum::<f64>()
     });
     let severity = match growing {
@@ -216,7 +216,7 @@ pub fn small_rings(snap: &HostSnapshot, rates: Option<&Rates>) -> Vec<Finding> {
             continue;
         };
         let losing = match rates.and_then(|r| r.nics.iter().find(|n| n.name == nic.name)) {
-            Some(n) => n.rx_fifo_per_s + n.rx_drops_per_s > 0.0,
+            Some(n) => n.rx_fifo_per_sec + n.rx_drops_per_sec > 0.0,
             None => d.rx_fifo + d.rx_drop > 0,
         };
         if rx * 4 > max || !losing {

@@ -135,8 +135,8 @@ fn finding(snap: &HostSnapshot, nic: &Nic, rates: Option<&Rates>) -> Option<Find
                value. Loaded with a fixed InterruptThrottleRate the driver has no stale rate and \
                rx-usecs applies to both vectors.";
     let measured = rates.and_then(|r| {
-        let per_s = |irq| r.irqs.iter().find(|i| i.irq == irq).map(|i| i.per_s);
-        Some((per_s(rx)?, per_s(tx)?))
+        let per_sec = |irq| r.irqs.iter().find(|i| i.irq == irq).map(|i| i.per_sec);
+        Some((per_sec(rx)?, per_sec(tx)?))
     });
     f = match measured {
         Some((rx_rate, tx_rate)) => {

@@ -69,7 +69,7 @@ fn queue_irq_rate(nic: &Nic, rates: &Rates) -> f64 {
         .irqs
         .iter()
         .filter(|r| irqs.contains(&r.irq))
-        .map(|r| r.per_s)
+        .map(|r| r.per_sec)
         .sum()
 }
 
@@ -91,7 +91,7 @@ pub fn adaptive_off(snap: &HostSnapshot, rates: Option<&Rates>) -> Vec<Finding> 
                 .evidence("rx-usecs", usecs);
             let traffic = rates.and_then(|r| r.nics.iter().find(|n| n.name == nic.name));
             if let Some(n) = traffic.filter(|n| n.rx_pps > 0.0) {
-                let frame = n.rx_bytes_per_s / n.rx_pps;
+                let frame = n.rx_bytes_per_sec / n.rx_pps;
                 f = f.evidence("average rx frame (bytes)", format!("{frame:.0}"));
                 if frame > MIXED_FRAME_BYTES.0 && frame < MIXED_FRAME_BYTES.1 {
                     f.severity = Severity::Warning;

@@ -121,7 +121,7 @@ pub(super) fn queue_irqs(snap: &HostSnapshot) -> BTreeMap<u32, String> {
 
 fn weight_of(snap: &HostSnapshot, rates: Option<&Rates>, irq: u32) -> f64 {
     if let Some(r) = rates.and_then(|r| r.irqs.iter().find(|r| r.irq == irq)) {
-        return r.per_s;
+        return r.per_sec;
     }
     snap.irq(irq)
         .map_or(0.0, |i| i.per_cpu.iter().map(|(_, c)| *c as f64).sum())

@@ -363,9 +363,11 @@ pub enum QemuNicError {
     },
 }
 
-/// Relative lengths of the guest's work for one request, in the proportions of the Case 1
-/// host model (`scenarios/seed-e1000-rr.toml` `[hosts.cost]`, from sim-notes §4.3: hard
-/// interrupt 2000, NAPI poll 1000, tx clean 300, rx 3000, application 9483, tx 3000 ns).
+/// Relative lengths of the guest's work for one request, in the proportions the Case 1 host
+/// model had when this model was calibrated (`scenarios/seed-e1000-rr.toml` `[hosts.cost]`,
+/// from sim-notes §4.3: hard interrupt 2000, NAPI poll 1000, tx clean 300, rx 3000,
+/// application 9483, tx 3000 ns; Case 1 has since sourced its NIC path and fits 6263 ns of
+/// application — these proportions stay an assumption of this model, kept as calibrated).
 /// Assumption: TCG slows all guest kernel and user code by one common factor, so the
 /// proportions of native Linux carry over; only their sum is calibrated.
 pub const REQUEST_SPLIT: RequestSplit = RequestSplit {

@@ -5,17 +5,22 @@
 //! directions; a fast peer (TTCP sender or NFS server); the 486 receiving.
 //!
 //! The 486's interrupt handler copies each frame off the card across the ISA bus and frees its
-//! pages at once; protocol work (TCP/UDP/IP, the copy to the application, ACKs and requests
-//! it sends) runs at lower priority and is preempted by the next interrupt. A frame that finds
-//! the ring full is lost. TCP: the peer keeps `tcp_window` bytes in flight, the receiver ACKs
-//! every second segment (or when it runs out of segments), discards out-of-order segments, and
-//! the peer goes back to the first unacknowledged segment after a retransmission timeout. NFS:
-//! the client keeps `outstanding` read requests in flight; a reply is one UDP datagram sent as
-//! back-to-back IP fragments, lost entirely if one fragment is lost, and re-requested after the
-//! NFS timeout.
+//! pages at once; every register access and copy it makes on the way is counted from the Linux
+//! 8390 driver of the HOWTO's era and timed on the bus clock ([`driver`]). Protocol work
+//! (TCP/UDP/IP, the copy to the application, ACKs and requests it sends) runs at lower
+//! priority and is preempted by the next interrupt. A frame that finds the ring full is lost.
+//! TCP ([`tcp`]): the peer is a 4.3BSD-Reno sender (slow start, fast retransmit and recovery,
+//! retransmission timeout on the 500 ms slow timer) limited to `tcp_window`; the 486's Linux
+//! receiver keeps out-of-order segments, ACKs every second segment in order and every
+//! out-of-order one at once. NFS: the client keeps `outstanding` read requests in flight; a
+//! reply is one UDP datagram sent as back-to-back IP fragments, lost entirely if one fragment
+//! is lost, and re-requested after the NFS timeout.
+
+pub mod driver;
+pub mod tcp;
 
 use super::{cpu_split, CoreNs, Ledger};
-use crate::bus::{CardBuffer, IsaBus, IsaWidth, TX_RESERVED};
+use crate::bus::{CardAccess, CardBuffer, IsaBus, IsaWidth, TX_RESERVED};
 use crate::engine::queue::EventQueue;
 use crate::engine::rng::Rng;
 use nictune_core::metrics::{HostMetrics, Metrics};
@@ -28,6 +33,9 @@ const NS_PER_BYTE: u64 = 800;
 pub const MSS: u64 = 1460;
 /// Ethernet + IP + TCP headers of a data frame.
 const DATA_OVERHEAD: u64 = 54;
+/// Segments one TTCP `read()` takes at most: its default 8192-byte buffer (`-l`) holds five
+/// full segments (the model reads whole segments).
+const TTCP_READ_SEGMENTS: u64 = 5;
 /// IP fragment payload per full frame.
 const FRAG_PAYLOAD: u64 = 1480;
 /// RPC reply header + NFS read result (status, attributes, count) + UDP header, about.
@@ -36,23 +44,29 @@ const NFS_REPLY_HEADERS: u64 = 128;
 /// Host costs on the 486/40 and the peer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IsaCosts {
-    /// Interrupt handler work per received frame besides the bus copy: interrupt entry/exit,
-    /// 8390 register accesses over the ISA bus, buffer allocation. 1990s interrupt overheads
-    /// were tens of µs (sim-notes §4.3: 21 µs per interrupt in 1998, "a few tens of µs" in
-    /// 1996) plus ~20 8-bit I/O cycles; assumed 60 µs.
-    pub irq_frame: Nanos,
-    /// Protocol work per received data segment or fragment, including the copy to the
-    /// application. Calibrated: TTCP 740 kB/s at 6.7 MHz (seed-cases.md Case 4).
+    /// CPU time of one interrupt on the 486 besides its bus cycles: entry (`SAVE_ALL`),
+    /// dispatch, the bottom-half check and exit. 1990s interrupt overheads were tens of µs
+    /// (sim-notes §4.3: 21 µs per interrupt in 1998, "a few tens of µs" in 1996); assumed
+    /// 25 µs. The interrupt controller and 8390 accesses are bus cycles ([`driver`]).
+    pub irq_cpu: Nanos,
+    /// CPU work of the handler per received frame besides its bus cycles (`alloc_skb`,
+    /// `netif_rx`, the `ei_receive` loop). Assumed 15 µs.
+    pub rx_frame_cpu: Nanos,
+    /// Protocol work per received data segment or fragment in the network bottom half
+    /// (IP and TCP input, checksum, queueing on the socket). Calibrated: TTCP 740 kB/s at
+    /// 6.7 MHz (seed-cases.md Case 4).
     pub proto_frame: Nanos,
-    /// Building and handing one small frame (ACK, NFS request) to the card, besides its bus
-    /// copy. Assumed 100 µs (a protocol output pass on a 486).
+    /// The TTCP receiver's `read()` per segment: `tcp_read` copying 1460 bytes to user space
+    /// (`memcpy_tofs`) and the syscall's share, in process context below the bottom half.
+    /// Assumed 100 µs (a 486/40 copying at ≈15 MB/s, the order of its memory bandwidth \[U\]).
+    pub app_read: Nanos,
+    /// Building one small frame (ACK, NFS request) and handing it to the driver, besides the
+    /// driver's bus cycles and its transmit-done interrupt. Assumed 100 µs (a protocol output
+    /// pass on a 486).
     pub tx_frame: Nanos,
     /// The peer's gap between two frames it sends back to back (its own per-frame cost and
     /// carrier deference). Calibrated: TTCP 1075 kB/s at 26.7 MHz, where the wire limits.
     pub peer_gap: Nanos,
-    /// TCP retransmission timeout (BSD-era minimum of two 500 ms ticks would be ~1 s; the
-    /// Linux 1.x peer used ~0.2–0.3 s). Assumed 300 ms.
-    pub rto: Nanos,
     /// NFS client retransmission timeout (`timeo=7`, 0.7 s, the classic default).
     pub nfs_timeout: Nanos,
     /// NFS server turnaround from request to first reply fragment (a warm cache). Assumed
@@ -68,11 +82,12 @@ pub struct IsaCosts {
 impl Default for IsaCosts {
     fn default() -> Self {
         IsaCosts {
-            irq_frame: Nanos::from_micros(60),
-            proto_frame: Nanos::from_micros(431),
+            irq_cpu: Nanos::from_micros(25),
+            rx_frame_cpu: Nanos::from_micros(15),
+            proto_frame: Nanos::from_micros(256),
+            app_read: Nanos::from_micros(100),
             tx_frame: Nanos::from_micros(100),
-            peer_gap: Nanos::from_micros(94),
-            rto: Nanos::from_millis(300),
+            peer_gap: Nanos::from_micros(95),
             nfs_timeout: Nanos::from_millis(700),
             server_turnaround: Nanos::from_micros(200),
             overrun_recovery: Nanos::from_millis(10),
@@ -102,6 +117,8 @@ pub enum IsaWorkload {
 pub struct IsaParams {
     /// Card data width (8-bit WD8003EP in the report).
     pub width: IsaWidth,
+    /// How the host reaches the card's RAM (shared memory on the WD8003EP).
+    pub access: CardAccess,
     /// ISA bus clock in Hz.
     pub clock_hz: u64,
     /// On-card RAM (8 kB for 8-bit, 16 kB for 16-bit cards).
@@ -127,6 +144,7 @@ impl IsaParams {
     pub fn ttcp(width: IsaWidth, clock_hz: u64, window: Bytes) -> IsaParams {
         IsaParams {
             width,
+            access: CardAccess::SharedMemory,
             clock_hz,
             card_ram: width.card_ram(),
             tx_reserved: TX_RESERVED,
@@ -157,8 +175,8 @@ impl IsaParams {
     /// 8013 boards). At 8 MHz that is 8 bus clocks per byte, i.e. the standard 6 (2 clocks + 4
     /// default wait states) plus 2 wait states the card adds through IOCHRDY: 1.52 ms to copy
     /// a full frame, slower than full frames arrive back to back (1.23 ms). With the standard
-    /// 6 clocks (1.14 ms + 60 µs handler) the card would keep up and no NFS size would
-    /// overflow. 16-bit cards keep standard timing (3 clocks per word: 5.3 MB/s at 8 MHz,
+    /// 6 clocks (1.14 ms + ≈70 µs of handler CPU and register cycles) the card would keep up
+    /// and no NFS size would overflow. 16-bit cards keep standard timing (3 clocks per word: 5.3 MB/s at 8 MHz,
     /// the same order as we(4)'s "about 4MB/second").
     pub fn seed_nfs(width: IsaWidth, size: Bytes) -> IsaParams {
         let ws = if width == IsaWidth::Bits8 { 2 } else { 0 };
@@ -181,8 +199,10 @@ pub struct IsaOutcome {
     pub card_overflows: u64,
     /// Frames that arrived while the receiver was stopped for an overrun recovery.
     pub card_missed: u64,
-    /// Peer retransmissions (TCP timeouts or NFS re-requests).
+    /// Peer retransmissions by timeout (TCP retransmission timeouts or NFS re-requests).
     pub retransmissions: u64,
+    /// TCP fast retransmits (third duplicate ACK).
+    pub fast_retransmits: u64,
     /// Events processed.
     pub events: u64,
     /// The packet ledger of the frames sent to the 486 (the wire, the card, the backlog).
@@ -193,8 +213,8 @@ pub struct IsaOutcome {
 enum Kind {
     /// TCP data segment `seq` (in segments).
     Data(u64),
-    /// Cumulative ACK: all segments below this.
-    Ack(u64),
+    /// Cumulative ACK: all segments below the first, and the window offered beyond it.
+    Ack(u64, u64),
     /// NFS read request for reply `id`.
     Request(u64),
     /// Fragment `idx` of reply `id`.
@@ -234,6 +254,8 @@ enum Unit {
     Proto,
     /// Building and handing a small frame to the card.
     Tx,
+    /// The TTCP application's `read()`.
+    App,
     /// The handler's overrun recovery (receiver stopped, busy wait).
     Recover,
 }
@@ -241,6 +263,7 @@ enum Unit {
 struct Sim<'a> {
     p: &'a IsaParams,
     bus: IsaBus,
+    nic: driver::Card,
     agenda: EventQueue<Event>,
     now: u64,
     // The segment.
@@ -252,17 +275,26 @@ struct Sim<'a> {
     backlog: VecDeque<Kind>,
     unit: Unit,
     unit_end: u64,
+    /// A bottom-half unit (protocol or transmit) an interrupt preempted, and its rest.
     saved: Option<(Unit, u64)>,
+    /// The rest of an application read an interrupt preempted.
+    app_rest: Option<u64>,
+    /// Segments the application's current read takes.
+    app_taking: u64,
     tx_debt: u64,
     acct: CoreNs,
     // TCP receiver.
-    expected: u64,
-    unacked: u32,
+    rx: tcp::Receiver,
+    unacked: u64,
     // TCP peer.
-    next_seq: u64,
-    acked: u64,
+    reno: tcp::Reno,
+    /// A segment the peer must resend before anything new (fast retransmit).
+    resend: Option<u64>,
+    /// When the peer's retransmission timer fires, if it runs.
+    rto_at: Option<u64>,
+    /// Phase of the peer's 500 ms slow timer.
+    slow_tick_phase: u64,
     peer_busy: bool,
-    progress_at: u64,
     // NFS.
     next_id: u64,
     waiting: Vec<(u64, u64, u32)>,
@@ -278,6 +310,14 @@ struct Sim<'a> {
     processed: u64,
     delivered: u64,
     retransmissions: u64,
+}
+
+/// The TTCP receiver's window in segments (1 for NFS, which does not use it).
+fn window_segments(workload: IsaWorkload) -> u64 {
+    match workload {
+        IsaWorkload::Ttcp { window } => (window.0 / MSS.min(window.0).max(1)).max(1),
+        IsaWorkload::Nfs { .. } => 1,
+    }
 }
 
 /// The frames of one NFS read reply: the datagram cut into IP fragments (none for TTCP).
@@ -338,11 +378,16 @@ impl Sim<'_> {
             Unit::Proto | Unit::Tx => {
                 self.saved = Some((self.unit, self.unit_end - self.now));
                 self.irqs += 1;
-                self.start_drain();
+                self.start_drain(true);
+            }
+            Unit::App => {
+                self.app_rest = Some(self.unit_end - self.now);
+                self.irqs += 1;
+                self.start_drain(true);
             }
             Unit::Idle => {
                 self.irqs += 1;
-                self.start_drain();
+                self.start_drain(true);
             }
         }
     }
@@ -353,9 +398,17 @@ impl Sim<'_> {
         self.agenda.schedule(self.unit_end, Event::CpuDone);
     }
 
-    fn start_drain(&mut self) {
+    /// The handler takes the oldest frame off the card; the first frame of an interrupt also
+    /// pays the interrupt's entry and its fixed register accesses.
+    fn start_drain(&mut self, first: bool) {
         let bytes = self.card.front().expect("card has a frame").0;
-        let d = self.p.costs.irq_frame.0 + self.bus.transfer_time(Bytes(bytes)).0;
+        let mut work = self.nic.rx_frame(bytes);
+        let mut cpu = self.p.costs.rx_frame_cpu.0;
+        if first {
+            work = work.and(self.nic.rx_interrupt());
+            cpu += self.p.costs.irq_cpu.0;
+        }
+        let d = cpu + self.bus.time(work).0;
         self.acct.irq += d;
         self.run_unit(Unit::Drain, d);
     }
@@ -370,7 +423,7 @@ impl Sim<'_> {
                 let kind = self.card_meta.pop_front().expect("meta follows the card");
                 self.backlog.push_back(kind);
                 if self.card.queued() > 0 {
-                    self.start_drain();
+                    self.start_drain(false);
                 } else if self.card.stopped() {
                     // Linux's handler drains the ring (ei_receive) and then finds the
                     // overwrite warning in the status register: ei_rx_overrun.
@@ -396,6 +449,11 @@ impl Sim<'_> {
                 self.resume_proto();
             }
             Unit::Tx => self.resume_proto(),
+            Unit::App => {
+                self.unit = Unit::Idle;
+                self.app_done();
+                self.resume_proto();
+            }
             Unit::Idle => {}
         }
     }
@@ -408,20 +466,48 @@ impl Sim<'_> {
             let d = std::mem::take(&mut self.tx_debt);
             return self.run_unit(Unit::Tx, d);
         }
-        if self.backlog.is_empty() {
-            self.unit = Unit::Idle;
-            return;
+        if !self.backlog.is_empty() {
+            // The bottom half runs before the interrupted process gets the CPU back.
+            let d = self.p.costs.proto_frame.0;
+            self.acct.softirq += d;
+            return self.run_unit(Unit::Proto, d);
         }
-        let d = self.p.costs.proto_frame.0;
-        self.acct.softirq += d;
-        self.run_unit(Unit::Proto, d);
+        if let Some(rest) = self.app_rest.take() {
+            return self.run_unit(Unit::App, rest);
+        }
+        if let Some(n) = self.rx.readable(TTCP_READ_SEGMENTS) {
+            self.app_taking = n;
+            let d = n * self.p.costs.app_read.0;
+            self.acct.user += d;
+            return self.run_unit(Unit::App, d);
+        }
+        self.unit = Unit::Idle;
     }
 
-    /// Puts a small frame on the wire and owes the 486 the work of building it and copying it
-    /// to the card, which runs next (the frame leaves when the protocol decides to send it;
-    /// its CPU time follows at once).
+    /// The application's read finished: the data is delivered and its buffers freed; Linux
+    /// 1.2 `cleanup_rbuf` then sends a window update at once if the free space exceeds what
+    /// the peer was last told by more than one frame (or the peer was told zero).
+    fn app_done(&mut self) {
+        let n = std::mem::take(&mut self.app_taking);
+        self.delivered += n * self.segment();
+        if self.rx.consume(n) {
+            self.unacked = 0;
+            self.send_ack();
+        }
+    }
+
+    fn send_ack(&mut self) {
+        let window = self.rx.advertise();
+        self.pc_send(60, Kind::Ack(self.rx.expected, window));
+    }
+
+    /// Puts a small frame on the wire and owes the 486 the work of building it, the driver's
+    /// bus cycles to hand it to the card, and the transmit-done interrupt that follows, which
+    /// run next (the frame leaves when the protocol decides to send it; its CPU time follows
+    /// at once).
     fn pc_send(&mut self, bytes: u64, kind: Kind) {
-        let d = self.p.costs.tx_frame.0 + self.bus.transfer_time(Bytes(bytes)).0;
+        let work = self.nic.tx_frame(bytes).and(self.nic.tx_done());
+        let d = self.p.costs.tx_frame.0 + self.p.costs.irq_cpu.0 + self.bus.time(work).0;
         self.acct.softirq += d;
         self.tx_debt += d;
         self.send(Frame {
@@ -434,20 +520,15 @@ impl Sim<'_> {
     fn protocol(&mut self, kind: Kind) {
         match kind {
             Kind::Data(seq) => {
-                if seq == self.expected {
-                    self.expected += 1;
-                    self.delivered += self.segment();
-                    self.unacked += 1;
-                    if self.unacked >= 2 || self.backlog.is_empty() {
-                        self.unacked = 0;
-                        self.pc_send(60, Kind::Ack(self.expected));
-                    }
-                } else {
-                    self.pc_send(60, Kind::Ack(self.expected));
+                let r = self.rx.on_segment(seq);
+                self.unacked += r.delivered;
+                if r.ack_now || self.unacked >= 2 || self.backlog.is_empty() {
+                    self.unacked = 0;
+                    self.send_ack();
                 }
             }
             Kind::Fragment { id, idx } => self.fragment(id, idx),
-            Kind::Ack(_) | Kind::Request(_) => {}
+            Kind::Ack(..) | Kind::Request(_) => {}
         }
     }
 
@@ -455,12 +536,7 @@ impl Sim<'_> {
 
     fn peer_receive(&mut self, f: Frame) {
         match f.kind {
-            Kind::Ack(a) if a > self.acked => {
-                self.acked = a;
-                self.progress_at = self.now;
-                self.agenda
-                    .schedule(self.now + self.p.costs.rto.0, Event::Timer);
-            }
+            Kind::Ack(a, window) => self.peer_ack(a, window),
             Kind::Request(id) => {
                 // The reply is ready after the server's turnaround; it then queues behind any
                 // reply the server is still sending.
@@ -468,8 +544,37 @@ impl Sim<'_> {
                 self.replies_pending.push_back((at, id));
                 self.agenda.schedule(at, Event::ReplyReady);
             }
-            _ => {}
+            // Only the 486 sends to the peer, and it sends ACKs and requests.
+            Kind::Data(_) | Kind::Fragment { .. } => {}
         }
+    }
+
+    fn peer_ack(&mut self, ack: u64, window: u64) {
+        match self.reno.on_ack(ack, window) {
+            tcp::AckOutcome::Advanced => {
+                // BSD restarts the retransmission timer on every ACK of new data and stops it
+                // when everything is acknowledged.
+                self.rto_at = None;
+                if self.reno.outstanding() {
+                    self.arm_rto();
+                }
+            }
+            tcp::AckOutcome::FastRetransmit => self.resend = Some(self.reno.snd_una),
+            tcp::AckOutcome::Nothing => {}
+        }
+    }
+
+    /// Arms the retransmission timer: it fires at the `rto_ticks`-th slow-timer tick after now.
+    fn arm_rto(&mut self) {
+        let t = self.now.saturating_sub(self.slow_tick_phase) / tcp::SLOW_TICK_NS;
+        let at = self.slow_tick_phase + (t + self.reno.rto_ticks()) * tcp::SLOW_TICK_NS;
+        let at = if at <= self.now {
+            at + tcp::SLOW_TICK_NS
+        } else {
+            at
+        };
+        self.rto_at = Some(at);
+        self.agenda.schedule(at, Event::Timer);
     }
 
     /// The TTCP sender's segment: a full MSS, or the whole window when the receiver offers
@@ -486,16 +591,15 @@ impl Sim<'_> {
             return;
         }
         let next = match self.p.workload {
-            IsaWorkload::Ttcp { window } => {
-                let window_segs = (window.0 / self.segment()).max(1);
-                (self.next_seq < self.acked + window_segs).then(|| {
-                    let seq = self.next_seq;
-                    self.next_seq += 1;
-                    Frame {
-                        to_pc: true,
-                        bytes: self.segment() + DATA_OVERHEAD,
-                        kind: Kind::Data(seq),
-                    }
+            IsaWorkload::Ttcp { .. } => {
+                let seq = self.resend.take().or_else(|| self.reno.next_to_send());
+                if seq.is_some() && self.rto_at.is_none() {
+                    self.arm_rto();
+                }
+                seq.map(|seq| Frame {
+                    to_pc: true,
+                    bytes: self.segment() + DATA_OVERHEAD,
+                    kind: Kind::Data(seq),
                 })
             }
             IsaWorkload::Nfs { .. } => self.replies_out.pop_front(),
@@ -504,9 +608,12 @@ impl Sim<'_> {
             self.peer_busy = true;
             // The fragments of one datagram leave in one pass of the server's IP output, back
             // to back on the wire; the per-send gap applies between datagrams and segments.
+            let last_fragment = |idx: u32| idx as usize + 1 == self.reply_frames.len();
             let gap = match f.kind {
-                Kind::Fragment { idx, .. } if idx as usize + 1 < self.reply_frames.len() => 0,
-                _ => self.p.costs.peer_gap.0,
+                Kind::Fragment { idx, .. } if !last_fragment(idx) => 0,
+                Kind::Fragment { .. } | Kind::Data(_) | Kind::Ack(..) | Kind::Request(_) => {
+                    self.p.costs.peer_gap.0
+                }
             };
             let free = self.now + wire_time(f.bytes) + gap;
             self.send(f);
@@ -517,16 +624,14 @@ impl Sim<'_> {
     fn timer(&mut self) {
         match self.p.workload {
             IsaWorkload::Ttcp { .. } => {
-                let stalled =
-                    self.next_seq > self.acked && self.now >= self.progress_at + self.p.costs.rto.0;
-                if stalled {
-                    self.retransmissions += 1;
-                    self.next_seq = self.acked;
-                    self.progress_at = self.now;
-                    self.agenda
-                        .schedule(self.now + self.p.costs.rto.0, Event::Timer);
-                    self.peer_try();
+                if self.rto_at != Some(self.now) {
+                    return; // re-armed or stopped since this expiry was scheduled
                 }
+                self.rto_at = None;
+                self.reno.on_timeout();
+                self.resend = None;
+                self.arm_rto();
+                self.peer_try();
             }
             IsaWorkload::Nfs { .. } => self.nfs_timeouts(),
         }
@@ -605,6 +710,10 @@ pub fn run(p: &IsaParams) -> IsaOutcome {
     let mut sim = Sim {
         p,
         bus: IsaBus::new(p.width, p.clock_hz).with_extra_wait_states(p.extra_wait_states),
+        nic: driver::Card {
+            access: p.access,
+            width: p.width,
+        },
         agenda: EventQueue::new(),
         now: 0,
         wire: VecDeque::new(),
@@ -615,14 +724,17 @@ pub fn run(p: &IsaParams) -> IsaOutcome {
         unit: Unit::Idle,
         unit_end: 0,
         saved: None,
+        app_rest: None,
+        app_taking: 0,
         tx_debt: 0,
         acct: CoreNs::default(),
-        expected: 0,
+        rx: tcp::Receiver::new(window_segments(p.workload)),
         unacked: 0,
-        next_seq: 0,
-        acked: 0,
+        reno: tcp::Reno::new(window_segments(p.workload)),
+        resend: None,
+        rto_at: None,
+        slow_tick_phase: 0,
         peer_busy: false,
-        progress_at: 0,
         next_id: 0,
         waiting: Vec::new(),
         replies_pending: VecDeque::new(),
@@ -634,12 +746,11 @@ pub fn run(p: &IsaParams) -> IsaOutcome {
         delivered: 0,
         retransmissions: 0,
     };
-    let start = Rng::new(p.seed, 0).below(wire_time(MSS + DATA_OVERHEAD));
+    let mut rng = Rng::new(p.seed, 0);
+    let start = rng.below(wire_time(MSS + DATA_OVERHEAD));
+    sim.slow_tick_phase = rng.below(tcp::SLOW_TICK_NS);
     match p.workload {
-        IsaWorkload::Ttcp { .. } => {
-            sim.agenda.schedule(start, Event::PeerFree);
-            sim.agenda.schedule(start + p.costs.rto.0, Event::Timer);
-        }
+        IsaWorkload::Ttcp { .. } => sim.agenda.schedule(start, Event::PeerFree),
         IsaWorkload::Nfs { .. } => sim.agenda.schedule(start, Event::Start),
     }
     while let Some((t, ev)) = sim.agenda.pop_until(p.duration.0) {
@@ -684,7 +795,8 @@ pub fn run(p: &IsaParams) -> IsaOutcome {
         kbytes_per_sec: sim.delivered as f64 / 1024.0 / secs,
         card_overflows: sim.card.overruns(),
         card_missed: sim.card.missed(),
-        retransmissions: sim.retransmissions,
+        retransmissions: sim.retransmissions + sim.reno.timeouts,
+        fast_retransmits: sim.reno.fast_retransmits,
         events: sim.agenda.events(),
         ledgers: vec![Ledger {
             stage: "card",
@@ -704,20 +816,36 @@ seed-isa-ttcp / seed-isa-nfs — Case 4: ISA Ethernet cards in a 40 MHz 486 (Eth
 
 Card: 8-bit cards carry 8 kB, 16-bit 16 kB; the driver keeps 3 kB for two transmit buffers;
 the rest is a ring of 256-byte pages (a full frame needs 6); a frame that does not fit overruns.
-Bus: standard ISA memory cycles, 6 bus clocks per byte (8-bit) or 3 per 16-bit word; the
-interrupt handler copies each frame off the card and frees its pages at once. Wire: 10 Mbit/s,
-half duplex, shared by data and ACKs/requests (deference, no collisions).
+`card`: 8bit/16bit are WD8003/WD8013 boards whose RAM the host copies as shared memory;
+ne1000/ne2000 move frames through the 8390's remote-DMA data port.
 
-486 costs: 60 µs per received frame in the handler besides the copy (assumed from 1990s
-interrupt overheads), 431 µs of protocol work per segment including the copy to the
-application (calibrated: TTCP 740 KB/s at 6.7 MHz), 100 µs per small frame sent. Peer: 94 µs
+Bus: everything the driver does across the ISA bus runs on the bus clock — standard cycles of
+6 bus clocks (8-bit, memory or I/O) or 3 (16-bit); the card may add wait states to its
+packet-RAM cycles (extra_wait_states). Counted from Linux 1.2's 8390.c, wd.c and ne.c and the
+8259A handling in asm-i386/irq.h, per receive interrupt: 5 interrupt-controller accesses and
+9 paused 8390 register accesses (page select, ISR reads, restart, the final CURPAG/BOUNDARY
+pass, acknowledge); per received frame: 5 paused register accesses, the 4-byte 8390 header and
+the frame (remote DMA adds 7 paused accesses per transfer; a 16-bit WD board switches its
+memory width with 2 more); per sent frame: 8 register accesses and its copy (remote DMA adds
+9), then a transmit-done interrupt (5 controller accesses, 6 register accesses). A paused
+access (inb_p/outb_p) is two I/O cycles: Linux pauses with a write to port 0x80.
+
+486 costs: 25 µs of CPU per interrupt and 15 µs per received frame in the handler besides its
+bus cycles (assumed from 1990s interrupt overheads), 256 µs of bottom-half protocol work per
+segment (calibrated: TTCP 740 KB/s at 6.7 MHz), 100 µs for the TTCP read() of one segment
+(assumed: a 486 copying at ~15 MB/s), 100 µs of protocol output per small frame sent (assumed).
+Interrupts preempt the bottom half, the bottom half preempts the application. Peer: 95 µs
 between back-to-back frames (calibrated: 1075 KB/s at 26.7 MHz). Everything else — the
 intermediate clocks, the ceiling, overflows — follows from the mechanism.
 
-TCP: the peer keeps `tcp_window` in flight; ACK every second segment; out-of-order segments
-are discarded; go-back-N after a 300 ms timeout. NFS: UDP reads, four in flight, each reply
-one datagram of back-to-back fragments, lost whole if a fragment is lost, re-requested after
-0.7 s.
+TCP: the peer is a 4.3BSD-Reno sender (RFC 2001): slow start from one segment, fast retransmit
+on the third duplicate ACK with fast recovery, and a retransmission timeout on BSD's 500 ms
+slow timer (the 1 s minimum of two ticks, so 0.5–1 s, doubling per consecutive timeout). The
+486's Linux 1.2 receiver keeps out-of-order segments and ACKs each at once, ACKs every second
+segment in order, offers the free socket buffer (`tcp_window`) as its window, and sends a
+window update as soon as the application's read frees more than a frame beyond what it last
+offered (cleanup_rbuf). NFS: UDP reads, four in flight, each reply one datagram of
+back-to-back fragments, lost whole if a fragment is lost, re-requested after 0.7 s.
 
 Overrun: a frame that finds the ring full stops the 8390's receiver (overwrite warning). The
 handler drains what is on the ring, then runs Linux's recovery (ei_rx_overrun: stop, busy-wait
@@ -726,31 +854,31 @@ lib8390.c and NetBSD we(4) (early 8390s must be reset after an overrun).
 
 seed-isa-nfs (8 MHz, old WD8003E): NetBSD we(4) puts the original WD8003E's shared memory at
 about 1 MB/s; the model gives the card 2 wait states beyond standard 8-bit timing (8 clocks per
-byte = 1.0 MB/s at 8 MHz). A full frame then takes 1.58 ms to empty (with the handler) while the
-server's fragments arrive 1.23 ms apart, back to back. 1 kB and 2 kB replies (one or two frames)
-never overflow; 8 kB overflows often (≈90 overruns and ≈180 re-requests a minute); 4 kB only
-rarely (about once a minute): a 4 kB reply is three frames (1514 + 1514 + 1298 bytes, 18
-pages), which fit in the 20 free pages of an empty card, so it overflows only when the frames
-of several replies in flight pile up; and the client sends new read requests only after
-protocol work that the slow drain starves, which throttles the stream. The HOWTO's
-“performs badly” is therefore reproduced as overruns, not as a throughput collapse: the 486
-is CPU-bound (≈660 KB/s) at 4 and 8 kB alike. A 16-bit card drains a frame in 0.34 ms and
-handles 4 kB and 8 kB without overruns.
+byte = 1.0 MB/s at 8 MHz). A full frame then takes ≈1.6 ms to empty (with the handler) while
+the server's fragments arrive 1.23 ms apart, back to back. 1 kB and 2 kB replies (one or two
+frames) never overflow; 8 kB overflows often (≈15 overruns and ≈20 re-requests in 10 s); 4 kB
+only rarely: a 4 kB reply is three frames (1514 + 1514 + 1298 bytes, 18 pages), which fit in
+the 20 free pages of an empty card, so it overflows only when the frames of several replies in
+flight pile up. The HOWTO's “performs badly” is reproduced as overruns, not as a throughput
+collapse: the 486 is CPU-bound (≈720 KB/s) at 4 and 8 kB alike. A 16-bit card drains a frame
+in ≈0.35 ms and handles 4 kB and 8 kB without overruns.
 
-TTCP across clocks (8-bit card, 16 kB window): 740 / 838 / 970 / 1076 / 1076 / 1076 KB/s at
-6.7 / 8 / 10 / 13.4 / 20 / 26.7 MHz. The knee at ≈12 MHz is where the CPU time per segment (bus
-copy + handler + protocol + half an ACK) falls below the 1.32 ms frame spacing; per-frame costs
-are deterministic here, so the knee is sharp — real cost jitter would round it and leave
-13.4 MHz somewhat below the ceiling.
+TTCP across clocks (8-bit WD card, 16 kB window): 740 / 824 / 947 / 1075 / 1075 / 1075 KB/s at
+6.7 / 8 / 10 / 13.4 / 20 / 26.7 MHz. The knee at ≈12 MHz is where the CPU time per segment
+(bus copy and register cycles + handler + protocol + read + half an ACK) falls below the
+1.32 ms frame spacing; per-frame costs are deterministic here, so the knee is sharp — real cost
+jitter would round it and leave 13.4 MHz somewhat below the ceiling.
 
-Below ≈5.7 MHz TTCP collapses (≈40 KB/s at 5.6 MHz, ≈660 KB/s at 5.8 MHz). The mechanism: a
-window burst (16 kB, 11 segments) arrives at the wire's spacing while the card empties more
-slowly; the backlog a burst leaves on the card grows as the clock falls, and once it passes the
-3 full frames the 5 kB receive ring holds, every burst overruns. The 8390 then stops for the
-driver's recovery, the lost segments have no duplicate ACKs to repair them (the model's peer
-recovers by timeout only), and each loss costs a 300 ms retransmission timeout. The threshold is
-sharp because the costs and the burst are deterministic; a window that fits the card
-(`tcp_window=4096`) has no such edge.
+At 5.4 MHz and below TTCP collapses (≈130 KB/s at 5.4 MHz, ≈640 KB/s at 5.5 MHz). The
+mechanism: the CPU-bound 486 starves the TTCP reader, the socket buffer fills and the offered window
+closes; when the reader catches up, the window update opens most of the 16 kB window at once
+and the peer sends it back to back at the wire's spacing, while the card empties each frame
+more slowly than the next arrives. Once such a burst leaves more than the 3⅓ full frames the
+5 kB ring holds, it overruns; the 8390 stops for the driver's 10 ms recovery and misses the
+rest of the burst. Because the burst was the whole window, no segment arrives after the hole to
+produce duplicate ACKs, so fast retransmit cannot start and every overrun costs a retransmission
+timeout (0.5–1 s). The threshold is sharp because the costs and the burst are deterministic; a
+window that fits the card (`tcp_window=4096`) has no such edge.
 
 A window below one MSS is honoured: the sender's segments are then the window's size.
 ";
@@ -850,10 +978,31 @@ mod validation {
         assert_eq!(small.card_overflows, 0);
         assert!(large.card_overflows > 0 && large.retransmissions > 0);
         assert!(
-            large.kbytes_per_sec < 0.25 * small.kbytes_per_sec,
+            large.kbytes_per_sec < small.kbytes_per_sec / 3.0,
             "{} vs {}",
             large.kbytes_per_sec,
             small.kbytes_per_sec
+        );
+    }
+
+    #[test]
+    fn below_the_edge_every_overrun_costs_a_timeout_because_the_burst_was_the_window() {
+        let edge = run(&IsaParams::ttcp(
+            IsaWidth::Bits8,
+            5_000_000,
+            Bytes(16 * 1024),
+        ));
+        assert!(edge.card_overflows >= 5, "{}", edge.card_overflows);
+        // Nothing arrives after the hole, so there are no duplicate ACKs to repair it.
+        assert_eq!(edge.fast_retransmits, 0);
+        assert!(edge.retransmissions + 1 >= edge.card_overflows);
+        let fits = run(&IsaParams::ttcp(IsaWidth::Bits8, 5_000_000, Bytes(4096)));
+        assert_eq!(fits.card_overflows, 0);
+        assert!(
+            fits.kbytes_per_sec > 3.0 * edge.kbytes_per_sec,
+            "{} vs {}",
+            fits.kbytes_per_sec,
+            edge.kbytes_per_sec
         );
     }
 
