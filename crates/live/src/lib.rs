@@ -10,13 +10,18 @@
 //! nictune_tune::predict::Predictor  ← predict::VethPredictor over nictune_sim's veth model
 //! ```
 //!
-//! and [`caps`] reads what a real interface lets a tune change from its host snapshot (the
-//! tune crate's `Capabilities`, from which the search space is built), [`changes`] decides
-//! which earlier changes block a new one and reverts a journaled change on this host (for
-//! `apply`, `revert`, the watchdog and the live tunes alike),
-//!
 //! so each can be tested here against the other crates' fakes (`nictune_bench::FakeMeasurer`,
-//! the apply engine's fake host), and the binary only wires them together.
+//! the apply engine's `FakeWriter`). Around them:
+//!
+//! - [`tune`]: the live tunes themselves — the namespace testbed, a real interface against a
+//!   `nictune serve` peer, the real-driver guests — each returning its results for the binary
+//!   to write and render, and the end every tune shares ([`tune::run`]);
+//! - [`caps`]: what a real interface lets a tune change, read from its host snapshot (the
+//!   tune crate's `Capabilities`, from which the search space is built);
+//! - [`changes`]: which earlier changes block a new one, and reverting a journaled change on
+//!   this host (for `apply`, `revert`, the watchdog and the live tunes alike).
+//!
+//! The binary checks the arguments, makes one call here and renders what comes back.
 #![warn(missing_docs)]
 
 pub mod caps;
@@ -24,6 +29,7 @@ pub mod changes;
 pub mod measure;
 pub mod predict;
 pub mod target;
+pub mod tune;
 
 pub use measure::BenchMeasurer;
 pub use predict::VethPredictor;

@@ -380,6 +380,22 @@ impl VmBed {
         self.nic
     }
 
+    /// What a result says about this guest (the bench results' `testbed` block).
+    pub fn info(&self) -> nictune_bench::TestbedInfo {
+        let boot = self.boot_info();
+        nictune_bench::TestbedInfo {
+            kind: self.nic().name().into(),
+            nic_model: self.nic().model().into(),
+            qemu_device: self.nic().qemu_device().into(),
+            guest_kernel: boot.map(|b| b.kernel_release.clone()).unwrap_or_default(),
+            accel: boot.map_or("?", |b| b.accel.name()).into(),
+            accel_note: boot.and_then(|b| b.accel_note.clone()),
+            boot_seconds: boot.map_or(0.0, |b| b.boot_seconds),
+            qemu_cpu_cores: None,
+            qemu_rss_mib: self.qemu_usage().map(|u| u.rss_mib),
+        }
+    }
+
     /// How the guest came up; `None` until it has booted.
     pub fn boot_info(&self) -> Option<&BootInfo> {
         self.boot.as_ref()
@@ -652,6 +668,25 @@ fn kill_recorded_qemu(dir: &Path, name: &str) {
             libc::kill(pid, libc::SIGKILL);
         }
     }
+}
+
+/// What the emulated testbed can and cannot show, for every result measured on it.
+pub fn caveat(info: &nictune_bench::TestbedInfo) -> String {
+    format!(
+        "real-driver testbed: Linux {} `{}` driver on QEMU's emulated {} ({}): the driver, its \
+         parameters, its ethtool semantics and its interrupts are real; the hardware timing is \
+         QEMU's (no two interrupts closer than 128 µs) and the guest CPU is {}, so rates are \
+         the emulator's, not a real NIC's",
+        info.guest_kernel,
+        info.kind,
+        info.nic_model,
+        info.qemu_device,
+        if info.accel == "tcg" {
+            "emulated (TCG, several times slower than the host)"
+        } else {
+            "virtualised (KVM)"
+        }
+    )
 }
 
 #[cfg(test)]

@@ -335,19 +335,20 @@ fn failure_hint(e: &txn::TxnError) -> (&'static str, u8) {
 
 /// Refuses to start while an earlier change is unfinished or waiting for confirmation.
 pub(crate) fn refuse_if_unfinished(state: &StateDir) -> Result<()> {
-    changes::check_finished(state).map_err(|e| {
-        let hint = match &e {
-            Unfinished::State(_) => return anyhow::Error::new(e),
-            Unfinished::NeedsRevert(_) => {
-                "run `nictune revert` to restore the values from before it (`nictune status` \
-                 lists what is still in place)"
-            }
-            Unfinished::Pending(_) => {
-                "run `nictune confirm` to keep it or `nictune revert` to undo it"
-            }
-        };
-        anyhow::Error::new(Hinted::new(e, hint))
-    })
+    changes::check_finished(state).map_err(unfinished_error)
+}
+
+/// An earlier change that blocks this one, with the way out.
+pub(crate) fn unfinished_error(e: Unfinished) -> anyhow::Error {
+    let hint = match &e {
+        Unfinished::State(_) => return anyhow::Error::new(e),
+        Unfinished::NeedsRevert(_) => {
+            "run `nictune revert` to restore the values from before it (`nictune status` lists \
+             what is still in place)"
+        }
+        Unfinished::Pending(_) => "run `nictune confirm` to keep it or `nictune revert` to undo it",
+    };
+    anyhow::Error::new(Hinted::new(e, hint))
 }
 
 /// What to do about a change [`guard`] refuses.

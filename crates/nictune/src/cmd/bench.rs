@@ -181,12 +181,12 @@ fn measure_guest(
         .context("starting `nictune serve` in the guest")?;
     let before = bed.qemu_usage();
     let r = measure(spec, ServerSide::Peer(&peer), progress, cancel);
-    let mut info = testbed::info(&bed);
+    let mut info = bed.info();
     info.qemu_cpu_cores = before.zip(bed.qemu_usage()).map(|(b, a)| a.cores_since(&b));
     bed.destroy().context("removing the guest")?;
     let mut r = r?;
     r.target = format!("testbed {}", info.kind);
-    r.warnings.push(testbed::caveat(&info));
+    r.warnings.push(nictune_vm::bed::caveat(&info));
     r.testbed = Some(info);
     Ok(r)
 }

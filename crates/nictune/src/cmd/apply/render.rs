@@ -5,7 +5,7 @@ use nictune_apply::engine::Restored;
 use nictune_apply::journal::{Phase, RevertBy, Summary};
 use nictune_apply::plan::Plan;
 use nictune_apply::state::{self, attention, Problem};
-use nictune_apply::txn::{Applied, Reverted};
+use nictune_apply::txn::{utc, Applied, Reverted};
 use nictune_host::write::setting::Object;
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -494,23 +494,6 @@ fn phase_text(p: &Phase) -> String {
     }
 }
 
-/// Unix milliseconds as `YYYY-MM-DD HH:MM:SSZ` (civil-from-days, proleptic Gregorian).
-pub fn utc(unix_ms: u64) -> String {
-    let secs = unix_ms / 1000;
-    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    let (h, m, s) = (rem / 3600, rem % 3600 / 60, rem % 60);
-    format!("{year:04}-{month:02}-{day:02} {h:02}:{m:02}:{s:02}Z")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -695,12 +678,5 @@ mod tests {
         assert_eq!(json["undo"], "nictune revert --state-dir /tmp/s");
         assert_eq!(json["changes"][0]["attention"], "left-by-killed-tune");
         assert_eq!(json["changes"][0]["still_changed"][0]["machine_wide"], true);
-    }
-
-    #[test]
-    fn utc_matches_known_instants() {
-        assert_eq!(utc(0), "1970-01-01 00:00:00Z");
-        assert_eq!(utc(951_782_400_000), "2000-02-29 00:00:00Z");
-        assert_eq!(utc(1_795_239_660_000), "2026-11-21 05:41:00Z");
     }
 }
