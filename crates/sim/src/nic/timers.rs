@@ -56,6 +56,13 @@ impl DelayPair {
         false
     }
 
+    /// True when every packet signals at once (a packet delay of 0): a packet then leaves
+    /// no deadline running.
+    #[inline]
+    pub fn signals_every_packet(&self) -> bool {
+        self.pkt_delay == 0
+    }
+
     /// The earliest running deadline.
     pub fn next_deadline(&self) -> Option<u64> {
         match (self.pkt_deadline, self.abs_deadline) {
