@@ -117,7 +117,7 @@ impl Batch<'_> {
 
     /// [`Batch::record_all`] for values known to lie between `low` and `high`, both among
     /// them (the two ends of a monotone sequence): the minimum, maximum and count are taken
-    /// once, and within `[512, 2^48)` each bucket is found without [`index`]'s range checks.
+    /// once, and within `[512, 2^48)` each bucket is found without `index`'s range checks.
     /// The same result as recording them one by one.
     #[inline(always)]
     pub fn record_between(&mut self, values: impl Iterator<Item = u64>, low: u64, high: u64) {
