@@ -73,9 +73,9 @@ impl Frame {
     }
 }
 
-/// Frames of one size whose wire starts are evenly spaced, in closed form: frame `j` starts
-/// at `start_ps + j·step_ps`, so its release time and its arrival are arithmetic in `j`, and
-/// a run of any length costs the same to store and to advance as one frame. A steady
+/// Stream frames of one size whose wire starts are evenly spaced, in closed form: frame `j`
+/// starts at `start_ps + j·step_ps`, so its release time and its arrival are arithmetic in
+/// `j`, and a run of any length costs the same to store and to advance as one frame. A steady
 /// generator hands these out ([`crate::workload::stream::Generator::steady_run`]); the NIC
 /// lands them in bulk and the driver takes them from the ring one by one, each
 /// [`FrameRun::frame`] equal to the frame the generator would have made.
@@ -95,8 +95,6 @@ pub struct FrameRun {
     pub payload: u32,
     /// Frames in the run.
     pub count: u64,
-    /// What every frame carries.
-    pub what: Payload,
 }
 
 impl FrameRun {
@@ -117,7 +115,7 @@ impl FrameRun {
             payload: self.payload,
             sent: start / 1000,
             arrived: (start + self.wire_ps).div_ceil(1000) + self.propagation_ns,
-            what: self.what,
+            what: Payload::Stream,
         }
     }
 
@@ -171,7 +169,6 @@ impl FrameRun {
             bytes: 64,
             payload: 18,
             count,
-            what: Payload::Stream,
         }
     }
 }

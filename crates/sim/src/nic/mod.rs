@@ -326,25 +326,21 @@ impl Nic {
         Some(self.dma_free_at.max(f.arrived) + self.dma_ns(f.bytes))
     }
 
-    fn timer_deadline(&self) -> Option<u64> {
-        match (
-            self.rx_timers.next_deadline(),
-            self.tx_timers.next_deadline(),
-        ) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+    /// The earliest running delay-timer deadline, `u64::MAX` when none runs.
+    #[inline]
+    fn timer_deadline(&self) -> u64 {
+        self.rx_timers.earliest().min(self.tx_timers.earliest())
     }
 
     /// Replays everything that happens on the card up to and including time `t`.
     pub fn advance_to(&mut self, t: u64, feed: &mut Feed) {
         loop {
-            let timer = self.timer_deadline().unwrap_or(u64::MAX);
+            let timer = self.timer_deadline();
             let wb = self.tx_wb.front().map_or(u64::MAX, |w| w.0);
             if self.fifo.is_empty() {
                 self.pass_through(t, timer.min(wb), feed);
             }
-            let timer = self.timer_deadline().unwrap_or(u64::MAX);
+            let timer = self.timer_deadline();
             let dma = self.head_dma_done().unwrap_or(u64::MAX);
             let arr = feed.next_at();
             let next = timer.min(dma).min(wb).min(arr);
@@ -394,7 +390,7 @@ impl Nic {
             }
             self.counters.arrived += 1;
             self.land(frame, done);
-            other = other.min(self.rx_timers.next_deadline().unwrap_or(u64::MAX));
+            other = other.min(self.rx_timers.earliest());
             if self.land_steady(t, other, src) {
                 arr = src.next_at();
             }
@@ -522,15 +518,12 @@ impl Nic {
 
     /// The next time something on the card could change (a cause latch included), if any.
     pub fn next_wakeup(&self, feed: &Feed) -> Option<u64> {
-        [
-            self.timer_deadline(),
-            self.head_dma_done(),
-            self.tx_wb.front().map(|w| w.0),
-            feed.peek(),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        let next = self
+            .timer_deadline()
+            .min(self.head_dma_done().unwrap_or(u64::MAX))
+            .min(self.tx_wb.front().map_or(u64::MAX, |w| w.0))
+            .min(feed.next_at());
+        (next != u64::MAX).then_some(next)
     }
 
     /// True when an enabled cause is latched and interrupts are unmasked.

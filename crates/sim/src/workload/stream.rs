@@ -234,7 +234,6 @@ impl Generator {
             bytes,
             payload: self.next.payload,
             count: u64::MAX,
-            what: self.next.what,
         };
         // The generator stops at the first frame that would arrive after its end.
         run.count = run.arriving_by(self.until_ns);
