@@ -224,3 +224,50 @@ fn every_scenario_is_a_function_of_its_seed_and_conserves_packets() {
         }
     }
 }
+
+/// The veth request/response model (`tune --predict`): on random targets and settings every
+/// segment sent is delivered, time never runs backwards, a seed reproduces the prediction,
+/// and where an idle exit is drawn (a receiver sleeping on another CPU) the seed matters.
+#[test]
+fn the_veth_model_conserves_segments_and_is_a_function_of_its_seed() {
+    use nictune_core::units::Nanos;
+    use nictune_sim::cases::veth_rr::{run_seeded, VethCosts, VethSettings};
+    let mut rng = Rng::new(14, 0);
+    let mut seeds_compared = 0;
+    for _ in 0..24 {
+        let rate = 2_000.0 + rng.below(60_000) as f64;
+        let busy = 0.05 + rng.below(190) as f64 / 100.0;
+        let Ok(costs) = VethCosts::calibrate(rate, busy) else {
+            continue;
+        };
+        let settings = VethSettings {
+            defer_hard_irqs: rng.below(4) as u32,
+            gro_flush_timeout: Nanos::from_micros(rng.below(3) * 50),
+            irq_suspend_timeout: Nanos::ZERO,
+            busy_read: Nanos::from_micros(rng.below(2) * 50),
+            same_cpu: rng.below(2) == 1,
+        };
+        let seed = rng.below(1_000);
+        let run = run_seeded(&costs, &settings, seed);
+        assert_eq!(run.time_reversals, 0, "{settings:?}: time ran backwards");
+        assert!(run.segments_sent > 0);
+        assert_eq!(run.segments_sent, run.segments_delivered, "{settings:?}");
+        let again = run_seeded(&costs, &settings, seed);
+        assert!(run == again, "{settings:?}: seed {seed} gave two runs");
+        // Only a receiver sleeping on another CPU draws idle exits, and only when the
+        // baseline left them a mean above 0.
+        let sleeps_across = !settings.same_cpu && settings.busy_read == Nanos::ZERO;
+        if sleeps_across && costs.cross_wakeup > Nanos::ZERO {
+            let other = run_seeded(&costs, &settings, seed + 1).prediction;
+            assert!(
+                run.prediction.round_trips_us != other.round_trips_us,
+                "{settings:?} on {costs:?}: the seed changes nothing"
+            );
+            seeds_compared += 1;
+        }
+    }
+    assert!(
+        seeds_compared > 2,
+        "only {seeds_compared} runs drew idle exits"
+    );
+}

@@ -8,7 +8,11 @@
 //! then reaches the receiver, which is either asleep (per-wake-up CPU, plus the cross-CPU
 //! wake-up latency when it sleeps on another CPU) or busy polling. Idle exits (a woken CPU
 //! starting to run, after an IPI or a deferral timer) are exponential around the calibrated
-//! mean, from a fixed seed.
+//! mean, from a seed ([`DEFAULT_SEED`] unless [`predict_seeded`] is given one).
+//!
+//! The run is a sequence of typed events (`Ev`: send, poll, complete, deliver) on the
+//! engine's `(time, seq)` queue ([`EventQueue`]); [`run_seeded`] also returns what the
+//! engine saw (events, time reversals, segments sent and delivered) for the property tests.
 //!
 //! Calibration uses only the baseline's measurement (trans/s and busy cores at the cross-CPU
 //! placement), with four assumptions, each stated where it is used:
@@ -31,6 +35,7 @@
 //! `irq-suspend-timeout` only acts for an epoll busy poller with prefer-busy-poll, which a
 //! netperf-style blocking client is not, so it changes nothing here.
 
+use crate::engine::queue::EventQueue;
 use crate::engine::rng::Rng;
 use crate::napi_extras::complete::{Napi, NapiConfig};
 use nictune_core::units::Nanos;
@@ -241,92 +246,233 @@ pub fn predict(costs: &VethCosts, settings: &VethSettings) -> VethPrediction {
 
 /// [`predict`] with the idle-exit draws seeded by `seed`.
 pub fn predict_seeded(costs: &VethCosts, settings: &VethSettings, seed: u64) -> VethPrediction {
-    let cfg = NapiConfig {
-        defer_hard_irqs: settings.defer_hard_irqs,
-        gro_flush_timeout: settings.gro_flush_timeout,
-        irq_suspend_timeout: settings.irq_suspend_timeout,
-        ..NapiConfig::default()
-    };
-    let mut legs = [Leg::new(cfg), Leg::new(cfg)];
-    let mut idle_exit = IdleExit::new(costs.cross_wakeup, seed);
-    let mut now = Nanos::ZERO;
-    let mut cpu = Nanos::ZERO;
-    let mut rtts = Vec::with_capacity(TRANSACTIONS);
-    let mut start_measured = Nanos::ZERO;
-    let mut cpu_at_start = Nanos::ZERO;
-    let mut timers_at_start = 0;
-    for t in 0..TRANSACTIONS {
-        if t == WARMUP {
-            start_measured = now;
-            cpu_at_start = cpu;
-            timers_at_start = legs.iter().map(|l| l.timer_fires).sum();
-        }
-        let begin = now;
-        for leg in legs.iter_mut() {
-            let (ready, spent) = half(costs, settings, leg, now, &mut idle_exit);
-            now = ready;
-            cpu += spent;
-        }
-        rtts.push((now - begin).as_micros_f64());
+    run_seeded(costs, settings, seed).prediction
+}
+
+/// A whole run: the prediction and what the engine saw.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VethRun {
+    /// What the model predicts.
+    pub prediction: VethPrediction,
+    /// Events dispatched.
+    pub events: u64,
+    /// Events scheduled before the time of the event scheduling them (0 in a correct model).
+    pub time_reversals: u64,
+    /// 1-byte segments sent, both directions.
+    pub segments_sent: u64,
+    /// Segments the receiving task got.
+    pub segments_delivered: u64,
+}
+
+/// [`predict_seeded`] with the engine's view of the run.
+pub fn run_seeded(costs: &VethCosts, settings: &VethSettings, seed: u64) -> VethRun {
+    let mut run = Run::new(costs, settings, seed);
+    run.start(Nanos::ZERO);
+    while let Some((t, ev)) = run.q.pop_until(u64::MAX) {
+        run.dispatch(Nanos(t), ev);
     }
-    let elapsed = (now - start_measured).as_secs_f64();
-    let timer_fires: u64 = legs.iter().map(|l| l.timer_fires).sum::<u64>() - timers_at_start;
-    // Every timer expiry is an interrupt with its per-wake-up cost.
-    let timer_cpu = costs.per_wakeup.as_secs_f64() * timer_fires as f64;
-    let measured = rtts.split_off(WARMUP);
-    let busy_total = ((cpu - cpu_at_start).as_secs_f64() + timer_cpu) / elapsed;
-    let busy = if settings.same_cpu {
-        vec![busy_total.min(1.0)]
-    } else {
-        vec![(busy_total / 2.0).min(1.0); 2]
-    };
-    let mut round_trips_us = measured;
-    round_trips_us.sort_by(f64::total_cmp);
-    VethPrediction {
-        transactions_per_sec: (TRANSACTIONS - WARMUP) as f64 / elapsed,
-        round_trips_us,
-        busy,
-        timer_interrupts_per_sec: timer_fires as f64 / elapsed,
+    run.finish()
+}
+
+/// A half's direction; each has its own veth NAPI ([`Leg`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Dir {
+    /// Client to server.
+    Request,
+    /// Server to client.
+    Response,
+}
+
+/// The events of a run. One transaction is in flight at a time, so a half's events follow
+/// one another: `Send` → `Poll` → `Complete` → `Deliver`, then the next half's `Send`.
+/// A deferral timer's expiries are replayed by its [`Leg`] when a segment meets the masked
+/// NAPI ([`Leg::polled_at`]): an expiry that finds nothing only re-arms the timer, which
+/// matters to the next segment alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Ev {
+    /// The half's segment leaves its sender and reaches the veth ring at once.
+    Send(Dir),
+    /// The direction's NAPI polls the segment: the packet work starts.
+    Poll(Dir),
+    /// The packet work is done: `napi_complete_done` (GRO flush), and the receiver is woken
+    /// (or, spinning, has the segment).
+    Complete(Dir),
+    /// The receiving task runs with the segment: the server answers, the client starts the
+    /// next transaction.
+    Deliver(Dir),
+}
+
+/// How the receiver waits for a segment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wait {
+    /// It spins on its own CPU and polls the NAPI itself (it may take a NAPI that deferral
+    /// left unscheduled), so neither the timer nor a wake-up is waited for: it has the
+    /// segment once the sender's CPU has done the packet work.
+    Spin,
+    /// It just sent and spins out its window on the only CPU before the peer can run, then
+    /// sleeps; the rest is the sleeping path.
+    SpinShared,
+    /// It sleeps and is woken (across CPUs: the IPI's CPU and the idle exit's latency).
+    Sleep,
+}
+
+impl Wait {
+    fn of(costs: &VethCosts, s: &VethSettings) -> Wait {
+        match (s.busy_read > Nanos::ZERO, s.same_cpu) {
+            (true, false) if costs.per_packet <= s.busy_read => Wait::Spin,
+            (true, true) => Wait::SpinShared,
+            _ => Wait::Sleep,
+        }
     }
 }
 
-/// One half of a transaction sent at `sent`: when the receiver has it, and the CPU spent
-/// (spinning included).
-fn half(
-    costs: &VethCosts,
-    s: &VethSettings,
-    leg: &mut Leg,
-    sent: Nanos,
-    idle_exit: &mut IdleExit,
-) -> (Nanos, Nanos) {
-    let p = costs.per_packet;
-    let w = costs.per_wakeup;
-    let window = s.busy_read;
-    if window > Nanos::ZERO && !s.same_cpu {
-        // The receiver spins on its own CPU and polls the NAPI itself (it may take a NAPI
-        // that deferral left unscheduled), so neither the timer nor a wake-up is waited for.
-        // It waits while the sender's CPU does the packet work; past its window it sleeps.
-        if p <= window {
-            leg.completed(sent + p);
-            return (sent + p, p + p);
+/// A run in progress.
+struct Run<'a> {
+    costs: &'a VethCosts,
+    settings: &'a VethSettings,
+    wait: Wait,
+    q: EventQueue<Ev>,
+    legs: [Leg; 2],
+    idle_exit: IdleExit,
+    /// CPU spent so far (spinning included).
+    cpu: Nanos,
+    /// When the transaction in flight started.
+    begin: Nanos,
+    rtts: Vec<f64>,
+    /// Time, CPU and timer expiries when the measured transactions start.
+    start_measured: Nanos,
+    cpu_at_start: Nanos,
+    timers_at_start: u64,
+    sent: u64,
+    delivered: u64,
+}
+
+impl<'a> Run<'a> {
+    fn new(costs: &'a VethCosts, settings: &'a VethSettings, seed: u64) -> Run<'a> {
+        let cfg = NapiConfig {
+            defer_hard_irqs: settings.defer_hard_irqs,
+            gro_flush_timeout: settings.gro_flush_timeout,
+            irq_suspend_timeout: settings.irq_suspend_timeout,
+            ..NapiConfig::default()
+        };
+        Run {
+            costs,
+            settings,
+            wait: Wait::of(costs, settings),
+            q: EventQueue::new(),
+            legs: [Leg::new(cfg), Leg::new(cfg)],
+            idle_exit: IdleExit::new(costs.cross_wakeup, seed),
+            cpu: Nanos::ZERO,
+            begin: Nanos::ZERO,
+            rtts: Vec::with_capacity(TRANSACTIONS),
+            start_measured: Nanos::ZERO,
+            cpu_at_start: Nanos::ZERO,
+            timers_at_start: 0,
+            sent: 0,
+            delivered: 0,
         }
     }
-    if window > Nanos::ZERO && s.same_cpu {
-        // The receiver that just sent spins out its window on the only CPU before the peer
-        // can run, then sleeps; the rest is the ordinary path.
-        let polled = leg.polled_at(sent + window, idle_exit);
-        leg.completed(polled + p);
-        return (polled + p + w, window + p + w);
+
+    fn schedule(&mut self, at: Nanos, ev: Ev) {
+        self.q.schedule(at.0, ev);
     }
-    let polled = leg.polled_at(sent, idle_exit);
-    leg.completed(polled + p);
-    let (extra_cpu, extra_latency) = if s.same_cpu {
-        (Nanos::ZERO, Nanos::ZERO)
-    } else {
-        (costs.cross_wakeup_cpu, idle_exit.draw())
-    };
-    let spent = p + w + extra_cpu;
-    (polled + spent + extra_latency, spent)
+
+    fn dispatch(&mut self, now: Nanos, ev: Ev) {
+        match ev {
+            Ev::Send(dir) => self.send(dir, now),
+            Ev::Poll(dir) => self.schedule(now + self.costs.per_packet, Ev::Complete(dir)),
+            Ev::Complete(dir) => self.complete(dir, now),
+            Ev::Deliver(dir) => self.deliver(dir, now),
+        }
+    }
+
+    /// The client sends the next request (after the warm-up ones, measuring starts).
+    fn start(&mut self, now: Nanos) {
+        if self.rtts.len() == WARMUP {
+            self.start_measured = now;
+            self.cpu_at_start = self.cpu;
+            self.timers_at_start = self.legs.iter().map(|l| l.timer_fires).sum();
+        }
+        self.begin = now;
+        self.schedule(now, Ev::Send(Dir::Request));
+    }
+
+    /// The segment is on the ring: polled at once, or by the spinning receiver, or when a
+    /// deferral timer's poll finds it.
+    fn send(&mut self, dir: Dir, now: Nanos) {
+        self.sent += 1;
+        let ready = match self.wait {
+            Wait::Spin => None,
+            Wait::SpinShared => Some(now + self.settings.busy_read),
+            Wait::Sleep => Some(now),
+        };
+        let leg = &mut self.legs[dir as usize];
+        let polled = ready.map_or(now, |at| leg.polled_at(at, &mut self.idle_exit));
+        self.schedule(polled, Ev::Poll(dir));
+    }
+
+    /// The poll completes; the receiver gets the segment after its wake-up, if it slept.
+    /// The half's CPU: the packet work on each side when spinning across CPUs; else the
+    /// packet work, a wake-up, and the spin or the cross-CPU wake-up's CPU.
+    fn complete(&mut self, dir: Dir, now: Nanos) {
+        self.legs[dir as usize].completed(now);
+        let (p, w) = (self.costs.per_packet, self.costs.per_wakeup);
+        let (ready, spent) = match self.wait {
+            Wait::Spin => (now, p + p),
+            Wait::SpinShared => (now + w, self.settings.busy_read + p + w),
+            Wait::Sleep if self.settings.same_cpu => (now + w, p + w),
+            Wait::Sleep => {
+                let extra = self.costs.cross_wakeup_cpu;
+                (now + w + extra + self.idle_exit.draw(), p + w + extra)
+            }
+        };
+        self.cpu += spent;
+        self.schedule(ready, Ev::Deliver(dir));
+    }
+
+    /// The server answers a request at once; a response ends the transaction.
+    fn deliver(&mut self, dir: Dir, now: Nanos) {
+        self.delivered += 1;
+        match dir {
+            Dir::Request => self.schedule(now, Ev::Send(Dir::Response)),
+            Dir::Response => {
+                self.rtts.push((now - self.begin).as_micros_f64());
+                if self.rtts.len() < TRANSACTIONS {
+                    self.start(now);
+                }
+            }
+        }
+    }
+
+    fn finish(self) -> VethRun {
+        let now = Nanos(self.q.now());
+        let elapsed = (now - self.start_measured).as_secs_f64();
+        let timer_fires =
+            self.legs.iter().map(|l| l.timer_fires).sum::<u64>() - self.timers_at_start;
+        // Every timer expiry is an interrupt with its per-wake-up cost.
+        let timer_cpu = self.costs.per_wakeup.as_secs_f64() * timer_fires as f64;
+        let busy_total = ((self.cpu - self.cpu_at_start).as_secs_f64() + timer_cpu) / elapsed;
+        let busy = if self.settings.same_cpu {
+            vec![busy_total.min(1.0)]
+        } else {
+            vec![(busy_total / 2.0).min(1.0); 2]
+        };
+        let mut rtts = self.rtts;
+        let mut round_trips_us = rtts.split_off(WARMUP);
+        round_trips_us.sort_by(f64::total_cmp);
+        VethRun {
+            prediction: VethPrediction {
+                transactions_per_sec: (TRANSACTIONS - WARMUP) as f64 / elapsed,
+                round_trips_us,
+                busy,
+                timer_interrupts_per_sec: timer_fires as f64 / elapsed,
+            },
+            events: self.q.events(),
+            time_reversals: self.q.backwards(),
+            segments_sent: self.sent,
+            segments_delivered: self.delivered,
+        }
+    }
 }
 
 #[cfg(test)]

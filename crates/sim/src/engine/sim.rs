@@ -30,6 +30,7 @@ use crate::moderation::{ModerationCtx, ModerationPolicy, Traffic};
 use crate::napi_extras::complete::Napi;
 use crate::napi_extras::softirq::AfterPass;
 use crate::nic::link::Link;
+use crate::nic::ring::Taken;
 use crate::nic::{Feed, Nic};
 use crate::workload::{Action, Rx, Workload};
 use nictune_core::units::Nanos;
@@ -355,14 +356,22 @@ impl Sim {
     fn receive_stream(&mut self, h: usize, mut t: u64, k: u32) -> u64 {
         let host = &mut self.hosts[h];
         let rx_ns = host.costs.rx_pkt_ns;
-        let rec = &mut self.rec;
+        let mut rec = self.rec.stream_batch();
         let (mut n, mut bytes) = (0u64, 0u64);
-        host.nic.take_rx_batch(k as usize, |frame| {
-            t += rx_ns;
-            n += 1;
-            bytes += frame.bytes as u64 - FCS;
-            crate::workload::sink(rec, frame, t);
+        host.nic.take_rx_batch(k as usize, |taken| match taken {
+            Taken::Frame(frame) => {
+                t += rx_ns;
+                n += 1;
+                bytes += frame.bytes as u64 - FCS;
+                crate::workload::sink(&mut rec, frame, t);
+            }
+            Taken::Run(run) => {
+                n += run.count;
+                bytes += run.count * (run.bytes as u64 - FCS);
+                t = crate::workload::sink_run(&mut rec, run, t, rx_ns);
+            }
         });
+        drop(rec);
         host.window.rx_packets += n;
         host.window.rx_bytes += bytes;
         host.stats.rx_processed += n;

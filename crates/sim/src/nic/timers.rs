@@ -13,15 +13,26 @@
 //!
 //! Delays are real nanoseconds (already scaled by the host oscillator).
 
+/// A deadline that is not running.
+const NEVER: u64 = u64::MAX;
+
 /// One packet-timer / absolute-timer pair.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct DelayPair {
     pkt_delay: u64,
     abs_delay: u64,
     frames: u32,
-    pkt_deadline: Option<u64>,
-    abs_deadline: Option<u64>,
+    /// Running deadlines, [`NEVER`] when stopped (plain integers: the card asks for the
+    /// earliest at every step of its replay).
+    pkt_deadline: u64,
+    abs_deadline: u64,
     since_signal: u32,
+}
+
+impl Default for DelayPair {
+    fn default() -> Self {
+        DelayPair::new(0, 0, 0)
+    }
 }
 
 impl DelayPair {
@@ -31,7 +42,9 @@ impl DelayPair {
             pkt_delay,
             abs_delay,
             frames,
-            ..DelayPair::default()
+            pkt_deadline: NEVER,
+            abs_deadline: NEVER,
+            since_signal: 0,
         }
     }
 
@@ -49,19 +62,30 @@ impl DelayPair {
             self.signalled();
             return true;
         }
-        self.pkt_deadline = Some(t + self.pkt_delay);
-        if self.abs_delay > 0 && self.abs_deadline.is_none() {
-            self.abs_deadline = Some(t + self.abs_delay);
+        self.pkt_deadline = t + self.pkt_delay;
+        if self.abs_delay > 0 && self.abs_deadline == NEVER {
+            self.abs_deadline = t + self.abs_delay;
         }
         false
     }
 
+    /// True when every packet signals at once (a packet delay of 0): a packet then leaves
+    /// no deadline running.
+    #[inline]
+    pub fn signals_every_packet(&self) -> bool {
+        self.pkt_delay == 0
+    }
+
     /// The earliest running deadline.
     pub fn next_deadline(&self) -> Option<u64> {
-        match (self.pkt_deadline, self.abs_deadline) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let d = self.earliest();
+        (d != NEVER).then_some(d)
+    }
+
+    /// The earliest running deadline, `u64::MAX` when none runs.
+    #[inline]
+    pub fn earliest(&self) -> u64 {
+        self.pkt_deadline.min(self.abs_deadline)
     }
 
     /// Fires the deadline due at or before `t`, if any; true when the cause is signalled.
@@ -78,8 +102,8 @@ impl DelayPair {
     /// Both timers stop after a signal (packet expiry re-initialises the absolute timer
     /// without starting it; absolute expiry halts the packet timer until the next packet).
     fn signalled(&mut self) {
-        self.pkt_deadline = None;
-        self.abs_deadline = None;
+        self.pkt_deadline = NEVER;
+        self.abs_deadline = NEVER;
         self.since_signal = 0;
     }
 }

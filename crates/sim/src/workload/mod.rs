@@ -15,8 +15,8 @@ pub mod rr;
 pub mod stream;
 
 use crate::host::costs::Costs;
-use crate::metrics::recorder::Recorder;
-use crate::nic::frame::Frame;
+use crate::metrics::recorder::{Recorder, StreamBatch};
+use crate::nic::frame::{Frame, FrameRun};
 
 /// Index of a host in the topology.
 pub type HostId = usize;
@@ -86,9 +86,16 @@ pub enum Workload {
 
 /// The stream workload's whole per-frame step: a stream frame's processing ended at `end`
 /// (its latency is measured from release; its payload reached the sink).
+#[inline(always)]
+pub fn sink(rec: &mut StreamBatch<'_>, frame: &Frame, end: u64) {
+    rec.frame(frame.sent, frame.payload, end);
+}
+
+/// [`sink`] for the frames of `run` processed one after another from `t`, `rx_ns` each;
+/// returns when the last finished.
 #[inline]
-pub fn sink(rec: &mut Recorder, frame: &Frame, end: u64) {
-    rec.stream_frame(frame.sent, frame.payload, end);
+pub fn sink_run(rec: &mut StreamBatch<'_>, run: &FrameRun, t: u64, rx_ns: u64) -> u64 {
+    rec.run(run, t, rx_ns)
 }
 
 impl Workload {
@@ -114,7 +121,7 @@ impl Workload {
     ) -> u64 {
         match self {
             Workload::Stream => {
-                sink(rec, frame, rx.end);
+                sink(&mut rec.stream_batch(), frame, rx.end);
                 0
             }
             Workload::Rr(w) => w.on_rx(rx, frame, out),

@@ -3,7 +3,7 @@
 //! frames from it with `peek`/`pop` when it replays time (sim-notes §2.4, technique 1).
 
 use crate::engine::rng::Rng;
-use crate::nic::frame::{Frame, Payload, ETH_OVERHEAD};
+use crate::nic::frame::{Frame, FrameRun, Payload, ETH_OVERHEAD};
 use crate::nic::link::Link;
 
 /// UDP/IPv4 headers in front of a stream frame's payload.
@@ -84,6 +84,8 @@ pub struct Generator {
     pattern: Pattern,
     /// Mean gap in ps; 0 = back to back at line rate.
     gap_ps: f64,
+    /// `gap_ps` rounded to whole picoseconds: the constant patterns' gap, rounded once.
+    gap_whole_ps: u64,
     /// `gap_ps == 0`, decided once.
     back_to_back: bool,
     mix: SizeMix,
@@ -94,6 +96,8 @@ pub struct Generator {
     /// The next frame; its arrival is [`NONE`] once the generator has stopped (kept by
     /// value, not as an `Option`, so the per-frame path moves no discriminant around).
     next: Frame,
+    /// Wire start of `next` (ps).
+    next_start_ps: u64,
     released: u64,
 }
 
@@ -114,6 +118,7 @@ impl Generator {
         let mut g = Generator {
             pattern,
             gap_ps,
+            gap_whole_ps: gap_ps.round() as u64,
             back_to_back: gap_ps == 0.0,
             mix,
             link,
@@ -121,6 +126,7 @@ impl Generator {
             release_ps: 0,
             until_ns,
             next: Frame::with_payload(0, 0, 0, Payload::Stream),
+            next_start_ps: 0,
             released: 0,
         };
         g.next = g.make();
@@ -153,12 +159,11 @@ impl Generator {
             };
         }
         let sent = start_ps / 1000;
+        self.next_start_ps = start_ps;
         self.release_ps = match self.pattern {
             _ if self.back_to_back => end_ps,
             Pattern::Poisson => self.release_ps + self.rng.exp(self.gap_ps).round() as u64,
-            Pattern::Constant | Pattern::OnOff { .. } => {
-                self.release_ps + self.gap_ps.round() as u64
-            }
+            Pattern::Constant | Pattern::OnOff { .. } => self.release_ps + self.gap_whole_ps,
         };
         self.released += 1;
         Frame {
@@ -190,6 +195,72 @@ impl Generator {
             self.next = self.make();
         }
         f
+    }
+
+    /// The frames from the next one up to the end of the run, when they follow in closed
+    /// form: one frame size, and wire starts evenly spaced. That holds when nothing random is
+    /// drawn (one size; back to back or a constant rate, no on/off cycle) and the spacing has
+    /// settled:
+    /// - back to back, each frame starts when the one before ends (step = wire time);
+    /// - a constant gap at least the wire time, once the next frame went out at its release
+    ///   (then each release finds the wire free: step = gap);
+    /// - a constant gap below the wire time, once the wire is busy past the next release
+    ///   (releases fall further behind the wire at every frame: step = wire time).
+    ///
+    /// `None` otherwise (the frames are then made one by one).
+    pub fn steady_run(&self) -> Option<FrameRun> {
+        let fixed = matches!(self.pattern, Pattern::Constant) || self.back_to_back;
+        let on_off = matches!(self.pattern, Pattern::OnOff { .. });
+        if !fixed || on_off || self.mix.sizes.len() != 1 || self.next.arrived == NONE {
+            return None;
+        }
+        let (s0, bytes) = (self.next_start_ps, self.next.bytes);
+        let wire = self.link.frame_ps(bytes);
+        let gap = self.gap_whole_ps;
+        let step = if self.back_to_back {
+            wire
+        } else if gap >= wire && self.release_ps == s0 + gap {
+            gap
+        } else if gap < wire && self.release_ps <= s0 + wire {
+            wire
+        } else {
+            return None;
+        };
+        let mut run = FrameRun {
+            start_ps: s0,
+            step_ps: step,
+            wire_ps: wire,
+            propagation_ns: self.link.propagation(),
+            bytes,
+            payload: self.next.payload,
+            count: u64::MAX,
+        };
+        // The generator stops at the first frame that would arrive after its end.
+        run.count = run.arriving_by(self.until_ns);
+        (step > 0).then_some(run)
+    }
+
+    /// Takes the first `n` frames of [`Generator::steady_run`] (`1 ≤ n ≤` its count) at the
+    /// cost of one: the state is set to what making frame `n - 1` leaves (the wire busy to
+    /// its end, the release clock `n - 1` gaps on, or at the frame's end back to back), and
+    /// that frame is popped as usual, which makes frame `n` the ordinary way.
+    pub fn skip(&mut self, run: &FrameRun, n: u64) {
+        if n > 1 {
+            let j = n - 1;
+            let start = run.start_of(j);
+            // The wire is free by then (start ≥ the end of the frame before), so this sets it
+            // busy to the frame's end.
+            let end = self.link.send_ps(start, run.bytes);
+            self.release_ps = if self.back_to_back {
+                end
+            } else {
+                self.release_ps + j * self.gap_whole_ps
+            };
+            self.released += j;
+            self.next = run.frame(j);
+            self.next_start_ps = start;
+        }
+        self.pop();
     }
 }
 
