@@ -1,12 +1,16 @@
 //! The live host's side of `apply`, `confirm`, `revert`, the watchdog and the live tunes:
-//! which earlier changes block a new one (with the processes running now), and reverting one
-//! journaled change on this host, in the network namespace it was made in.
+//! which earlier changes block a new one (with the processes running now), reverting one
+//! journaled change on this host in the network namespace it was made in, and verifying an
+//! applied change by its effect on the interrupt rates.
 
+use nictune_apply::desired::Desired;
 use nictune_apply::journal::{Phase, RevertBy, Summary};
 use nictune_apply::state::{Attention, Lock, StateDir, StateError};
 use nictune_apply::txn::{self, Reverted};
+use nictune_bench::effect::{self, Effect};
+use nictune_host::write::setting::Key;
 use nictune_linux::netns::{self, NetnsError};
-use nictune_linux::write::{detach, LinuxWriter};
+use nictune_linux::write::{detach, module, LinuxWriter};
 use std::path::Path;
 
 /// Every change under `state` (whose transactions are `all`) that must be reverted before
@@ -89,6 +93,33 @@ pub fn revert(
     let mut host = LinuxWriter::live();
     let now = txn::now_unix_ms();
     Ok(txn::revert(state, lock, target, &mut host, by, pid, now)?)
+}
+
+/// How long [`verify_by_effect`] counts interrupts.
+const EFFECT_WINDOW: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Verify by effect, after a change of `iface` to `settings` was applied: where the settings
+/// promise a most interrupts per second per vector (a fixed InterruptThrottleRate; rx-usecs
+/// on ITR drivers), counts the interface's vectors for [`EFFECT_WINDOW`] — `iface`, or every
+/// port a module parameter reloaded. A check that cannot run is left out: the change itself
+/// succeeded and was read back.
+pub fn verify_by_effect(iface: Option<&str>, settings: &[Desired]) -> Vec<Effect> {
+    let mut ports: Vec<String> = iface.into_iter().map(str::to_string).collect();
+    for d in settings {
+        if let Key::ModuleParam { module, .. } = &d.key {
+            ports.extend(module::ports_bound(module));
+        }
+    }
+    ports.sort();
+    ports.dedup();
+    ports
+        .iter()
+        .filter_map(|port| {
+            let driver = module::driver_of(port);
+            let cap = effect::promised_cap(settings, driver.as_deref())?;
+            effect::check(port, cap, EFFECT_WINDOW).ok()
+        })
+        .collect()
 }
 
 #[cfg(test)]

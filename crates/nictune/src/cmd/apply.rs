@@ -218,7 +218,7 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
         let why = "interrupted by a signal as it finished";
         return revert_unannounced(&state, &locks, &applied.id, why);
     }
-    let effect = verify_by_effect(&req);
+    let effect = changes::verify_by_effect(req.iface.as_deref(), &req.settings);
     let body = render::AppliedBody {
         plan: &plan,
         applied: &applied,
@@ -234,32 +234,6 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
         }
         _ => Ok(Outcome::Success),
     }
-}
-
-/// How long [`verify_by_effect`] counts interrupts.
-const EFFECT_WINDOW: std::time::Duration = std::time::Duration::from_secs(1);
-
-/// Verify by effect: where the settings promise a most interrupts per second per vector (a
-/// fixed InterruptThrottleRate; rx-usecs on ITR drivers), counts the interface's vectors for
-/// [`EFFECT_WINDOW`] — `--iface`, or every port a module parameter reloaded. A check that
-/// cannot run is left out: the change itself succeeded and was read back.
-fn verify_by_effect(req: &Request) -> Vec<nictune_bench::effect::Effect> {
-    let mut ports: Vec<String> = req.iface.iter().cloned().collect();
-    for d in &req.settings {
-        if let nictune_host::write::setting::Key::ModuleParam { module, .. } = &d.key {
-            ports.extend(nictune_linux::write::module::ports_bound(module));
-        }
-    }
-    ports.sort();
-    ports.dedup();
-    ports
-        .iter()
-        .filter_map(|port| {
-            let driver = nictune_linux::write::module::driver_of(port);
-            let cap = nictune_bench::effect::promised_cap(&req.settings, driver.as_deref())?;
-            nictune_bench::effect::check(port, cap, EFFECT_WINDOW).ok()
-        })
-        .collect()
 }
 
 /// Both locks of a change of the live host (`attempts` × 50 ms to wait for them), with the
