@@ -132,7 +132,7 @@ fn module_parameters_apply_by_reload_and_revert_in_the_guest() {
     let nic = &show["nics"].as_array().unwrap()[0];
     assert_eq!(nic["driver"]["value"], "e1000", "{nic}");
     assert_eq!(
-        nic["coalesce"]["value"]["rx-usecs"], 2000,
+        nic["coalesce"]["value"]["rx_usecs"], 2000,
         "ITR 500 reads back as 10^6/500 µs: {nic}"
     );
     let revert = bed
