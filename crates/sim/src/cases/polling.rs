@@ -18,9 +18,7 @@
 //! receives ≈1218 frames/s. `offered_pps` raises the load to show the mechanisms at
 //! saturation (the HZ × burst_max cap, the user_frac share).
 
-use super::rxhost::{
-    run as run_host, HostCosts, RxHostOutcome, RxHostParams, RxMode, TxCompletions,
-};
+use super::rxhost::{run as run_host, HostCosts, RxHostOutcome, RxHostParams, RxMode, TxCauses};
 use crate::freebsd::polling::PollingConfig;
 use crate::moderation::{rate_to_256ns_throttle, Fixed};
 use nictune_core::units::{Bytes, Nanos};
@@ -90,10 +88,12 @@ pub fn run(
         probe_every: None,
         probe_base: Nanos::ZERO,
         busy_poll: None,
-        tx: (tx_pps > 0.0).then_some(TxCompletions {
+        tx: (tx_pps > 0.0).then_some(TxCauses::Poisson {
             pps: tx_pps,
             delay: EM_TIDV,
         }),
+        tcp: None,
+        linux: None,
         duration,
         seed,
     })
@@ -233,6 +233,8 @@ mod validation {
             probe_base: Nanos::ZERO,
             busy_poll: None,
             tx: None,
+            tcp: None,
+            linux: None,
             duration: Nanos::from_secs(2),
             seed: 1,
         });
