@@ -139,18 +139,19 @@ counted; 2 µs per hard interrupt (irq time, assumed). Ping: 92 µs outside the 
 (the C3 family's published enhanced-networking TCP round trip, Dec 2013 — an upper bound for a
 ping), plus the wait for the interrupt and the queue ahead of the probe. Ping is a prediction.
 
-Predicted ping (mean / max, 300 probes): itr=1000 ≈0.62 / ≈1.10 ms (report 0.469 / 1.043 from
-50 probes): the probe waits for the busy vector's next interrupt, uniformly up to the 1 ms
-interval. itr=1 ≈0.10 ms (report 0.456 / 1.902): the vector runs at ≈70 K interrupts/s and the
-wait is a few µs. The report's claim that ping barely moved is NOT reproduced. The 2.6.32
-restart limit does not explain it: a pass restarts only when something was raised during it,
-and an interrupt due at the end of a poll is polled within the same pass, so restarts come one
-at a time; ten in a row need net_rx_action to end on its 300-packet budget or 2-jiffy limit ten
-times running, i.e. sustained overload. At the report's load the model hands off to ksoftirqd
-zero times, and every hand-off would in any case end by the next 1 ms tick (2.6.32's irq_exit
-runs pending softirqs), so it could add at most a fraction of a tick per affected probe. What
-raises the mode-1 mean by ≈0.36 ms is outside this model (candidates without figures: Xen's
-delivery of the VF interrupt at ≈70 K/s, vCPU descheduling, the ping source's own path).
+Predicted ping (mean / max; 10 s = 50 probes as the report, 60 s = 300): itr=1000 0.60 / 1.06 ms
+(60 s: 0.62 / 1.13; report 0.469 / 1.043): the probe waits for the busy vector's next
+interrupt, uniformly up to the 976 µs interval. itr=3 0.13 / 0.16 ms. itr=1 0.106 / 0.116 ms
+(report 0.456 / 1.902): the vector runs at ≈70 K interrupts/s and the wait is a few µs. The
+report's claim that ping barely moved is NOT reproduced. The 2.6.32 restart limit does not
+explain it: a pass restarts only when something was raised during it, and an interrupt due at
+the end of a poll is polled within the same pass, so restarts come one at a time; ten in a row
+need net_rx_action to end on its 300-packet budget or 2-jiffy limit ten times running, i.e.
+sustained overload. At the report's load the model hands off to ksoftirqd zero times, and a
+hand-off would in any case end by the next 1 ms tick (2.6.32's irq_exit runs pending
+softirqs). What raises the mode-1 mean by ≈0.35 ms is outside this model (candidates without
+figures: Xen's delivery of the VF interrupt at ≈70 K/s, vCPU descheduling, the ping
+source's own path).
 ";
 
 #[cfg(test)]

@@ -236,3 +236,67 @@ fn every_taken_tcp_segment_sends_an_ack_whose_completion_is_an_interrupt_cause()
         "the window rarely binds: {t:?}"
     );
 }
+
+/// An open-loop host fed `pps` 64-byte frames on a 1 Gbit/s link for 2 s.
+fn open_loop(mode: RxMode, pps: f64, costs: HostCosts, seed: u64) -> RxHostOutcome {
+    run(RxHostParams {
+        link_bps: 1e9,
+        offered_pps: pps,
+        frame: Bytes(64),
+        ring: 256,
+        socket_frames: 256,
+        mode,
+        costs,
+        probe_every: None,
+        probe_base: Nanos::ZERO,
+        busy_poll: None,
+        tx: None,
+        tcp: None,
+        linux: None,
+        duration: Nanos::from_secs(2),
+        seed,
+    })
+}
+
+#[test]
+fn polling_caps_at_hz_times_burst_max_and_keeps_the_user_share() {
+    let cfg = PollingConfig::default();
+    let cheap = HostCosts {
+        irq: Nanos(0),
+        poll: Nanos(100),
+        per_frame: Nanos(100),
+        app_per_frame: Nanos(100),
+    };
+    let o = open_loop(RxMode::Polling(cfg), 400_000.0, cheap, 1);
+    let per_sec = o.received as f64 / 2.0;
+    let cap = cfg.max_pps_per_interface() as f64;
+    assert!(per_sec <= cap * 1.001, "{per_sec}");
+    assert!(per_sec > 0.9 * cap, "{per_sec}");
+    assert!(
+        o.ring_drops > 0,
+        "excess stays in the ring and is dropped there"
+    );
+    // Overloaded with expensive frames (a slow appliance's costs): the kernel keeps to about
+    // (100 − user_frac) %, and the application gets more done than under interrupts.
+    let slow = HostCosts {
+        irq: Nanos::from_micros(30),
+        poll: Nanos::from_micros(3),
+        per_frame: Nanos::from_micros(40),
+        app_per_frame: Nanos::from_micros(60),
+    };
+    let heavy = open_loop(RxMode::Polling(cfg), 50_000.0, slow, 2);
+    let c = &heavy.metrics.hosts["receiver"].cpu.per_core[0];
+    let k = c.irq + c.softirq;
+    assert!((0.40..0.60).contains(&k), "kernel share {k}");
+    let throttled = RxMode::Interrupts {
+        policy: Box::new(Fixed(Coalescing::throttle(Nanos(124_928)))),
+        weight: 100,
+    };
+    let intr = open_loop(throttled, 50_000.0, slow, 2);
+    assert!(
+        heavy.consumed > intr.consumed,
+        "{} vs {}",
+        heavy.consumed,
+        intr.consumed
+    );
+}
