@@ -307,10 +307,10 @@ ACKs shift that balance by 1-2 %). Throughput is the circuit's in both modes unl
 saturate the CPU: polling carries clearly more only below ≈33 MHz-equivalent, where the
 kernel, taken first, starves iperf's threads and polling's user_frac keeps them going. Polling
 hides from top where its round and the threads it wakes end within half a tick: from ≈75 MHz
-(under half of interrupts' from ≈80 MHz). \"Much lower CPU\" is reproduced at the default as top shows it (2 % vs 13 %), not as
-the CPU spent (16 % vs 15 %), and only with the APIC's statistics clock. \"Higher throughput\"
-is NOT reproduced at the default host class; the two claims do not hold together at any host
-speed.
+(under half of interrupts' from ≈80 MHz). \"Much lower CPU\" is reproduced at the default as
+top shows it (2 % vs 13 %), not as the CPU spent (16 % vs 15 %), and only with the APIC's
+statistics clock. \"Higher throughput\" is NOT reproduced at the default host class; the two
+claims do not hold together at any host speed.
 ";
 
 #[cfg(test)]
