@@ -194,14 +194,24 @@ impl Pair {
         Err(format!("nothing listens on {port} in {}", self.b).into())
     }
 
-    /// `nictune bench TEST --peer … --json` from a, pinned like the tools.
+    /// Pins every thread of the running `nictune serve` to `cpu` (`taskset -a -p`); the
+    /// threads it starts for a test inherit that.
+    fn pin_serve(&self, cpu: u32) -> Result<(), Error> {
+        let pid = self.serve.as_ref().ok_or("serve is not running")?.id();
+        let (cpu, pid) = (cpu.to_string(), pid.to_string());
+        run(Command::new("taskset").args(["-a", "-p", "-c", &cpu, &pid])).map(drop)
+    }
+
+    /// `nictune bench TEST --peer … --json` from a, pinned like the tools: the whole client
+    /// process under `taskset` on the client CPU and every thread of `serve` on the server
+    /// CPU, besides `--client-cpu`/`--server-cpu` (which pin only the measuring threads).
     fn nictune(&self, test: &str, extra: &[&str], place: (u32, u32)) -> Result<Json, Error> {
         let peer = format!("{SERVER_IP}:{SERVE_PORT}");
         let (client, server) = (place.0.to_string(), place.1.to_string());
-        let out = run(Command::new("ip")
-            .args([
-                "netns", "exec", &self.a, BIN, "bench", test, "--peer", &peer,
-            ])
+        self.pin_serve(place.1)?;
+        let out = run(self
+            .pinned(&self.a, place.0, BIN)
+            .args(["bench", test, "--peer", &peer])
             .args(["--client-cpu", &client, "--server-cpu", &server, "--json"])
             .args(extra)
             .env("NICTUNE_TOKEN", TOKEN))?;

@@ -40,6 +40,8 @@ pub fn run(policy: Box<dyn ModerationPolicy>, duration: Nanos, seed: u64) -> RxH
         probe_base: Nanos::ZERO,
         busy_poll: None,
         tx: None,
+        tcp: None,
+        linux: None,
         duration,
         seed,
     })

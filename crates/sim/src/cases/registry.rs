@@ -59,6 +59,28 @@ impl Raw {
         }
     }
 
+    fn of_polling(o: polling::Outcome) -> Raw {
+        let notes = vec![format!(
+            "iperf -d: {:.3} Mbit/s host to peer, {:.3} Mbit/s peer to host; CPU spent {:.1} %, \
+             as top shows it {:.1} %; {:.0} em interrupts/s, {:.0} polling handler calls/s, \
+             {:.0} context switches/s",
+            o.up_bps / 1e6,
+            o.down_bps / 1e6,
+            100.0 * o.busy,
+            100.0 * o.top_busy,
+            o.interrupts_per_sec,
+            o.chunks_per_sec,
+            o.switches_per_sec
+        )];
+        Raw {
+            packets: o.ledgers.iter().map(|l| l.offered).sum(),
+            metrics: o.metrics,
+            events: o.events,
+            notes,
+            ledgers: o.ledgers,
+        }
+    }
+
     fn of_host(o: RxHostOutcome, notes: Vec<String>) -> Raw {
         Raw {
             metrics: o.metrics,
@@ -278,6 +300,19 @@ fn duration(p: &Params) -> Result<Nanos, ScenarioError> {
     Ok(Nanos::from_secs_f64(get_num(p, "duration")?))
 }
 
+/// The `rx_process_limit` key: one range for every FreeBSD case ([`rx_limit::ALLOWED`]).
+fn rx_process_limit(p: &Params) -> Result<RxProcessLimit, ScenarioError> {
+    let limit = get_int(p, "rx_process_limit")?;
+    RxProcessLimit::from_tunable(limit).map_err(|e| {
+        bad(
+            "rx_process_limit",
+            limit.to_string(),
+            "out of range",
+            e.allowed,
+        )
+    })
+}
+
 fn bad(key: &str, value: String, problem: &'static str, allowed: &str) -> ScenarioError {
     ScenarioError::BadValue {
         key: key.to_string(),
@@ -301,28 +336,18 @@ fn polling_keys() -> Vec<CaseKey> {
                 "ifconfig em0 polling, or interrupts",
             ),
             float(
-                "offered_pps",
-                1.0,
-                1e7,
-                "frames/s",
-                polling::IPERF_D_PPS,
-                "frames/s the host receives (iperf -d on 10 Mbit/s: 1218)",
+                "cpu_mhz",
+                10.0,
+                10_000.0,
+                "MHz",
+                polling::DEFAULT_MHZ,
+                "the host's clock, P6-class cycles per operation (default: pfSense 1.2.3's sizing floor for 10-20 Mbit/s)",
             ),
-            float(
-                "tx_pps",
-                0.0,
-                1e7,
-                "frames/s",
-                polling::IPERF_D_PPS,
-                "frames/s the host sends (iperf -d is symmetric: 1218); each raises a transmit-done interrupt cause in interrupts mode",
-            ),
-            int(
-                "frame_bytes",
-                60,
-                9018,
-                "bytes",
-                1000,
-                "mean received frame",
+            choice(
+                "statclock",
+                &["lapic", "rtc"],
+                "lapic",
+                "what drives top's statistics clock: the local APIC timer, shared with hardclock (any CPU with an APIC), or the RTC (no APIC)",
             ),
             int(
                 "hz",
@@ -359,13 +384,22 @@ fn polling_keys() -> Vec<CaseKey> {
                 8000,
                 "hw.em.max_interrupt_rate (interrupts mode)",
             ),
+            int(
+                "rx_process_limit",
+                -1,
+                rx_limit::MAX,
+                "packets",
+                100,
+                "hw.em.rx_process_limit: -1 unlimited, or 1..2147483647 (0 is rejected)",
+            ),
         ],
     )
 }
 
 fn run_polling(p: &Params) -> Result<Raw, ScenarioError> {
+    let hz = get_int(p, "hz")? as u32;
     let mut cfg = PollingConfig::new(
-        get_int(p, "hz")? as u32,
+        hz,
         get_int(p, "burst_max")?,
         get_int(p, "each_burst")?,
         get_int(p, "user_frac")?,
@@ -379,15 +413,17 @@ fn run_polling(p: &Params) -> Result<Raw, ScenarioError> {
         },
         _ => polling::Mode::Polling(cfg),
     };
-    let o = polling::run(
-        mode,
-        get_num(p, "offered_pps")?,
-        get_num(p, "tx_pps")?,
-        Bytes(get_int(p, "frame_bytes")? as u64),
-        duration(p)?,
-        get_int(p, "seed")? as u64,
-    );
-    Ok(Raw::of_host(o, vec![]))
+    let mut params = polling::Params::report(mode);
+    params.cpu_mhz = get_num(p, "cpu_mhz")?;
+    params.statclock = match get_text(p, "statclock")? {
+        "rtc" => polling::StatClock::Rtc,
+        _ => polling::StatClock::Lapic,
+    };
+    params.hz = hz;
+    params.rx_process_limit = rx_process_limit(p)?;
+    params.duration = duration(p)?;
+    params.seed = get_int(p, "seed")? as u64;
+    Ok(Raw::of_polling(polling::run(&params)))
 }
 
 // --- Case 3 ---------------------------------------------------------------------------
@@ -594,15 +630,7 @@ fn run_router(p: &Params) -> Result<Raw, ScenarioError> {
     r.nat_instances = get_int(p, "nat_instances")? as usize;
     r.offered_pps = get_num(p, "offered_pps")? as u64;
     r.frame = Bytes(get_int(p, "frame_bytes")? as u64);
-    let limit = get_int(p, "rx_process_limit")?;
-    r.rx_process_limit = RxProcessLimit::from_tunable(limit).map_err(|e| {
-        bad(
-            "rx_process_limit",
-            limit.to_string(),
-            "out of range",
-            e.allowed,
-        )
-    })?;
+    r.rx_process_limit = rx_process_limit(p)?;
     r.max_interrupt_rate = get_int(p, "max_interrupt_rate")? as u32;
     r.duration = duration(p)?;
     r.seed = get_int(p, "seed")? as u64;

@@ -6,6 +6,13 @@
 //! pending, at most 10 times and within 2 ms and only if nothing else wants the CPU; after that
 //! the pending work goes to the per-CPU ksoftirqd thread, which the scheduler treats like any
 //! other thread (Linux's livelock bound).
+//!
+//! Linux 2.6.32 (the RHEL/CentOS 6 kernel) had only part of that: `__do_softirq` restarts while
+//! anything is pending, at most `MAX_SOFTIRQ_RESTART` (10) times, with no time limit and no
+//! `need_resched` check (both came with 3.x), then `wakeup_softirqd()`; `net_rx_action` takes
+//! `time_limit = jiffies + 2` and stops before a poll once `budget <= 0 ||
+//! time_after(jiffies, time_limit)` (kernel/softirq.c, net/core/dev.c of 2.6.32):
+//! [`SoftirqRun::start_2632`], [`NetRxAction::start_2632`].
 
 use nictune_core::units::Nanos;
 
@@ -76,6 +83,17 @@ impl NetRxAction {
         }
     }
 
+    /// A 2.6.32 run at `now`: 300 packets (`netdev_budget`) and `time_limit = jiffies + 2`,
+    /// checked as `time_after(jiffies, time_limit)`, so polling continues through jiffy
+    /// `start + 2` and stops in `start + 3`.
+    pub fn start_2632(clock: Jiffies, now: Nanos) -> NetRxAction {
+        NetRxAction {
+            budget_left: 300,
+            time_limit: clock.at(now) + 3,
+            clock,
+        }
+    }
+
     /// After one NAPI poll returned `work` at `now`: true = continue with the next NAPI,
     /// false = stop (a time squeeze; remaining work re-raises the softirq). Checked only
     /// between polls, so a run can overshoot the budget by less than one weight.
@@ -109,6 +127,15 @@ impl SoftirqRun {
     pub fn start(clock: Jiffies, now: Nanos) -> SoftirqRun {
         SoftirqRun {
             end: clock.at(now) + clock.from_duration(MAX_SOFTIRQ_TIME),
+            restarts_left: MAX_SOFTIRQ_RESTART,
+            clock,
+        }
+    }
+
+    /// A 2.6.32 `__do_softirq`: restarts counted, no time limit.
+    pub fn start_2632(clock: Jiffies) -> SoftirqRun {
+        SoftirqRun {
+            end: u64::MAX,
             restarts_left: MAX_SOFTIRQ_RESTART,
             clock,
         }
@@ -170,6 +197,23 @@ mod tests {
             run.after_pass(Nanos(10), true, false),
             AfterPass::WakeKsoftirqd
         );
+    }
+
+    #[test]
+    fn linux_2632_restarts_ten_times_whatever_the_time_and_polls_through_jiffy_start_plus_2() {
+        let clock = Jiffies::new(1000);
+        let mut run = SoftirqRun::start_2632(clock);
+        let late = Nanos::from_millis(50);
+        for _ in 0..9 {
+            assert_eq!(run.after_pass(late, true, false), AfterPass::Restart);
+        }
+        assert_eq!(run.after_pass(late, true, false), AfterPass::WakeKsoftirqd);
+        let mut rx = NetRxAction::start_2632(clock, Nanos(999_000));
+        assert!(
+            rx.after_poll(1, Nanos(2_999_999)),
+            "jiffy 2 = start + 2: go on"
+        );
+        assert!(!rx.after_poll(1, Nanos(3_000_000)), "jiffy 3: time_after");
     }
 
     #[test]
