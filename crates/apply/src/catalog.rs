@@ -1,12 +1,12 @@
 //! The bridge to the shared settings catalog (`nictune_core::catalog`): names and aliases
 //! resolve to canonical keys there, and values are parsed and range-checked by the catalog's
-//! entry before they become [`Value`]s here. Keys the catalog does not list (any `net.*`
+//! entry before they become [`HostValue`]s here. Keys the catalog does not list (any `net.*`
 //! sysctl, other ethtool features, `rps.flow-cnt`) fall back to this crate's own checks.
 
 use crate::desired::DesiredError;
 use nictune_core::catalog::{self as cat, Entry, LookupError, Os, Scope};
 use nictune_host::write::setting::Key;
-use nictune_host::write::value::{Value, ValueError};
+use nictune_host::write::value::{HostValue, ValueError};
 
 /// A name resolved through the catalog: the key and, when the catalog lists it, its entry.
 pub fn resolve(name: &str) -> Result<(String, Option<&'static Entry>), DesiredError> {
@@ -52,7 +52,11 @@ pub fn check_appliable_entry(entry: Option<&Entry>) -> Result<(), DesiredError> 
 
 /// Parses and checks `raw` through the catalog entry; returns the value and the catalog's
 /// warnings (caveats that apply to this value).
-pub fn parse(entry: &Entry, key: &Key, raw: &str) -> Result<(Value, Vec<String>), DesiredError> {
+pub fn parse(
+    entry: &Entry,
+    key: &Key,
+    raw: &str,
+) -> Result<(HostValue, Vec<String>), DesiredError> {
     let bad = |source: String| DesiredError::Catalog(source);
     let parsed = entry.parse_value(raw).map_err(|e| bad(e.to_string()))?;
     let report =
@@ -72,7 +76,7 @@ pub fn parse(entry: &Entry, key: &Key, raw: &str) -> Result<(Value, Vec<String>)
 /// Replaces each setting's caveats with those that hold given the whole request
 /// (`check_many`); settings outside the catalog keep theirs.
 pub fn recheck_together(settings: &mut [crate::desired::Desired]) {
-    let parsed: Vec<(usize, &'static Entry, cat::Value)> = settings
+    let parsed: Vec<(usize, &'static Entry, cat::CatalogValue)> = settings
         .iter()
         .enumerate()
         .filter_map(|(i, d)| {
@@ -81,7 +85,8 @@ pub fn recheck_together(settings: &mut [crate::desired::Desired]) {
             Some((i, entry, entry.parse_value(&d.raw).ok()?))
         })
         .collect();
-    let pairs: Vec<(&Entry, cat::Value)> = parsed.iter().map(|(_, e, v)| (*e, v.clone())).collect();
+    let pairs: Vec<(&Entry, cat::CatalogValue)> =
+        parsed.iter().map(|(_, e, v)| (*e, v.clone())).collect();
     let Ok(reports) = cat::check_many(&pairs, &cat::Context::default()) else {
         return;
     };
@@ -96,13 +101,13 @@ pub fn recheck_together(settings: &mut [crate::desired::Desired]) {
 
 /// A module parameter's value as `modprobe` takes it: one number, or one per port separated
 /// by commas (the catalog has checked each number).
-fn module_value(v: &cat::Value, raw: &str) -> Result<Value, DesiredError> {
+fn module_value(v: &cat::CatalogValue, raw: &str) -> Result<HostValue, DesiredError> {
     let text = match v {
-        cat::Value::Integer(n) | cat::Value::Enum { number: n, .. } => n.to_string(),
-        cat::Value::Bool(b) => u8::from(*b).to_string(),
+        cat::CatalogValue::Integer(n) | cat::CatalogValue::Enum { number: n, .. } => n.to_string(),
+        cat::CatalogValue::Bool(b) => u8::from(*b).to_string(),
         _ => raw.split(',').map(str::trim).collect::<Vec<_>>().join(","),
     };
-    Ok(Value::Text(text))
+    Ok(HostValue::Text(text))
 }
 
 /// True when the catalog lists `name` as a Linux driver module parameter.
@@ -113,7 +118,7 @@ pub fn is_module_param(name: &str) -> bool {
 }
 
 /// The catalog's value as this crate's, re-checked against the kernel interface's range.
-fn convert(v: &cat::Value, key: &Key, raw: &str) -> Result<Value, DesiredError> {
+fn convert(v: &cat::CatalogValue, key: &Key, raw: &str) -> Result<HostValue, DesiredError> {
     let bad_value = |source: ValueError| DesiredError::BadValue {
         key: key.to_string(),
         source,
@@ -126,21 +131,21 @@ fn convert(v: &cat::Value, key: &Key, raw: &str) -> Result<Value, DesiredError> 
         return module_value(v, raw);
     }
     match v {
-        cat::Value::Integer(n) | cat::Value::Enum { number: n, .. } => int(*n),
-        cat::Value::Bool(b) => Ok(Value::Bool(*b)),
-        cat::Value::Cpus(set) => Ok(Value::Cpus(set.clone())),
-        cat::Value::DimProfile(_) => Err(DesiredError::NotAppliable {
+        cat::CatalogValue::Integer(n) | cat::CatalogValue::Enum { number: n, .. } => int(*n),
+        cat::CatalogValue::Bool(b) => Ok(HostValue::Bool(*b)),
+        cat::CatalogValue::Cpus(set) => Ok(HostValue::Cpus(set.clone())),
+        cat::CatalogValue::DimProfile(_) => Err(DesiredError::NotAppliable {
             key: key.to_string(),
             why: "is a DIM profile, which apply cannot write yet".to_string(),
         }),
-        cat::Value::Triple(_) => Err(DesiredError::NotAppliable {
+        cat::CatalogValue::Triple(_) => Err(DesiredError::NotAppliable {
             key: key.to_string(),
             why: format!(
                 "{raw:?} is a minimum/default/maximum triple, which apply cannot write yet; \
                  `nictune export --format sysctl.d` writes it"
             ),
         }),
-        cat::Value::PerPort(_) => Err(DesiredError::NotAppliable {
+        cat::CatalogValue::PerPort(_) => Err(DesiredError::NotAppliable {
             key: key.to_string(),
             why: format!("{raw:?} is a per-port list; only module parameters take those"),
         }),

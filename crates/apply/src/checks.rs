@@ -3,7 +3,7 @@
 
 use crate::desired::Desired;
 use nictune_host::write::setting::{Key, Napi, SysfsNapi};
-use nictune_host::write::value::Value;
+use nictune_host::write::value::HostValue;
 use serde::Serialize;
 
 /// Something the plan wants the user to know; it does not stop the apply.
@@ -30,12 +30,12 @@ pub fn check_combinations(desired: &[Desired]) -> Vec<Note> {
     .collect()
 }
 
-fn find<'a>(desired: &'a [Desired], key: &Key) -> Option<&'a Value> {
+fn find<'a>(desired: &'a [Desired], key: &Key) -> Option<&'a HostValue> {
     desired.iter().find(|d| &d.key == key).map(|d| &d.value)
 }
 
-fn nonzero(v: Option<&Value>) -> bool {
-    v.and_then(Value::as_int).is_some_and(|n| n > 0)
+fn nonzero(v: Option<&HostValue>) -> bool {
+    v.and_then(HostValue::as_int).is_some_and(|n| n > 0)
 }
 
 /// napi.rst: IRQ suspension only has a visible effect together with defer-hard-irqs and
@@ -56,7 +56,7 @@ fn suspend_without_fallback(desired: &[Desired]) -> Option<Note> {
 fn adaptive_overrides_usecs(desired: &[Desired], dir: &str) -> Option<Note> {
     let adaptive = find(desired, &Key::Coalesce(format!("adaptive-{dir}")));
     let usecs = find(desired, &Key::Coalesce(format!("{dir}-usecs")));
-    (adaptive == Some(&Value::Bool(true)) && usecs.is_some()).then(|| Note {
+    (adaptive == Some(&HostValue::Bool(true)) && usecs.is_some()).then(|| Note {
         settings: vec![
             format!("coalesce.adaptive-{dir}"),
             format!("coalesce.{dir}-usecs"),
@@ -86,7 +86,7 @@ fn busy_poll_threading(desired: &[Desired]) -> Option<Note> {
     ];
     let key = keys
         .iter()
-        .find(|k| find(desired, k) == Some(&Value::Int(2)))?;
+        .find(|k| find(desired, k) == Some(&HostValue::Int(2)))?;
     Some(Note {
         settings: vec![key.to_string()],
         message: "threaded=2 (busy-poll kthreads) needs a kernel newer than 6.18; older kernels \

@@ -7,7 +7,7 @@
 
 use nictune_core::names;
 use nictune_host::write::setting::{kernel_feature, Channel, Key, Napi, Ring, Steering, SysfsNapi};
-use nictune_host::write::value::{parse_value, Value, ValueError};
+use nictune_host::write::value::{parse_value, HostValue, ValueError};
 use serde::{Deserialize, Serialize};
 
 /// One requested setting.
@@ -18,7 +18,7 @@ pub struct Desired {
     /// `Some(n)` for `@n`: one NAPI index, queue index or IRQ number.
     pub instance: Option<u32>,
     /// The requested value, parsed for the key (a CPU list, a hex mask, on/off, a number).
-    pub value: Value,
+    pub value: HostValue,
     /// Caveats the catalog raised for this value, given the other settings of the request.
     #[serde(default)]
     pub warnings: Vec<String>,
@@ -132,7 +132,7 @@ pub fn parse_pair(key_text: &str, value_text: &str) -> Result<Desired, DesiredEr
         return Ok(Desired {
             key,
             instance,
-            value: Value::Text(String::new()),
+            value: HostValue::Text(String::new()),
             warnings: Vec::new(),
             raw: value_text.to_string(),
         });
@@ -397,7 +397,7 @@ mod tests {
     fn assignments_parse_into_typed_values() {
         let d = parse_assignment("napi.gro-flush-timeout=20000").unwrap();
         assert_eq!(d.key, Key::Napi(Napi::GroFlushTimeout));
-        assert_eq!((d.instance, d.value), (None, Value::Int(20000)));
+        assert_eq!((d.instance, d.value), (None, HostValue::Int(20000)));
         let d = parse_assignment("rps.cpus@1=0x3").unwrap();
         assert_eq!(
             (d.key.to_string(), d.instance),
@@ -407,7 +407,7 @@ mod tests {
         let d = parse_assignment("feature.gro=off").unwrap();
         assert_eq!(
             (d.key.clone(), d.value),
-            (Key::Feature("rx-gro".into()), Value::Bool(false))
+            (Key::Feature("rx-gro".into()), HostValue::Bool(false))
         );
     }
 
@@ -483,15 +483,15 @@ mod tests {
             },
             "a driver module parameter is appliable (by a reload)"
         );
-        assert_eq!(d.value, Value::Text("3000".into()));
+        assert_eq!(d.value, HostValue::Text("3000".into()));
         let unset = parse_assignment("e1000.TxIntDelay=default").unwrap();
         assert_eq!(
             unset.value,
-            Value::Text(String::new()),
+            HostValue::Text(String::new()),
             "the driver's default"
         );
         let per_port = parse_assignment("e1000.TxIntDelay=0, 8").unwrap();
-        assert_eq!(per_port.value, Value::Text("0,8".into()));
+        assert_eq!(per_port.value, HostValue::Text("0,8".into()));
         let err = parse_assignment("e1000.InterruptThrottleRate=50")
             .unwrap_err()
             .to_string();

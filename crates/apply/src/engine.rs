@@ -9,7 +9,7 @@
 use crate::journal::{Journal, Record};
 use crate::plan::{Change, Preserved};
 use nictune_host::write::setting::Setting;
-use nictune_host::write::value::Value;
+use nictune_host::write::value::HostValue;
 use nictune_host::write::{HostError, HostWrite};
 use serde::Serialize;
 
@@ -19,11 +19,11 @@ pub struct StepResult {
     /// The setting written.
     pub setting: Setting,
     /// Its value before the write, as the plan read it.
-    pub old: Value,
+    pub old: HostValue,
     /// The value written.
-    pub new: Value,
+    pub new: HostValue,
     /// What the host reports after the write. Differs from `new` when the driver rounds.
-    pub effective: Value,
+    pub effective: HostValue,
 }
 
 /// The result of undoing one step.
@@ -32,9 +32,9 @@ pub struct Restored {
     /// The setting restored: a step's, or one the plan preserved.
     pub setting: Setting,
     /// The value to put back: the step's old value, or the preserved one.
-    pub wanted: Value,
+    pub wanted: HostValue,
     /// The value read back after the restore, if it could be read.
-    pub effective: Option<Value>,
+    pub effective: Option<HostValue>,
     /// Why the restore write or read failed.
     pub error: Option<String>,
 }
@@ -195,8 +195,8 @@ pub fn apply(
 fn write_and_read(
     host: &mut impl HostWrite,
     setting: &Setting,
-    value: &Value,
-) -> Result<Value, HostError> {
+    value: &HostValue,
+) -> Result<HostValue, HostError> {
     host.write(setting, value)?;
     host.read(setting)
 }
@@ -314,7 +314,7 @@ pub fn restore(
         .collect()
 }
 
-fn undone(step: usize, result: &Result<Value, HostError>) -> Record {
+fn undone(step: usize, result: &Result<HostValue, HostError>) -> Record {
     match result {
         Ok(v) => Record::Undone {
             step,

@@ -6,8 +6,8 @@
 //! device (as recreating queues does on Linux), a write that fails once at a chosen point,
 //! either before or after it took effect, and a device that refuses every write from a point on.
 
-use nictune_host::write::setting::{Key, Setting, Steering, Target};
-use nictune_host::write::value::{CpuSet, Value};
+use nictune_host::write::setting::{Key, Object, Setting, Steering};
+use nictune_host::write::value::{CpuSet, HostValue};
 use nictune_host::write::{HostError, HostErrorKind, HostWrite, Op};
 use std::collections::BTreeMap;
 
@@ -20,11 +20,11 @@ pub enum FailMode {
     AfterChange,
 }
 
-/// A fake host. Settings absent from `values` are unsupported.
+/// A fake host writer (`HostWrite` in memory). Settings absent from `values` are unsupported.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FakeHost {
+pub struct FakeWriter {
     /// Every supported setting with its current value; writes change it, reads return it.
-    pub values: BTreeMap<Setting, Value>,
+    pub values: BTreeMap<Setting, HostValue>,
     /// Driver maxima returned by `limit`; settings absent here report none.
     pub limits: BTreeMap<Setting, u64>,
     /// The driver rounds writes of this setting down to a multiple of the given step.
@@ -42,15 +42,15 @@ pub struct FakeHost {
     pub writes: usize,
 }
 
-impl FakeHost {
+impl FakeWriter {
     /// Adds a supported setting with its current value.
-    pub fn with(mut self, setting: Setting, value: Value) -> FakeHost {
+    pub fn with(mut self, setting: Setting, value: HostValue) -> FakeWriter {
         self.values.insert(setting, value);
         self
     }
 
     /// The settings only, for comparing hosts before and after.
-    pub fn state(&self) -> &BTreeMap<Setting, Value> {
+    pub fn state(&self) -> &BTreeMap<Setting, HostValue> {
         &self.values
     }
 
@@ -73,9 +73,9 @@ impl FakeHost {
         }
     }
 
-    fn effective(&self, setting: &Setting, value: &Value) -> Value {
+    fn effective(&self, setting: &Setting, value: &HostValue) -> HostValue {
         match (self.granularity.get(setting), value) {
-            (Some(step), Value::Int(n)) if *step > 0 => Value::Int(n - n % step),
+            (Some(step), HostValue::Int(n)) if *step > 0 => HostValue::Int(n - n % step),
             _ => value.clone(),
         }
     }
@@ -84,15 +84,15 @@ impl FakeHost {
     fn reset_queues(&mut self, iface: &str) {
         for (setting, value) in self.values.iter_mut() {
             let on_iface = matches!(&setting.target,
-                Target::RxQueue { iface: i, .. } | Target::TxQueue { iface: i, .. } if i == iface);
+                Object::RxQueue { iface: i, .. } | Object::TxQueue { iface: i, .. } if i == iface);
             if on_iface && setting.key == Key::Steering(Steering::RpsCpus) {
-                *value = Value::Cpus(CpuSet::default());
+                *value = HostValue::Cpus(CpuSet::default());
             }
         }
     }
 }
 
-impl HostWrite for FakeHost {
+impl HostWrite for FakeWriter {
     fn napi_count(&mut self, iface: &str) -> Result<u32, HostError> {
         Ok(self.napis.get(iface).copied().unwrap_or(0))
     }
@@ -101,20 +101,20 @@ impl HostWrite for FakeHost {
         Ok(self.queues.get(iface).copied().unwrap_or((0, 0)))
     }
 
-    fn read(&mut self, setting: &Setting) -> Result<Value, HostError> {
+    fn read(&mut self, setting: &Setting) -> Result<HostValue, HostError> {
         self.values
             .get(setting)
             .cloned()
-            .ok_or_else(|| FakeHost::unsupported(Op::Read, setting))
+            .ok_or_else(|| FakeWriter::unsupported(Op::Read, setting))
     }
 
     fn limit(&mut self, setting: &Setting) -> Result<Option<u64>, HostError> {
         Ok(self.limits.get(setting).copied())
     }
 
-    fn write(&mut self, setting: &Setting, value: &Value) -> Result<(), HostError> {
+    fn write(&mut self, setting: &Setting, value: &HostValue) -> Result<(), HostError> {
         if !self.values.contains_key(setting) {
-            return Err(FakeHost::unsupported(Op::Write, setting));
+            return Err(FakeWriter::unsupported(Op::Write, setting));
         }
         let failure = self.take_failure();
         if failure == Some(FailMode::Refused) {
@@ -122,7 +122,7 @@ impl HostWrite for FakeHost {
         }
         let effective = self.effective(setting, value);
         self.values.insert(setting.clone(), effective);
-        if let (Key::Channels(_), Target::Device { iface }) = (&setting.key, &setting.target) {
+        if let (Key::Channels(_), Object::Device { iface }) = (&setting.key, &setting.target) {
             self.reset_queues(&iface.clone());
         }
         match failure {

@@ -9,7 +9,7 @@
 
 use crate::fs::{AppendFile, Fs};
 use crate::plan::{Change, Preserved};
-use nictune_host::write::value::Value;
+use nictune_host::write::value::HostValue;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -50,7 +50,7 @@ pub enum Record {
         /// Index into the `begin` record's changes.
         step: usize,
         /// The value read back after the write (a driver may round what it was given).
-        effective: Value,
+        effective: HostValue,
     },
     /// The apply stopped at step `step`; rollback follows.
     Failed {
@@ -70,7 +70,7 @@ pub enum Record {
         /// Index into the `begin` record's changes.
         step: usize,
         /// The value read back after the restore; `None` when it failed.
-        effective: Option<Value>,
+        effective: Option<HostValue>,
         /// Why the restore failed; `None` when it succeeded.
         error: Option<String>,
     },
@@ -285,8 +285,8 @@ pub struct Summary {
     pub preserve: Vec<Preserved>,
     /// Steps whose write was started (an `intent` line exists).
     pub attempted: Vec<usize>,
-    /// Value read back after each written step.
-    pub effective: BTreeMap<usize, Value>,
+    /// HostValue read back after each written step.
+    pub effective: BTreeMap<usize, HostValue>,
     /// Steps restored by the last rollback or revert.
     pub undone: Vec<usize>,
     /// Where the transaction stands after its last record.
@@ -437,11 +437,11 @@ impl Summary {
 mod tests {
     use super::*;
     use crate::fs::StdFs;
-    use nictune_host::write::setting::{Key, Napi, Setting, Target};
+    use nictune_host::write::setting::{Key, Napi, Object, Setting};
 
     fn begin() -> Record {
         let setting = Setting::new(
-            Target::Napi {
+            Object::Napi {
                 iface: "v0".into(),
                 index: 0,
             },
@@ -455,8 +455,8 @@ mod tests {
             iface: Some("v0".into()),
             changes: vec![Change {
                 setting,
-                old: Value::Int(0),
-                new: Value::Int(2),
+                old: HostValue::Int(0),
+                new: HostValue::Int(2),
             }],
             preserve: Vec::new(),
         }
@@ -519,7 +519,7 @@ mod tests {
             .unwrap()
             .append(&Record::Written {
                 step: 0,
-                effective: Value::Int(2),
+                effective: HostValue::Int(2),
             })
             .unwrap();
         assert!(
@@ -528,7 +528,10 @@ mod tests {
         );
         let records = parse(&std::fs::read_to_string(&path).unwrap());
         assert_eq!(records.len(), 3);
-        assert_eq!(summarize(&records).unwrap().effective[&0], Value::Int(2));
+        assert_eq!(
+            summarize(&records).unwrap().effective[&0],
+            HostValue::Int(2)
+        );
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //!
 //! Flow B: host → snapshot → plan → **apply → verify → rollback**. Works over the
 //! `nictune_host::write::HostWrite` trait; the binary injects the Linux adapter (whose reads `--dry-run`
-//! uses to resolve the plan, writing nothing), tests inject [`fake::FakeHost`].
+//! uses to resolve the plan, writing nothing), tests inject [`fake::FakeWriter`].
 //!
 //! - [`desired`]: `KEY=VALUE` and TOML profiles, checked without touching the system.
 //! - [`plan`]: desired settings resolved against current values into ordered changes.

@@ -6,8 +6,8 @@
 
 use crate::checks::{check_combinations, Note};
 use crate::desired::Desired;
-use nictune_host::write::setting::{Key, Setting, Steering, Target};
-use nictune_host::write::value::Value;
+use nictune_host::write::setting::{Key, Object, Setting, Steering};
+use nictune_host::write::value::HostValue;
 use nictune_host::write::{HostError, HostWrite};
 use serde::{Deserialize, Serialize};
 
@@ -17,9 +17,9 @@ pub struct Change {
     /// What is written: key and object (device, NAPI, queue, IRQ, namespace).
     pub setting: Setting,
     /// The value read from the host when the plan was made; undo writes it back.
-    pub old: Value,
+    pub old: HostValue,
     /// The requested value.
-    pub new: Value,
+    pub new: HostValue,
 }
 
 /// A setting captured before the apply so that undo can put it back.
@@ -28,7 +28,7 @@ pub struct Preserved {
     /// The setting a change may disturb (an RPS/XPS mask of a recreated queue).
     pub setting: Setting,
     /// Its value when the plan was made.
-    pub value: Value,
+    pub value: HostValue,
 }
 
 /// The changes to make, in apply order, and what the plan noticed on the way.
@@ -157,14 +157,14 @@ pub fn resolve(
 /// the same interface would renumber or remove them before they are written.
 fn refuse_stale_instances(changes: &[Change]) -> Result<(), PlanError> {
     for c in changes {
-        let (Key::Channels(_), Target::Device { iface }) = (&c.setting.key, &c.setting.target)
+        let (Key::Channels(_), Object::Device { iface }) = (&c.setting.key, &c.setting.target)
         else {
             continue;
         };
         let stale = changes.iter().find(|o| match &o.setting.target {
-            Target::Napi { iface: i, .. }
-            | Target::RxQueue { iface: i, .. }
-            | Target::TxQueue { iface: i, .. } => i == iface,
+            Object::Napi { iface: i, .. }
+            | Object::RxQueue { iface: i, .. }
+            | Object::TxQueue { iface: i, .. } => i == iface,
             _ => false,
         });
         if let Some(o) = stale {
@@ -184,7 +184,7 @@ fn collateral(changes: &[Change], host: &mut impl HostWrite) -> Result<Vec<Prese
     let mut ifaces: Vec<&str> = changes
         .iter()
         .filter_map(|c| match (&c.setting.key, &c.setting.target) {
-            (Key::Channels(_), Target::Device { iface }) => Some(iface.as_str()),
+            (Key::Channels(_), Object::Device { iface }) => Some(iface.as_str()),
             _ => None,
         })
         .collect();
@@ -205,18 +205,18 @@ fn queue_settings(iface: &str, host: &mut impl HostWrite) -> Result<Vec<Setting>
     let i = || iface.to_string();
     let rx_keys = [Steering::RpsCpus, Steering::RpsFlowCnt];
     let rx_settings = (0..rx).flat_map(|queue| {
-        rx_keys.map(|k| Setting::new(Target::RxQueue { iface: i(), queue }, Key::Steering(k)))
+        rx_keys.map(|k| Setting::new(Object::RxQueue { iface: i(), queue }, Key::Steering(k)))
     });
     let tx_settings = (0..tx).map(|queue| {
         Setting::new(
-            Target::TxQueue { iface: i(), queue },
+            Object::TxQueue { iface: i(), queue },
             Key::Steering(Steering::XpsCpus),
         )
     });
     Ok(rx_settings.chain(tx_settings).collect())
 }
 
-fn order(s: &Setting) -> (nictune_host::write::setting::Stage, &Target, &Key) {
+fn order(s: &Setting) -> (nictune_host::write::setting::Stage, &Object, &Key) {
     (s.key.stage(), &s.target, &s.key)
 }
 
@@ -229,13 +229,13 @@ fn targets(
     let key = d.key.clone();
     let one = |target| Ok(vec![Setting::new(target, key.clone())]);
     match (&d.key, d.instance) {
-        (Key::Sysctl(_), _) => return one(Target::Netns),
+        (Key::Sysctl(_), _) => return one(Object::Netns),
         (Key::ModuleParam { module, .. }, _) => {
-            return one(Target::Module {
+            return one(Object::Module {
                 module: module.clone(),
             })
         }
-        (Key::IrqAffinity, Some(irq)) => return one(Target::Irq { irq }),
+        (Key::IrqAffinity, Some(irq)) => return one(Object::Irq { irq }),
         _ => {}
     }
     let iface = iface
@@ -247,7 +247,7 @@ fn targets(
         Key::Napi(_) => (host.napi_count(&iface)?, "NAPI instances"),
         Key::Steering(Steering::XpsCpus) => (host.queue_counts(&iface)?.1, "transmit queues"),
         Key::Steering(_) => (host.queue_counts(&iface)?.0, "receive queues"),
-        _ => return one(Target::Device { iface }),
+        _ => return one(Object::Device { iface }),
     };
     let indexes = instances(d, &iface, count, what)?;
     Ok(indexes
@@ -281,15 +281,15 @@ fn instances(
     }
 }
 
-fn instance_target(key: &Key, iface: &str, index: u32) -> Target {
+fn instance_target(key: &Key, iface: &str, index: u32) -> Object {
     let iface = iface.to_string();
     match key {
-        Key::Napi(_) => Target::Napi { iface, index },
-        Key::Steering(Steering::XpsCpus) => Target::TxQueue {
+        Key::Napi(_) => Object::Napi { iface, index },
+        Key::Steering(Steering::XpsCpus) => Object::TxQueue {
             iface,
             queue: index,
         },
-        _ => Target::RxQueue {
+        _ => Object::RxQueue {
             iface,
             queue: index,
         },
@@ -298,7 +298,7 @@ fn instance_target(key: &Key, iface: &str, index: u32) -> Target {
 
 fn check_limit(
     setting: &Setting,
-    value: &Value,
+    value: &HostValue,
     host: &mut impl HostWrite,
 ) -> Result<(), PlanError> {
     let (Some(max), Some(value)) = (host.limit(setting)?, value.as_int()) else {
@@ -318,27 +318,27 @@ fn check_limit(
 mod tests {
     use super::*;
     use crate::desired::parse_assignment;
-    use crate::fake::FakeHost;
+    use crate::fake::FakeWriter;
     use nictune_host::write::setting::{Channel, Napi};
 
-    fn host() -> FakeHost {
-        let dev = || Target::Device { iface: "v0".into() };
-        let napi = |index| Target::Napi {
+    fn host() -> FakeWriter {
+        let dev = || Object::Device { iface: "v0".into() };
+        let napi = |index| Object::Napi {
             iface: "v0".into(),
             index,
         };
-        let mut h = FakeHost::default()
+        let mut h = FakeWriter::default()
             .with(
                 Setting::new(dev(), Key::Channels(Channel::Rx)),
-                Value::Int(2),
+                HostValue::Int(2),
             )
             .with(
                 Setting::new(napi(0), Key::Napi(Napi::DeferHardIrqs)),
-                Value::Int(0),
+                HostValue::Int(0),
             )
             .with(
                 Setting::new(napi(1), Key::Napi(Napi::DeferHardIrqs)),
-                Value::Int(2),
+                HostValue::Int(2),
             );
         h.napis.insert("v0".into(), 2);
         h.limits

@@ -7,7 +7,7 @@
 
 use crate::fs::{Fs, StdFs};
 use crate::journal::{
-    parse_numbered, summarize_numbered, Journal, JournalError, Phase, Record, Summary,
+    parse_numbered, summarize_numbered, Defect, Journal, JournalError, Phase, Record, Summary,
 };
 use crate::lock::{self, LockError};
 use crate::plan::Change;
@@ -71,6 +71,38 @@ pub struct Lock {
     _file: File,
 }
 
+/// The locks a change of the live host holds: the state directory's, then the machine-wide
+/// one ([`lock::MACHINE_LOCK`]), so changes through different state directories (or two
+/// tunes writing the host-wide busy-poll sysctls) take turns. Released on drop.
+#[derive(Debug)]
+#[must_use = "the locks are released when this is dropped"]
+pub struct LiveLocks {
+    /// The state directory's lock, what journal operations take as proof.
+    pub state: Lock,
+    _machine: lock::MachineLock,
+}
+
+/// The lines of a change's journal that were left out because nictune never writes such a
+/// line (the file was edited or damaged): the file, and each line with what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct DamagedJournal {
+    /// The journal file.
+    pub path: PathBuf,
+    /// The lines left out, in file order (at least one).
+    pub defects: Vec<Defect>,
+}
+
+impl std::fmt::Display for DamagedJournal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "journal {}", self.path.display())?;
+        for (i, d) in self.defects.iter().enumerate() {
+            let sep = if i == 0 { " " } else { "; " };
+            write!(f, "{sep}line {}: {}", d.line, d.problem)?;
+        }
+        f.write_str("; such a line was left out")
+    }
+}
+
 impl StateDir {
     /// The state directory at `root`, over the real file system. Nothing is created until
     /// the first lock or journal.
@@ -127,6 +159,45 @@ impl StateDir {
         }
         let (path, holder) = last.unwrap_or_else(|| (self.root.join("lock"), None));
         Err(StateError::Busy { path, holder })
+    }
+
+    /// Takes both locks of a change of the live host ([`LiveLocks`]), each retrying for up to
+    /// `attempts` × 50 ms.
+    pub fn lock_live(&self, attempts: u32) -> Result<LiveLocks, StateError> {
+        let state = self.lock_waiting(attempts)?;
+        let machine = lock::MachineLock::waiting(Path::new(lock::MACHINE_LOCK), attempts)?;
+        Ok(LiveLocks {
+            state,
+            _machine: machine,
+        })
+    }
+
+    /// The lines replaying `txn`'s journal left out ([`Summary::defects`]), with its path;
+    /// `None` when there were none.
+    pub fn damage(&self, txn: &Summary) -> Option<DamagedJournal> {
+        (!txn.defects.is_empty()).then(|| DamagedJournal {
+            path: self.journal_path(&txn.id),
+            defects: txn.defects.clone(),
+        })
+    }
+
+    /// Every change in `all` (this directory's transactions) that must be reverted before
+    /// another starts: interrupted, overdue, incompletely restored, or left in place by a
+    /// tune that was killed (the tunes marked here). `alive` tells which processes run.
+    pub fn problems(
+        &self,
+        all: &[Summary],
+        now_unix_ms: u64,
+        alive: impl Fn(u32) -> bool,
+    ) -> Vec<Attention> {
+        let mut found = needing_recovery(all, now_unix_ms, &alive);
+        found.extend(left_by_killed_tunes(
+            all,
+            &self.tune_marks(),
+            now_unix_ms,
+            &alive,
+        ));
+        found
     }
 
     /// Starts a transaction: writes its `begin` record (the plan with old values) to disk.
@@ -475,5 +546,47 @@ mod tests {
             left_by_killed_tunes(&all, &[], 0, dead).is_empty(),
             "pid 10 is no tune"
         );
+    }
+
+    /// Issue #15: the message naming a damaged journal's file and lines moved here from the
+    /// binary; it must read as before.
+    #[test]
+    fn a_damaged_journal_names_its_file_and_every_line_left_out() {
+        let state = StateDir::new("/var/lib/nictune");
+        let mut t = txn("1-10", 10, None, Phase::Applied);
+        assert_eq!(state.damage(&t), None);
+        t.defects = vec![
+            Defect {
+                line: 3,
+                problem: "names step 99".into(),
+            },
+            Defect {
+                line: 5,
+                problem: "names step 7".into(),
+            },
+        ];
+        let damage = state.damage(&t).unwrap();
+        assert_eq!(
+            damage.to_string(),
+            "journal /var/lib/nictune/changes/1-10.jsonl line 3: names step 99; line 5: \
+             names step 7; such a line was left out"
+        );
+    }
+
+    #[test]
+    fn problems_are_recoveries_then_killed_tunes_leftovers() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = StateDir::new(dir.path());
+        state.mark_tune(20).unwrap();
+        let found = state.problems(&sample(), 0, |_| false);
+        let ids: Vec<(&str, Problem)> = found.iter().map(|a| (a.id.as_str(), a.problem)).collect();
+        assert_eq!(
+            ids,
+            [
+                ("4-20", Problem::Interrupted),
+                ("3-20", Problem::LeftByKilledTune)
+            ]
+        );
+        assert!(state.problems(&sample(), 0, |_| true).is_empty());
     }
 }

@@ -17,6 +17,23 @@ pub fn now_unix_ms() -> u64 {
     u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
 }
 
+/// Unix milliseconds as `YYYY-MM-DD HH:MM:SSZ` (civil-from-days, proleptic Gregorian).
+pub fn utc(unix_ms: u64) -> String {
+    let secs = unix_ms / 1000;
+    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (h, m, s) = (rem / 3600, rem % 3600 / 60, rem % 60);
+    format!("{year:04}-{month:02}-{day:02} {h:02}:{m:02}:{s:02}Z")
+}
+
 /// Transaction times for one session that makes many (a tune's candidates, a serve peer's
 /// changes): now, but strictly increasing, so transactions made within one millisecond keep
 /// unique, ordered ids.
@@ -281,6 +298,13 @@ pub fn close_unwritten(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn utc_matches_known_instants() {
+        assert_eq!(utc(0), "1970-01-01 00:00:00Z");
+        assert_eq!(utc(951_782_400_000), "2000-02-29 00:00:00Z");
+        assert_eq!(utc(1_795_239_660_000), "2026-11-21 05:41:00Z");
+    }
 
     /// Issue #13: fields that do not apply are `null`, never missing (`nictune.revert/v2`).
     #[test]

@@ -18,14 +18,14 @@ mod common;
 use common::{host, request, IF};
 use nictune_apply::desired::parse_assignment;
 use nictune_apply::engine::Left;
-use nictune_apply::fake::FakeHost;
+use nictune_apply::fake::FakeWriter;
 use nictune_apply::fs::{FaultyFs, WriteFault};
 use nictune_apply::journal::RevertBy;
 use nictune_apply::plan::{resolve, Plan};
 use nictune_apply::state::{needing_recovery, revertible, StateDir, StateError};
 use nictune_apply::txn::{apply_plan, revert, Applied, Reverted, TxnError};
 use nictune_host::write::setting::Setting;
-use nictune_host::write::value::Value;
+use nictune_host::write::value::HostValue;
 use nictune_host::write::{HostError, HostErrorKind, HostWrite, Op};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -54,7 +54,7 @@ fn plan() -> Plan {
 /// (the device stopped answering at the worst moment).
 #[derive(Debug)]
 struct Device<'a> {
-    host: &'a mut FakeHost,
+    host: &'a mut FakeWriter,
     fs: FaultyFs,
     breaks: bool,
 }
@@ -66,13 +66,13 @@ impl HostWrite for Device<'_> {
     fn queue_counts(&mut self, iface: &str) -> Result<(u32, u32), HostError> {
         self.host.queue_counts(iface)
     }
-    fn read(&mut self, setting: &Setting) -> Result<Value, HostError> {
+    fn read(&mut self, setting: &Setting) -> Result<HostValue, HostError> {
         self.host.read(setting)
     }
     fn limit(&mut self, setting: &Setting) -> Result<Option<u64>, HostError> {
         self.host.limit(setting)
     }
-    fn write(&mut self, setting: &Setting, value: &Value) -> Result<(), HostError> {
+    fn write(&mut self, setting: &Setting, value: &HostValue) -> Result<(), HostError> {
         if self.breaks && self.fs.fired() {
             let why = HostErrorKind::Rejected("the device stopped answering".into());
             return Err(HostError::new(Op::Write, setting, why));
@@ -93,7 +93,7 @@ fn apply_with(
 }
 
 /// `nictune revert` with its file operations going through `fs`.
-fn revert_with(dir: &Path, fs: &FaultyFs, h: &mut FakeHost) -> Result<Reverted, StateError> {
+fn revert_with(dir: &Path, fs: &FaultyFs, h: &mut FakeWriter) -> Result<Reverted, StateError> {
     let state = StateDir::with_fs(dir, Arc::new(fs.clone()));
     let lock = state.try_lock()?;
     let all = state.transactions()?;
@@ -105,8 +105,8 @@ fn revert_with(dir: &Path, fs: &FaultyFs, h: &mut FakeHost) -> Result<Reverted, 
 /// as it was and no change may need recovery.
 fn assert_revert_recovers(
     dir: &Path,
-    h: &mut FakeHost,
-    before: &BTreeMap<Setting, Value>,
+    h: &mut FakeWriter,
+    before: &BTreeMap<Setting, HostValue>,
     at: &str,
 ) {
     let state = StateDir::new(dir);
@@ -126,8 +126,8 @@ fn assert_revert_recovers(
 
 /// Settings whose values differ between two host states.
 fn differing<'a>(
-    a: &'a BTreeMap<Setting, Value>,
-    b: &BTreeMap<Setting, Value>,
+    a: &'a BTreeMap<Setting, HostValue>,
+    b: &BTreeMap<Setting, HostValue>,
 ) -> BTreeSet<&'a Setting> {
     a.iter()
         .filter(|(s, v)| b.get(*s) != Some(*v))
@@ -138,8 +138,8 @@ fn differing<'a>(
 /// The exit-code contract for one failed (or not) apply; returns its class for the tally.
 fn assert_contract(
     result: &Result<Option<Applied>, TxnError>,
-    h: &FakeHost,
-    (before, after): (&BTreeMap<Setting, Value>, &BTreeMap<Setting, Value>),
+    h: &FakeWriter,
+    (before, after): (&BTreeMap<Setting, HostValue>, &BTreeMap<Setting, HostValue>),
     at: &str,
 ) -> &'static str {
     let e = match result {
@@ -231,7 +231,7 @@ fn every_file_fault_during_apply_keeps_the_exit_code_contract_and_revert_recover
 
 #[test]
 fn every_file_fault_during_revert_still_restores_or_changes_nothing_and_a_later_revert_finishes() {
-    let applied = |dir: &Path, h: &mut FakeHost| {
+    let applied = |dir: &Path, h: &mut FakeWriter| {
         let state = StateDir::new(dir);
         let lock = state.try_lock().unwrap();
         apply_plan(&state, &lock, &plan(), &request(), h).unwrap();

@@ -8,19 +8,19 @@ use nictune_apply::journal::{self, Record, RevertBy};
 use nictune_apply::plan::Change;
 use nictune_apply::state::{self, StateDir};
 use nictune_fuzz::{any_text, assert_output_bounded, bounded, config, mutated};
-use nictune_host::write::setting::{Key, Napi, Setting, Target};
-use nictune_host::write::value::Value;
+use nictune_host::write::setting::{Key, Napi, Object, Setting};
+use nictune_host::write::value::HostValue;
 use proptest::prelude::*;
 
 fn change(index: u32, old: u64, new: u64) -> Change {
-    let target = Target::Napi {
+    let target = Object::Napi {
         iface: "v0".into(),
         index,
     };
     Change {
         setting: Setting::new(target, Key::Napi(Napi::DeferHardIrqs)),
-        old: Value::Int(old),
-        new: Value::Int(new),
+        old: HostValue::Int(old),
+        new: HostValue::Int(new),
     }
 }
 
@@ -51,7 +51,7 @@ fn seeds() -> Vec<String> {
         Record::Intent { step: 0 },
         Record::Written {
             step: 0,
-            effective: Value::Int(2),
+            effective: HostValue::Int(2),
         },
         Record::Intent { step: 1 },
         Record::Failed {
@@ -61,7 +61,7 @@ fn seeds() -> Vec<String> {
         Record::Undo { step: 0 },
         Record::Undone {
             step: 0,
-            effective: Some(Value::Int(0)),
+            effective: Some(HostValue::Int(0)),
             error: None,
         },
         Record::RolledBack { complete: true },
@@ -71,7 +71,7 @@ fn seeds() -> Vec<String> {
         Record::Intent { step: 0 },
         Record::Written {
             step: 0,
-            effective: Value::Int(2),
+            effective: HostValue::Int(2),
         },
         Record::Applied {
             confirm_deadline_unix_ms: Some(1_795_241_164_910),

@@ -6,7 +6,7 @@
 //! injected `ExecStartPre=`), and whose size is in proportion to the profile.
 
 use nictune_apply::desired;
-use nictune_apply::export::{self, validate, Format, Target};
+use nictune_apply::export::{self, validate, ExportContext, Format};
 use nictune_core::catalog::{self, Context};
 use nictune_fuzz::{any_text, assert_size_bounded, bounded, config, mutated, repo_file};
 use proptest::prelude::*;
@@ -45,7 +45,7 @@ fn profile(text: &str) {
         let Ok(p) = export::parse_profile(text) else {
             return;
         };
-        let target = Target {
+        let target = ExportContext {
             iface: p.iface.as_deref().or(Some("eth1")),
             profile_path: "/etc/nictune/p.toml",
             nictune: "/usr/bin/nictune",

@@ -4,13 +4,13 @@
 
 use nictune_apply::desired::{parse_assignment, Desired};
 use nictune_apply::engine::ApplyError;
-use nictune_apply::fake::{FailMode, FakeHost};
+use nictune_apply::fake::{FailMode, FakeWriter};
 use nictune_apply::journal::{Phase, RevertBy};
 use nictune_apply::plan::resolve;
 use nictune_apply::state::{revertible, StateDir};
 use nictune_apply::txn::{apply_plan, revert, ApplyRequest, TxnError};
 use nictune_host::write::setting::Key;
-use nictune_host::write::value::Value;
+use nictune_host::write::value::HostValue;
 use proptest::prelude::*;
 
 mod common;
@@ -104,10 +104,10 @@ fn effective_values_are_recorded_when_the_driver_rounds() {
     let applied = apply_plan(&state, &lock, &plan, &request(), &mut h)
         .unwrap()
         .unwrap();
-    assert_eq!(applied.steps[0].effective, Value::Int(50));
+    assert_eq!(applied.steps[0].effective, HostValue::Int(50));
     assert_eq!(
         state.transactions().unwrap()[0].effective[&0],
-        Value::Int(50)
+        HostValue::Int(50)
     );
 }
 
@@ -163,7 +163,7 @@ fn a_tune_moves_only_its_own_closed_journals() {
     let archive = StateDir::new(dir.path().join("archive"));
     let mut h = host();
     let lock = state.try_lock().unwrap();
-    let apply = |assignment: &str, pid: u32, h: &mut FakeHost| {
+    let apply = |assignment: &str, pid: u32, h: &mut FakeWriter| {
         let d = [parse_assignment(assignment).unwrap()];
         let plan = resolve(&d, Some(IF), h).unwrap();
         let now_unix_ms = 1_000 * (state.transactions().unwrap().len() as u64 + 1);
@@ -209,7 +209,7 @@ fn a_tune_moves_only_its_own_closed_journals() {
 }
 
 /// The plan of `a_crash_mid_apply_is_recovered_from_the_journal`: four steps in four stages.
-fn four_steps(h: &mut FakeHost) -> nictune_apply::plan::Plan {
+fn four_steps(h: &mut FakeWriter) -> nictune_apply::plan::Plan {
     let d: Vec<_> = [
         "channels.combined=4",
         "feature.gro=off",
@@ -227,8 +227,8 @@ struct Done {
     _dir: tempfile::TempDir,
     state: StateDir,
     lock: nictune_apply::state::Lock,
-    h: FakeHost,
-    before: std::collections::BTreeMap<nictune_host::write::setting::Setting, Value>,
+    h: FakeWriter,
+    before: std::collections::BTreeMap<nictune_host::write::setting::Setting, HostValue>,
     /// The change's journal.
     path: std::path::PathBuf,
 }

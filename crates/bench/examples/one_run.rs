@@ -1,7 +1,7 @@
 //! Runs one short measurement and prints its JSON (used to capture test fixtures):
 //! `cargo run -p nictune-bench --example one_run -- testbed|loopback`.
 
-use nictune_bench::{run, BenchSpec, Target, TestKind, Testbed};
+use nictune_bench::{run, BenchSpec, ServerSide, TestKind, Testbed};
 use nictune_core::progress::NoProgress;
 use nictune_core::units::Nanos;
 
@@ -12,10 +12,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     spec.client_cpu = Some(0);
     spec.server_cpu = Some(1);
     let result = if where_ == "testbed" {
-        let bed = Testbed::create()?;
-        run(&spec, Target::Testbed(&bed), &NoProgress)?
+        let bed = Testbed::create(nictune_linux::write::privilege())?;
+        run(&spec, ServerSide::Testbed(&bed), &NoProgress)?
     } else {
-        run(&spec, Target::Loopback, &NoProgress)?
+        run(&spec, ServerSide::Loopback, &NoProgress)?
     };
     println!("{}", serde_json::to_string_pretty(&result)?);
     Ok(())

@@ -60,17 +60,17 @@ pub fn stream_meets_target(nictune_bps: f64, iperf3_bps: f64) -> bool {
 
 /// nictune's figures relative to sockperf's, and whether they meet the target.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Verdict {
+pub struct SockperfRatios {
     /// nictune rate / sockperf rate (target ≥ 0.95).
     pub rate_ratio: f64,
     /// nictune p50 / sockperf p50 (target 0.90–1.10).
     pub p50_ratio: f64,
 }
 
-impl Verdict {
+impl SockperfRatios {
     /// Ratios of `(rate, p50)` of nictune against sockperf.
-    pub fn of(nictune: (f64, f64), sockperf: &SockperfSummary) -> Verdict {
-        Verdict {
+    pub fn of(nictune: (f64, f64), sockperf: &SockperfSummary) -> SockperfRatios {
+        SockperfRatios {
             rate_ratio: nictune.0 / sockperf.rate,
             p50_ratio: nictune.1 / sockperf.p50_us,
         }
@@ -115,8 +115,8 @@ mod tests {
             p50_us: 20.0,
             p99_us: 30.0,
         };
-        assert!(Verdict::of((48_000.0, 21.5), &s).meets_target());
-        assert!(!Verdict::of((47_000.0, 20.0), &s).meets_target());
-        assert!(!Verdict::of((60_000.0, 17.0), &s).meets_target());
+        assert!(SockperfRatios::of((48_000.0, 21.5), &s).meets_target());
+        assert!(!SockperfRatios::of((47_000.0, 20.0), &s).meets_target());
+        assert!(!SockperfRatios::of((60_000.0, 17.0), &s).meets_target());
     }
 }

@@ -12,7 +12,7 @@ use crate::error::Result;
 use nictune_apply::desired::Desired;
 use nictune_core::units::Nanos;
 use nictune_host::write::setting::Key;
-use nictune_host::write::value::Value;
+use nictune_host::write::value::HostValue;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -34,13 +34,13 @@ const ITR_USECS_DRIVERS: [&str; 4] = ["e1000", "e1000e", "igb", "ixgbe"];
 /// adaptive moderation, other keys).
 pub fn promised_cap(desired: &[Desired], driver: Option<&str>) -> Option<(f64, String)> {
     desired.iter().find_map(|d| match (&d.key, &d.value) {
-        (Key::ModuleParam { module, param }, Value::Text(text))
+        (Key::ModuleParam { module, param }, HostValue::Text(text))
             if param == "InterruptThrottleRate" && driver == Some(module.as_str()) =>
         {
             let n = one_rate(text).filter(|&n| n >= 100)?;
             Some((n as f64, format!("{module}.{param}={n}")))
         }
-        (Key::Coalesce(name), Value::Int(us))
+        (Key::Coalesce(name), HostValue::Int(us))
             if name == "rx-usecs"
                 && *us > 0
                 && driver.is_some_and(|dr| ITR_USECS_DRIVERS.contains(&dr)) =>
@@ -63,7 +63,7 @@ fn one_rate(text: &str) -> Option<u64> {
 /// What the check found.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "verdict")]
-pub enum Verdict {
+pub enum EffectVerdict {
     /// Every vector that fired stayed within the cap.
     InEffect,
     /// These vectors fired faster than the cap allows.
@@ -91,7 +91,7 @@ pub struct Effect {
     pub window_s: f64,
     /// The verdict, flattened into this object's JSON (`"verdict": "in_effect"`, ...).
     #[serde(flatten)]
-    pub verdict: Verdict,
+    pub verdict: EffectVerdict,
 }
 
 impl Effect {
@@ -108,11 +108,11 @@ impl Effect {
             .map(|(v, rate)| format!("{v} {rate:.0}/s"))
             .collect();
         let verdict = if !over.is_empty() {
-            Verdict::NotInEffect { over }
+            EffectVerdict::NotInEffect { over }
         } else if vectors.values().all(|&r| r < MIN_RATE) {
-            Verdict::NoTraffic
+            EffectVerdict::NoTraffic
         } else {
-            Verdict::InEffect
+            EffectVerdict::InEffect
         };
         Effect {
             iface: iface.to_string(),
@@ -131,14 +131,14 @@ impl Effect {
             self.setting, self.cap_per_sec
         );
         match &self.verdict {
-            Verdict::InEffect => {
+            EffectVerdict::InEffect => {
                 let max = self.vectors_per_sec.values().fold(0.0f64, |a, &b| a.max(b));
                 format!(
                     "verified by effect on {}: {cap}; its busiest vector fired {max:.0}/s over {:.1} s",
                     self.iface, self.window_s
                 )
             }
-            Verdict::NotInEffect { over } => format!(
+            EffectVerdict::NotInEffect { over } => format!(
                 "warning: NOT in effect on {}: {cap}, but {} fired faster over {:.1} s (read-back \
                  is not proof: on e1000e, rx-usecs from the dynamic mode throttles only the TX \
                  vector; set the module's InterruptThrottleRate instead)",
@@ -146,7 +146,7 @@ impl Effect {
                 over.join(", "),
                 self.window_s
             ),
-            Verdict::NoTraffic => format!(
+            EffectVerdict::NoTraffic => format!(
                 "not verified by effect on {}: {cap}, but its vectors fired under {MIN_RATE:.0}/s \
                  in {:.1} s (no traffic to tell by); check again under load with \
                  `nictune bench` or `nictune show --interval 1`",
@@ -237,7 +237,7 @@ mod tests {
         );
         assert_eq!(
             trap.verdict,
-            Verdict::NotInEffect {
+            EffectVerdict::NotInEffect {
                 over: vec!["26:eth0-rx-0 2100/s".into()]
             }
         );
@@ -247,17 +247,17 @@ mod tests {
             trap.line()
         );
         let ok = Effect::judge("eth0", cap(), v(&[("26:eth0-rx-0", 498.0)]), w);
-        assert_eq!(ok.verdict, Verdict::InEffect);
+        assert_eq!(ok.verdict, EffectVerdict::InEffect);
         assert!(
             ok.line().contains("busiest vector fired 498/s"),
             "{}",
             ok.line()
         );
         let idle = Effect::judge("eth0", cap(), v(&[("26:eth0-rx-0", 3.0)]), w);
-        assert_eq!(idle.verdict, Verdict::NoTraffic);
+        assert_eq!(idle.verdict, EffectVerdict::NoTraffic);
         assert_eq!(
             Effect::judge("eth0", cap(), BTreeMap::new(), w).verdict,
-            Verdict::NoTraffic
+            EffectVerdict::NoTraffic
         );
     }
 }

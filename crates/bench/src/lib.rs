@@ -1,13 +1,13 @@
 //! Live traffic engines, CPU and interrupt accounting, the namespace testbed and `serve`.
 //!
 //! Place in the data flow: `nictune bench` and `nictune tune` call [`run()`] with a
-//! [`BenchSpec`] and a [`Target`]; the result carries the same
+//! [`BenchSpec`] and a [`ServerSide`]; the result carries the same
 //! [`nictune_core::metrics::Metrics`] the simulator produces, so measured and predicted
 //! results compare field by field, plus the accounting that says how far to trust them.
 //!
 //! ```text
 //! BenchSpec ─ validate ─┐
-//! Target (loopback | &Testbed | peer) ─ run() ─ server side ─ clients ─ engine loops
+//! ServerSide (loopback | &Testbed | peer) ─ run() ─ server side ─ clients ─ engine loops
 //!                                              └ accounting samples at the window's edges
 //!                                              └→ BenchResult { metrics, accounting, ... }
 //! ```
@@ -16,15 +16,16 @@
 //! against it (each with its own client/server CPU placement), drop it to remove it.
 //!
 //! ```no_run
-//! use nictune_bench::{run, BenchSpec, Target, TestKind, Testbed};
+//! use nictune_bench::{run, BenchSpec, ServerSide, TestKind, Testbed};
 //! use nictune_core::progress::NoProgress;
 //!
-//! let bed = Testbed::create()?; // root; removes stale testbeds first
+//! let privilege = nictune_linux::write::privilege(); // read once, passed on
+//! let bed = Testbed::create(privilege)?; // root; removes stale testbeds first
 //! for server_cpu in [0, 1] {
 //!     let mut spec = BenchSpec::new(TestKind::Rr);
 //!     spec.client_cpu = Some(0);
 //!     spec.server_cpu = Some(server_cpu);
-//!     let r = run(&spec, Target::Testbed(&bed), &NoProgress)?;
+//!     let r = run(&spec, ServerSide::Testbed(&bed), &NoProgress)?;
 //!     println!("{:?} trans/s, p99 {:?} µs", r.metrics.transactions_per_sec,
 //!              r.metrics.latency_us.map(|l| l.p99));
 //! }
@@ -32,7 +33,7 @@
 //! # Ok::<(), nictune_bench::BenchError>(())
 //! ```
 //!
-//! A search loop can take a [`Measurer`] instead: [`LiveMeasurer`] over a target, or
+//! A search loop can take a [`SpecRunner`] instead: [`LiveMeasurer`] over a target, or
 //! [`FakeMeasurer`] answering from a function in tests.
 //!
 //! Seams: engines see time only through [`clock::Clock`] and sockets only through
@@ -70,16 +71,17 @@ pub mod token;
 pub mod window;
 
 pub use error::{BenchError, Result};
-pub use measure::{FakeMeasurer, LiveMeasurer, Measurer};
+pub use measure::{FakeMeasurer, LiveMeasurer, SpecRunner};
 pub use peer::PeerTarget;
 pub use result::{BenchResult, TestbedInfo};
-pub use run::{run, run_cancellable, Target};
+pub use run::{run, run_cancellable, ServerSide};
 pub use spec::{BenchSpec, Limits, Load, TestKind};
-pub use sys::euid;
 pub use testbed::Testbed;
 pub use token::Token;
 
-/// True when this process may build a testbed (root); the reason if not.
-pub fn testbed_available() -> std::result::Result<(), String> {
-    testbed::check_available().map_err(|e| e.to_string())
+/// Whether a process with `privilege` may build a testbed (root); the reason if not.
+pub fn testbed_available(
+    privilege: nictune_core::privilege::Privilege,
+) -> std::result::Result<(), String> {
+    testbed::check_available(privilege).map_err(|e| e.to_string())
 }

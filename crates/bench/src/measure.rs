@@ -1,18 +1,18 @@
-//! The seam `nictune tune` measures through: [`Measurer`] is "run this spec and give me a
+//! The seam `nictune tune` measures through: [`SpecRunner`] is "run this spec and give me a
 //! result". [`LiveMeasurer`] runs the engines against a target; [`FakeMeasurer`] answers
 //! from a function, so a search loop is testable without traffic or root.
 
 use crate::cancel::Cancel;
 use crate::error::Result;
 use crate::result::BenchResult;
-use crate::run::{run_cancellable, Target};
+use crate::run::{run_cancellable, ServerSide};
 use crate::spec::BenchSpec;
 use nictune_core::metrics::Metrics;
 use nictune_core::progress::Progress;
 use std::sync::Mutex;
 
 /// Runs one measurement.
-pub trait Measurer {
+pub trait SpecRunner {
     /// Runs `spec` once and returns its result; `progress` hears about the run as it goes.
     fn measure(&self, spec: &BenchSpec, progress: &dyn Progress) -> Result<BenchResult>;
 }
@@ -20,15 +20,15 @@ pub trait Measurer {
 /// Measures live traffic against one target (e.g. a testbed created once for a whole tune).
 #[derive(Debug, Clone)]
 pub struct LiveMeasurer<'a> {
-    /// What to measure against: loopback, a testbed, or a peer.
-    pub target: Target<'a>,
+    /// Where the server side runs: loopback, a testbed, or a peer.
+    pub server: ServerSide<'a>,
     /// Set to stop the measurement (Ctrl-C, SIGTERM, SIGHUP).
     pub cancel: Cancel,
 }
 
-impl Measurer for LiveMeasurer<'_> {
+impl SpecRunner for LiveMeasurer<'_> {
     fn measure(&self, spec: &BenchSpec, progress: &dyn Progress) -> Result<BenchResult> {
-        run_cancellable(spec, self.target, progress, &self.cancel)
+        run_cancellable(spec, self.server, progress, &self.cancel)
     }
 }
 
@@ -60,7 +60,7 @@ impl FakeMeasurer {
     }
 }
 
-impl Measurer for FakeMeasurer {
+impl SpecRunner for FakeMeasurer {
     fn measure(&self, spec: &BenchSpec, _progress: &dyn Progress) -> Result<BenchResult> {
         spec.validate(&crate::spec::Limits::LOCAL)?;
         let mut guard = self

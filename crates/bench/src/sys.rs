@@ -161,11 +161,6 @@ pub fn user_hz() -> u32 {
     u32::try_from(hz).ok().filter(|&h| h > 0).unwrap_or(100)
 }
 
-/// The effective user id (nictune_linux's, the one place it is read).
-pub fn euid() -> u32 {
-    nictune_linux::write::euid()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -23,6 +23,7 @@
 //! namespaces, which also deletes the veth pair.
 
 use crate::error::{BenchError, Result};
+use nictune_core::privilege::Privilege;
 use nictune_linux::ethtool::features::attr::names;
 use nictune_linux::{lab, netns};
 use std::net::Ipv4Addr;
@@ -95,9 +96,9 @@ pub fn owner_of(name: &str) -> Option<u32> {
 }
 
 impl Testbed {
-    /// Checks privileges, removes stale testbeds, and builds a new one.
-    pub fn create() -> Result<Testbed> {
-        check_available()?;
+    /// Checks `privilege` (root is needed), removes stale testbeds, and builds a new one.
+    pub fn create(privilege: Privilege) -> Result<Testbed> {
+        check_available(privilege)?;
         remove_stale()?;
         let names = Names::new(std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
         let mut bed = Testbed {
@@ -234,9 +235,9 @@ fn remove_netns(name: &str) -> Result<()> {
     Ok(())
 }
 
-/// Root is needed (namespaces, netlink changes); says so when it is missing.
-pub fn check_available() -> Result<()> {
-    if crate::sys::euid() != 0 {
+/// Root is needed (namespaces, netlink changes); says so when `privilege` lacks it.
+pub fn check_available(privilege: Privilege) -> Result<()> {
+    if !privilege.is_root() {
         return Err(BenchError::TestbedUnavailable(
             "creating network namespaces needs root".into(),
         ));

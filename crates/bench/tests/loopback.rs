@@ -3,7 +3,7 @@
 mod common;
 
 use common::{assert_sane, short};
-use nictune_bench::{run, Target, TestKind};
+use nictune_bench::{run, ServerSide, TestKind};
 use nictune_core::progress::NoProgress;
 
 #[test]
@@ -11,7 +11,7 @@ fn tcp_rr_on_loopback_is_sane_and_pinned_sides_stay_put() {
     let mut spec = short(TestKind::Rr, 1_000);
     spec.client_cpu = Some(0);
     spec.server_cpu = Some(0);
-    let r = run(&spec, Target::Loopback, &NoProgress).unwrap();
+    let r = run(&spec, ServerSide::Loopback, &NoProgress).unwrap();
     assert_sane(&r);
     assert_eq!(r.placement.client.cpus_seen, [0]);
     assert_eq!(r.placement.server.cpus_seen, [0]);
@@ -24,7 +24,7 @@ fn udp_rr_with_two_connections_and_outstanding_requests() {
     let mut spec = short(TestKind::UdpRr, 700);
     spec.connections = 2;
     spec.outstanding = 2;
-    let r = run(&spec, Target::Loopback, &NoProgress).unwrap();
+    let r = run(&spec, ServerSide::Loopback, &NoProgress).unwrap();
     assert_sane(&r);
 }
 
@@ -32,7 +32,7 @@ fn udp_rr_with_two_connections_and_outstanding_requests() {
 fn open_loop_rr_holds_its_target_rate() {
     let mut spec = short(TestKind::Rr, 1_000);
     spec.rate = Some(2_000.0);
-    let r = run(&spec, Target::Loopback, &NoProgress).unwrap();
+    let r = run(&spec, ServerSide::Loopback, &NoProgress).unwrap();
     assert_sane(&r);
     let tps = r.metrics.transactions_per_sec.unwrap();
     assert!((1_800.0..=2_050.0).contains(&tps), "{tps}");
@@ -41,7 +41,7 @@ fn open_loop_rr_holds_its_target_rate() {
 #[test]
 fn stream_reports_throughput_and_retransmits() {
     let spec = short(TestKind::Stream, 700);
-    let r = run(&spec, Target::Loopback, &NoProgress).unwrap();
+    let r = run(&spec, ServerSide::Loopback, &NoProgress).unwrap();
     assert_sane(&r);
     let s = r.stream.as_ref().unwrap();
     assert!(s.bytes > 1_000_000, "{}", s.bytes);
@@ -52,7 +52,7 @@ fn stream_reports_throughput_and_retransmits() {
 fn zero_copy_stream_moves_the_same_kind_of_bytes() {
     let mut spec = short(TestKind::Stream, 500);
     spec.zerocopy = true;
-    let r = run(&spec, Target::Loopback, &NoProgress).unwrap();
+    let r = run(&spec, ServerSide::Loopback, &NoProgress).unwrap();
     assert_sane(&r);
     assert!(
         r.stream.as_ref().unwrap().bytes > 1_000_000,
@@ -67,7 +67,7 @@ fn zero_copy_stream_moves_the_same_kind_of_bytes() {
 fn rr_under_a_stream_load_reports_both() {
     let mut spec = short(TestKind::Rr, 500);
     spec.load = Some(nictune_bench::Load::streams(2));
-    let r = run(&spec, Target::Loopback, &NoProgress).unwrap();
+    let r = run(&spec, ServerSide::Loopback, &NoProgress).unwrap();
     assert_sane(&r);
     let load = r.load.as_ref().expect("the load's figures");
     assert_eq!(load.connections, 2);
@@ -78,7 +78,7 @@ fn rr_under_a_stream_load_reports_both() {
 #[test]
 fn udp_ping_probes_all_come_back() {
     let spec = short(TestKind::Ping, 700);
-    let r = run(&spec, Target::Loopback, &NoProgress).unwrap();
+    let r = run(&spec, ServerSide::Loopback, &NoProgress).unwrap();
     assert_sane(&r);
     assert_eq!(r.lost, 0);
     assert!((135..=141).contains(&r.completed), "{}", r.completed);
@@ -88,23 +88,23 @@ fn udp_ping_probes_all_come_back() {
 fn icmp_ping_when_the_kernel_permits_it() {
     let mut spec = short(TestKind::Ping, 500);
     spec.icmp = true;
-    match run(&spec, Target::Loopback, &NoProgress) {
+    match run(&spec, ServerSide::Loopback, &NoProgress) {
         Ok(r) => {
             assert_sane(&r);
             assert!(r.completed > 50, "{}", r.completed);
         }
         // As root a raw socket stands in for a refused ping socket, so only a user outside
         // net.ipv4.ping_group_range can fail here, and that is a skip, said as one.
-        Err(e) if nictune_bench::euid() != 0 => nictune_core::live::skip(&format!(
-            "ICMP ping sockets not permitted for this user: {e}"
-        )),
+        Err(e) if !nictune_linux::write::privilege().is_root() => nictune_core::live::skip(
+            &format!("ICMP ping sockets not permitted for this user: {e}"),
+        ),
         Err(e) => panic!("ICMP echo failed as root, where a raw socket is always allowed: {e}"),
     }
 }
 
 #[test]
 fn json_metrics_have_the_simulator_fields() {
-    let r = run(&short(TestKind::Rr, 300), Target::Loopback, &NoProgress).unwrap();
+    let r = run(&short(TestKind::Rr, 300), ServerSide::Loopback, &NoProgress).unwrap();
     let v = serde_json::to_value(&r).unwrap();
     for k in [
         "transactions_per_sec",

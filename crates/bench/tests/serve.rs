@@ -10,7 +10,7 @@ use nictune_bench::changes::{ChangeClient, ChangeHandler, ChangeSession, CLIENT_
 use nictune_bench::protocol::Grant;
 use nictune_bench::protocol::{self, Reply, VERSION};
 use nictune_bench::serve::{self, ServeConfig};
-use nictune_bench::{run, BenchError, Limits, PeerTarget, Target, TestKind, Token};
+use nictune_bench::{run, BenchError, Limits, PeerTarget, ServerSide, TestKind, Token};
 use nictune_core::progress::NoProgress;
 use nictune_core::units::Nanos;
 use std::collections::BTreeMap;
@@ -99,7 +99,7 @@ fn peer_round_trip_returns_the_servers_accounting() {
     let server = Server::start();
     let r = run(
         &short(TestKind::Rr, 700),
-        Target::Peer(&server.target(TOKEN)),
+        ServerSide::Peer(&server.target(TOKEN)),
         &NoProgress,
     )
     .unwrap();
@@ -111,7 +111,7 @@ fn peer_round_trip_returns_the_servers_accounting() {
     assert!(!r.placement.server.cpus_seen.is_empty());
     let udp = run(
         &short(TestKind::UdpRr, 500),
-        Target::Peer(&server.target(TOKEN)),
+        ServerSide::Peer(&server.target(TOKEN)),
         &NoProgress,
     )
     .unwrap();
@@ -127,7 +127,7 @@ fn a_test_stops_being_answered_at_the_servers_byte_cap_and_says_so() {
     let server = Server::limited(Duration::from_millis(400), None, limits);
     let mut spec = short(TestKind::Rr, 500);
     spec.response_size = nictune_core::units::Bytes(1024);
-    let r = run(&spec, Target::Peer(&server.target(TOKEN)), &NoProgress).unwrap();
+    let r = run(&spec, ServerSide::Peer(&server.target(TOKEN)), &NoProgress).unwrap();
     // 64 KiB of 1 KiB responses: at most 64 transactions, all in the warm-up or early.
     assert!(r.completed <= 64, "{}", r.completed);
     assert!(
@@ -138,7 +138,7 @@ fn a_test_stops_being_answered_at_the_servers_byte_cap_and_says_so() {
     // Within the cap nothing is said.
     spec.response_size = nictune_core::units::Bytes(1);
     spec.duration = Nanos::from_millis(200);
-    let r = run(&spec, Target::Peer(&server.target(TOKEN)), &NoProgress).unwrap();
+    let r = run(&spec, ServerSide::Peer(&server.target(TOKEN)), &NoProgress).unwrap();
     assert!(r.completed > 64, "{}", r.completed);
     assert!(
         !r.warnings.iter().any(|w| w.contains("cap")),
@@ -152,7 +152,7 @@ fn a_wrong_token_is_refused_before_anything_runs() {
     let server = Server::start();
     let err = run(
         &short(TestKind::Rr, 300),
-        Target::Peer(&server.target("wrong-token-0123456789")),
+        ServerSide::Peer(&server.target("wrong-token-0123456789")),
         &NoProgress,
     )
     .unwrap_err();
@@ -196,7 +196,7 @@ fn malformed_messages_are_rejected_and_the_server_keeps_serving() {
     // The server is unharmed.
     let ok = run(
         &short(TestKind::Rr, 300),
-        Target::Peer(&server.target(TOKEN)),
+        ServerSide::Peer(&server.target(TOKEN)),
         &NoProgress,
     )
     .unwrap();
@@ -210,14 +210,14 @@ fn one_test_at_a_time() {
     let first = std::thread::spawn(move || {
         run(
             &short(TestKind::Rr, 1_500),
-            Target::Peer(&target),
+            ServerSide::Peer(&target),
             &NoProgress,
         )
     });
     std::thread::sleep(std::time::Duration::from_millis(500));
     let err = run(
         &short(TestKind::Rr, 300),
-        Target::Peer(&server.target(TOKEN)),
+        ServerSide::Peer(&server.target(TOKEN)),
         &NoProgress,
     )
     .unwrap_err();
@@ -250,7 +250,7 @@ fn idle_unauthenticated_connections_do_not_lock_out_a_real_bench() {
         }
         let r = run(
             &short(TestKind::Rr, 300),
-            Target::Peer(&server.target(TOKEN)),
+            ServerSide::Peer(&server.target(TOKEN)),
             &NoProgress,
         )
         .unwrap_or_else(|e| panic!("round {round}: {e}"));
@@ -444,7 +444,7 @@ fn a_change_session_changes_the_peer_and_puts_everything_back_on_release() {
     // A test runs beside the session.
     let r = run(
         &short(TestKind::Rr, 300),
-        Target::Peer(&server.target(TOKEN)),
+        ServerSide::Peer(&server.target(TOKEN)),
         &NoProgress,
     )
     .unwrap();

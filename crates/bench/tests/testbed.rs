@@ -6,7 +6,7 @@ mod common;
 use common::{assert_sane, short, skip_testbed};
 use nictune_bench::cancel::Cancel;
 use nictune_bench::testbed::{self, Testbed};
-use nictune_bench::{run, run_cancellable, BenchError, Target, TestKind};
+use nictune_bench::{run, run_cancellable, BenchError, ServerSide, TestKind};
 use nictune_core::progress::NoProgress;
 use nictune_core::units::Nanos;
 use std::process::{Child, Command};
@@ -35,20 +35,20 @@ fn one_testbed_serves_many_runs_and_is_gone_afterwards() {
         return;
     }
     let _serial = serial();
-    let bed = Testbed::create().unwrap();
+    let bed = Testbed::create(nictune_linux::write::privilege()).unwrap();
     let names = bed.names().clone();
     let mut rr = short(TestKind::Rr, 1_000);
     rr.client_cpu = Some(0);
     rr.server_cpu =
         Some(1.min(std::thread::available_parallelism().map_or(1, |n| n.get()) as u32 - 1));
-    let r = run(&rr, Target::Testbed(&bed), &NoProgress).unwrap();
+    let r = run(&rr, ServerSide::Testbed(&bed), &NoProgress).unwrap();
     assert_sane(&r);
     assert_eq!(r.target, "testbed");
     assert_eq!(r.placement.client.cpus_seen, [0]);
     assert!(bed.napi_mode(), "{:?}", bed.warnings());
     assert_eq!(r.napi.verified, Some(true), "{:?}", r.napi);
     for test in [TestKind::UdpRr, TestKind::Stream, TestKind::Ping] {
-        let r = run(&short(test, 500), Target::Testbed(&bed), &NoProgress).unwrap();
+        let r = run(&short(test, 500), ServerSide::Testbed(&bed), &NoProgress).unwrap();
         assert_sane(&r);
         let client = &r.accounting["client"];
         assert!(client.host.drops.contains_key("interface_rx"));
@@ -90,7 +90,7 @@ fn one_testbed_serves_many_runs_and_is_gone_afterwards() {
     }
     let mut icmp = short(TestKind::Ping, 500);
     icmp.icmp = true;
-    let r = run(&icmp, Target::Testbed(&bed), &NoProgress).unwrap();
+    let r = run(&icmp, ServerSide::Testbed(&bed), &NoProgress).unwrap();
     assert!(r.completed > 50, "{}", r.completed);
     bed.destroy().unwrap();
     let left: Vec<_> = testbed::list()
@@ -108,7 +108,7 @@ fn cancelling_a_run_returns_quickly_and_the_guard_cleans_up() {
     let _serial = serial();
     let names;
     {
-        let bed = Testbed::create().unwrap();
+        let bed = Testbed::create(nictune_linux::write::privilege()).unwrap();
         names = bed.names().clone();
         let cancel = Cancel::new();
         let c = cancel.clone();
@@ -119,7 +119,8 @@ fn cancelling_a_run_returns_quickly_and_the_guard_cleans_up() {
         let mut spec = short(TestKind::Rr, 1_000);
         spec.duration = Nanos::from_secs(30);
         let t = Instant::now();
-        let err = run_cancellable(&spec, Target::Testbed(&bed), &NoProgress, &cancel).unwrap_err();
+        let err =
+            run_cancellable(&spec, ServerSide::Testbed(&bed), &NoProgress, &cancel).unwrap_err();
         assert!(matches!(err, BenchError::Interrupted), "{err}");
         assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
     }
@@ -134,10 +135,10 @@ fn child_holds_a_testbed() {
     }
     let cancel = Cancel::new();
     cancel.on_signals().unwrap();
-    let bed = Testbed::create().unwrap();
+    let bed = Testbed::create(nictune_linux::write::privilege()).unwrap();
     let mut spec = short(TestKind::Rr, 1_000);
     spec.duration = Nanos::from_secs(20);
-    let _ = run_cancellable(&spec, Target::Testbed(&bed), &NoProgress, &cancel);
+    let _ = run_cancellable(&spec, ServerSide::Testbed(&bed), &NoProgress, &cancel);
 }
 
 fn spawn_child() -> Child {

@@ -9,7 +9,8 @@
 //! [`envelope`] fixes the JSON convention (`{"schema": "nictune.<command>/v1", ...}`),
 //! [`units`] the unit newtypes, [`duration`] the one duration grammar of every flag, [`cpuset`] CPU sets in list and mask notation, [`progress`]
 //! the progress-reporting seam the binary renders, [`names`] the one rule for interface and
-//! namespace names, [`input`] the size limits of everything read from outside (its bounded
+//! namespace names, [`privilege`] the process's privilege as a value the binary reads once
+//! and passes on, [`input`] the size limits of everything read from outside (its bounded
 //! reader is this crate's only I/O).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -23,5 +24,6 @@ pub mod input;
 pub mod live;
 pub mod metrics;
 pub mod names;
+pub mod privilege;
 pub mod progress;
 pub mod units;

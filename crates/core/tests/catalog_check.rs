@@ -1,8 +1,8 @@
 //! Lookup, parsing and checking through the public API, on the cases issue 2 names.
 
 use nictune_core::catalog::{
-    catalog, check, check_many, default_value, lookup, select_spec, Context, ContextError,
-    LookupError, SourceKind, Value,
+    catalog, check, check_many, default_value, lookup, select_spec, CatalogValue, Context,
+    ContextError, LookupError, SourceKind,
 };
 
 fn ctx(driver: Option<&str>, device: Option<&str>, generation: Option<&str>) -> Context {
@@ -211,7 +211,7 @@ fn per_port_arrays_check_every_port() {
         &ctx(Some("e1000"), None, None),
     );
     assert_eq!(report.errors.len(), 1);
-    assert!(matches!(report.value, Value::PerPort(ref v) if v.len() == 2));
+    assert!(matches!(report.value, CatalogValue::PerPort(ref v) if v.len() == 2));
 }
 
 #[test]
@@ -272,7 +272,7 @@ fn enums_bools_and_cpu_sets_parse() {
     assert!(threaded.parse_value("maybe").is_err());
     assert_eq!(
         lookup("gro").unwrap().parse_value("off").unwrap(),
-        Value::Bool(false)
+        CatalogValue::Bool(false)
     );
     let rps = lookup("rps_cpus").unwrap().parse_value("f0").unwrap();
     assert_eq!(rps.to_string(), "4-7");
@@ -309,13 +309,16 @@ fn freebsd_em_delay_converts_to_ticks() {
 fn settings_checked_together_do_not_warn_about_each_other() {
     let defer = lookup("napi.defer-hard-irqs").unwrap();
     let timeout = lookup("napi.gro-flush-timeout").unwrap();
-    let alone = check(defer, &Value::Integer(2), &Context::default()).unwrap();
+    let alone = check(defer, &CatalogValue::Integer(2), &Context::default()).unwrap();
     assert!(alone
         .warnings
         .iter()
         .any(|w| w.message.contains("gro-flush-timeout")));
     let with = |ns: i64| {
-        let set = [(defer, Value::Integer(2)), (timeout, Value::Integer(ns))];
+        let set = [
+            (defer, CatalogValue::Integer(2)),
+            (timeout, CatalogValue::Integer(ns)),
+        ];
         check_many(&set, &Context::default()).unwrap()
     };
     assert!(with(20_000)[0].warnings.is_empty(), "{:?}", with(20_000));
@@ -327,24 +330,24 @@ fn default_values_follow_driver_generation_and_device() {
     let radv = catalog().get("e1000.RxAbsIntDelay").unwrap();
     assert_eq!(
         default_value(radv, &Context::default()).unwrap(),
-        Some(Value::Integer(8))
+        Some(CatalogValue::Integer(8))
     );
     let old = ctx(None, None, Some("2.6-historical"));
     assert_eq!(
         default_value(radv, &old).unwrap(),
-        Some(Value::Integer(128))
+        Some(CatalogValue::Integer(128))
     );
     let rx_usecs = lookup("rx-usecs").unwrap();
     assert_eq!(default_value(rx_usecs, &Context::default()).unwrap(), None);
     let igb = ctx(Some("igb"), None, None);
     assert_eq!(
         default_value(rx_usecs, &igb).unwrap(),
-        Some(Value::Integer(3))
+        Some(CatalogValue::Integer(3))
     );
     let gro = lookup("gro").unwrap();
     assert_eq!(
         default_value(gro, &Context::default()).unwrap(),
-        Some(Value::Bool(true))
+        Some(CatalogValue::Bool(true))
     );
 }
 
@@ -412,7 +415,7 @@ fn tcp_buffer_triples_parse_in_sysctl_order_and_nfs_sizes_name_the_client_rule()
     ] {
         assert_eq!(
             rmem.parse_value(text).unwrap(),
-            Value::Triple([4096, 131072, 6291456]),
+            CatalogValue::Triple([4096, 131072, 6291456]),
             "{text:?}"
         );
     }

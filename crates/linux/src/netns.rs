@@ -49,6 +49,7 @@ pub fn enter(name: &str) -> Result<(), NetnsError> {
 /// multi-threaded process, such as tests, where [`enter`] cannot unshare mounts.
 pub fn enter_thread(name: &str) -> Result<(), NetnsError> {
     let fail = failure(name);
+    named::check_name(name).map_err(|e| fail("checking the name", e))?;
     let file =
         File::open(format!("{NETNS_RUN_DIR}/{name}")).map_err(|e| fail("opening the handle", e))?;
     // SAFETY: setns on a descriptor we hold open; the result is checked.

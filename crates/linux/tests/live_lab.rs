@@ -31,7 +31,7 @@ fn name(tag: &str) -> String {
 /// Creates the namespaces (lo up) under a guard; `None` after printing why when this
 /// machine cannot (not root, no namespace support).
 fn namespaces(tags: &[&str]) -> Option<Namespaces> {
-    if !nix::unistd::geteuid().is_root() {
+    if !nictune_linux::write::privilege().is_root() {
         nictune_core::live::skip("needs root");
         return None;
     }

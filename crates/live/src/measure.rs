@@ -1,7 +1,7 @@
 //! The live [`Measurer`]: each run is one bench-engine measurement on the testbed, with the
 //! client and server threads pinned as the candidate's placement says.
 
-use nictune_bench::{BenchSpec, Measurer as BenchRun, TestKind};
+use nictune_bench::{BenchSpec, SpecRunner, TestKind};
 use nictune_core::metrics::Metrics;
 use nictune_core::progress::NoProgress;
 use nictune_core::units::Nanos;
@@ -30,7 +30,7 @@ pub struct BenchMeasurer<M> {
 /// A check of one run's result for its candidate.
 pub type ResultCheck = fn(&Candidate, &nictune_bench::BenchResult) -> Option<String>;
 
-impl<M: BenchRun> BenchMeasurer<M> {
+impl<M: SpecRunner> BenchMeasurer<M> {
     /// A measurer running `test` through `live`, placing client and server threads on
     /// `cpus` (in the order placements index them); no pending warm-up, no warnings and no
     /// result check until `check` is set.
@@ -62,7 +62,7 @@ impl<M: BenchRun> BenchMeasurer<M> {
     }
 }
 
-impl<M: BenchRun> Measurer for BenchMeasurer<M> {
+impl<M: SpecRunner> Measurer for BenchMeasurer<M> {
     fn warm_up(&mut self, _candidate: &Candidate, duration: Nanos) -> Result<(), MeasureError> {
         self.warm_up = duration;
         Ok(())

@@ -9,7 +9,7 @@
 use nictune_core::metrics::{CoreSplit, CpuSplit, HostMetrics, LatencySummary, Metrics};
 use nictune_sim::cases::veth_rr::{self, VethCosts, VethSettings};
 use nictune_tune::candidate::{Candidate, Placement};
-use nictune_tune::knob::{Knob, Value};
+use nictune_tune::knob::{Knob, KnobValue};
 use nictune_tune::observe::{CpuScope, Observation, RateUnit};
 use nictune_tune::predict::{PredictError, Predictor};
 
@@ -76,15 +76,15 @@ fn settings_of(c: &Candidate) -> Result<VethSettings, String> {
     };
     for setting in &c.settings {
         match (setting.knob, setting.value) {
-            (Knob::DeferHardIrqs, Value::Count(n)) => {
+            (Knob::DeferHardIrqs, KnobValue::Count(n)) => {
                 s.defer_hard_irqs = u32::try_from(n).map_err(|_| "defer-hard-irqs out of range")?;
             }
-            (Knob::GroFlushTimeout, Value::Duration(d)) => s.gro_flush_timeout = d,
-            (Knob::IrqSuspendTimeout, Value::Duration(d)) => s.irq_suspend_timeout = d,
-            (Knob::BusyRead, Value::Duration(d)) => s.busy_read = d,
+            (Knob::GroFlushTimeout, KnobValue::Duration(d)) => s.gro_flush_timeout = d,
+            (Knob::IrqSuspendTimeout, KnobValue::Duration(d)) => s.irq_suspend_timeout = d,
+            (Knob::BusyRead, KnobValue::Duration(d)) => s.busy_read = d,
             // The bench client and server block in recv(), which busy_read governs;
             // busy_poll only acts in poll/select/epoll.
-            (Knob::BusyPoll, Value::Duration(_)) => {}
+            (Knob::BusyPoll, KnobValue::Duration(_)) => {}
             (knob, _) => {
                 return Err(format!(
                     "the veth model has no mechanism for {}",
@@ -181,8 +181,8 @@ mod tests {
         let bp = |pl| {
             Candidate::new(
                 vec![
-                    Setting::new(Knob::BusyRead, Value::Duration(Nanos::from_micros(50))),
-                    Setting::new(Knob::BusyPoll, Value::Duration(Nanos::from_micros(50))),
+                    Setting::new(Knob::BusyRead, KnobValue::Duration(Nanos::from_micros(50))),
+                    Setting::new(Knob::BusyPoll, KnobValue::Duration(Nanos::from_micros(50))),
                 ],
                 pl,
             )
@@ -207,7 +207,7 @@ mod tests {
         let coalesce = Candidate::new(
             vec![Setting::new(
                 Knob::RxUsecs,
-                Value::Duration(Nanos::from_micros(8)),
+                KnobValue::Duration(Nanos::from_micros(8)),
             )],
             Placement::Cross,
         );

@@ -17,7 +17,7 @@ use nictune_apply::plan;
 use nictune_apply::state::{Lock, StateDir};
 use nictune_apply::txn::{self, ApplyRequest, TxnClock};
 use nictune_host::write::setting::Setting as HostSetting;
-use nictune_host::write::value::Value as HostValue;
+use nictune_host::write::value::HostValue;
 use nictune_host::write::HostWrite;
 use nictune_linux::write::ns::NsHost;
 use nictune_linux::write::LinuxWriter;

@@ -16,7 +16,7 @@
 //! Targets: stream throughput ≥ 0.95 × iperf3's, with 1 and with 4 connections; RR rate
 //! ≥ 0.95 × sockperf's with p50 within 10 %, 14-byte messages (sockperf's smallest).
 
-use nictune_bench::compare::{self, SockperfSummary, Verdict};
+use nictune_bench::compare::{self, SockperfRatios, SockperfSummary};
 use serde_json::Value as Json;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -311,7 +311,7 @@ impl Pair {
             p50_us: median(theirs.iter().map(|s| s.p50_us).collect()),
             p99_us: median(theirs.iter().map(|s| s.p99_us).collect()),
         };
-        let v = Verdict::of(o, &t);
+        let v = SockperfRatios::of(o, &t);
         println!(
             "rr {label:<9} (client CPU {}, server CPU {}): nictune {:.0} trans/s p50 {:.1} µs | sockperf {:.0} trans/s p50 {:.1} µs | rate ratio {:.3} (target ≥ 0.95), p50 ratio {:.3} (target 0.90–1.10) {}",
             place.0, place.1, o.0, o.1, t.rate, t.p50_us, v.rate_ratio, v.p50_ratio,

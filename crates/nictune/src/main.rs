@@ -20,7 +20,9 @@ fn main() -> ExitCode {
             return output::usage_error(err, &cli, std::env::args_os());
         }
     };
-    let ctx = output::Ctx::new(cli.global.json, cli.global.quiet);
+    // The one read of the effective uid; every root check is given this value.
+    let privilege = nictune_linux::write::privilege();
+    let ctx = output::Ctx::new(cli.global.json, cli.global.quiet, privilege);
     let result = cmd::dispatch(cli.command, &ctx);
     output::finish(&ctx, result)
 }

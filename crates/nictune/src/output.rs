@@ -4,6 +4,7 @@
 use anyhow::Result;
 use nictune_core::envelope::Envelope;
 use nictune_core::error::Hinted;
+use nictune_core::privilege::Privilege;
 use nictune_core::progress::{NoProgress, Progress, TerminalBar};
 use serde::Serialize;
 use std::ffi::OsString;
@@ -57,6 +58,17 @@ impl std::error::Error for ExitWith {
     }
 }
 
+/// Refuses, with exit [`EXIT_NEEDS_ROOT`], unless `privilege` (read once in `main`) is root:
+/// `what` says what needs root and why, `hint` what to do instead. The one root check of
+/// every command.
+pub fn require_root(privilege: Privilege, what: &str, hint: &str) -> Result<()> {
+    if privilege.is_root() {
+        return Ok(());
+    }
+    let refusal = anyhow::Error::new(Hinted::new(what.to_string(), hint));
+    Err(ExitWith::wrap(refusal, EXIT_NEEDS_ROOT))
+}
+
 /// The exit code of a failed command: the first [`ExitWith`] along the chain, else
 /// [`EXIT_ERROR`].
 pub(crate) fn exit_code(err: &anyhow::Error) -> u8 {
@@ -85,9 +97,11 @@ pub fn schema_version(command: &str) -> u32 {
     }
 }
 
-/// Output settings shared by all commands.
+/// What every command is given: output settings, and the process's privilege.
 #[derive(Debug)]
 pub struct Ctx {
+    /// The process's privilege, read once at start: what [`require_root`] checks.
+    pub privilege: Privilege,
     /// `--json`: one JSON document on stdout.
     pub json: bool,
     /// `--quiet`: no progress bars.
@@ -98,8 +112,9 @@ pub struct Ctx {
 }
 
 impl Ctx {
-    pub fn new(json: bool, quiet: bool) -> Ctx {
+    pub fn new(json: bool, quiet: bool, privilege: Privilege) -> Ctx {
         Ctx {
+            privilege,
             json,
             quiet,
             printed_json: AtomicBool::new(false),

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{assert_exit, command, json, stderr, stdout};
+use common::{as_nobody, assert_exit, command, json, stderr, stdout};
 use std::path::Path;
 use std::process::Output;
 
@@ -122,13 +122,13 @@ fn status_and_revert_with_no_history() {
 fn state_with_a_pending_change() -> tempfile::TempDir {
     use nictune_apply::journal::Record;
     use nictune_apply::plan::Change;
-    use nictune_host::write::setting::{Key, Setting, Target};
-    use nictune_host::write::value::Value;
+    use nictune_host::write::setting::{Key, Object, Setting};
+    use nictune_host::write::value::HostValue;
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let changes = dir.path().join("changes");
     std::fs::create_dir(&changes).unwrap();
-    let sysctl = Setting::new(Target::Netns, Key::Sysctl("net.core.somaxconn".into()));
+    let sysctl = Setting::new(Object::Netns, Key::Sysctl("net.core.somaxconn".into()));
     let records = [
         Record::Begin {
             id: "1795239660000-7".into(),
@@ -138,8 +138,8 @@ fn state_with_a_pending_change() -> tempfile::TempDir {
             iface: None,
             changes: vec![Change {
                 setting: sysctl,
-                old: Value::text("4096"),
-                new: Value::text("1024"),
+                old: HostValue::text("4096"),
+                new: HostValue::text("1024"),
             }],
             preserve: Vec::new(),
         },
@@ -159,38 +159,12 @@ fn state_with_a_pending_change() -> tempfile::TempDir {
     dir
 }
 
-/// `nictune args...` as an unprivileged user: directly when not root, else through
-/// `setpriv` as nobody; `None` (after printing why) when neither can be done.
-fn as_non_root(args: &[&str], state: &Path) -> Option<Output> {
-    let root = std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
-        s.lines()
-            .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
-    });
-    if !root {
-        return Some(nictune(args, state));
-    }
-    let drop = ["--reuid=65534", "--regid=65534", "--clear-groups", "--"];
-    let out = std::process::Command::new("setpriv")
-        .args(drop)
-        .arg(env!("CARGO_BIN_EXE_nictune"))
-        .args(args)
-        .env("NICTUNE_STATE_DIR", state)
-        .output();
-    match out {
-        Ok(o) => Some(o),
-        Err(e) => {
-            eprintln!("skipped: running as root and cannot drop to nobody with setpriv: {e}");
-            None
-        }
-    }
-}
-
 /// Issue #12.6: `revert` and `confirm` as non-root said "another change is running" (exit 2).
 #[test]
 fn revert_and_confirm_without_root_exit_77_saying_they_need_root() {
     let dir = state_with_a_pending_change();
     for cmd in ["revert", "confirm"] {
-        let Some(out) = as_non_root(&[cmd], dir.path()) else {
+        let Some(out) = as_nobody(&[cmd], &[("NICTUNE_STATE_DIR", dir.path().as_os_str())]) else {
             return;
         };
         let err = stderr(&out);
@@ -211,8 +185,8 @@ fn revert_and_confirm_without_root_exit_77_saying_they_need_root() {
 /// root, apply stops earlier, at exit 77). It fails before anything is read or written.
 #[test]
 fn a_state_dir_that_cannot_be_written_says_so_and_suggests_state_dir_or_root() {
-    if !nictune_linux::write::is_root() {
-        eprintln!("skipped: as non-root, apply stops at its root check before the state dir");
+    if !nictune_linux::write::privilege().is_root() {
+        nictune_core::live::skip("as non-root, apply stops at its root check before the state dir");
         return;
     }
     let state = Path::new("/sys/nictune-state-dir-test");

@@ -199,7 +199,7 @@ impl Drop for Testbed {
 
 /// Why this machine cannot run the tests, if it cannot.
 fn skip_reason() -> Option<String> {
-    if !nix_is_root() {
+    if !nictune_linux::write::privilege().is_root() {
         return Some("live apply tests need root".into());
     }
     if Command::new("ip").arg("-V").output().is_err() {
@@ -215,17 +215,6 @@ fn skip_reason() -> Option<String> {
         .is_ok_and(|s| s.success());
     let _ = Command::new("ip").args(["netns", "del", &probe]).status();
     (!ok).then(|| "cannot create network namespaces here".into())
-}
-
-fn nix_is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("Uid:"))
-                .map(|l| l.split_whitespace().nth(2) == Some("0"))
-        })
-        .unwrap_or(false)
 }
 
 fn ok(out: &Output) -> String {
@@ -516,7 +505,7 @@ fn a_signal_mid_apply_confirm_within_rolls_back_every_value() {
 fn journal_enospc_at_any_write_never_leaves_values_changed_behind_an_error() {
     let Some(bed) = Testbed::new() else { return };
     if Command::new("strace").arg("-V").output().is_err() {
-        eprintln!("skipped: strace is not installed (scripts/install-deps installs it)");
+        nictune_core::live::skip("strace is not installed (scripts/install-deps installs it)");
         return;
     }
     let settings = ["napi.gro-flush-timeout@0=20000", "napi.defer-hard-irqs@0=2"];

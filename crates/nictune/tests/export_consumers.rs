@@ -95,22 +95,13 @@ fn run(program: &str, args: &[&str]) -> Output {
         .unwrap_or_else(|e| panic!("{program}: {e}"))
 }
 
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("Uid:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        == Some("0")
-}
-
 /// A namespace `nictune-exp-<tag>-<pid>` with the veth pair nt0/nt1, deleted on drop.
 struct Netns(String);
 
 impl Netns {
     /// The namespace, or why this machine cannot make one.
     fn new(tag: &str) -> Result<Netns, String> {
-        if !is_root() {
+        if !nictune_linux::write::privilege().is_root() {
             return Err("needs root for a network namespace".into());
         }
         if !have("ip", "-V") {

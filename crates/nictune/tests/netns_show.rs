@@ -35,15 +35,9 @@ fn run(cmd: &str, args: &[&str]) -> Result<(), String> {
 }
 
 fn skip_reason() -> Option<String> {
-    // SAFETY-free check of the effective uid through the proc filesystem.
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let euid = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Uid:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .unwrap_or("?");
-    if euid != "0" {
-        return Some(format!("needs root (euid {euid})"));
+    let privilege = nictune_linux::write::privilege();
+    if !privilege.is_root() {
+        return Some(format!("needs root (euid {})", privilege.euid()));
     }
     if Command::new("ip").arg("-V").output().is_err() {
         return Some("ip (iproute2) is not installed".into());

@@ -5,8 +5,9 @@
 mod common;
 
 use nictune_bench::changes::ChangeClient;
-use nictune_bench::{BenchSpec, Target as BenchTarget, TestKind};
+use nictune_bench::{BenchSpec, ServerSide, TestKind};
 use nictune_core::progress::NoProgress;
+use nictune_linux::write::privilege;
 use nictune_vm::far::SERVE_STATE_DIR;
 use nictune_vm::{BedOptions, Nic, VmBed};
 use std::path::PathBuf;
@@ -35,12 +36,15 @@ fn guest_slot() -> Option<std::sync::MutexGuard<'static, ()>> {
 /// printed) where this machine cannot boot one.
 fn boot(nic: Nic) -> Option<(std::sync::MutexGuard<'static, ()>, VmBed)> {
     let slot = guest_slot()?;
-    Some((slot, VmBed::create(&options(nic)).expect("guest boots")))
+    Some((
+        slot,
+        VmBed::create(&options(nic), privilege()).expect("guest boots"),
+    ))
 }
 
 /// Why this machine cannot boot a testbed guest, if it cannot.
 fn skip_reason() -> Option<String> {
-    if !nictune_linux::write::is_root() {
+    if !privilege().is_root() {
         return Some("needs root".into());
     }
     if let Err(e) = nictune_vm::GuestDir::locate() {
@@ -128,7 +132,7 @@ fn module_parameters_apply_by_reload_and_revert_in_the_guest() {
     let nic = &show["nics"].as_array().unwrap()[0];
     assert_eq!(nic["driver"]["value"], "e1000", "{nic}");
     assert_eq!(
-        nic["coalesce"]["value"]["rx-usecs"], 2000,
+        nic["coalesce"]["value"]["rx_usecs"], 2000,
         "ITR 500 reads back as 10^6/500 µs: {nic}"
     );
     let revert = bed
@@ -173,7 +177,7 @@ fn a_host_client_changes_the_guests_driver_through_serve_and_gets_it_back() {
     // Verify by effect: the guest's NIC now interrupts at most ~300 times a second.
     let mut spec = BenchSpec::new(TestKind::Rr);
     spec.duration = nictune_core::units::Nanos::from_secs(2);
-    let r = nictune_bench::run(&spec, BenchTarget::Peer(&peer), &NoProgress).unwrap();
+    let r = nictune_bench::run(&spec, ServerSide::Peer(&peer), &NoProgress).unwrap();
     let server = &r.accounting["server"];
     let total: f64 = server.nic_vectors.iter().map(|v| v.per_sec).sum();
     assert!(

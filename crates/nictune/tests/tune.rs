@@ -1,6 +1,8 @@
 //! `nictune tune` as a user runs it: the help text, bad input, and the synthetic
 //! demonstration writing all three files, labelled as synthetic.
 
+mod common;
+
 use std::process::Command;
 
 fn nictune(args: &[&str]) -> std::process::Output {
@@ -148,50 +150,14 @@ fn the_terminal_summary_is_short_and_says_synthetic() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// `setpriv` (util-linux) when it exists and we are root: a way to run the binary unprivileged.
-fn setpriv() -> Option<std::path::PathBuf> {
-    let path = std::path::PathBuf::from("/usr/bin/setpriv");
-    (nictune_is_root() && path.is_file()).then_some(path)
-}
-
 #[test]
 fn without_root_a_live_tune_exits_77_and_points_at_sim() {
-    let out = match setpriv() {
-        // As root: drop to nobody for this one command.
-        Some(setpriv) => Command::new(setpriv)
-            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-            .arg(env!("CARGO_BIN_EXE_nictune"))
-            .args(["tune", "--testbed"])
-            .output()
-            .expect("run nictune as nobody"),
-        None if nictune_is_root() => {
-            eprintln!(
-                "skipped: running as root without setpriv, cannot test the unprivileged path"
-            );
-            return;
-        }
-        // Already unprivileged.
-        None => nictune(&["tune", "--testbed"]),
+    // As root: dropped to nobody for this one command.
+    let Some(out) = common::as_nobody(&["tune", "--testbed"], &[]) else {
+        return;
     };
     let err = String::from_utf8_lossy(&out.stderr);
-    if err.starts_with("setpriv:") {
-        // e.g. the checkout is not readable by nobody.
-        eprintln!(
-            "skipped: setpriv could not run nictune as nobody: {}",
-            err.trim()
-        );
-        return;
-    }
     assert_eq!(out.status.code(), Some(77));
     assert!(err.contains("needs root"), "{err}");
     assert!(err.contains("nictune sim"), "{err}");
-}
-
-fn nictune_is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .map(|s| {
-            s.lines()
-                .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
-        })
-        .unwrap_or(false)
 }

@@ -2,7 +2,8 @@
 //! scripts/install-deps) parses it with no console errors and no network requests, the plots
 //! are in the DOM it builds, and a screenshot is kept under target/ for a person to look at.
 //!
-//! Without Chromium the test fails as root (CI installs it) and is skipped otherwise.
+//! Without Chromium the test skips through [`nictune_core::live::skip`], so it fails instead
+//! under `NICTUNE_REQUIRE_LIVE` (a root `scripts/test`, which installs Chromium first).
 
 use nictune_report::report_html;
 use nictune_tune::objective::Goal;
@@ -25,27 +26,14 @@ fn chromium() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("Uid:"))
-                .and_then(|l| l.split_whitespace().nth(2).map(|e| e == "0"))
-        })
-        .unwrap_or(false)
-}
-
-/// Chromium, or `None` after saying why the test is skipped (as root it must be there: CI
-/// installs it).
+/// Chromium, or `None` after saying why the test is skipped ([`nictune_core::live::skip`]:
+/// a root `scripts/test` installs it first, and fails the test instead of skipping it).
 fn chromium_or_skip() -> Option<PathBuf> {
     let bin = chromium();
     if bin.is_none() {
-        assert!(
-            !is_root(),
-            "chromium is missing: run scripts/install-deps (it installs the Debian package)"
+        nictune_core::live::skip(
+            "chromium is not installed (scripts/install-deps installs the Debian package, as root)",
         );
-        eprintln!("skipped: chromium is not installed and installing it needs root");
     }
     bin
 }

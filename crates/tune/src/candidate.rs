@@ -6,7 +6,7 @@
 //! setting: the measurer pins the threads, the target never sees it, and a profile records it
 //! only as advice.
 
-use crate::knob::{End, Knob, Setting, Value};
+use crate::knob::{End, Knob, KnobValue, Setting};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -86,12 +86,12 @@ impl Candidate {
     }
 
     /// The value this candidate gives `knob` on this end, if it sets it.
-    pub fn value_of(&self, knob: Knob) -> Option<Value> {
+    pub fn value_of(&self, knob: Knob) -> Option<KnobValue> {
         self.value_on(End::Local, knob)
     }
 
     /// The value this candidate gives `knob` on `end`, if it sets it.
-    pub fn value_on(&self, end: End, knob: Knob) -> Option<Value> {
+    pub fn value_on(&self, end: End, knob: Knob) -> Option<KnobValue> {
         self.settings
             .iter()
             .find(|s| s.end == end && s.knob == knob)
@@ -142,10 +142,10 @@ mod tests {
 
     #[test]
     fn id_is_independent_of_setting_order() {
-        let a = Setting::new(Knob::DeferHardIrqs, Value::Count(2));
+        let a = Setting::new(Knob::DeferHardIrqs, KnobValue::Count(2));
         let b = Setting::new(
             Knob::GroFlushTimeout,
-            Value::Duration(Nanos::from_micros(20)),
+            KnobValue::Duration(Nanos::from_micros(20)),
         );
         let x = Candidate::new(vec![a, b], Placement::Cross);
         let y = Candidate::new(vec![b, a], Placement::Cross);
@@ -153,7 +153,7 @@ mod tests {
         assert_eq!(x.id(), "defer=2 gro-flush=20µs @cross-cpu");
         assert_eq!(x.active_settings(), 2);
         let off = Candidate::new(
-            vec![Setting::new(Knob::DeferHardIrqs, Value::Count(0))],
+            vec![Setting::new(Knob::DeferHardIrqs, KnobValue::Count(0))],
             Placement::Cross,
         );
         assert_eq!(off.active_settings(), 0);

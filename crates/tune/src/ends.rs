@@ -113,7 +113,7 @@ impl<T: Target, P: PeerSide> Target for BothEnds<T, P> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::knob::{Driver, ModuleParam, Value};
+    use crate::knob::{Driver, KnobValue, ModuleParam};
 
     /// A host as a map of key → value, logging every call.
     #[derive(Debug, Default)]
@@ -188,7 +188,7 @@ mod tests {
         let mut both = BothEnds::new(Host::with(key, "3"), Host::with(key, "3"), &[ITR]);
         let snap = both.snapshot().unwrap();
         assert_eq!(snap.peer[key], "3");
-        let here = Setting::new(ITR, Value::Count(2000));
+        let here = Setting::new(ITR, KnobValue::Count(2000));
         let there = here.on(End::Peer);
         both.apply(&[here, there]).unwrap();
         assert_eq!(
@@ -199,7 +199,7 @@ mod tests {
             ("2000", "2000")
         );
         // The same peer part again: no request to the peer.
-        both.apply(&[Setting::new(ITR, Value::Count(100)), there])
+        both.apply(&[Setting::new(ITR, KnobValue::Count(100)), there])
             .unwrap();
         assert_eq!(both.peer.calls, [format!("change {key}=2000")]);
         assert_eq!(both.local.values[key], "100");
@@ -217,7 +217,7 @@ mod tests {
         let key = ITR.key();
         let mut both = BothEnds::new(Host::with(key, "3"), Host::with(key, "3"), &[ITR]);
         both.snapshot().unwrap();
-        let off = Setting::new(ITR, Value::Count(0)).on(End::Peer);
+        let off = Setting::new(ITR, KnobValue::Count(0)).on(End::Peer);
         both.apply(&[off]).unwrap();
         let err = both
             .set_peer(TargetOp::Apply, vec![format!("{key}=bad")])

@@ -389,14 +389,14 @@ mod tests {
 
     /// A space of `a` × `b` levels of two knobs over two placements, baseline first.
     fn space(a: u64, b: u64) -> Vec<Candidate> {
-        use crate::knob::{Knob, Value};
+        use crate::knob::{Knob, KnobValue};
         let mut all = vec![Candidate::baseline(Placement::Unpinned)];
         for x in 0..a {
             for y in 0..b {
                 for p in [Placement::Unpinned, Placement::Cross] {
                     let s = vec![
-                        Setting::new(Knob::RxUsecs, Value::Count(x)),
-                        Setting::new(Knob::GroFlushTimeout, Value::Count(y)),
+                        Setting::new(Knob::RxUsecs, KnobValue::Count(x)),
+                        Setting::new(Knob::GroFlushTimeout, KnobValue::Count(y)),
                     ];
                     all.push(Candidate::new(s, p));
                 }
@@ -425,7 +425,7 @@ mod tests {
                     .settings
                     .iter()
                     .any(|s| s.knob == crate::knob::Knob::RxUsecs
-                        && s.value == crate::knob::Value::Count(x))),
+                        && s.value == crate::knob::KnobValue::Count(x))),
                 "rx-usecs level {x} unmeasured"
             );
         }

@@ -1,13 +1,13 @@
 //! The settings a tune can vary, named by their canonical catalog keys, and their values.
 //!
 //! A [`Knob`] is one host setting (`napi.gro-flush-timeout`, `sysctl.net.core.busy_read`, ...).
-//! Its [`Value`] carries its unit in its type; [`Knob::render`] writes it the way the catalog
+//! Its [`KnobValue`] carries its unit in its type; [`Knob::render`] writes it the way the catalog
 //! and `nictune apply` read it (nanoseconds for the NAPI timers, microseconds for the busy-poll
 //! sysctls and coalescing timers, plain counts, `on`/`off`).
 //!
 //! Driver module parameters ([`Knob::Module`]: e1000/e1000e `InterruptThrottleRate` and the
 //! delay timers) are knobs too, keyed as the catalog spells them
-//! (`e1000.InterruptThrottleRate`) and valued as plain integers ([`Value::Count`]:
+//! (`e1000.InterruptThrottleRate`) and valued as plain integers ([`KnobValue::Count`]:
 //! interrupts/s, or 1.024 µs ticks for the delay timers). They take effect only when the driver
 //! is loaded again ([`Knob::needs_reload`]), which drops the link of every port it drives.
 
@@ -210,27 +210,27 @@ impl Knob {
     /// Whether `value` changes something from the simplest state: a non-zero time or count or
     /// a switch on; for a module parameter, any value but the driver's default (the catalog's),
     /// since 0 there is a choice too (InterruptThrottleRate 0 turns throttling off).
-    pub fn is_active(self, value: Value) -> bool {
+    pub fn is_active(self, value: KnobValue) -> bool {
         match (self, value) {
-            (Knob::Module(driver, param), Value::Count(n)) => {
+            (Knob::Module(driver, param), KnobValue::Count(n)) => {
                 module_default(driver, param) != Some(n)
             }
-            (_, Value::Duration(d)) => d.0 > 0,
-            (_, Value::Count(n)) => n > 0,
-            (_, Value::Switch(on)) => on,
+            (_, KnobValue::Duration(d)) => d.0 > 0,
+            (_, KnobValue::Count(n)) => n > 0,
+            (_, KnobValue::Switch(on)) => on,
         }
     }
 
     /// The value as the catalog writes it: the knob's native unit, no unit suffix.
-    pub fn render(self, value: Value) -> String {
+    pub fn render(self, value: KnobValue) -> String {
         match (self, value) {
-            (Knob::GroFlushTimeout | Knob::IrqSuspendTimeout, Value::Duration(d)) => {
+            (Knob::GroFlushTimeout | Knob::IrqSuspendTimeout, KnobValue::Duration(d)) => {
                 d.0.to_string()
             }
-            (_, Value::Duration(d)) => (d.0 / 1_000).to_string(),
-            (_, Value::Count(n)) => n.to_string(),
-            (_, Value::Switch(true)) => "on".to_string(),
-            (_, Value::Switch(false)) => "off".to_string(),
+            (_, KnobValue::Duration(d)) => (d.0 / 1_000).to_string(),
+            (_, KnobValue::Count(n)) => n.to_string(),
+            (_, KnobValue::Switch(true)) => "on".to_string(),
+            (_, KnobValue::Switch(false)) => "off".to_string(),
         }
     }
 }
@@ -244,7 +244,7 @@ impl fmt::Display for Knob {
 /// A setting's value, with its unit in its type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Value {
+pub enum KnobValue {
     /// A time: timers, timeouts, busy-poll windows.
     Duration(Nanos),
     /// A count: frames, empty polls, channels.
@@ -253,14 +253,14 @@ pub enum Value {
     Switch(bool),
 }
 
-impl fmt::Display for Value {
+impl fmt::Display for KnobValue {
     /// A compact human form for labels: `20µs`, `2`, `on`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            Value::Duration(d) if d.0 % 1_000 == 0 => write!(f, "{}µs", d.0 / 1_000),
-            Value::Duration(d) => write!(f, "{}ns", d.0),
-            Value::Count(n) => write!(f, "{n}"),
-            Value::Switch(on) => f.write_str(if on { "on" } else { "off" }),
+            KnobValue::Duration(d) if d.0 % 1_000 == 0 => write!(f, "{}µs", d.0 / 1_000),
+            KnobValue::Duration(d) => write!(f, "{}ns", d.0),
+            KnobValue::Count(n) => write!(f, "{n}"),
+            KnobValue::Switch(on) => f.write_str(if on { "on" } else { "off" }),
         }
     }
 }
@@ -302,12 +302,12 @@ pub struct Setting {
     /// What is set.
     pub knob: Knob,
     /// To what.
-    pub value: Value,
+    pub value: KnobValue,
 }
 
 impl Setting {
     /// `knob` set to `value` on this end.
-    pub fn new(knob: Knob, value: Value) -> Setting {
+    pub fn new(knob: Knob, value: KnobValue) -> Setting {
         Setting {
             end: End::Local,
             knob,
@@ -334,10 +334,10 @@ mod tests {
     fn napi_timers_render_in_nanoseconds_and_sysctls_in_microseconds() {
         let gft = Setting::new(
             Knob::GroFlushTimeout,
-            Value::Duration(Nanos::from_micros(20)),
+            KnobValue::Duration(Nanos::from_micros(20)),
         );
-        let busy = Setting::new(Knob::BusyRead, Value::Duration(Nanos::from_micros(50)));
-        let adaptive = Setting::new(Knob::AdaptiveRx, Value::Switch(true));
+        let busy = Setting::new(Knob::BusyRead, KnobValue::Duration(Nanos::from_micros(50)));
+        let adaptive = Setting::new(Knob::AdaptiveRx, KnobValue::Switch(true));
         assert_eq!(gft.to_key_value(), "napi.gro-flush-timeout=20000");
         assert_eq!(busy.to_key_value(), "sysctl.net.core.busy_read=50");
         assert_eq!(adaptive.to_key_value(), "coalesce.adaptive-rx=on");
@@ -346,11 +346,11 @@ mod tests {
     #[test]
     fn labels_are_compact() {
         assert_eq!(
-            Value::Duration(Nanos::from_micros(100)).to_string(),
+            KnobValue::Duration(Nanos::from_micros(100)).to_string(),
             "100µs"
         );
-        assert_eq!(Value::Duration(Nanos(1_500)).to_string(), "1500ns");
-        assert_eq!(Value::Count(2).to_string(), "2");
+        assert_eq!(KnobValue::Duration(Nanos(1_500)).to_string(), "1500ns");
+        assert_eq!(KnobValue::Count(2).to_string(), "2");
     }
 
     #[test]
@@ -367,11 +367,11 @@ mod tests {
         let itr = Knob::Module(Driver::E1000e, ModuleParam::InterruptThrottleRate);
         let tidv = Knob::Module(Driver::E1000, ModuleParam::TxIntDelay);
         assert_eq!(
-            Setting::new(itr, Value::Count(2000)).to_key_value(),
+            Setting::new(itr, KnobValue::Count(2000)).to_key_value(),
             "e1000e.InterruptThrottleRate=2000"
         );
         assert_eq!(
-            Setting::new(tidv, Value::Count(0)).to_key_value(),
+            Setting::new(tidv, KnobValue::Count(0)).to_key_value(),
             "e1000.TxIntDelay=0"
         );
         assert_eq!((itr.short(), tidv.short()), ("ITR", "TxIntDelay"));
@@ -401,13 +401,16 @@ mod tests {
         let itr = Knob::Module(Driver::E1000, ModuleParam::InterruptThrottleRate);
         let tidv = Knob::Module(Driver::E1000, ModuleParam::TxIntDelay);
         assert!(
-            !itr.is_active(Value::Count(3)),
+            !itr.is_active(KnobValue::Count(3)),
             "dynamic conservative is the default"
         );
-        assert!(itr.is_active(Value::Count(0)), "throttling off is a change");
-        assert!(!tidv.is_active(Value::Count(8)));
-        assert!(tidv.is_active(Value::Count(0)));
-        assert!(!Knob::DeferHardIrqs.is_active(Value::Count(0)));
+        assert!(
+            itr.is_active(KnobValue::Count(0)),
+            "throttling off is a change"
+        );
+        assert!(!tidv.is_active(KnobValue::Count(8)));
+        assert!(tidv.is_active(KnobValue::Count(0)));
+        assert!(!Knob::DeferHardIrqs.is_active(KnobValue::Count(0)));
     }
 
     #[test]

@@ -18,7 +18,7 @@
 //!   driver (or an unknown one) [`RX_USECS_GENERIC`] within the range the catalog gives it.
 
 use crate::knob::{Driver, Knob, ModuleParam};
-use nictune_core::catalog::{self, default_value, select_spec, Context, Entry, Spec, Value};
+use nictune_core::catalog::{self, default_value, select_spec, CatalogValue, Context, Entry, Spec};
 
 /// The e1000-family moderation modes: 0 throttling off, 1 dynamic, 3 dynamic conservative,
 /// 4 simplified balancing (torvalds/linux drivers/net/ethernet/intel/e1000/e1000_param.c
@@ -126,7 +126,7 @@ pub fn module_default(driver: Driver, param: ModuleParam) -> Option<u64> {
     let entry = entry_of(Knob::Module(driver, param).key())?;
     let value = default_value(entry, &context(Some(driver.name()))).ok()??;
     match value {
-        Value::Integer(n) => u64::try_from(n).ok(),
+        CatalogValue::Integer(n) => u64::try_from(n).ok(),
         _ => None,
     }
 }

@@ -106,7 +106,7 @@ fn reference_of_one(o: &Observation) -> Reference {
 mod tests {
     use super::*;
     use crate::candidate::Placement;
-    use crate::knob::{Knob, Setting, Value};
+    use crate::knob::{Knob, KnobValue, Setting};
     use crate::objective::Goal;
     use nictune_core::metrics::LatencySummary;
 
@@ -119,7 +119,7 @@ mod tests {
         }
         fn predict(&self, c: &Candidate) -> Result<Metrics, PredictError> {
             let defer = match c.value_of(Knob::DeferHardIrqs) {
-                Some(Value::Count(n)) => n,
+                Some(KnobValue::Count(n)) => n,
                 _ => 0,
             };
             if defer == 3 {
@@ -142,7 +142,7 @@ mod tests {
     fn best_predicted_first_and_unpredictable_last() {
         let c = |d| {
             Candidate::new(
-                vec![Setting::new(Knob::DeferHardIrqs, Value::Count(d))],
+                vec![Setting::new(Knob::DeferHardIrqs, KnobValue::Count(d))],
                 Placement::Cross,
             )
         };

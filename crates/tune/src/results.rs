@@ -3,7 +3,7 @@
 //! alone, so a results file from another machine renders the same report.
 
 use crate::candidate::{Candidate, Placement};
-use crate::knob::{End, Setting, Value};
+use crate::knob::{End, KnobValue, Setting};
 use crate::objective::Objective;
 use crate::observe::{CpuScope, RateUnit};
 use crate::pareto;
@@ -38,7 +38,7 @@ impl PointValue {
     /// The value of `setting` as a point records it.
     pub fn of(setting: &Setting) -> PointValue {
         match setting.value {
-            Value::Switch(on) => PointValue::Switch(on),
+            KnobValue::Switch(on) => PointValue::Switch(on),
             v => {
                 let text = setting.knob.render(v);
                 text.parse()
@@ -495,9 +495,9 @@ mod tests {
     fn point_values_are_typed_and_v1_strings_still_read() {
         let gft = Setting::new(
             Knob::GroFlushTimeout,
-            Value::Duration(Nanos::from_micros(20)),
+            KnobValue::Duration(Nanos::from_micros(20)),
         );
-        let adaptive = Setting::new(Knob::AdaptiveRx, Value::Switch(true));
+        let adaptive = Setting::new(Knob::AdaptiveRx, KnobValue::Switch(true));
         let written = serde_json::json!({
             "gft": PointValue::of(&gft),
             "adaptive": PointValue::of(&adaptive),

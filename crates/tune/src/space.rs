@@ -13,7 +13,7 @@
 //! values of both come from [`levels`](crate::levels), per driver.
 
 use crate::candidate::{Candidate, Placement};
-use crate::knob::{Driver, End, Knob, ModuleParam, Setting, Value};
+use crate::knob::{Driver, End, Knob, KnobValue, ModuleParam, Setting};
 use crate::levels::{itr_levels, rx_usecs_levels, tx_int_delay_levels};
 use nictune_core::units::Nanos;
 use serde::{Deserialize, Serialize};
@@ -303,7 +303,10 @@ fn coalescing_dimension(caps: &Capabilities) -> Option<Dimension> {
     }
     let mut levels = Vec::new();
     if caps.adaptive_rx {
-        levels.push(vec![Setting::new(Knob::AdaptiveRx, Value::Switch(true))]);
+        levels.push(vec![Setting::new(
+            Knob::AdaptiveRx,
+            KnobValue::Switch(true),
+        )]);
     }
     let timers = if timer {
         rx_usecs_levels(caps.driver.as_deref())
@@ -313,10 +316,10 @@ fn coalescing_dimension(caps: &Capabilities) -> Option<Dimension> {
     for us in timers {
         let mut level = vec![Setting::new(
             Knob::RxUsecs,
-            Value::Duration(Nanos::from_micros(us)),
+            KnobValue::Duration(Nanos::from_micros(us)),
         )];
         if caps.adaptive_rx {
-            level.push(Setting::new(Knob::AdaptiveRx, Value::Switch(false)));
+            level.push(Setting::new(Knob::AdaptiveRx, KnobValue::Switch(false)));
         }
         levels.push(level);
     }
@@ -354,7 +357,7 @@ fn busy_poll_dimension(caps: &Capabilities) -> Option<Dimension> {
     let levels = BUSY_POLL_LEVELS
         .iter()
         .map(|&us| {
-            let v = Value::Duration(Nanos::from_micros(us));
+            let v = KnobValue::Duration(Nanos::from_micros(us));
             vec![
                 Setting::new(Knob::BusyPoll, v),
                 Setting::new(Knob::BusyRead, v),
@@ -371,7 +374,7 @@ fn busy_poll_dimension(caps: &Capabilities) -> Option<Dimension> {
 fn duration_dimension(name: &str, knob: Knob, values: &[u64], scale: u64) -> Dimension {
     let levels = values
         .iter()
-        .map(|&v| vec![Setting::new(knob, Value::Duration(Nanos(v * scale)))])
+        .map(|&v| vec![Setting::new(knob, KnobValue::Duration(Nanos(v * scale)))])
         .collect();
     Dimension {
         name: name.into(),
@@ -382,7 +385,7 @@ fn duration_dimension(name: &str, knob: Knob, values: &[u64], scale: u64) -> Dim
 fn count_dimension(name: &str, knob: Knob, values: &[u64]) -> Dimension {
     let levels = values
         .iter()
-        .map(|&v| vec![Setting::new(knob, Value::Count(v))])
+        .map(|&v| vec![Setting::new(knob, KnobValue::Count(v))])
         .collect();
     Dimension {
         name: name.into(),
@@ -428,7 +431,7 @@ mod tests {
         assert_eq!(space.size(), 5);
         assert_eq!(space.placements, [Placement::Unpinned]);
         let on = &space.candidates()[0];
-        assert_eq!(on.value_of(Knob::AdaptiveRx), Some(Value::Switch(true)));
+        assert_eq!(on.value_of(Knob::AdaptiveRx), Some(KnobValue::Switch(true)));
         assert_eq!(on.value_of(Knob::RxUsecs), None);
     }
 
@@ -482,7 +485,7 @@ mod tests {
                 End::Peer,
                 Knob::Module(Driver::E1000, ModuleParam::InterruptThrottleRate)
             ),
-            Some(Value::Count(100))
+            Some(KnobValue::Count(100))
         );
     }
 
@@ -559,7 +562,7 @@ mod tests {
                 .candidates()
                 .iter()
                 .filter_map(|c| match c.value_of(Knob::RxUsecs) {
-                    Some(Value::Duration(d)) => Some(d.0 / 1_000),
+                    Some(KnobValue::Duration(d)) => Some(d.0 / 1_000),
                     _ => None,
                 })
                 .collect::<Vec<u64>>()

@@ -15,7 +15,7 @@
 //! (§6 "Noise band": ±10 % and ±5 % spreads over three runs).
 
 use crate::candidate::{Candidate, Placement};
-use crate::knob::{Knob, Setting, Value};
+use crate::knob::{Knob, KnobValue, Setting};
 use crate::objective::{Goal, Objective};
 use crate::observe::{CpuScope, RateUnit};
 use crate::predict::{PredictError, Predictor};
@@ -34,7 +34,7 @@ use std::rc::Rc;
 use std::sync::atomic::AtomicBool;
 
 /// The fake host's settings: knob → value; absent means the kernel default (0 / off).
-pub type State = BTreeMap<Knob, Value>;
+pub type State = BTreeMap<Knob, KnobValue>;
 
 /// A fake host (the [`Target`]) and a fake bench (the [`Measurer`]) sharing its settings.
 pub fn synthetic(seed: u64, found: State) -> (SyntheticHost, SyntheticBench) {
@@ -197,8 +197,8 @@ pub fn demo_environment() -> Environment {
 
 fn micros(state: &State, knob: Knob) -> f64 {
     match state.get(&knob) {
-        Some(Value::Duration(d)) => d.as_micros_f64(),
-        Some(Value::Count(n)) => *n as f64,
+        Some(KnobValue::Duration(d)) => d.as_micros_f64(),
+        Some(KnobValue::Count(n)) => *n as f64,
         _ => 0.0,
     }
 }
@@ -310,7 +310,7 @@ mod tests {
             .expected(Placement::Cross)
             .transactions_per_sec
             .unwrap();
-        let busy = Setting::new(Knob::BusyRead, Value::Duration(Nanos::from_micros(50)));
+        let busy = Setting::new(Knob::BusyRead, KnobValue::Duration(Nanos::from_micros(50)));
         host.apply(&[busy]).unwrap();
         let busy_cross = bench
             .expected(Placement::Cross)

@@ -7,7 +7,7 @@ use nictune_core::catalog::{
     self as cat, catalog, check_many, lookup, CheckReport, Context, Entry,
 };
 use nictune_core::units::Nanos;
-use nictune_tune::knob::{Driver, Knob, ModuleParam, Setting, Value};
+use nictune_tune::knob::{Driver, Knob, KnobValue, ModuleParam, Setting};
 use nictune_tune::levels::{itr_levels, rx_usecs_levels, tx_int_delay_levels, NOT_TRIED};
 use nictune_tune::space::{Capabilities, Space};
 
@@ -38,7 +38,7 @@ fn check(settings: &[Setting], driver: Option<&str>) -> Vec<CheckReport> {
         driver: driver.map(str::to_string),
         ..Context::default()
     };
-    let parsed: Vec<(&Entry, cat::Value)> = settings
+    let parsed: Vec<(&Entry, cat::CatalogValue)> = settings
         .iter()
         .map(|s| {
             let entry = catalog()
@@ -105,7 +105,7 @@ fn every_module_param_level_is_clean_for_its_driver() {
         for (param, levels) in axes {
             assert!(!levels.is_empty(), "{driver} {param:?}");
             for n in levels {
-                let setting = Setting::new(Knob::Module(driver, param), Value::Count(n));
+                let setting = Setting::new(Knob::Module(driver, param), KnobValue::Count(n));
                 assert_clean(&[setting], Some(driver.name()));
             }
         }
@@ -120,7 +120,7 @@ fn every_rx_usecs_level_is_clean_for_its_driver() {
         let levels = rx_usecs_levels(driver);
         assert!(levels.len() >= 4, "{driver:?}: {levels:?}");
         for us in levels {
-            let value = Value::Duration(Nanos::from_micros(us));
+            let value = KnobValue::Duration(Nanos::from_micros(us));
             assert_clean(&[Setting::new(Knob::RxUsecs, value)], driver);
         }
     }
@@ -129,7 +129,7 @@ fn every_rx_usecs_level_is_clean_for_its_driver() {
 #[test]
 fn the_seed_drivers_invalid_timer_is_gone() {
     // `nictune check coalesce.rx-usecs=8 --driver e1000` is an error: 8 was a level before.
-    let eight = Setting::new(Knob::RxUsecs, Value::Duration(Nanos::from_micros(8)));
+    let eight = Setting::new(Knob::RxUsecs, KnobValue::Duration(Nanos::from_micros(8)));
     for driver in ["e1000", "e1000e"] {
         assert!(
             !check(&[eight], Some(driver))[0].errors.is_empty(),

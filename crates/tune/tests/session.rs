@@ -5,7 +5,7 @@ use nictune_core::metrics::Metrics;
 use nictune_core::progress::NoProgress;
 use nictune_core::units::Nanos;
 use nictune_tune::candidate::{Candidate, Placement};
-use nictune_tune::knob::{Knob, Setting, Value};
+use nictune_tune::knob::{Knob, KnobValue, Setting};
 use nictune_tune::objective::{Goal, Objective};
 use nictune_tune::observe::{CpuScope, RateUnit};
 use nictune_tune::search::SearchPlan;
@@ -21,8 +21,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// A host that was tuned by hand before: settings the tune must put back.
 fn found_state() -> State {
     State::from([
-        (Knob::GroFlushTimeout, Value::Duration(Nanos(5_000))),
-        (Knob::BusyRead, Value::Duration(Nanos::ZERO)),
+        (Knob::GroFlushTimeout, KnobValue::Duration(Nanos(5_000))),
+        (Knob::BusyRead, KnobValue::Duration(Nanos::ZERO)),
     ])
 }
 
@@ -324,7 +324,7 @@ fn no_setting_leaks_from_one_candidate_into_the_next() {
         cpus: 2,
         ..Capabilities::default()
     };
-    let found = State::from([(Knob::RxUsecs, Value::Duration(Nanos::from_micros(3)))]);
+    let found = State::from([(Knob::RxUsecs, KnobValue::Duration(Nanos::from_micros(3)))]);
     let (mut host, bench) = synthetic(3, found.clone());
     let mut exact = Exact {
         host: host.clone(),

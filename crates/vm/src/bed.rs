@@ -18,6 +18,7 @@ use crate::guest::{qemu_program, GuestDir, Nic};
 use crate::hostnet;
 use crate::image::{self, ImageSpec};
 use crate::qemu::{Accel, AccelChoice, QemuSpec};
+use nictune_core::privilege::Privilege;
 use std::net::Ipv4Addr;
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
@@ -186,10 +187,10 @@ pub struct VmBed {
 }
 
 impl VmBed {
-    /// Checks what is needed, removes stale guests, and boots a new one; returns when its
-    /// agent answers.
-    pub fn create(opts: &BedOptions) -> Result<VmBed> {
-        if !nictune_linux::write::is_root() {
+    /// Checks what is needed (root: `privilege`), removes stale guests, and boots a new one;
+    /// returns when its agent answers.
+    pub fn create(opts: &BedOptions, privilege: Privilege) -> Result<VmBed> {
+        if !privilege.is_root() {
             return Err(VmError::NotRoot);
         }
         let guest = GuestDir::locate()?;
@@ -377,6 +378,22 @@ impl VmBed {
     /// The emulated NIC the guest runs.
     pub fn nic(&self) -> Nic {
         self.nic
+    }
+
+    /// What a result says about this guest (the bench results' `testbed` block).
+    pub fn info(&self) -> nictune_bench::TestbedInfo {
+        let boot = self.boot_info();
+        nictune_bench::TestbedInfo {
+            kind: self.nic().name().into(),
+            nic_model: self.nic().model().into(),
+            qemu_device: self.nic().qemu_device().into(),
+            guest_kernel: boot.map(|b| b.kernel_release.clone()).unwrap_or_default(),
+            accel: boot.map_or("?", |b| b.accel.name()).into(),
+            accel_note: boot.and_then(|b| b.accel_note.clone()),
+            boot_seconds: boot.map_or(0.0, |b| b.boot_seconds),
+            qemu_cpu_cores: None,
+            qemu_rss_mib: self.qemu_usage().map(|u| u.rss_mib),
+        }
     }
 
     /// How the guest came up; `None` until it has booted.
@@ -651,6 +668,25 @@ fn kill_recorded_qemu(dir: &Path, name: &str) {
             libc::kill(pid, libc::SIGKILL);
         }
     }
+}
+
+/// What the emulated testbed can and cannot show, for every result measured on it.
+pub fn caveat(info: &nictune_bench::TestbedInfo) -> String {
+    format!(
+        "real-driver testbed: Linux {} `{}` driver on QEMU's emulated {} ({}): the driver, its \
+         parameters, its ethtool semantics and its interrupts are real; the hardware timing is \
+         QEMU's (no two interrupts closer than 128 µs) and the guest CPU is {}, so rates are \
+         the emulator's, not a real NIC's",
+        info.guest_kernel,
+        info.kind,
+        info.nic_model,
+        info.qemu_device,
+        if info.accel == "tcg" {
+            "emulated (TCG, several times slower than the host)"
+        } else {
+            "virtualised (KVM)"
+        }
+    )
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ use crate::error::{Result, VmError};
 use crate::hostnet;
 use crate::tune::{lock, SharedBed};
 use nictune_bench::{BenchResult, BenchSpec, PeerTarget};
+use nictune_core::privilege::Privilege;
 use nictune_core::progress::Progress;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;
@@ -47,8 +48,8 @@ pub struct VmPair {
 impl VmPair {
     /// Builds the namespace and bridge and boots both guests (one after the other: QEMU is
     /// killed when the thread that started it ends, so both start from this one).
-    pub fn create(opts: &BedOptions) -> Result<VmPair> {
-        if !nictune_linux::write::is_root() {
+    pub fn create(opts: &BedOptions, privilege: Privilege) -> Result<VmPair> {
+        if !privilege.is_root() {
             return Err(VmError::NotRoot);
         }
         bed::remove_stale()?;
@@ -65,10 +66,11 @@ impl VmPair {
                     guest_ip,
                     mac_last,
                 };
-                VmBed::create(&BedOptions {
+                let opts = BedOptions {
                     link,
                     ..opts.clone()
-                })
+                };
+                VmBed::create(&opts, privilege)
             };
             Ok((guest(LOCAL_IP, 0x02)?, guest(PEER_IP, 0x03)?))
         };
@@ -148,7 +150,7 @@ impl<'a> GuestClient<'a> {
     }
 }
 
-impl nictune_bench::Measurer for GuestClient<'_> {
+impl nictune_bench::SpecRunner for GuestClient<'_> {
     fn measure(
         &self,
         spec: &BenchSpec,

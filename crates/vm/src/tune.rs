@@ -15,7 +15,7 @@ use nictune_core::units::Nanos;
 use nictune_host::modparams;
 use nictune_sim::cases::qemu_nic::{self, QemuNic, QemuNicCosts, QemuNicSettings};
 use nictune_tune::candidate::Candidate;
-use nictune_tune::knob::{Driver, End, Knob, ModuleParam, Setting, Value};
+use nictune_tune::knob::{Driver, End, Knob, KnobValue, ModuleParam, Setting};
 use nictune_tune::predict::{PredictError, Predictor};
 use nictune_tune::session::{Target, TargetError, TargetOp};
 use std::collections::BTreeMap;
@@ -192,7 +192,8 @@ impl QemuPredictor {
     fn settings(&self, candidate: &Candidate) -> Result<QemuNicSettings, String> {
         let mut s = QemuNicSettings::driver_defaults(self.nic);
         for setting in &candidate.settings {
-            let (Knob::Module(_, param), Value::Count(n)) = (setting.knob, setting.value) else {
+            let (Knob::Module(_, param), KnobValue::Count(n)) = (setting.knob, setting.value)
+            else {
                 return Err(format!(
                     "the QEMU NIC model has no mechanism for {}",
                     setting.knob
@@ -315,7 +316,9 @@ pub fn effect_check(
         .iter()
         .filter(|s| s.end == end)
         .find_map(|s| match (s.knob, s.value) {
-            (Knob::Module(_, ModuleParam::InterruptThrottleRate), Value::Count(n)) if n >= 100 => {
+            (Knob::Module(_, ModuleParam::InterruptThrottleRate), KnobValue::Count(n))
+                if n >= 100 =>
+            {
                 Some(n as f64)
             }
             _ => None,
@@ -348,7 +351,7 @@ mod tests {
         Candidate::new(
             vec![Setting::new(
                 Knob::Module(Driver::E1000e, ModuleParam::InterruptThrottleRate),
-                Value::Count(n),
+                KnobValue::Count(n),
             )],
             Placement::Unpinned,
         )
@@ -359,7 +362,7 @@ mod tests {
         let mut c = itr(n);
         c.settings.push(Setting::new(
             Knob::Module(Driver::E1000, ModuleParam::TxIntDelay),
-            Value::Count(0),
+            KnobValue::Count(0),
         ));
         c
     }

@@ -162,7 +162,7 @@ mod tests {
         let exported = super::super::export(
             super::super::Format::Cpuset,
             &items_of(QUEUES),
-            &super::super::Target {
+            &super::super::ExportContext {
                 iface: Some("igb7"),
                 ..super::super::tests::target()
             },

@@ -380,7 +380,7 @@ pub struct Exported {
 
 /// What a renderer needs besides the settings.
 #[derive(Debug, Clone)]
-pub struct Target<'a> {
+pub struct ExportContext<'a> {
     /// The interface the files are for; `None` when neither `--iface` nor the profile names
     /// one (formats that need one fail with [`ExportError::NeedsIface`]).
     pub iface: Option<&'a str>,
@@ -395,7 +395,7 @@ pub struct Target<'a> {
     pub version: Option<Version>,
 }
 
-impl Target<'_> {
+impl ExportContext<'_> {
     /// The reader's version lines are checked against.
     pub fn version_for(&self, format: Format) -> Version {
         self.version
@@ -466,7 +466,7 @@ pub enum ExportError {
 
 /// Checks every name and path `target` puts into generated files: a newline or quote there
 /// would add lines (an `ExecStartPre=`, a `RUN+=`) to files that run as root.
-pub fn check_target(target: &Target) -> Result<(), ExportError> {
+pub fn check_target(target: &ExportContext) -> Result<(), ExportError> {
     if let Some(iface) = target.iface {
         names::check_iface(iface)?;
     }
@@ -488,7 +488,11 @@ pub fn check_target(target: &Target) -> Result<(), ExportError> {
 }
 
 /// Renders `items` in `format`.
-pub fn export(format: Format, items: &[Item], target: &Target) -> Result<Exported, ExportError> {
+pub fn export(
+    format: Format,
+    items: &[Item],
+    target: &ExportContext,
+) -> Result<Exported, ExportError> {
     check_target(target)?;
     let iface = || {
         target.iface.ok_or(ExportError::NeedsIface {
@@ -705,12 +709,12 @@ fn parse_item(key_text: &str, raw: &str) -> Result<Item, DesiredError> {
             Err(e) => return unlisted_freebsd_sysctl(name, instance, raw).ok_or(e)?,
         };
         let value = match d.value {
-            nictune_host::write::value::Value::Int(n) => {
+            nictune_host::write::value::HostValue::Int(n) => {
                 XValue::Int(i64::try_from(n).unwrap_or(i64::MAX))
             }
-            nictune_host::write::value::Value::Bool(b) => XValue::Bool(b),
-            nictune_host::write::value::Value::Cpus(c) => XValue::Cpus(c.clone()),
-            nictune_host::write::value::Value::Text(t) => XValue::Text(t),
+            nictune_host::write::value::HostValue::Bool(b) => XValue::Bool(b),
+            nictune_host::write::value::HostValue::Cpus(c) => XValue::Cpus(c.clone()),
+            nictune_host::write::value::HostValue::Text(t) => XValue::Text(t),
         };
         return Ok(Item {
             key,
@@ -741,13 +745,13 @@ fn parse_item(key_text: &str, raw: &str) -> Result<Item, DesiredError> {
         )));
     }
     let value = match parsed {
-        cat::Value::Integer(n) | cat::Value::Enum { number: n, .. } => XValue::Int(n),
-        cat::Value::Bool(b) => XValue::Bool(b),
-        cat::Value::Cpus(c) => XValue::Cpus(c),
-        cat::Value::PerPort(v) => {
-            XValue::PerPort(v.iter().flat_map(cat::Value::integers).collect())
+        cat::CatalogValue::Integer(n) | cat::CatalogValue::Enum { number: n, .. } => XValue::Int(n),
+        cat::CatalogValue::Bool(b) => XValue::Bool(b),
+        cat::CatalogValue::Cpus(c) => XValue::Cpus(c),
+        cat::CatalogValue::PerPort(v) => {
+            XValue::PerPort(v.iter().flat_map(cat::CatalogValue::integers).collect())
         }
-        text @ (cat::Value::DimProfile(_) | cat::Value::Triple(_)) => {
+        text @ (cat::CatalogValue::DimProfile(_) | cat::CatalogValue::Triple(_)) => {
             XValue::Text(text.to_string())
         }
     };
@@ -895,8 +899,8 @@ iface = "eth1"
         }
     }
 
-    pub fn target() -> Target<'static> {
-        Target {
+    pub fn target() -> ExportContext<'static> {
+        ExportContext {
             iface: Some("eth1"),
             profile_path: "/etc/nictune/eth1.toml",
             nictune: "/usr/bin/nictune",
@@ -1070,7 +1074,7 @@ iface = "eth1"
         for (f, n) in Format::ALL {
             assert_eq!(Format::parse(n), Some(f));
         }
-        let t = Target {
+        let t = ExportContext {
             iface: None,
             ..target()
         };

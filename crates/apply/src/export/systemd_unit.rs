@@ -3,13 +3,17 @@
 //! IRQ affinity). It names the installed binary and profile (`/usr/local/sbin/nictune`,
 //! `/etc/nictune/IF.toml`), never a build tree or the path the profile was exported from.
 
-use super::{partition, Item, Omitted, Target};
+use super::{partition, ExportContext, Item, Omitted};
 
 /// Path, body and omissions: everything `nictune apply` can set at run time is covered;
 /// FreeBSD settings are not (`apply` refuses them), nor are module parameters: `apply`
 /// sets one by reloading the driver, which re-triggers this unit; they persist in
 /// modprobe.d.
-pub fn render(items: &[Item], target: &Target, iface: &str) -> (String, String, Vec<Omitted>) {
+pub fn render(
+    items: &[Item],
+    target: &ExportContext,
+    iface: &str,
+) -> (String, String, Vec<Omitted>) {
     let (_, omitted) = partition(items, |i| {
         if i.entry
             .is_some_and(|e| crate::catalog::is_module_param(&e.key))

@@ -2,24 +2,24 @@
 //! apply request for it.
 #![allow(dead_code)]
 
-use nictune_apply::fake::FakeHost;
+use nictune_apply::fake::FakeWriter;
 use nictune_apply::txn::ApplyRequest;
-use nictune_host::write::setting::{Channel, Key, Napi, Ring, Setting, Steering, Target};
-use nictune_host::write::value::{CpuSet, Value};
+use nictune_host::write::setting::{Channel, Key, Napi, Object, Ring, Setting, Steering};
+use nictune_host::write::value::{CpuSet, HostValue};
 
 pub const IF: &str = "v0";
 
-pub fn dev() -> Target {
-    Target::Device { iface: IF.into() }
+pub fn dev() -> Object {
+    Object::Device { iface: IF.into() }
 }
 
 /// A device with every stage represented: channels (whose change wipes RPS masks), rings,
 /// a feature, coalescing with 2 µs granularity, two NAPIs, a sysctl and RPS on two queues.
-pub fn host() -> FakeHost {
+pub fn host() -> FakeWriter {
     let s = Setting::new;
     let rps = |queue| {
         s(
-            Target::RxQueue {
+            Object::RxQueue {
                 iface: IF.into(),
                 queue,
             },
@@ -28,32 +28,41 @@ pub fn host() -> FakeHost {
     };
     let napi = |index, n| {
         s(
-            Target::Napi {
+            Object::Napi {
                 iface: IF.into(),
                 index,
             },
             Key::Napi(n),
         )
     };
-    let mut h = FakeHost::default()
-        .with(s(dev(), Key::Channels(Channel::Combined)), Value::Int(2))
-        .with(s(dev(), Key::Ring(Ring::Rx)), Value::Int(256))
-        .with(s(dev(), Key::Feature("rx-gro".into())), Value::Bool(true))
-        .with(s(dev(), Key::Coalesce("rx-usecs".into())), Value::Int(8))
+    let mut h = FakeWriter::default()
+        .with(
+            s(dev(), Key::Channels(Channel::Combined)),
+            HostValue::Int(2),
+        )
+        .with(s(dev(), Key::Ring(Ring::Rx)), HostValue::Int(256))
+        .with(
+            s(dev(), Key::Feature("rx-gro".into())),
+            HostValue::Bool(true),
+        )
+        .with(
+            s(dev(), Key::Coalesce("rx-usecs".into())),
+            HostValue::Int(8),
+        )
         .with(
             s(dev(), Key::Coalesce("adaptive-rx".into())),
-            Value::Bool(false),
+            HostValue::Bool(false),
         )
-        .with(napi(0, Napi::DeferHardIrqs), Value::Int(0))
-        .with(napi(1, Napi::DeferHardIrqs), Value::Int(0))
-        .with(napi(0, Napi::GroFlushTimeout), Value::Int(0))
-        .with(napi(1, Napi::GroFlushTimeout), Value::Int(0))
+        .with(napi(0, Napi::DeferHardIrqs), HostValue::Int(0))
+        .with(napi(1, Napi::DeferHardIrqs), HostValue::Int(0))
+        .with(napi(0, Napi::GroFlushTimeout), HostValue::Int(0))
+        .with(napi(1, Napi::GroFlushTimeout), HostValue::Int(0))
         .with(
-            s(Target::Netns, Key::Sysctl("net.core.somaxconn".into())),
-            Value::text("4096"),
+            s(Object::Netns, Key::Sysctl("net.core.somaxconn".into())),
+            HostValue::text("4096"),
         )
-        .with(rps(0), Value::Cpus(CpuSet::from_iter([1])))
-        .with(rps(1), Value::Cpus(CpuSet::default()));
+        .with(rps(0), HostValue::Cpus(CpuSet::from_iter([1])))
+        .with(rps(1), HostValue::Cpus(CpuSet::default()));
     h.granularity
         .insert(s(dev(), Key::Coalesce("rx-usecs".into())), 2);
     h.limits

@@ -3,7 +3,7 @@
 //! marked when the window opens, and stopped and asked for its report at the end.
 
 use super::route::Route;
-use super::{Target, CONNECT_TIMEOUT};
+use super::{ServerSide, CONNECT_TIMEOUT};
 use crate::accounting::{self, Accounting, Sample, Work};
 use crate::cancel::{Cancel, POLL_SLICE};
 use crate::engine::GRACE;
@@ -48,8 +48,8 @@ pub(crate) enum FarSysctls {
 }
 
 impl Far {
-    pub(super) fn start(spec: &BenchSpec, target: Target<'_>, route: &Route) -> Result<Far> {
-        if let Target::Peer(p) = target {
+    pub(super) fn start(spec: &BenchSpec, target: ServerSide<'_>, route: &Route) -> Result<Far> {
+        if let ServerSide::Peer(p) = target {
             return PeerSession::open(p, spec).map(|s| Far::Peer(Box::new(s)));
         }
         let stop = Cancel::new();

@@ -39,7 +39,7 @@ use std::time::{Duration, Instant};
 
 /// Where the server side runs.
 #[derive(Debug, Clone, Copy)]
-pub enum Target<'a> {
+pub enum ServerSide<'a> {
     /// Both sides on 127.0.0.1 in the current namespace.
     Loopback,
     /// Client and server in the two namespaces of a testbed the caller created (and can
@@ -53,14 +53,18 @@ pub enum Target<'a> {
 pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Runs `spec` against `target`, reporting one progress unit per measured second.
-pub fn run(spec: &BenchSpec, target: Target<'_>, progress: &dyn Progress) -> Result<BenchResult> {
+pub fn run(
+    spec: &BenchSpec,
+    target: ServerSide<'_>,
+    progress: &dyn Progress,
+) -> Result<BenchResult> {
     run_cancellable(spec, target, progress, &Cancel::new())
 }
 
 /// [`run`], stopping early (with [`BenchError::Interrupted`]) when `cancel` is set.
 pub fn run_cancellable(
     spec: &BenchSpec,
-    target: Target<'_>,
+    target: ServerSide<'_>,
     progress: &dyn Progress,
     cancel: &Cancel,
 ) -> Result<BenchResult> {

@@ -1,6 +1,6 @@
 //! The addresses, namespaces and interfaces a target puts each side at.
 
-use super::Target;
+use super::ServerSide;
 use crate::testbed;
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::PathBuf;
@@ -19,10 +19,10 @@ pub(super) struct Route {
 }
 
 impl Route {
-    pub(super) fn of(target: Target<'_>) -> Route {
+    pub(super) fn of(target: ServerSide<'_>) -> Route {
         let lo = || vec!["lo".to_string()];
         match target {
-            Target::Loopback => Route {
+            ServerSide::Loopback => Route {
                 label: "loopback".into(),
                 client_netns: None,
                 server_netns: None,
@@ -33,7 +33,7 @@ impl Route {
                 napi_applies: false,
                 warnings: Vec::new(),
             },
-            Target::Testbed(bed) => Route {
+            ServerSide::Testbed(bed) => Route {
                 label: "testbed".into(),
                 client_netns: Some(bed.client_netns()),
                 server_netns: Some(bed.server_netns()),
@@ -44,7 +44,7 @@ impl Route {
                 napi_applies: bed.napi_mode(),
                 warnings: bed.warnings().to_vec(),
             },
-            Target::Peer(p) => Route {
+            ServerSide::Peer(p) => Route {
                 label: format!("peer {}", p.addr),
                 client_netns: p.client_netns.clone(),
                 server_netns: None,

@@ -46,7 +46,7 @@ pub fn assert_sane(r: &BenchResult) {
 
 /// True (after printing why) when the testbed cannot run here.
 pub fn skip_testbed(test: &str) -> bool {
-    match nictune_bench::testbed_available() {
+    match nictune_bench::testbed_available(nictune_linux::write::privilege()) {
         Ok(()) => false,
         Err(reason) => {
             nictune_core::live::skip(&format!("{test}: {reason}"));

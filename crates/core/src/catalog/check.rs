@@ -3,7 +3,7 @@
 
 use super::conversion::{convert, Converted};
 use super::model::{Caveat, Condition, Entry, Severity, SourceKind, Spec};
-use super::value::Value;
+use super::value::CatalogValue;
 use serde::Serialize;
 
 /// What is known about the target: all optional; the more is known, the sharper the check.
@@ -32,7 +32,7 @@ pub struct CheckReport {
     /// Canonical key.
     pub key: String,
     /// The parsed value.
-    pub value: Value,
+    pub value: CatalogValue,
     /// Label of the spec the value was checked against, if one applied.
     pub spec: Option<String>,
     /// Out-of-range values.
@@ -70,7 +70,11 @@ pub enum ContextError {
 }
 
 /// Checks `value` for `entry` in `context`, on its own.
-pub fn check(entry: &Entry, value: &Value, context: &Context) -> Result<CheckReport, ContextError> {
+pub fn check(
+    entry: &Entry,
+    value: &CatalogValue,
+    context: &Context,
+) -> Result<CheckReport, ContextError> {
     check_among(entry, value, context, &[])
 }
 
@@ -79,7 +83,7 @@ pub fn check(entry: &Entry, value: &Value, context: &Context) -> Result<CheckRep
 /// of the set satisfies is dropped (`napi.defer-hard-irqs=2` with
 /// `napi.gro-flush-timeout=20000` does not warn that the timeout is missing).
 pub fn check_many(
-    settings: &[(&Entry, Value)],
+    settings: &[(&Entry, CatalogValue)],
     context: &Context,
 ) -> Result<Vec<CheckReport>, ContextError> {
     settings
@@ -90,9 +94,9 @@ pub fn check_many(
 
 fn check_among(
     entry: &Entry,
-    value: &Value,
+    value: &CatalogValue,
     context: &Context,
-    together: &[(&Entry, Value)],
+    together: &[(&Entry, CatalogValue)],
 ) -> Result<CheckReport, ContextError> {
     let context = effective_context(entry, context);
     let spec = select_spec(entry, &context)?;
@@ -175,14 +179,17 @@ pub fn select_spec<'e>(
 /// The default the code uses in this context: the first `code` claim of the selected spec
 /// that parses as a value of the entry (`None` when it is descriptive, e.g. driver-specific).
 /// For per-port module parameters it is the value of one port.
-pub fn default_value(entry: &Entry, context: &Context) -> Result<Option<Value>, ContextError> {
+pub fn default_value(
+    entry: &Entry,
+    context: &Context,
+) -> Result<Option<CatalogValue>, ContextError> {
     let Some(spec) = select_spec(entry, context)? else {
         return Ok(None);
     };
     let mut code = spec.defaults.iter().filter(|c| c.kind == SourceKind::Code);
     let value = code.find_map(|claim| entry.parse_value(&claim.value).ok());
     Ok(value.map(|v| match v {
-        Value::PerPort(mut ports) if ports.len() == 1 => ports.remove(0),
+        CatalogValue::PerPort(mut ports) if ports.len() == 1 => ports.remove(0),
         other => other,
     }))
 }
@@ -227,7 +234,7 @@ fn contains_ci(haystack: &str, needle: &str) -> bool {
         .contains(&needle.to_ascii_lowercase())
 }
 
-fn check_against_spec(entry: &Entry, spec: &Spec, value: &Value, report: &mut CheckReport) {
+fn check_against_spec(entry: &Entry, spec: &Spec, value: &CatalogValue, report: &mut CheckReport) {
     let mut seen: Vec<i64> = Vec::new();
     for n in value.integers() {
         if seen.contains(&n) {
@@ -309,7 +316,7 @@ enum Truth {
 
 /// A caveat on the relation to another setting (`above_setting`) applies only when that
 /// setting is checked in the same set and the value is above it; other caveats always pass.
-fn related(caveat: &Caveat, value: &Value, together: &[(&Entry, Value)]) -> bool {
+fn related(caveat: &Caveat, value: &CatalogValue, together: &[(&Entry, CatalogValue)]) -> bool {
     let Some(key) = &caveat.when.above_setting else {
         return true;
     };
@@ -324,7 +331,12 @@ fn related(caveat: &Caveat, value: &Value, together: &[(&Entry, Value)]) -> bool
         .any(|n| others.iter().any(|o| n > o))
 }
 
-fn apply_caveat(caveat: &Caveat, value: &Value, context: &Context, report: &mut CheckReport) {
+fn apply_caveat(
+    caveat: &Caveat,
+    value: &CatalogValue,
+    context: &Context,
+    report: &mut CheckReport,
+) {
     let when = &caveat.when;
     if !value_matches(when, value) {
         return;
@@ -360,7 +372,7 @@ fn apply_caveat(caveat: &Caveat, value: &Value, context: &Context, report: &mut 
 }
 
 /// Whether another setting of the set satisfies the caveat's guard.
-fn guarded(caveat: &Caveat, together: &[(&Entry, Value)]) -> bool {
+fn guarded(caveat: &Caveat, together: &[(&Entry, CatalogValue)]) -> bool {
     let Some(guard) = &caveat.unless else {
         return false;
     };
@@ -394,7 +406,7 @@ fn list_matches(list: &[String], actual: Option<&str>, eq: impl Fn(&str, &str) -
 
 /// Value tests are alternatives; no value test means any value. Values without integers
 /// (CPU sets) match only conditions without value tests.
-fn value_matches(when: &Condition, value: &Value) -> bool {
+fn value_matches(when: &Condition, value: &CatalogValue) -> bool {
     let has_tests = when.value_above.is_some()
         || when.value_below.is_some()
         || !when.value_in.is_empty()

@@ -17,7 +17,7 @@
 //! # API
 //! - [`catalog()`] → [`Catalog`]: all entries, [`Catalog::lookup`] by key or alias
 //!   (unknown → nearest names, ambiguous alias → candidates), [`Catalog::matches`].
-//! - [`Entry::parse_value`] → [`Value`] or [`ValueError`].
+//! - [`Entry::parse_value`] → [`CatalogValue`] or [`ValueError`].
 //! - [`check()`] / [`check_many`] → [`CheckReport`] with errors (out of range), warnings
 //!   (caveats) and conversions; [`select_spec`] picks the range/default record for a
 //!   [`Context`] and [`default_value`] the value the driver's code starts with.
@@ -43,7 +43,7 @@ pub use model::{
     Alias, AliasKind, Caveat, Choice, Claim, Condition, Conflict, ConversionKind, Entry, Guard, Os,
     Scope, SetMethod, Severity, SourceKind, Spec, Special, Unit, ValueType, Via,
 };
-pub use value::{parse_dim_profile, ProfileSlot, Value, ValueError, DIM_PROFILE_ENTRIES};
+pub use value::{parse_dim_profile, CatalogValue, ProfileSlot, ValueError, DIM_PROFILE_ENTRIES};
 
 use lookup::NameIndex;
 use serde::Deserialize;

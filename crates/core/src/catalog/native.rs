@@ -4,27 +4,27 @@
 //! configuration lines through [`SetMethod::command`].
 
 use super::model::{SetMethod, ValueType, Via};
-use super::value::Value;
+use super::value::CatalogValue;
 
-impl Value {
+impl CatalogValue {
     /// The value as `via` expects it. `value_type` tells CPU masks from CPU lists.
     pub fn native(&self, via: Via, value_type: ValueType) -> String {
         match self {
-            Value::Integer(n) => n.to_string(),
-            Value::Bool(b) => native_bool(*b, via).to_string(),
-            Value::Enum { name, number } => match via {
+            CatalogValue::Integer(n) => n.to_string(),
+            CatalogValue::Bool(b) => native_bool(*b, via).to_string(),
+            CatalogValue::Enum { name, number } => match via {
                 Via::Ethtool | Via::Ynl | Via::Networkmanager | Via::SystemdLink => name.clone(),
                 _ => number.to_string(),
             },
-            Value::Cpus(set) => match (value_type, via) {
+            CatalogValue::Cpus(set) => match (value_type, via) {
                 (ValueType::CpuMask, Via::Sysfs) => set.to_mask(),
                 _ => set.to_list(),
             },
-            Value::PerPort(values) => {
+            CatalogValue::PerPort(values) => {
                 let parts: Vec<String> = values.iter().map(|v| v.native(via, value_type)).collect();
                 parts.join(",")
             }
-            Value::DimProfile(_) | Value::Triple(_) => self.to_string(),
+            CatalogValue::DimProfile(_) | CatalogValue::Triple(_) => self.to_string(),
         }
     }
 }
@@ -43,7 +43,7 @@ fn native_bool(b: bool, via: Via) -> &'static str {
 impl SetMethod {
     /// The template with `{value}` (written natively for this mechanism) and `{dev}` filled
     /// in; other placeholders (`{n}`, `{queue}`, `{irq}`, `{napi_id}`) stay for the caller.
-    pub fn command(&self, value: &Value, value_type: ValueType, dev: &str) -> String {
+    pub fn command(&self, value: &CatalogValue, value_type: ValueType, dev: &str) -> String {
         self.render(&value.native(self.via, value_type), dev)
     }
 }

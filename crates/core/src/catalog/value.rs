@@ -1,4 +1,4 @@
-//! Parsing what a user typed into a typed [`Value`], per the entry's [`ValueType`].
+//! Parsing what a user typed into a typed [`CatalogValue`], per the entry's [`ValueType`].
 
 use super::model::{Entry, ValueType};
 use crate::cpuset::CpuSet;
@@ -8,7 +8,7 @@ use std::fmt;
 /// A parsed value.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "type", content = "value", rename_all = "kebab-case")]
-pub enum Value {
+pub enum CatalogValue {
     /// An integer.
     Integer(i64),
     /// on/off.
@@ -23,7 +23,7 @@ pub enum Value {
     /// A set of CPUs (from a list or a mask); JSON: the CPU numbers.
     Cpus(#[serde(serialize_with = "cpu_numbers")] CpuSet),
     /// One value per port (module parameters).
-    PerPort(Vec<Value>),
+    PerPort(Vec<CatalogValue>),
     /// DIM profile entries, least moderation first.
     DimProfile(Vec<ProfileSlot>),
     /// Minimum, default and maximum (`tcp_rmem`).
@@ -66,49 +66,53 @@ enum IntError {
     TooLarge,
 }
 
-impl Value {
+impl CatalogValue {
     /// Integers in the value: itself, the enum number, or every port's value.
     pub fn integers(&self) -> Vec<i64> {
         match self {
-            Value::Integer(n) => vec![*n],
-            Value::Bool(b) => vec![i64::from(*b)],
-            Value::Enum { number, .. } => vec![*number],
-            Value::Cpus(_) | Value::DimProfile(_) => Vec::new(),
-            Value::PerPort(values) => values.iter().flat_map(Value::integers).collect(),
-            Value::Triple(t) => t.to_vec(),
+            CatalogValue::Integer(n) => vec![*n],
+            CatalogValue::Bool(b) => vec![i64::from(*b)],
+            CatalogValue::Enum { number, .. } => vec![*number],
+            CatalogValue::Cpus(_) | CatalogValue::DimProfile(_) => Vec::new(),
+            CatalogValue::PerPort(values) => {
+                values.iter().flat_map(CatalogValue::integers).collect()
+            }
+            CatalogValue::Triple(t) => t.to_vec(),
         }
     }
 }
 
-impl fmt::Display for Value {
+impl fmt::Display for CatalogValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Value::Integer(n) => write!(f, "{n}"),
-            Value::Bool(b) => f.write_str(if *b { "on" } else { "off" }),
-            Value::Enum { name, .. } => f.write_str(name),
-            Value::Cpus(set) => write!(f, "{set}"),
-            Value::PerPort(values) => {
-                let parts: Vec<String> = values.iter().map(Value::to_string).collect();
+            CatalogValue::Integer(n) => write!(f, "{n}"),
+            CatalogValue::Bool(b) => f.write_str(if *b { "on" } else { "off" }),
+            CatalogValue::Enum { name, .. } => f.write_str(name),
+            CatalogValue::Cpus(set) => write!(f, "{set}"),
+            CatalogValue::PerPort(values) => {
+                let parts: Vec<String> = values.iter().map(CatalogValue::to_string).collect();
                 f.write_str(&parts.join(","))
             }
-            Value::DimProfile(slots) => {
+            CatalogValue::DimProfile(slots) => {
                 let parts: Vec<String> = slots.iter().map(ProfileSlot::to_string).collect();
                 f.write_str(&parts.join("_"))
             }
-            Value::Triple([min, default, max]) => write!(f, "{min} {default} {max}"),
+            CatalogValue::Triple([min, default, max]) => write!(f, "{min} {default} {max}"),
         }
     }
 }
 
 impl Entry {
     /// Parses `text` as a value of this entry (type only; ranges are [`super::check`]'s job).
-    pub fn parse_value(&self, text: &str) -> Result<Value, ValueError> {
+    pub fn parse_value(&self, text: &str) -> Result<CatalogValue, ValueError> {
         let text = text.trim();
         if self.per_port && self.value_type != ValueType::CpuList {
             let values = text
                 .split(',')
                 .map(|part| self.parse_one(part.trim(), text));
-            return values.collect::<Result<Vec<_>, _>>().map(Value::PerPort);
+            return values
+                .collect::<Result<Vec<_>, _>>()
+                .map(CatalogValue::PerPort);
         }
         self.parse_one(text, text)
     }
@@ -151,23 +155,23 @@ impl Entry {
         names.join(", ")
     }
 
-    fn parse_one(&self, part: &str, whole: &str) -> Result<Value, ValueError> {
+    fn parse_one(&self, part: &str, whole: &str) -> Result<CatalogValue, ValueError> {
         let parsed = match self.value_type {
             ValueType::Integer => match parse_integer(part) {
-                Ok(n) => Some(Value::Integer(n)),
+                Ok(n) => Some(CatalogValue::Integer(n)),
                 Err(IntError::TooLarge) => return Err(self.too_large(whole)),
                 Err(IntError::NotInt) => None,
             },
-            ValueType::Bool => parse_bool(part).map(Value::Bool),
+            ValueType::Bool => parse_bool(part).map(CatalogValue::Bool),
             ValueType::Enum => self.parse_choice(part),
             // An empty list would leave the IRQ nowhere to run; the kernel refuses it too.
             ValueType::CpuList => CpuSet::parse_list(part)
                 .ok()
                 .filter(|set| !set.is_empty())
-                .map(Value::Cpus),
-            ValueType::CpuMask => CpuSet::parse_mask(part).ok().map(Value::Cpus),
-            ValueType::DimProfile => parse_dim_profile(part).map(Value::DimProfile),
-            ValueType::IntegerTriple => parse_triple(part).map(Value::Triple),
+                .map(CatalogValue::Cpus),
+            ValueType::CpuMask => CpuSet::parse_mask(part).ok().map(CatalogValue::Cpus),
+            ValueType::DimProfile => parse_dim_profile(part).map(CatalogValue::DimProfile),
+            ValueType::IntegerTriple => parse_triple(part).map(CatalogValue::Triple),
         };
         parsed.ok_or_else(|| ValueError {
             key: self.key.clone(),
@@ -202,12 +206,12 @@ impl Entry {
         }
     }
 
-    fn parse_choice(&self, text: &str) -> Option<Value> {
+    fn parse_choice(&self, text: &str) -> Option<CatalogValue> {
         let number = parse_integer(text).ok();
         self.choices
             .iter()
             .find(|c| c.name.eq_ignore_ascii_case(text) || Some(c.number) == number)
-            .map(|c| Value::Enum {
+            .map(|c| CatalogValue::Enum {
                 name: c.name.clone(),
                 number: c.number,
             })
@@ -300,7 +304,7 @@ impl fmt::Display for ProfileSlot {
     }
 }
 
-/// `Value::Cpus` in JSON: the CPU numbers, e.g. `[0, 1, 8]`.
+/// `CatalogValue::Cpus` in JSON: the CPU numbers, e.g. `[0, 1, 8]`.
 fn cpu_numbers<S: Serializer>(set: &CpuSet, s: S) -> Result<S::Ok, S::Error> {
     s.collect_seq(set.iter())
 }

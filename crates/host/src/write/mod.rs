@@ -2,7 +2,8 @@
 //! few facts a plan needs to expand `napi.*` and `rps.*` keys over a device's objects.
 //!
 //! The Linux adapter implements it over netlink, sysfs and procfs inside the target network
-//! namespace; `nictune_apply::fake::FakeHost` implements it in memory for tests and `--dry-run`.
+//! namespace (`apply --dry-run` reads through it too, writing nothing);
+//! `nictune_apply::fake::FakeWriter` implements it in memory for tests.
 //!
 //! - [`setting`]: which knob on which object.
 //! - [`value`]: what a knob holds, and how users type it.
@@ -12,7 +13,7 @@ pub mod value;
 
 use serde::Serialize;
 use setting::Setting;
-use value::Value;
+use value::HostValue;
 
 /// Why a read or a write of one setting failed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
@@ -88,9 +89,9 @@ pub trait HostWrite {
     /// How many receive and transmit queues `iface` has (`rps.*`/`xps.*` expand over them).
     fn queue_counts(&mut self, iface: &str) -> Result<(u32, u32), HostError>;
     /// The current value. `Unsupported` when the device does not offer the setting.
-    fn read(&mut self, setting: &Setting) -> Result<Value, HostError>;
+    fn read(&mut self, setting: &Setting) -> Result<HostValue, HostError>;
     /// The driver's maximum for this setting when it reports one (channel and ring maxima).
     fn limit(&mut self, setting: &Setting) -> Result<Option<u64>, HostError>;
     /// Writes one value. The engine reads it back afterwards.
-    fn write(&mut self, setting: &Setting, value: &Value) -> Result<(), HostError>;
+    fn write(&mut self, setting: &Setting, value: &HostValue) -> Result<(), HostError>;
 }

@@ -1,4 +1,4 @@
-//! What a change touches: a [`Key`] (which knob) on a [`Target`] (which object), together a
+//! What a change touches: a [`Key`] (which knob) on an [`Object`] (which device, queue, NAPI instance, IRQ, namespace or module), together a
 //! [`Setting`]. Keys carry their [`Stage`], which fixes the order of writes in a transaction.
 //!
 //! Key names are the canonical ones users type (`coalesce.rx-usecs`, `napi.gro-flush-timeout`,
@@ -316,7 +316,7 @@ pub(crate) fn steering_name(s: Steering) -> &'static str {
 /// settings stay with the queue (ecosystem.md §1.4).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(tag = "object", rename_all = "kebab-case")]
-pub enum Target {
+pub enum Object {
     /// The device as a whole: channels, rings, features, coalescing, device-wide NAPI files.
     Device {
         /// Interface name.
@@ -357,16 +357,16 @@ pub enum Target {
     },
 }
 
-impl fmt::Display for Target {
+impl fmt::Display for Object {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Target::Device { iface } => f.write_str(iface),
-            Target::Napi { iface, index } => write!(f, "{iface} napi[{index}]"),
-            Target::RxQueue { iface, queue } => write!(f, "{iface} rx-{queue}"),
-            Target::TxQueue { iface, queue } => write!(f, "{iface} tx-{queue}"),
-            Target::Irq { irq } => write!(f, "irq {irq}"),
-            Target::Netns => f.write_str("netns"),
-            Target::Module { module } => write!(f, "module {module}"),
+            Object::Device { iface } => f.write_str(iface),
+            Object::Napi { iface, index } => write!(f, "{iface} napi[{index}]"),
+            Object::RxQueue { iface, queue } => write!(f, "{iface} rx-{queue}"),
+            Object::TxQueue { iface, queue } => write!(f, "{iface} tx-{queue}"),
+            Object::Irq { irq } => write!(f, "irq {irq}"),
+            Object::Netns => f.write_str("netns"),
+            Object::Module { module } => write!(f, "module {module}"),
         }
     }
 }
@@ -375,14 +375,14 @@ impl fmt::Display for Target {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Setting {
     /// Which object the knob is on.
-    pub target: Target,
+    pub target: Object,
     /// Which knob.
     pub key: Key,
 }
 
 impl Setting {
     /// A setting of `key` on `target`.
-    pub fn new(target: Target, key: Key) -> Setting {
+    pub fn new(target: Object, key: Key) -> Setting {
         Setting { target, key }
     }
 }

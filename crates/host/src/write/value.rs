@@ -9,7 +9,7 @@ use std::fmt;
 /// A value as read from or written to the host.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Value {
+pub enum HostValue {
     /// A count or time in the key's unit (µs, frames, ns, descriptors, ...).
     Int(u64),
     /// A switch: ethtool features and boolean coalescing parameters.
@@ -20,33 +20,33 @@ pub enum Value {
     Text(String),
 }
 
-impl Value {
+impl HostValue {
     /// Sysctl text, normalised so `4096\t87380  16777216` equals `4096 87380 16777216`.
-    pub fn text(raw: &str) -> Value {
-        Value::Text(raw.split_whitespace().collect::<Vec<_>>().join(" "))
+    pub fn text(raw: &str) -> HostValue {
+        HostValue::Text(raw.split_whitespace().collect::<Vec<_>>().join(" "))
     }
 
     /// The integer inside, if this is one.
     pub fn as_int(&self) -> Option<u64> {
         match self {
-            Value::Int(n) => Some(*n),
-            Value::Bool(b) => Some(u64::from(*b)),
+            HostValue::Int(n) => Some(*n),
+            HostValue::Bool(b) => Some(u64::from(*b)),
             _ => None,
         }
     }
 }
 
-impl fmt::Display for Value {
+impl fmt::Display for HostValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Value::Int(n) => write!(f, "{n}"),
-            Value::Bool(true) => f.write_str("on"),
-            Value::Bool(false) => f.write_str("off"),
+            HostValue::Int(n) => write!(f, "{n}"),
+            HostValue::Bool(true) => f.write_str("on"),
+            HostValue::Bool(false) => f.write_str("off"),
             // Spelled out: a bare "1" would read as a mask where users typed masks.
-            Value::Cpus(c) if c.is_empty() => f.write_str("no cpus"),
-            Value::Cpus(c) if c.len() == 1 => write!(f, "cpu {c}"),
-            Value::Cpus(c) => write!(f, "cpus {c}"),
-            Value::Text(t) => f.write_str(t),
+            HostValue::Cpus(c) if c.is_empty() => f.write_str("no cpus"),
+            HostValue::Cpus(c) if c.len() == 1 => write!(f, "cpu {c}"),
+            HostValue::Cpus(c) => write!(f, "cpus {c}"),
+            HostValue::Text(t) => f.write_str(t),
         }
     }
 }
@@ -103,16 +103,16 @@ pub enum ValueError {
 }
 
 /// Parses what a user typed for a key of `kind`.
-pub fn parse_value(kind: ValueKind, raw: &str) -> Result<Value, ValueError> {
+pub fn parse_value(kind: ValueKind, raw: &str) -> Result<HostValue, ValueError> {
     let raw = raw.trim();
     match kind {
-        ValueKind::Int { min, max, unit } => parse_int(raw, min, max, unit).map(Value::Int),
-        ValueKind::Bool => parse_bool(raw).map(Value::Bool),
-        ValueKind::Cpus => parse_cpus(raw).map(Value::Cpus),
+        ValueKind::Int { min, max, unit } => parse_int(raw, min, max, unit).map(HostValue::Int),
+        ValueKind::Bool => parse_bool(raw).map(HostValue::Bool),
+        ValueKind::Cpus => parse_cpus(raw).map(HostValue::Cpus),
         ValueKind::Text if raw.is_empty() || raw.chars().any(|c| c.is_control() && c != '\t') => {
             Err(ValueError::BadText)
         }
-        ValueKind::Text => Ok(Value::text(raw)),
+        ValueKind::Text => Ok(HostValue::text(raw)),
     }
 }
 
@@ -214,7 +214,7 @@ mod tests {
         }
         assert_eq!(
             parse_value(ValueKind::Text, "4096\t87380  16777216"),
-            Ok(Value::text("4096 87380 16777216"))
+            Ok(HostValue::text("4096 87380 16777216"))
         );
     }
 
@@ -251,11 +251,11 @@ mod tests {
 
     #[test]
     fn cpu_sets_keep_their_journal_text() {
-        let cpus = Value::Cpus([0, 1, 2, 3, 8].into_iter().collect());
+        let cpus = HostValue::Cpus([0, 1, 2, 3, 8].into_iter().collect());
         let json = serde_json::to_string(&cpus).unwrap();
         assert_eq!(json, r#"{"cpus":"0-3,8"}"#);
-        assert_eq!(serde_json::from_str::<Value>(&json).unwrap(), cpus);
-        let none = serde_json::to_string(&Value::Cpus(CpuSet::default())).unwrap();
+        assert_eq!(serde_json::from_str::<HostValue>(&json).unwrap(), cpus);
+        let none = serde_json::to_string(&HostValue::Cpus(CpuSet::default())).unwrap();
         assert_eq!(none, r#"{"cpus":"none"}"#);
     }
 
@@ -266,7 +266,7 @@ mod tests {
             max: 10,
             unit: "polls",
         };
-        assert_eq!(parse_value(kind, "1_0").unwrap(), Value::Int(10));
+        assert_eq!(parse_value(kind, "1_0").unwrap(), HostValue::Int(10));
         let err = parse_value(kind, "11").unwrap_err().to_string();
         assert_eq!(err, "11 is out of range; allowed: 0..=10 (polls)");
         assert!(parse_value(kind, "-1").is_err());
@@ -275,8 +275,8 @@ mod tests {
     #[test]
     fn sysctl_text_compares_without_whitespace_noise() {
         assert_eq!(
-            Value::text("4096\t87380  16777216\n"),
-            Value::text("4096 87380 16777216")
+            HostValue::text("4096\t87380  16777216\n"),
+            HostValue::text("4096 87380 16777216")
         );
         assert!(parse_value(ValueKind::Text, "").is_err());
     }

@@ -125,16 +125,11 @@ pub fn run_in<R: Send>(name: &str, f: impl FnOnce() -> R + Send) -> Result<R, Ne
     })
 }
 
-/// Names `ip netns` accepts: a single path component.
-fn check_name(name: &str) -> io::Result<()> {
-    let bad = name.is_empty() || name == "." || name == ".." || name.contains('/');
-    if bad || name.len() > 255 || name.contains('\0') {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "not a valid namespace name (one path component, at most 255 bytes)",
-        ));
-    }
-    Ok(())
+/// The project's one rule for namespace names ([`nictune_core::names::check_netns`]): a
+/// subset of what `ip netns` accepts that is also safe in paths and generated files.
+pub(super) fn check_name(name: &str) -> io::Result<()> {
+    nictune_core::names::check_netns(name)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))
 }
 
 /// Makes `/run/netns` exist and be a shared mount point: marks it `MS_SHARED`, and when it
@@ -190,13 +185,18 @@ fn c_path(p: &Path) -> io::Result<CString> {
 mod tests {
     use super::*;
 
+    /// Issue #15: this check allowed spaces and 255 bytes where `show --netns` and `apply
+    /// --netns` refused them; now every path takes the one rule in `nictune_core::names`.
     #[test]
-    fn names_are_one_path_component() {
-        for bad in ["", ".", "..", "a/b", "/x"] {
+    fn names_follow_the_one_netns_rule() {
+        for bad in ["", ".", "..", "a/b", "/x", "a b", "-x", "a\0b"] {
             assert!(check_name(bad).is_err(), "{bad:?}");
         }
+        assert!(check_name(&"x".repeat(65)).is_err());
+        assert!(check_name(&"x".repeat(64)).is_ok());
         assert!(check_name("nictune-tb-1-0-c").is_ok());
-        assert!(check_name(&"x".repeat(256)).is_err());
+        let err = create("a b").unwrap_err().to_string();
+        assert!(err.contains("allowed: 1-64 ASCII letters"), "{err}");
     }
 
     #[test]

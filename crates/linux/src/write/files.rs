@@ -4,8 +4,8 @@
 //! Paths are built from [`Roots`], so tests run against a directory tree in a temp dir.
 
 use nictune_core::input;
-use nictune_host::write::setting::{Key, Setting, Steering, SysfsNapi, Target};
-use nictune_host::write::value::{CpuSet, Value};
+use nictune_host::write::setting::{Key, Object, Setting, Steering, SysfsNapi};
+use nictune_host::write::value::{CpuSet, HostValue};
 use nictune_host::write::{HostError, HostErrorKind, Op};
 use std::fs;
 use std::io::{self, Write};
@@ -50,10 +50,10 @@ pub enum Form {
 /// The file behind a setting, if it lives in one.
 pub fn file_for(setting: &Setting, roots: &Roots) -> Option<(PathBuf, Form)> {
     let file = match (&setting.target, &setting.key) {
-        (Target::Device { iface }, Key::SysfsNapi(s)) => {
+        (Object::Device { iface }, Key::SysfsNapi(s)) => {
             (roots.net(iface).join(sysfs_file(*s)), Form::Int)
         }
-        (Target::RxQueue { iface, queue }, Key::Steering(s)) => {
+        (Object::RxQueue { iface, queue }, Key::Steering(s)) => {
             let dir = roots.net(iface).join(format!("queues/rx-{queue}"));
             match s {
                 Steering::RpsCpus => (dir.join("rps_cpus"), Form::Mask),
@@ -61,15 +61,15 @@ pub fn file_for(setting: &Setting, roots: &Roots) -> Option<(PathBuf, Form)> {
                 Steering::XpsCpus => return None,
             }
         }
-        (Target::TxQueue { iface, queue }, Key::Steering(Steering::XpsCpus)) => (
+        (Object::TxQueue { iface, queue }, Key::Steering(Steering::XpsCpus)) => (
             roots.net(iface).join(format!("queues/tx-{queue}/xps_cpus")),
             Form::Mask,
         ),
-        (Target::Netns, Key::Sysctl(name)) => (
+        (Object::Netns, Key::Sysctl(name)) => (
             roots.proc.join("sys").join(name.replace('.', "/")),
             Form::Text,
         ),
-        (Target::Irq { irq }, Key::IrqAffinity) => (
+        (Object::Irq { irq }, Key::IrqAffinity) => (
             roots.proc.join(format!("irq/{irq}/smp_affinity_list")),
             Form::List,
         ),
@@ -87,34 +87,34 @@ fn sysfs_file(s: SysfsNapi) -> &'static str {
 }
 
 /// Parses file text in `form`.
-pub fn parse(text: &str, form: Form) -> Result<Value, String> {
+pub fn parse(text: &str, form: Form) -> Result<HostValue, String> {
     let t = text.trim();
     match form {
         Form::Int => t
             .parse()
-            .map(Value::Int)
+            .map(HostValue::Int)
             .map_err(|_| format!("{t:?} is not an integer")),
         Form::Mask => CpuSet::parse_mask(t)
-            .map(Value::Cpus)
+            .map(HostValue::Cpus)
             .map_err(|e| e.to_string()),
         Form::List => CpuSet::parse_list(t)
-            .map(Value::Cpus)
+            .map(HostValue::Cpus)
             .map_err(|e| e.to_string()),
-        Form::Text => Ok(Value::text(t)),
+        Form::Text => Ok(HostValue::text(t)),
     }
 }
 
 /// The text written for `value` in `form`.
-pub fn render(value: &Value, form: Form) -> String {
+pub fn render(value: &HostValue, form: Form) -> String {
     match (value, form) {
-        (Value::Cpus(c), Form::Mask) => c.to_mask(),
-        (Value::Cpus(c), Form::List) => c.to_string(),
+        (HostValue::Cpus(c), Form::Mask) => c.to_mask(),
+        (HostValue::Cpus(c), Form::List) => c.to_string(),
         (v, _) => v.to_string(),
     }
 }
 
 /// Reads a setting's file.
-pub fn read(setting: &Setting, path: &Path, form: Form) -> Result<Value, HostError> {
+pub fn read(setting: &Setting, path: &Path, form: Form) -> Result<HostValue, HostError> {
     let text = read_text(setting, path)?;
     parse(&text, form).map_err(|why| HostError::new(Op::Read, setting, HostErrorKind::Garbled(why)))
 }
@@ -130,7 +130,12 @@ pub fn read_text(setting: &Setting, path: &Path) -> Result<String, HostError> {
 /// Writes a setting's file in one `write(2)`, as sysfs and procfs expect; never creates it.
 /// Truncating, as a shell's `>` does, is a no-op on sysfs and procfs and keeps a shorter value
 /// from leaving the tail of a longer one in an ordinary file (test trees).
-pub fn write(setting: &Setting, path: &Path, form: Form, value: &Value) -> Result<(), HostError> {
+pub fn write(
+    setting: &Setting,
+    path: &Path,
+    form: Form,
+    value: &HostValue,
+) -> Result<(), HostError> {
     let text = render(value, form);
     fs::OpenOptions::new()
         .write(true)
@@ -197,7 +202,7 @@ mod tests {
     fn files_round_trip_in_their_own_spelling() {
         let (_dir, roots) = tree();
         let rps = Setting::new(
-            Target::RxQueue {
+            Object::RxQueue {
                 iface: "v0".into(),
                 queue: 0,
             },
@@ -206,18 +211,24 @@ mod tests {
         let (path, form) = file_for(&rps, &roots).unwrap();
         assert_eq!(
             read(&rps, &path, form).unwrap(),
-            Value::Cpus(CpuSet::default())
+            HostValue::Cpus(CpuSet::default())
         );
-        write(&rps, &path, form, &Value::Cpus(CpuSet::from_iter([0, 1]))).unwrap();
+        write(
+            &rps,
+            &path,
+            form,
+            &HostValue::Cpus(CpuSet::from_iter([0, 1])),
+        )
+        .unwrap();
         // The spelling a 2-CPU kernel prints back; longer masks keep 8-digit groups.
         assert_eq!(fs::read_to_string(&path).unwrap(), "3");
         assert_eq!(
             read(&rps, &path, form).unwrap(),
-            Value::Cpus(CpuSet::from_iter([0, 1]))
+            HostValue::Cpus(CpuSet::from_iter([0, 1]))
         );
-        let sysctl = Setting::new(Target::Netns, Key::Sysctl("net.core.somaxconn".into()));
+        let sysctl = Setting::new(Object::Netns, Key::Sysctl("net.core.somaxconn".into()));
         let (path, form) = file_for(&sysctl, &roots).unwrap();
-        assert_eq!(read(&sysctl, &path, form).unwrap(), Value::text("4096"));
+        assert_eq!(read(&sysctl, &path, form).unwrap(), HostValue::text("4096"));
         assert_eq!(queue_counts("v0", &roots).unwrap(), (2, 1));
     }
 
@@ -225,7 +236,7 @@ mod tests {
     fn missing_files_say_unsupported_and_missing_objects_not_found() {
         let (_dir, roots) = tree();
         let flow = Setting::new(
-            Target::RxQueue {
+            Object::RxQueue {
                 iface: "v0".into(),
                 queue: 0,
             },
@@ -235,13 +246,13 @@ mod tests {
         let err = read(&flow, &path, form).unwrap_err();
         assert!(matches!(err.kind, HostErrorKind::Unsupported(_)), "{err}");
         let gone = Setting::new(
-            Target::Device {
+            Object::Device {
                 iface: "nope".into(),
             },
             Key::SysfsNapi(SysfsNapi::Threaded),
         );
         let (path, form) = file_for(&gone, &roots).unwrap();
-        let err = write(&gone, &path, form, &Value::Int(1)).unwrap_err();
+        let err = write(&gone, &path, form, &HostValue::Int(1)).unwrap_err();
         assert!(matches!(err.kind, HostErrorKind::NotFound(_)), "{err}");
         assert!(!path.exists(), "writes never create files");
     }

@@ -1,11 +1,84 @@
 //! Which interfaces carry the default route or this SSH session: changing them can cut the
-//! user off, so `apply` refuses without `--force`.
+//! user off, so `apply`, `serve --allow-changes` and `tune --iface` refuse without `--force`.
 //!
 //! The parsers take the text of `/proc/net/route` and `/proc/net/ipv6_route`; the SSH
 //! interface is found by matching the server address of `$SSH_CONNECTION` to an interface.
+//! [`risky_now`] reads them on this host; [`check_iface`] and [`check_change`] decide against
+//! that set.
 
+use nictune_host::write::setting::Key;
 use std::collections::BTreeSet;
 use std::net::IpAddr;
+
+/// An interface a change must not touch without `--force`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{iface} carries the default route or this SSH session; a bad change could cut you off")]
+pub struct RiskyIface {
+    /// The interface.
+    pub iface: String,
+}
+
+/// A change that touches a risky interface: the one it changes, or a port that reloading a
+/// module (for a module parameter) takes down.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RiskyChange {
+    /// The interface the change is for.
+    #[error(transparent)]
+    Iface(#[from] RiskyIface),
+    /// A port of the module a module parameter reloads.
+    #[error("reloading {module} takes {} down", .source.iface)]
+    Reload {
+        /// The module reloaded.
+        module: String,
+        /// The port it takes down.
+        source: RiskyIface,
+    },
+}
+
+/// Interfaces a change could cut the user off through on this host now: its default routes
+/// (`/proc/net/route`, `/proc/net/ipv6_route`) and this SSH session's (`$SSH_CONNECTION`).
+pub fn risky_now() -> BTreeSet<String> {
+    let route4 = std::fs::read_to_string("/proc/net/route").unwrap_or_default();
+    let route6 = std::fs::read_to_string("/proc/net/ipv6_route").unwrap_or_default();
+    let ssh = std::env::var("SSH_CONNECTION").ok();
+    risky_ifaces(&route4, &route6, ssh.as_deref())
+}
+
+/// Refuses `iface` when it is one of `risky`, unless `force`.
+pub fn check_iface(risky: &BTreeSet<String>, iface: &str, force: bool) -> Result<(), RiskyIface> {
+    match force || !risky.contains(iface) {
+        true => Ok(()),
+        false => Err(RiskyIface {
+            iface: iface.to_string(),
+        }),
+    }
+}
+
+/// Refuses a change of `iface` setting `keys` when it touches one of `risky`: the interface
+/// itself, or, for a module parameter, a port `ports_of(module)` names (the reload takes
+/// every one down). Nothing is refused with `force`.
+pub fn check_change<'a>(
+    risky: &BTreeSet<String>,
+    iface: Option<&str>,
+    keys: impl IntoIterator<Item = &'a Key>,
+    ports_of: impl Fn(&str) -> Vec<String>,
+    force: bool,
+) -> Result<(), RiskyChange> {
+    if let Some(iface) = iface {
+        check_iface(risky, iface, force)?;
+    }
+    for key in keys {
+        if let Key::ModuleParam { module, .. } = key {
+            for port in ports_of(module) {
+                check_iface(risky, &port, force).map_err(|source| RiskyChange::Reload {
+                    module: module.clone(),
+                    source,
+                })?;
+            }
+        }
+    }
+    Ok(())
+}
 
 /// Interfaces with an IPv4 default route, from `/proc/net/route` text.
 pub fn default_route_v4(text: &str) -> BTreeSet<String> {
@@ -106,5 +179,32 @@ eth0\t000011AC\t00000000\t0001\t0\t0\t0\t0000FFFF\t0\t0\t0
             iface_with_addr("127.0.0.1".parse().unwrap()).as_deref(),
             Some("lo")
         );
+    }
+
+    #[test]
+    fn a_change_is_refused_for_its_interface_or_a_port_its_reload_takes_down() {
+        let risky: BTreeSet<String> = ["eth0".to_string()].into();
+        let ports = |m: &str| match m {
+            "e1000e" => vec!["eth1".to_string(), "eth0".to_string()],
+            _ => Vec::new(),
+        };
+        let itr = Key::ModuleParam {
+            module: "e1000e".into(),
+            param: "InterruptThrottleRate".into(),
+        };
+        let err = check_change(&risky, Some("eth0"), [], ports, false).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "eth0 carries the default route or this SSH session; a bad change could cut you off"
+        );
+        let err = check_change(&risky, Some("eth1"), [&itr], ports, false).unwrap_err();
+        assert_eq!(err.to_string(), "reloading e1000e takes eth0 down");
+        let cause = std::error::Error::source(&err).unwrap().to_string();
+        assert!(
+            cause.starts_with("eth0 carries the default route"),
+            "{cause}"
+        );
+        assert!(check_change(&risky, Some("eth0"), [&itr], ports, true).is_ok());
+        assert!(check_change(&risky, Some("eth1"), [], ports, false).is_ok());
     }
 }

@@ -16,20 +16,17 @@ pub mod paced;
 
 use files::Roots;
 use netlink::Netlink;
-use nictune_host::write::setting::{Key, Setting, Steering, Target};
-use nictune_host::write::value::Value;
+use nictune_core::privilege::Privilege;
+use nictune_host::write::setting::{Key, Object, Setting, Steering};
+use nictune_host::write::value::HostValue;
 use nictune_host::write::{HostError, HostErrorKind, HostWrite, Op};
 
-/// The process's effective user id: the one place nictune reads it (the root checks of
-/// `apply`, `tune`, `serve` and the bench tests all come here).
-pub fn euid() -> u32 {
-    nix::unistd::geteuid().as_raw()
-}
-
-/// Whether the process runs as root. Writes need root (or CAP_NET_ADMIN plus file access);
-/// `apply` checks this before the first write instead of failing half-way.
-pub fn is_root() -> bool {
-    euid() == 0
+/// The process's privilege, from its effective user id: the one place nictune reads it. The
+/// binary reads it once at start and passes it to every root check (`apply`, `tune`,
+/// `serve`, the testbeds); tests that need root ask here too. Writes need root (or
+/// CAP_NET_ADMIN plus file access), so the checks come before the first write.
+pub fn privilege() -> Privilege {
+    Privilege::of_euid(nix::unistd::geteuid().as_raw())
 }
 
 /// The live host as the apply engine sees it, in the network namespace the process is in.
@@ -90,7 +87,7 @@ fn unsupported(op: Op, s: &Setting, why: &str) -> HostError {
 impl HostWrite for LinuxWriter {
     fn napi_count(&mut self, iface: &str) -> Result<u32, HostError> {
         let s = Setting::new(
-            Target::Device {
+            Object::Device {
                 iface: iface.into(),
             },
             Key::Napi(nictune_host::write::setting::Napi::DeferHardIrqs),
@@ -104,7 +101,7 @@ impl HostWrite for LinuxWriter {
     fn queue_counts(&mut self, iface: &str) -> Result<(u32, u32), HostError> {
         files::queue_counts(iface, &self.roots).map_err(|e| {
             let s = Setting::new(
-                Target::Device {
+                Object::Device {
                     iface: iface.into(),
                 },
                 Key::Steering(Steering::RpsCpus),
@@ -118,18 +115,18 @@ impl HostWrite for LinuxWriter {
         })
     }
 
-    fn read(&mut self, s: &Setting) -> Result<Value, HostError> {
-        if let (Target::Module { module }, Key::ModuleParam { param, .. }) = (&s.target, &s.key) {
+    fn read(&mut self, s: &Setting) -> Result<HostValue, HostError> {
+        if let (Object::Module { module }, Key::ModuleParam { param, .. }) = (&s.target, &s.key) {
             return module::read(&module::ModuleRoots::from(&self.roots), module, param, s);
         }
         if let Some((path, form)) = files::file_for(s, &self.roots) {
             return files::read(s, &path, form);
         }
         let value = match (&s.target, &s.key) {
-            (Target::Napi { iface, index }, Key::Napi(k)) => {
+            (Object::Napi { iface, index }, Key::Napi(k)) => {
                 netlink::napi_value(&self.napi(iface, *index, s)?, *k)
             }
-            (Target::Device { iface }, _) => self.netlink(Op::Read, s)?.read_device(iface, s)?,
+            (Object::Device { iface }, _) => self.netlink(Op::Read, s)?.read_device(iface, s)?,
             _ => None,
         };
         value.ok_or_else(|| unsupported(Op::Read, s, "the driver does not report it"))
@@ -137,15 +134,15 @@ impl HostWrite for LinuxWriter {
 
     fn limit(&mut self, s: &Setting) -> Result<Option<u64>, HostError> {
         match (&s.target, &s.key) {
-            (Target::Device { iface }, Key::Channels(_) | Key::Ring(_)) => {
+            (Object::Device { iface }, Key::Channels(_) | Key::Ring(_)) => {
                 self.netlink(Op::Read, s)?.limit(iface, s)
             }
             _ => Ok(None),
         }
     }
 
-    fn write(&mut self, s: &Setting, value: &Value) -> Result<(), HostError> {
-        if let (Target::Module { module }, Key::ModuleParam { param, .. }) = (&s.target, &s.key) {
+    fn write(&mut self, s: &Setting, value: &HostValue) -> Result<(), HostError> {
+        if let (Object::Module { module }, Key::ModuleParam { param, .. }) = (&s.target, &s.key) {
             let roots = module::ModuleRoots::from(&self.roots);
             return module::write(&roots, module, param, value, s);
         }
@@ -153,11 +150,11 @@ impl HostWrite for LinuxWriter {
             return files::write(s, &path, form, value);
         }
         match (&s.target, &s.key) {
-            (Target::Napi { iface, index }, Key::Napi(k)) => {
+            (Object::Napi { iface, index }, Key::Napi(k)) => {
                 let id = self.napi(iface, *index, s)?.id;
                 self.netlink(Op::Write, s)?.write_napi(id, *k, s, value)
             }
-            (Target::Device { iface }, _) => {
+            (Object::Device { iface }, _) => {
                 self.netlink(Op::Write, s)?.write_device(iface, s, value)
             }
             _ => Err(unsupported(Op::Write, s, "no way to write this setting")),

@@ -23,7 +23,7 @@
 
 use super::files::Roots;
 use nictune_host::write::setting::Setting;
-use nictune_host::write::value::Value;
+use nictune_host::write::value::HostValue;
 use nictune_host::write::{HostError, HostErrorKind, Op};
 use std::ffi::CString;
 use std::net::Ipv4Addr;
@@ -118,17 +118,19 @@ pub fn read(
     module: &str,
     param: &str,
     s: &Setting,
-) -> Result<Value, HostError> {
+) -> Result<HostValue, HostError> {
     let dir = roots.sys.join("module").join(module);
     if !dir.exists() {
         let why = format!("module {module} is not loaded");
         return Err(HostError::new(Op::Read, s, HostErrorKind::NotFound(why)));
     }
     if let Ok(v) = std::fs::read_to_string(dir.join("parameters").join(param)) {
-        return Ok(Value::Text(v.trim().to_string()));
+        return Ok(HostValue::Text(v.trim().to_string()));
     }
     let params = loaded_params(roots, module);
-    Ok(Value::Text(params.get(param).cloned().unwrap_or_default()))
+    Ok(HostValue::Text(
+        params.get(param).cloned().unwrap_or_default(),
+    ))
 }
 
 /// Reloads `module` with `param` set to `value` (removed when empty) and every other
@@ -137,12 +139,12 @@ pub fn write(
     roots: &ModuleRoots,
     module: &str,
     param: &str,
-    value: &Value,
+    value: &HostValue,
     s: &Setting,
 ) -> Result<(), HostError> {
     let fail = |kind| HostError::new(Op::Write, s, kind);
     let text = match value {
-        Value::Text(t) => t.trim().to_string(),
+        HostValue::Text(t) => t.trim().to_string(),
         other => other.to_string(),
     };
     let mut params = loaded_params(roots, module);

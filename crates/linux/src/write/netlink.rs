@@ -12,7 +12,7 @@ use crate::netlink::attr::AttrWriter;
 use crate::netlink::genl::{Family, GenlSocket, NlError};
 use nictune_host::snapshot::{Channels, Coalesce, Napi as NapiState, Rings};
 use nictune_host::write::setting::{self, Channel, Key, Napi, Ring, Setting};
-use nictune_host::write::value::Value;
+use nictune_host::write::value::HostValue;
 use nictune_host::write::{HostError, HostErrorKind, Op};
 
 /// The netlink side of the write path: one socket, both families.
@@ -59,7 +59,7 @@ impl Netlink {
     }
 
     /// Reads one device-wide ethtool setting; `Ok(None)` when the reply omits it.
-    pub fn read_device(&self, iface: &str, s: &Setting) -> Result<Option<Value>, HostError> {
+    pub fn read_device(&self, iface: &str, s: &Setting) -> Result<Option<HostValue>, HostError> {
         let family = self.ethtool(Op::Read, s)?;
         let e = |err: NlError| nl_error(Op::Read, s, &err);
         Ok(match &s.key {
@@ -83,7 +83,7 @@ impl Netlink {
             Key::Feature(name) => {
                 let f =
                     crate::ethtool::features::request::get(&self.sock, family, iface).map_err(e)?;
-                f.0.get(name).copied().map(Value::Bool)
+                f.0.get(name).copied().map(HostValue::Bool)
             }
             _ => None,
         })
@@ -114,7 +114,7 @@ impl Netlink {
     }
 
     /// Writes one device-wide ethtool setting.
-    pub fn write_device(&self, iface: &str, s: &Setting, v: &Value) -> Result<(), HostError> {
+    pub fn write_device(&self, iface: &str, s: &Setting, v: &HostValue) -> Result<(), HostError> {
         let family = self.ethtool(Op::Write, s)?;
         let n = v.as_int().unwrap_or(0);
         let n32 =
@@ -145,7 +145,13 @@ impl Netlink {
     }
 
     /// Writes one per-NAPI setting of NAPI `id`.
-    pub fn write_napi(&self, id: u32, key: Napi, s: &Setting, v: &Value) -> Result<(), HostError> {
+    pub fn write_napi(
+        &self,
+        id: u32,
+        key: Napi,
+        s: &Setting,
+        v: &HostValue,
+    ) -> Result<(), HostError> {
         let family = self.netdev(Op::Write, s)?;
         let n = v.as_int().unwrap_or(0);
         let small =
@@ -162,24 +168,24 @@ impl Netlink {
 }
 
 /// One per-NAPI value as read from a napi-get reply.
-pub fn napi_value(n: &NapiState, key: Napi) -> Option<Value> {
+pub fn napi_value(n: &NapiState, key: Napi) -> Option<HostValue> {
     let v = match key {
         Napi::DeferHardIrqs => n.defer_hard_irqs.map(u64::from),
         Napi::GroFlushTimeout => n.gro_flush_timeout_ns,
         Napi::IrqSuspendTimeout => n.irq_suspend_timeout_ns,
         Napi::Threaded => n.threaded.map(u64::from),
     };
-    v.map(Value::Int)
+    v.map(HostValue::Int)
 }
 
-fn int(v: u32) -> Value {
-    Value::Int(u64::from(v))
+fn int(v: u32) -> HostValue {
+    HostValue::Int(u64::from(v))
 }
 
-fn coalesce_value(key: &Key, v: u64) -> Value {
+fn coalesce_value(key: &Key, v: u64) -> HostValue {
     match key.value_kind() {
-        setting::ValueKind::Bool => Value::Bool(v != 0),
-        _ => Value::Int(v),
+        setting::ValueKind::Bool => HostValue::Bool(v != 0),
+        _ => HostValue::Int(v),
     }
 }
 
@@ -312,10 +318,10 @@ mod tests {
             gro_flush_timeout_ns: Some(20_000),
             ..NapiState::default()
         };
-        assert_eq!(napi_value(&n, Napi::DeferHardIrqs), Some(Value::Int(2)));
+        assert_eq!(napi_value(&n, Napi::DeferHardIrqs), Some(HostValue::Int(2)));
         assert_eq!(
             napi_value(&n, Napi::GroFlushTimeout),
-            Some(Value::Int(20_000))
+            Some(HostValue::Int(20_000))
         );
         assert_eq!(
             napi_value(&n, Napi::IrqSuspendTimeout),

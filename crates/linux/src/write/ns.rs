@@ -8,7 +8,7 @@
 use super::LinuxWriter;
 use crate::netns::{self, NetnsError};
 use nictune_host::write::setting::Setting;
-use nictune_host::write::value::Value;
+use nictune_host::write::value::HostValue;
 use nictune_host::write::{HostError, HostErrorKind, HostWrite, Op};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
@@ -109,7 +109,7 @@ impl HostWrite for NsHost {
         self.call(Op::List, iface, move |h| h.queue_counts(&name))
     }
 
-    fn read(&mut self, setting: &Setting) -> Result<Value, HostError> {
+    fn read(&mut self, setting: &Setting) -> Result<HostValue, HostError> {
         let s = setting.clone();
         self.call(Op::Read, &setting.to_string(), move |h| h.read(&s))
     }
@@ -119,7 +119,7 @@ impl HostWrite for NsHost {
         self.call(Op::Read, &setting.to_string(), move |h| h.limit(&s))
     }
 
-    fn write(&mut self, setting: &Setting, value: &Value) -> Result<(), HostError> {
+    fn write(&mut self, setting: &Setting, value: &HostValue) -> Result<(), HostError> {
         let (s, v) = (setting.clone(), value.clone());
         self.call(Op::Write, &setting.to_string(), move |h| h.write(&s, &v))
     }

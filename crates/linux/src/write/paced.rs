@@ -3,7 +3,7 @@
 //! Unset (normal use) it adds nothing.
 
 use nictune_host::write::setting::Setting;
-use nictune_host::write::value::Value;
+use nictune_host::write::value::HostValue;
 use nictune_host::write::{HostError, HostWrite};
 use std::time::Duration;
 
@@ -33,13 +33,13 @@ impl<H: HostWrite> HostWrite for Paced<H> {
     fn queue_counts(&mut self, iface: &str) -> Result<(u32, u32), HostError> {
         self.inner.queue_counts(iface)
     }
-    fn read(&mut self, setting: &Setting) -> Result<Value, HostError> {
+    fn read(&mut self, setting: &Setting) -> Result<HostValue, HostError> {
         self.inner.read(setting)
     }
     fn limit(&mut self, setting: &Setting) -> Result<Option<u64>, HostError> {
         self.inner.limit(setting)
     }
-    fn write(&mut self, setting: &Setting, value: &Value) -> Result<(), HostError> {
+    fn write(&mut self, setting: &Setting, value: &HostValue) -> Result<(), HostError> {
         if let Some(d) = self.delay {
             std::thread::sleep(d);
         }

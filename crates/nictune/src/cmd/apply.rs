@@ -9,16 +9,17 @@ pub(crate) mod watchdog;
 
 use crate::cmd::source::{check_iface_name, check_netns_name};
 use crate::output::{
-    is_broken_pipe, Ctx, ExitWith, HintExt, Outcome, EXIT_ERROR, EXIT_NEEDS_ROOT,
+    is_broken_pipe, require_root, Ctx, ExitWith, HintExt, Outcome, EXIT_ERROR,
     EXIT_PARTIAL_NOT_ROLLED_BACK, EXIT_PARTIAL_ROLLED_BACK,
 };
 use anyhow::{bail, Context, Result};
 use nictune_apply::desired::{self, Desired};
 use nictune_apply::engine::Left;
 use nictune_apply::journal::{Phase, RevertBy, Summary};
-use nictune_apply::lock::{MachineLock, MACHINE_LOCK};
 use nictune_apply::plan;
-use nictune_apply::state::{self, StateDir, StateError, DEFAULT_STATE_DIR, STATE_DIR_ENV};
+use nictune_apply::state::{
+    self, LiveLocks, StateDir, StateError, DEFAULT_STATE_DIR, STATE_DIR_ENV,
+};
 use nictune_apply::txn::{self, ApplyRequest};
 use nictune_bench::cancel::Cancel;
 use nictune_bench::testbed;
@@ -27,6 +28,7 @@ use nictune_core::error::Hinted;
 use nictune_core::units::Nanos;
 use nictune_linux::netns;
 use nictune_linux::write::{detach, guard, LinuxWriter};
+use nictune_live::changes::{self, RevertError, Unfinished};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -153,6 +155,7 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
     let state = StateDir::new(&args.state.state_dir);
     if !args.dry_run {
         require_root(
+            ctx.privilege,
             "applying changes needs root (CAP_NET_ADMIN, and write access to /sys, /proc and the state directory)",
             "run it as root, or add --dry-run to see the plan",
         )?;
@@ -215,7 +218,7 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
         let why = "interrupted by a signal as it finished";
         return revert_unannounced(&state, &locks, &applied.id, why);
     }
-    let effect = verify_by_effect(&req);
+    let effect = changes::verify_by_effect(req.iface.as_deref(), &req.settings);
     let body = render::AppliedBody {
         plan: &plan,
         applied: &applied,
@@ -233,52 +236,12 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
     }
 }
 
-/// How long [`verify_by_effect`] counts interrupts.
-const EFFECT_WINDOW: std::time::Duration = std::time::Duration::from_secs(1);
-
-/// Verify by effect: where the settings promise a most interrupts per second per vector (a
-/// fixed InterruptThrottleRate; rx-usecs on ITR drivers), counts the interface's vectors for
-/// [`EFFECT_WINDOW`] — `--iface`, or every port a module parameter reloaded. A check that
-/// cannot run is left out: the change itself succeeded and was read back.
-fn verify_by_effect(req: &Request) -> Vec<nictune_bench::effect::Effect> {
-    let mut ports: Vec<String> = req.iface.iter().cloned().collect();
-    for d in &req.settings {
-        if let nictune_host::write::setting::Key::ModuleParam { module, .. } = &d.key {
-            ports.extend(nictune_linux::write::module::ports_bound(module));
-        }
-    }
-    ports.sort();
-    ports.dedup();
-    ports
-        .iter()
-        .filter_map(|port| {
-            let driver = nictune_linux::write::module::driver_of(port);
-            let cap = nictune_bench::effect::promised_cap(&req.settings, driver.as_deref())?;
-            nictune_bench::effect::check(port, cap, EFFECT_WINDOW).ok()
-        })
-        .collect()
-}
-
-/// The locks a change of the live host holds: the state directory's, then the machine-wide
-/// one, so changes through different state directories (or two tunes writing the host-wide
-/// busy-poll sysctls) take turns. `attempts` × 50 ms is how long to wait for them.
-pub(crate) struct LiveLocks {
-    pub state: state::Lock,
-    _machine: MachineLock,
-}
-
+/// Both locks of a change of the live host (`attempts` × 50 ms to wait for them), with the
+/// hint that fits a failure.
 pub(crate) fn lock_live(state: &StateDir, attempts: u32) -> Result<LiveLocks> {
-    try_lock_live(state, attempts).map_err(|e| state_error(e, state.root()))
-}
-
-/// [`lock_live`] with the library's error, for a caller that tells busy from broken.
-pub(crate) fn try_lock_live(state: &StateDir, attempts: u32) -> Result<LiveLocks, StateError> {
-    let state_lock = state.lock_waiting(attempts)?;
-    let machine = MachineLock::waiting(Path::new(MACHINE_LOCK), attempts)?;
-    Ok(LiveLocks {
-        state: state_lock,
-        _machine: machine,
-    })
+    state
+        .lock_live(attempts)
+        .map_err(|e| state_error(e, state.root()))
 }
 
 /// A state-directory error with the hint that fits it.
@@ -297,17 +260,6 @@ pub(crate) fn state_error(e: StateError, dir: &Path) -> anyhow::Error {
         _ => "see `nictune status`".to_string(),
     };
     anyhow::Error::new(Hinted::new(e, hint))
-}
-
-/// Refuses, with exit 77, unless running as root.
-pub(crate) fn require_root(what: &str, hint: &str) -> Result<()> {
-    if nictune_linux::write::is_root() {
-        return Ok(());
-    }
-    Err(ExitWith::wrap(
-        refusal(what.to_string(), hint),
-        EXIT_NEEDS_ROOT,
-    ))
 }
 
 /// Reverts change `id`, applied but not announced (`why` says what came between), and exits
@@ -355,75 +307,46 @@ fn failure_hint(e: &txn::TxnError) -> (&'static str, u8) {
     }
 }
 
-/// Every change that must be reverted before another starts: interrupted, overdue,
-/// incompletely restored, or left in place by a tune that was killed.
-pub(crate) fn problems(state: &StateDir, all: &[Summary]) -> Vec<state::Attention> {
-    let now = now_unix_ms();
-    let mut found = state::needing_recovery(all, now, detach::alive);
-    let tunes = state.tune_marks();
-    found.extend(state::left_by_killed_tunes(all, &tunes, now, detach::alive));
-    found
-}
-
 /// Refuses to start while an earlier change is unfinished or waiting for confirmation.
 pub(crate) fn refuse_if_unfinished(state: &StateDir) -> Result<()> {
-    let all = state.transactions()?;
-    if let Some(a) = problems(state, &all).first() {
-        let msg = format!(
-            "change {} is {} and must be reverted first",
-            a.id, a.problem
-        );
-        return Err(refusal(
-            msg,
-            "run `nictune revert` to restore the values from before it (`nictune status` \
-             lists what is still in place)",
-        ));
-    }
-    if let Some(p) = all
-        .iter()
-        .find(|s| matches!(s.phase, Phase::Pending { .. }))
-    {
-        let msg = format!("change {} is waiting for confirmation", p.id);
-        return Err(refusal(
-            msg,
-            "run `nictune confirm` to keep it or `nictune revert` to undo it",
-        ));
-    }
-    Ok(())
+    changes::check_finished(state).map_err(unfinished_error)
 }
+
+/// An earlier change that blocks this one, with the way out.
+pub(crate) fn unfinished_error(e: Unfinished) -> anyhow::Error {
+    let hint = match &e {
+        Unfinished::State(_) => return anyhow::Error::new(e),
+        Unfinished::NeedsRevert(_) => {
+            "run `nictune revert` to restore the values from before it (`nictune status` lists \
+             what is still in place)"
+        }
+        Unfinished::Pending(_) => "run `nictune confirm` to keep it or `nictune revert` to undo it",
+    };
+    anyhow::Error::new(Hinted::new(e, hint))
+}
+
+/// What to do about a change [`guard`] refuses.
+const RISKY_HINT: &str =
+    "add --confirm-within 60s so it reverts unless confirmed, and --force to go ahead";
 
 /// Refuses to touch the interface that carries the default route or this SSH session,
 /// including every port of a driver whose module parameters would reload it.
 fn refuse_risky(req: &Request, force: bool) -> Result<()> {
-    if let Some(iface) = &req.iface {
-        refuse_risky_iface(iface, force)?;
-    }
-    for d in &req.settings {
-        if let nictune_host::write::setting::Key::ModuleParam { module, .. } = &d.key {
-            for port in nictune_linux::write::module::ports_bound(module) {
-                refuse_risky_iface(&port, force)
-                    .with_context(|| format!("reloading {module} takes {port} down"))?;
-            }
-        }
-    }
-    Ok(())
+    let keys = req.settings.iter().map(|d| &d.key);
+    let ports = nictune_linux::write::module::ports_bound;
+    guard::check_change(
+        &guard::risky_now(),
+        req.iface.as_deref(),
+        keys,
+        ports,
+        force,
+    )
+    .hint(RISKY_HINT)
 }
 
 /// Refuses `iface` when it carries the default route or this SSH session, unless `force`.
 pub(crate) fn refuse_risky_iface(iface: &str, force: bool) -> Result<()> {
-    let route4 = std::fs::read_to_string("/proc/net/route").unwrap_or_default();
-    let route6 = std::fs::read_to_string("/proc/net/ipv6_route").unwrap_or_default();
-    let ssh = std::env::var("SSH_CONNECTION").ok();
-    if force || !guard::risky_ifaces(&route4, &route6, ssh.as_deref()).contains(iface) {
-        return Ok(());
-    }
-    let msg = format!(
-        "{iface} carries the default route or this SSH session; a bad change could cut you off"
-    );
-    Err(refusal(
-        msg,
-        "add --confirm-within 60s so it reverts unless confirmed, and --force to go ahead",
-    ))
+    guard::check_iface(&guard::risky_now(), iface, force).hint(RISKY_HINT)
 }
 
 /// A refusal with its way out.
@@ -440,6 +363,7 @@ pub fn confirm(args: ConfirmArgs, ctx: &Ctx) -> Result<Outcome> {
     let confirmed = match pending {
         true => {
             require_root(
+                ctx.privilege,
                 "confirming a change needs root (it takes the machine-wide change lock and writes the journal)",
                 "run it as root (sudo nictune confirm)",
             )?;
@@ -476,6 +400,7 @@ pub fn revert(args: RevertArgs, ctx: &Ctx) -> Result<Outcome> {
         return nothing_to_revert(ctx);
     }
     require_root(
+        ctx.privilege,
         "reverting a change needs root (CAP_NET_ADMIN, write access to /sys, /proc and the state directory)",
         "run it as root (sudo nictune revert)",
     )?;
@@ -504,8 +429,14 @@ pub fn revert(args: RevertArgs, ctx: &Ctx) -> Result<Outcome> {
              same old values and records the revert",
         ));
     }
-    if let Some(damage) = journal_defects(&state, target) {
-        return Err(ExitWith::wrap(damage, 1));
+    if let Some(damage) = state.damage(target) {
+        let hint = "every valid step of the change was restored (the table above) and the \
+                    change is closed; nictune never writes such a line, so the file was edited \
+                    or damaged: keep it to find out how";
+        return Err(ExitWith::wrap(
+            anyhow::Error::new(Hinted::new(damage, hint)),
+            1,
+        ));
     }
     Ok(if complete {
         Outcome::Success
@@ -523,62 +454,26 @@ fn nothing_to_revert(ctx: &Ctx) -> Result<Outcome> {
     Ok(Outcome::Success)
 }
 
-/// The lines of `txn`'s journal that were left out because they cannot be nictune's, as an
-/// error naming the file, the lines and what is wrong with them.
-fn journal_defects(state: &StateDir, txn: &Summary) -> Option<anyhow::Error> {
-    let first = txn.defects.first()?;
-    let path = state.journal_path(&txn.id);
-    let mut message = format!(
-        "journal {} line {}: {}",
-        path.display(),
-        first.line,
-        first.problem
-    );
-    for d in &txn.defects[1..] {
-        message += &format!("; line {}: {}", d.line, d.problem);
-    }
-    message += "; such a line was left out";
-    Some(refusal(
-        message,
-        "every valid step of the change was restored (the table above) and the change is \
-         closed; nictune never writes such a line, so the file was edited or damaged: keep it \
-         to find out how",
-    ))
-}
-
-/// Enters the change's namespace and restores its values; closes it without writing when
-/// its namespace is gone.
-fn revert_txn(
+/// Reverts `target` on the live host ([`changes::revert`]), with the hint for a namespace
+/// that cannot be entered.
+pub(crate) fn revert_txn(
     state: &StateDir,
     lock: &state::Lock,
     target: &Summary,
     by: RevertBy,
 ) -> Result<txn::Reverted> {
-    let pid = std::process::id();
-    if let Some(name) = &target.netns {
-        if !Path::new(netns::NETNS_RUN_DIR).join(name).exists() {
-            let why = format!("network namespace {name} is gone, and its settings with it");
-            let at = (by, pid, now_unix_ms());
-            return Ok(txn::close_unwritten(state, lock, target, &why, at)?);
+    changes::revert(state, lock, target, by).map_err(|e| match e {
+        RevertError::Enter(e) => {
+            anyhow::Error::new(Hinted::new(e, "entering a namespace needs root"))
         }
-        netns::enter(name).hint("entering a namespace needs root")?;
-    }
-    let mut host = LinuxWriter::live();
-    Ok(txn::revert(
-        state,
-        lock,
-        target,
-        &mut host,
-        by,
-        pid,
-        now_unix_ms(),
-    )?)
+        RevertError::State(e) => anyhow::Error::new(e),
+    })
 }
 
 pub fn status(args: StatusArgs, ctx: &Ctx) -> Result<Outcome> {
     let state = StateDir::new(&args.state.state_dir);
     let all = state.transactions()?;
-    let problems = problems(&state, &all);
+    let problems = changes::problems(&state, &all);
     let facts = render::StatusFacts {
         now: now_unix_ms(),
         problems: &problems,
@@ -629,7 +524,7 @@ pub fn warn_on_leftover_journal() {
     let Ok(all) = state.transactions() else {
         return;
     };
-    for a in problems(&state, &all) {
+    for a in changes::problems(&state, &all) {
         // Not eprintln!: a closed stderr (the terminal is gone) must not panic here.
         let _ = writeln!(
             std::io::stderr(),
@@ -647,6 +542,7 @@ pub(crate) use nictune_apply::txn::now_unix_ms;
 mod tests {
     use super::*;
     use nictune_apply::engine::ApplyError;
+    use nictune_apply::lock::MACHINE_LOCK;
 
     fn failed(source: ApplyError) -> txn::TxnError {
         txn::TxnError::Apply {

@@ -6,7 +6,7 @@ use crate::output::{Ctx, HintExt, Outcome};
 use anyhow::{Context, Result};
 use nictune_bench::cancel::Cancel;
 use nictune_bench::{
-    peer, BenchError, BenchSpec, Limits, PeerTarget, Target, TestKind, Testbed, Token,
+    peer, BenchError, BenchSpec, Limits, PeerTarget, ServerSide, TestKind, Testbed, Token,
 };
 use nictune_core::duration;
 use nictune_core::error::InvalidInput;
@@ -125,16 +125,16 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
     let result = match (&args.peer, args.loopback) {
         (Some(peer), _) => {
             let target = peer_target(peer, args.token_file.as_ref())?;
-            measure(&spec, Target::Peer(&target), progress.as_ref(), &cancel)?
+            measure(&spec, ServerSide::Peer(&target), progress.as_ref(), &cancel)?
         }
-        (None, true) => measure(&spec, Target::Loopback, progress.as_ref(), &cancel)?,
+        (None, true) => measure(&spec, ServerSide::Loopback, progress.as_ref(), &cancel)?,
         (None, false) if args.testbed.and_then(TestbedArg::nic).is_some() => {
             let nic = args.testbed.and_then(TestbedArg::nic).expect("checked");
-            measure_guest(&spec, nic, progress.as_ref(), &cancel)?
+            measure_guest(&spec, nic, ctx.privilege, progress.as_ref(), &cancel)?
         }
         (None, false) => {
-            let bed = Testbed::create().map_err(testbed_hint)?;
-            let r = measure(&spec, Target::Testbed(&bed), progress.as_ref(), &cancel);
+            let bed = Testbed::create(ctx.privilege).map_err(testbed_hint)?;
+            let r = measure(&spec, ServerSide::Testbed(&bed), progress.as_ref(), &cancel);
             bed.destroy().context("removing the testbed")?;
             r?
         }
@@ -145,7 +145,7 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
 
 fn measure(
     spec: &BenchSpec,
-    target: Target<'_>,
+    target: ServerSide<'_>,
     progress: &dyn nictune_core::progress::Progress,
     cancel: &Cancel,
 ) -> Result<nictune_bench::BenchResult> {
@@ -170,22 +170,23 @@ fn peer_hint(e: BenchError) -> anyhow::Error {
 fn measure_guest(
     spec: &BenchSpec,
     nic: nictune_vm::Nic,
+    privilege: nictune_core::privilege::Privilege,
     progress: &dyn nictune_core::progress::Progress,
     cancel: &Cancel,
 ) -> Result<nictune_bench::BenchResult> {
     let lifetime = Duration::from_secs(180) + Duration::from_nanos(spec.total().0);
-    let mut bed = testbed::start_guest(nic, lifetime)?;
+    let mut bed = testbed::start_guest(nic, lifetime, privilege)?;
     let peer = bed
         .peer()
         .context("starting `nictune serve` in the guest")?;
     let before = bed.qemu_usage();
-    let r = measure(spec, Target::Peer(&peer), progress, cancel);
-    let mut info = testbed::info(&bed);
+    let r = measure(spec, ServerSide::Peer(&peer), progress, cancel);
+    let mut info = bed.info();
     info.qemu_cpu_cores = before.zip(bed.qemu_usage()).map(|(b, a)| a.cores_since(&b));
     bed.destroy().context("removing the guest")?;
     let mut r = r?;
     r.target = format!("testbed {}", info.kind);
-    r.warnings.push(testbed::caveat(&info));
+    r.warnings.push(nictune_vm::bed::caveat(&info));
     r.testbed = Some(info);
     Ok(r)
 }

@@ -10,8 +10,8 @@ use crate::output::{Ctx, HintExt, Outcome};
 use anyhow::Result;
 use nictune_apply::desired::{self, Desired};
 use nictune_core::catalog::{
-    catalog, check_many, edit_distance, select_spec, CheckReport, Context, Converted, Entry,
-    Finding, LookupError, Value,
+    catalog, check_many, edit_distance, select_spec, CatalogValue, CheckReport, Context, Converted,
+    Entry, Finding, LookupError,
 };
 use nictune_core::error::InvalidInput;
 use serde::Serialize;
@@ -76,7 +76,7 @@ struct OutsideReport {
 
 impl OutsideReport {
     fn new(d: &Desired) -> OutsideReport {
-        use nictune_host::write::value::Value as V;
+        use nictune_host::write::value::HostValue as V;
         let (kind, value) = match &d.value {
             V::Int(n) => ("integer", serde_json::json!(n)),
             V::Bool(b) => ("bool", serde_json::json!(b)),
@@ -124,7 +124,7 @@ impl Report {
 /// One argument, parsed.
 enum Parsed<'a> {
     /// A catalog entry and the value.
-    Catalog(&'a str, &'static Entry, Value),
+    Catalog(&'a str, &'static Entry, CatalogValue),
     /// A key `apply` takes that the catalog does not list.
     Outside(&'a str, Desired),
 }
@@ -253,7 +253,7 @@ fn value_hint(entry: &Entry, context: &Context) -> String {
 /// each other.
 fn check_all(parsed: Vec<Parsed>, context: &Context) -> Result<Vec<Checked>> {
     let generations = "`nictune explain KEY` lists the generations the catalog knows";
-    let set: Vec<(&Entry, Value)> = parsed
+    let set: Vec<(&Entry, CatalogValue)> = parsed
         .iter()
         .filter_map(|p| match p {
             Parsed::Catalog(_, e, v) => Some((*e, v.clone())),

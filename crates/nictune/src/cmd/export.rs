@@ -4,7 +4,7 @@
 
 use crate::output::{Ctx, HintExt, Outcome};
 use anyhow::{Context, Result};
-use nictune_apply::export::{self, ExportError, Exported, Format, Omitted, Target, Version};
+use nictune_apply::export::{self, ExportContext, ExportError, Exported, Format, Omitted, Version};
 use nictune_core::error::Hinted;
 use nictune_core::input;
 use serde::Serialize;
@@ -102,7 +102,7 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
         "{PROFILE_DIR}/{}.toml",
         iface.as_deref().unwrap_or("profile")
     );
-    let target = Target {
+    let target = ExportContext {
         iface: iface.as_deref(),
         profile_path: &installed_profile,
         nictune: INSTALLED_BINARY,

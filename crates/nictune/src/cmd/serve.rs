@@ -2,7 +2,7 @@
 
 use crate::cmd::apply;
 use crate::cmd::source::check_iface_name;
-use crate::output::{Ctx, HintExt, Outcome};
+use crate::output::{require_root, Ctx, HintExt, Outcome};
 use anyhow::{Context, Result};
 use nictune_apply::state::StateDir;
 use nictune_bench::cancel::Cancel;
@@ -11,6 +11,7 @@ use nictune_bench::host_changes::HostChanges;
 use nictune_bench::serve::{self, ServeConfig};
 use nictune_bench::{peer, Limits, Token};
 use nictune_core::error::InvalidInput;
+use nictune_core::privilege::Privilege;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -65,7 +66,7 @@ pub struct Args {
 pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
     let token = token(args.token_file.as_ref())?;
     let changes = match &args.allow_changes {
-        Some(iface) => Some(changes(&args, iface)?),
+        Some(iface) => Some(changes(&args, iface, ctx.privilege)?),
         None => None,
     };
     let cancel = Cancel::new();
@@ -97,9 +98,10 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
 /// The change handler for `--allow-changes IFACE`, after the checks `nictune apply` makes:
 /// root, a valid interface that exists, not the default route or this SSH session (nor, with
 /// --allow-reload, any port of its driver) unless --force, no unfinished earlier change.
-fn changes(args: &Args, iface: &str) -> Result<Arc<dyn ChangeHandler>> {
+fn changes(args: &Args, iface: &str, privilege: Privilege) -> Result<Arc<dyn ChangeHandler>> {
     check_iface_name(iface)?;
-    apply::require_root(
+    require_root(
+        privilege,
         "--allow-changes needs root (it changes the interface's settings)",
         "run it as root, or leave out --allow-changes to serve tests only",
     )?;

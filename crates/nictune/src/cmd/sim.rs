@@ -4,16 +4,16 @@
 //! Arguments are checked first (scenario found, every `--set`/`--sweep` key and value valid)
 //! and only then is anything run. Wall time is measured here, around each run, never inside.
 
-use super::sim_cases::{explain_text, ExplainDoc, KeyDoc};
 use crate::output::{Ctx, HintExt, Outcome};
 use anyhow::Result;
-use nictune_core::metrics::{HostMetrics, Metrics};
+use nictune_report::sim::{
+    engine_explain_doc, explain_text, keys_text, list_text, run_text, sweep_text, KeyEntry,
+    KeysDoc, ListDoc, ListEntry,
+};
 use nictune_sim::cases::registry as cases;
 use nictune_sim::scenario::sweep::{self, Axis};
-use nictune_sim::scenario::value::Value;
 use nictune_sim::scenario::{builtin, keys, RunResult, Scenario};
 use serde::Serialize;
-use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Instant;
 
@@ -63,30 +63,6 @@ struct SweepDoc<'a> {
     points: &'a [RunResult],
 }
 
-#[derive(Debug, Serialize)]
-struct ListDoc {
-    scenarios: Vec<ListEntry>,
-}
-
-#[derive(Debug, Serialize)]
-struct ListEntry {
-    name: String,
-    description: String,
-}
-
-#[derive(Debug, Serialize)]
-struct KeysDoc {
-    keys: Vec<KeyEntry>,
-}
-
-#[derive(Debug, Serialize)]
-struct KeyEntry {
-    key: String,
-    default: nictune_sim::scenario::value::Value,
-    allowed: String,
-    help: String,
-}
-
 pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
     if args.list {
         return list(ctx);
@@ -113,7 +89,7 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
             scenario: &scenario.name,
             result: &result,
         };
-        ctx.emit("sim", &doc, |d| human_run(d.scenario, d.result))?;
+        ctx.emit("sim", &doc, |d| run_text(d.scenario, d.result))?;
         return Ok(Outcome::Success);
     }
     let points = sweep::points(&scenario, &axes).hint("`nictune sim --keys` lists every key")?;
@@ -128,7 +104,7 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
         points: &results,
     };
     let varying: Vec<&str> = axes.iter().map(|a| a.key.as_str()).collect();
-    ctx.emit("sim", &doc, |d| human_sweep(d.scenario, d.points, &varying))?;
+    ctx.emit("sim", &doc, |d| sweep_text(d.scenario, d.points, &varying))?;
     Ok(Outcome::Success)
 }
 
@@ -190,13 +166,7 @@ fn list(ctx: &Ctx) -> Result<Outcome> {
             }))
             .collect(),
     };
-    ctx.emit("sim", &doc, |d| {
-        let w = d.scenarios.iter().map(|s| s.name.len()).max().unwrap_or(0);
-        d.scenarios
-            .iter()
-            .map(|s| format!("{:w$}  {}\n", s.name, s.description))
-            .collect()
-    })?;
+    ctx.emit("sim", &doc, list_text)?;
     Ok(Outcome::Success)
 }
 
@@ -212,223 +182,13 @@ fn list_keys(ctx: &Ctx) -> Result<Outcome> {
             })
             .collect(),
     };
-    ctx.emit("sim", &doc, |d| {
-        let mut s =
-            String::from("Host keys exist as client.KEY and server.KEY; hosts.KEY sets both.\n");
-        for k in &d.keys {
-            let _ = writeln!(
-                s,
-                "{:34} {:>10}  {} — {}",
-                k.key,
-                k.default.to_string(),
-                k.help,
-                k.allowed
-            );
-        }
-        s
-    })?;
+    ctx.emit("sim", &doc, keys_text)?;
     Ok(Outcome::Success)
 }
 
-/// What every engine scenario assumes, for `--explain` (the full specification is
-/// docs/simulator.md).
-const ENGINE_EXPLAIN: &str = "\
-The engine's model: frames come from a generator or the peer host over a link (serialised at
-the line rate, plus propagation); the NIC buffers them on the card, DMAs them into the rx
-ring, and raises causes through the 8254x delay timers (RDTR/RADV, TIDV/TADV) and the
-interrupt throttle (ITR, read as an interval clock or a minimum gap: `nic`); the driver's
-moderation policy (`driver`: e1000 7.0/7.3 InterruptThrottleRate modes, igb, ixgbe,
-ixgbevf, DIM) rewrites those registers; NAPI polls `napi.weight` frames per call within
-the NET_RX softirq's budgets; the workload (TCP_RR, ping, stream, bulk TCP) runs on the
-host's cores with the costs under `cost.*`. Where each mechanism lives and which source it
-follows: docs/simulator.md.";
-
-/// `--explain` for an engine scenario: its description, its notes (what its values rest on),
-/// the engine's model, and every key with the value this scenario runs with.
+/// `--explain` for an engine scenario: its description, its notes, the engine's model, and
+/// every key with the value this scenario runs with.
 fn explain(scenario: &Scenario, ctx: &Ctx) -> Result<Outcome> {
-    let resolved = scenario.resolved();
-    let notes = if scenario.notes.is_empty() {
-        String::new()
-    } else {
-        format!("{}\n\n", scenario.notes)
-    };
-    let text = format!(
-        "{} — {}\n\n{notes}{ENGINE_EXPLAIN}\n",
-        scenario.name, scenario.description
-    );
-    let doc = ExplainDoc {
-        scenario: &scenario.name,
-        explain: &text,
-        keys: keys::catalog()
-            .iter()
-            .filter_map(|k| {
-                let value = resolved.get(&k.name)?.clone();
-                Some(KeyDoc {
-                    key: k.name.clone(),
-                    default: value,
-                    allowed: k.kind.allowed(),
-                    help: k.help,
-                })
-            })
-            .collect(),
-    };
-    ctx.emit("sim", &doc, explain_text)?;
+    ctx.emit("sim", &engine_explain_doc(scenario), explain_text)?;
     Ok(Outcome::Success)
-}
-
-/// The value of sweep axis `key` in a point's parameters; a `hosts.` key shows the hosts'
-/// value (one value when they agree, else each host's).
-fn axis_value(params: &std::collections::BTreeMap<String, Value>, key: &str) -> String {
-    if let Some(v) = params.get(key) {
-        return v.to_string();
-    }
-    let Some(rest) = key.strip_prefix("hosts.") else {
-        return "-".into();
-    };
-    let per_host: Vec<(&str, &Value)> = keys::HOSTS
-        .iter()
-        .filter_map(|h| Some((*h, params.get(&format!("{h}.{rest}"))?)))
-        .collect();
-    match per_host.as_slice() {
-        [] => "-".into(),
-        [(_, first), others @ ..] if others.iter().all(|(_, v)| v == first) => first.to_string(),
-        all => all
-            .iter()
-            .map(|(h, v)| format!("{h}:{v}"))
-            .collect::<Vec<_>>()
-            .join("/"),
-    }
-}
-
-fn fmt_opt(v: Option<f64>, digits: usize) -> String {
-    v.map_or("-".into(), |x| format!("{x:.digits$}"))
-}
-
-pub(super) fn human_run(name: &str, r: &RunResult) -> String {
-    let m = &r.metrics;
-    let e = &r.engine;
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "scenario {name}: {} s simulated (seed {}, {} events, {} packets, {} s wall)",
-        e.sim_seconds,
-        e.seed,
-        e.events,
-        e.packets,
-        fmt_opt(e.wall_seconds, 3)
-    );
-    if let Some(t) = m.transactions_per_sec {
-        let _ = writeln!(s, "transactions/s  {t:.2}");
-        let interim: Vec<String> = m
-            .interim_transactions_per_sec
-            .iter()
-            .map(|x| format!("{x:.0}"))
-            .collect();
-        let _ = writeln!(s, "interim (1 s)   {}", interim.join(" "));
-    }
-    if let Some(l) = &m.latency_us {
-        let _ = writeln!(
-            s,
-            "latency µs      min {:.1}  mean {:.1}  p50 {:.1}  p90 {:.1}  p99 {:.1}  p99.9 {:.1}  max {:.1}  stddev {:.1}",
-            l.min, l.mean, l.p50, l.p90, l.p99, l.p999, l.max, l.stddev
-        );
-        if is_ping(r) {
-            let _ = writeln!(
-                s,
-                "rtt min/avg/max/mdev = {:.3}/{:.3}/{:.3}/{:.3} ms",
-                l.min / 1e3,
-                l.mean / 1e3,
-                l.max / 1e3,
-                l.stddev / 1e3
-            );
-        }
-    }
-    let _ = writeln!(s, "throughput      {}", rate(m.throughput_bps));
-    s.push_str(&host_table(m));
-    s
-}
-
-/// Bits per second with a readable unit.
-fn rate(bps: Option<f64>) -> String {
-    match bps {
-        None => "-".into(),
-        Some(b) if b >= 1e9 => format!("{:.3} Gb/s", b / 1e9),
-        Some(b) if b >= 1e6 => format!("{:.3} Mb/s", b / 1e6),
-        Some(b) if b >= 1e3 => format!("{:.3} kb/s", b / 1e3),
-        Some(b) => format!("{b:.0} b/s"),
-    }
-}
-
-fn is_ping(r: &RunResult) -> bool {
-    matches!(r.params.get("workload.kind"), Some(nictune_sim::scenario::value::Value::Text(k)) if k == "ping")
-}
-
-/// Per-host rows; CPU shares are averaged over the host's cores, `busiest%` is the busiest
-/// core's busy share.
-fn host_table(m: &Metrics) -> String {
-    let mut s = format!(
-        "{:8} {:>10} {:>9} {:>6} {:>8} {:>6} {:>6} {:>9} {:>10} {:>8}\n",
-        "host",
-        "ints/s",
-        "pkts/int",
-        "irq%",
-        "softirq%",
-        "user%",
-        "idle%",
-        "busiest%",
-        "drops",
-        "squeeze"
-    );
-    for (name, h) in &m.hosts {
-        s.push_str(&host_row(name, h));
-    }
-    s
-}
-
-fn host_row(name: &str, h: &HostMetrics) -> String {
-    let pct = |x: f64| format!("{:.1}", x * 100.0);
-    let drops: u64 = h.drops.values().sum();
-    format!(
-        "{:8} {:>10} {:>9} {:>6} {:>8} {:>6} {:>6} {:>9} {:>10} {:>8}\n",
-        name,
-        fmt_opt(h.interrupts_per_sec, 0),
-        fmt_opt(h.packets_per_interrupt, 2),
-        pct(h.cpu.irq),
-        pct(h.cpu.softirq),
-        pct(h.cpu.user),
-        pct(h.cpu.idle),
-        pct(h.cpu.busiest_core()),
-        drops,
-        h.time_squeeze.unwrap_or(0)
-    )
-}
-
-pub(super) fn human_sweep(name: &str, points: &[RunResult], varying: &[&str]) -> String {
-    let mut s = format!("scenario {name}: {} points\n", points.len());
-    for p in points {
-        let params: Vec<String> = varying
-            .iter()
-            .map(|k| format!("{k}={}", axis_value(&p.params, k)))
-            .collect();
-        let m = &p.metrics;
-        let headline = match m.transactions_per_sec {
-            Some(t) => format!("{t:.1} trans/s"),
-            None => rate(m.throughput_bps),
-        };
-        let lat = m.latency_us.map_or("-".into(), |l| {
-            format!("mean {:.1} µs p99 {:.1} µs", l.mean, l.p99)
-        });
-        let ints: Vec<String> = m
-            .hosts
-            .iter()
-            .map(|(n, h)| format!("{n} {} ints/s", fmt_opt(h.interrupts_per_sec, 0)))
-            .collect();
-        let _ = writeln!(
-            s,
-            "{}  {headline}  {lat}  {}",
-            params.join(" "),
-            ints.join(", ")
-        );
-    }
-    s
 }

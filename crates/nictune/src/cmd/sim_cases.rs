@@ -4,9 +4,10 @@
 //! `--explain` (the model's assumptions) and `notes` (what the metrics do not say, such as
 //! interfaces that failed to start).
 
-use super::sim::{human_run, human_sweep, Args};
+use super::sim::Args;
 use crate::output::{Ctx, HintExt, Outcome};
 use anyhow::{Context, Result};
+use nictune_report::sim::{case_explain_doc, explain_text, run_text, sweep_text, with_notes};
 use nictune_sim::cases::registry::{CaseRun, CaseScenario};
 use nictune_sim::scenario::error::ScenarioError;
 use nictune_sim::scenario::sweep::{run_parallel, Axis};
@@ -14,7 +15,6 @@ use nictune_sim::scenario::value::Value;
 use nictune_sim::scenario::RunResult;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Instant;
 
@@ -30,23 +30,6 @@ struct CaseDoc<'a> {
 struct CaseSweepDoc<'a> {
     scenario: &'a str,
     points: Vec<CaseDoc<'a>>,
-}
-
-/// `--explain`: the model's assumptions and the scenario's keys (for engine scenarios the
-/// `default` column is the value the scenario runs with).
-#[derive(Debug, Serialize)]
-pub(super) struct ExplainDoc<'a> {
-    pub(super) scenario: &'a str,
-    pub(super) explain: &'a str,
-    pub(super) keys: Vec<KeyDoc>,
-}
-
-#[derive(Debug, Serialize)]
-pub(super) struct KeyDoc {
-    pub(super) key: String,
-    pub(super) default: Value,
-    pub(super) allowed: String,
-    pub(super) help: &'static str,
 }
 
 const HINT: &str = "`nictune sim NAME --explain` lists the scenario's keys with what they accept";
@@ -78,7 +61,7 @@ pub fn run(case: &'static CaseScenario, args: &Args, ctx: &Ctx) -> Result<Outcom
             notes: &r.notes,
         };
         ctx.emit("sim", &doc, |d| {
-            with_notes(human_run(d.scenario, d.result), d.notes)
+            with_notes(run_text(d.scenario, d.result), d.notes)
         })?;
     } else {
         let doc = CaseSweepDoc {
@@ -94,7 +77,7 @@ pub fn run(case: &'static CaseScenario, args: &Args, ctx: &Ctx) -> Result<Outcom
         };
         let varying: Vec<&str> = axes.iter().map(|a| a.key.as_str()).collect();
         let results: Vec<RunResult> = runs.iter().map(|r| r.result.clone()).collect();
-        ctx.emit("sim", &doc, |_| human_sweep(case.name, &results, &varying))?;
+        ctx.emit("sim", &doc, |_| sweep_text(case.name, &results, &varying))?;
     }
     Ok(Outcome::Success)
 }
@@ -158,65 +141,7 @@ fn timed(case: &CaseScenario, set: &BTreeMap<String, Value>) -> Result<CaseRun> 
     Ok(run)
 }
 
-fn with_notes(mut s: String, notes: &[String]) -> String {
-    for n in notes {
-        let _ = writeln!(s, "note: {n}");
-    }
-    s
-}
-
-fn explain_doc(case: &'static CaseScenario) -> ExplainDoc<'static> {
-    let keys = case
-        .keys()
-        .into_iter()
-        .map(|k| KeyDoc {
-            key: k.name,
-            allowed: k.kind.allowed(),
-            default: k.default,
-            help: k.help,
-        })
-        .collect();
-    ExplainDoc {
-        scenario: case.name,
-        explain: case.explain,
-        keys,
-    }
-}
-
 fn explain(case: &'static CaseScenario, ctx: &Ctx) -> Result<Outcome> {
-    ctx.emit("sim", &explain_doc(case), explain_text)?;
+    ctx.emit("sim", &case_explain_doc(case), explain_text)?;
     Ok(Outcome::Success)
-}
-
-pub(super) fn explain_text(d: &ExplainDoc) -> String {
-    let mut s = format!("{}\nKeys (--set KEY=VALUE):\n", d.explain);
-    for k in &d.keys {
-        let _ = writeln!(
-            s,
-            "  {:20} {:>10}  {} — {}",
-            k.key,
-            k.default.to_string(),
-            k.help,
-            k.allowed
-        );
-    }
-    s
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use nictune_sim::cases::registry;
-
-    #[test]
-    fn explain_router_text() {
-        insta::assert_snapshot!(explain_text(&explain_doc(
-            registry::find("seed-igb-router").unwrap()
-        )));
-    }
-
-    #[test]
-    fn explain_isa_nfs_json() {
-        insta::assert_json_snapshot!(explain_doc(registry::find("seed-isa-nfs").unwrap()));
-    }
 }

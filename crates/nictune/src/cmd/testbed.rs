@@ -3,8 +3,7 @@
 
 use crate::output::{ExitWith, HintExt, EXIT_NEEDS_ROOT};
 use anyhow::Result;
-use nictune_bench::TestbedInfo;
-use nictune_vm::pair::VmPair;
+use nictune_core::privilege::Privilege;
 use nictune_vm::{BedOptions, Nic, VmBed, VmError};
 use std::time::Duration;
 
@@ -30,23 +29,23 @@ impl TestbedArg {
     }
 }
 
-/// Boots a guest for `nic` that ends itself after `lifetime` at the latest.
-pub fn start_guest(nic: Nic, lifetime: Duration) -> Result<VmBed> {
-    VmBed::create(&options(nic, lifetime)?).map_err(guest_hint)
-}
-
-/// Boots two guests running `nic`'s driver on one bridge (a tune of both ends).
-pub fn start_pair(nic: Nic, lifetime: Duration) -> Result<VmPair> {
-    VmPair::create(&options(nic, lifetime)?).map_err(guest_hint)
+/// Boots a guest for `nic` that ends itself after `lifetime` at the latest (root:
+/// `privilege`).
+pub fn start_guest(nic: Nic, lifetime: Duration, privilege: Privilege) -> Result<VmBed> {
+    VmBed::create(&options(nic, lifetime)?, privilege).map_err(guest_hint)
 }
 
 fn options(nic: Nic, lifetime: Duration) -> Result<BedOptions> {
-    let exe = std::env::current_exe()
-        .hint("the guest runs this nictune binary; its path must be readable")?;
-    Ok(BedOptions::new(nic, exe, lifetime))
+    Ok(BedOptions::new(nic, nictune_exe()?, lifetime))
 }
 
-fn guest_hint(e: VmError) -> anyhow::Error {
+/// This nictune binary, which the guests run.
+pub fn nictune_exe() -> Result<std::path::PathBuf> {
+    std::env::current_exe().hint("the guest runs this nictune binary; its path must be readable")
+}
+
+/// A guest that could not be booted, with what to do next (exit 77 without root).
+pub fn guest_hint(e: VmError) -> anyhow::Error {
     let hint = match &e {
         VmError::NotRoot => {
             let err = Err::<(), _>(e).hint("run as root (sudo)").unwrap_err();
@@ -61,39 +60,4 @@ fn guest_hint(e: VmError) -> anyhow::Error {
         _ => "guests left by a killed run are removed at the next start",
     };
     Err::<(), _>(e).hint(hint).unwrap_err()
-}
-
-/// What a result says about the guest it ran against.
-pub fn info(bed: &VmBed) -> TestbedInfo {
-    let boot = bed.boot_info();
-    TestbedInfo {
-        kind: bed.nic().name().into(),
-        nic_model: bed.nic().model().into(),
-        qemu_device: bed.nic().qemu_device().into(),
-        guest_kernel: boot.map(|b| b.kernel_release.clone()).unwrap_or_default(),
-        accel: boot.map_or("?", |b| b.accel.name()).into(),
-        accel_note: boot.and_then(|b| b.accel_note.clone()),
-        boot_seconds: boot.map_or(0.0, |b| b.boot_seconds),
-        qemu_cpu_cores: None,
-        qemu_rss_mib: bed.qemu_usage().map(|u| u.rss_mib),
-    }
-}
-
-/// What the emulated testbed can and cannot show, for every result measured on it.
-pub fn caveat(info: &TestbedInfo) -> String {
-    format!(
-        "real-driver testbed: Linux {} `{}` driver on QEMU's emulated {} ({}): the driver, its \
-         parameters, its ethtool semantics and its interrupts are real; the hardware timing is \
-         QEMU's (no two interrupts closer than 128 µs) and the guest CPU is {}, so rates are \
-         the emulator's, not a real NIC's",
-        info.guest_kernel,
-        info.kind,
-        info.nic_model,
-        info.qemu_device,
-        if info.accel == "tcg" {
-            "emulated (TCG, several times slower than the host)"
-        } else {
-            "virtualised (KVM)"
-        }
-    )
 }

@@ -10,24 +10,22 @@
 //! shows what the outputs look like without root, and everything it writes says SYNTHETIC.
 //! It is never presented as a tune of this machine.
 
-use crate::output::{Ctx, ExitWith, HintExt, Outcome, EXIT_NEEDS_ROOT};
+use crate::output::{Ctx, HintExt, Outcome};
 use anyhow::Result;
-use nictune_apply::state::{Lock, StateDir};
 use nictune_core::duration;
+use nictune_core::privilege::Privilege;
 use nictune_core::units::Nanos;
+use nictune_live::tune::{Finished, HoldError, Parts, SessionError};
 use nictune_tune::fit::{fit_space, Fitted, FittedSpace, RunLength, TooSmall};
 use nictune_tune::objective::Goal;
 use nictune_tune::observe::{CpuScope, RateUnit};
 use nictune_tune::predict::Predictor;
-use nictune_tune::results::Environment;
-use nictune_tune::results::TuneResults;
 use nictune_tune::search::SearchPlan;
-use nictune_tune::session::{self, Controls, Measurer, StopRequest, Target, TuneConfig, TuneError};
+use nictune_tune::session::{TuneConfig, TuneError};
 use nictune_tune::space::{Capabilities, Space};
 use nictune_tune::synthetic::{demo_environment, synthetic, Oracle, State};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-mod caps;
 mod check;
 mod guest;
 mod iface;
@@ -185,18 +183,18 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
             let config = tune_config(&checked, &Capabilities::veth_testbed(testbed_cpus()))?;
             refuse_apply_on_testbed(&checked)?;
             refuse_live_predict(&checked)?;
-            require_root(effective_uid())?;
+            root_for_live_tune(ctx.privilege)?;
             live::run_testbed(&checked, &config, &args.opts.state.state_dir, ctx)
         }
         TargetArg::Guest(driver) => {
             let config = tune_config(&checked, &Capabilities::real_driver_testbed(*driver))?;
             refuse_apply_on_testbed(&checked)?;
-            require_root(effective_uid())?;
+            root_for_live_tune(ctx.privilege)?;
             guest::run_guest(&checked, &config, *driver, ctx)
         }
         TargetArg::Interface { .. } => {
             refuse_predict_on_interface(&checked)?;
-            require_root(effective_uid())?;
+            root_for_live_tune(ctx.privilege)?;
             iface::run_interface(&checked, &args.opts, ctx)
         }
     }
@@ -291,31 +289,19 @@ fn rate_unit(w: &Workload) -> RateUnit {
     }
 }
 
-/// The effective uid, as every root check reads it.
-fn effective_uid() -> Option<u32> {
-    Some(nictune_linux::write::euid())
-}
-
-/// Why a tune needs root.
-#[derive(Debug, thiserror::Error)]
-#[error("`nictune tune` needs root: it changes NIC and kernel settings (journaled and restored) and builds a network-namespace testbed; running as uid {uid}")]
-pub struct NeedsRoot {
-    pub uid: String,
-}
-
 /// Stage two's first step: a live tune needs root.
-pub fn require_root(uid: Option<u32>) -> Result<()> {
-    match uid {
-        Some(0) => Ok(()),
-        other => Err(NeedsRoot {
-            uid: other.map_or("unknown".into(), |u| u.to_string()),
-        })
-        .hint(
-            "run it with sudo; for a what-if without root use `nictune sim`, and `nictune tune \
-             --synthetic` shows what a tune's report looks like",
-        )
-        .map_err(|e| ExitWith::wrap(e, EXIT_NEEDS_ROOT)),
-    }
+fn root_for_live_tune(privilege: Privilege) -> Result<()> {
+    let what = format!(
+        "`nictune tune` needs root: it changes NIC and kernel settings (journaled and \
+         restored) and builds a network-namespace testbed; running as uid {}",
+        privilege.euid()
+    );
+    crate::output::require_root(
+        privilege,
+        &what,
+        "run it with sudo; for a what-if without root use `nictune sim`, and `nictune tune \
+         --synthetic` shows what a tune's report looks like",
+    )
 }
 
 /// The testbed is removed when the tune ends, so there is nothing to apply a result to.
@@ -371,73 +357,51 @@ fn run_synthetic(c: &Checked, config: &TuneConfig, seed: u64, ctx: &Ctx) -> Resu
     let mut oracle = Oracle;
     let predictor: Option<&mut dyn Predictor> = if c.predict { Some(&mut oracle) } else { None };
     let never = || false;
+    let progress = ctx.progress();
     let parts = Parts {
         config,
         predictor,
         environment: demo_environment(),
         cancel: &never,
         journals: None,
-    };
-    execute(c, &mut host, &mut bench, parts, ctx, |_, _| {})
-}
-
-/// What a tune needs besides the target and the measurer.
-struct Parts<'a> {
-    config: &'a TuneConfig,
-    predictor: Option<&'a mut dyn Predictor>,
-    environment: Environment,
-    /// Set by Ctrl-C / SIGTERM / SIGHUP in a live tune.
-    cancel: &'a dyn StopRequest,
-    /// A live tune's state directory and change lock: when the tune ends with every setting
-    /// as found, its candidates' journals move to `<out>/journal`.
-    journals: Option<(&'a StateDir, &'a Lock)>,
-}
-
-/// Runs the tune loop on `target` and `measurer` (restoring the settings as found whatever
-/// happens), writes the three files and prints the summary. The live path calls this with
-/// the apply engine's target and the bench engine's measurer.
-fn execute<T: Target, M: Measurer>(
-    c: &Checked,
-    target: &mut T,
-    measurer: &mut M,
-    parts: Parts<'_>,
-    ctx: &Ctx,
-    notes: impl FnOnce(&M, &mut Environment),
-) -> Result<Outcome> {
-    let progress = ctx.progress();
-    let controls = Controls {
+        out: &c.out,
         progress: progress.as_ref(),
-        cancel: parts.cancel,
     };
-    let run = session::run(target, measurer, parts.config, parts.predictor, controls)
-        .map_err(with_recovery_hint)?;
-    let mut environment = parts.environment;
-    notes(measurer, &mut environment);
-    let moved = match parts.journals {
-        Some((state, lock)) => move_journals(state, lock, &c.out)?,
-        None => 0,
-    };
-    if moved > 0 {
-        environment.notes.push(format!(
-            "The journals of the {moved} candidate changes, every one reverted, are in journal/ \
-             beside this report (`nictune status --all --state-dir {}/journal`).",
-            c.out.display()
-        ));
-    }
-    let results = TuneResults::build(&run, parts.config, environment);
-    write_outputs(&c.out, &results)?;
-    ctx.emit("tune", &results, |r| human(r, &c.out, moved))?;
+    let finished =
+        nictune_live::tune::run(&mut host, &mut bench, parts, |_, _| {}).map_err(session_error)?;
+    finish(c, &finished, ctx)
+}
+
+/// What every tune ends with: the three files written, and the summary (or the results as
+/// JSON) printed.
+fn finish(c: &Checked, finished: &Finished, ctx: &Ctx) -> Result<Outcome> {
+    let results = &finished.results;
+    write_outputs(&c.out, results)?;
+    ctx.emit("tune", results, |r| {
+        human(r, &c.out, finished.moved_journals)
+    })?;
     Ok(Outcome::Success)
 }
 
-/// Moves this process's closed journals (its candidates, applied and reverted in full) from
-/// the state directory to `<out>/journal`, where `nictune status --state-dir` reads them, so
-/// the host's state directory keeps only what still matters.
-fn move_journals(state: &StateDir, lock: &Lock, out: &std::path::Path) -> Result<usize> {
-    let dest = StateDir::new(out.join("journal"));
-    state
-        .move_closed(std::process::id(), &dest, lock)
-        .hint("the tune finished and restored every setting; only moving its journals failed")
+/// A failed tune loop's error with what to do next.
+fn session_error(e: SessionError) -> anyhow::Error {
+    match e {
+        SessionError::Tune(e) => with_recovery_hint(e),
+        SessionError::Journals(e) => anyhow::Error::new(nictune_core::error::Hinted::new(
+            e,
+            "the tune finished and restored every setting; only moving its journals failed",
+        )),
+    }
+}
+
+/// Why a live tune could not take hold of the host, with the hint `apply` gives for the same.
+fn hold_error(e: HoldError, state_dir: &Path) -> anyhow::Error {
+    match e {
+        HoldError::Unfinished(e) => crate::cmd::apply::unfinished_error(e),
+        HoldError::Lock(e) => crate::cmd::apply::state_error(e, state_dir),
+        HoldError::State(e) => anyhow::Error::new(e),
+        HoldError::Signals(e) => anyhow::Error::new(e),
+    }
 }
 
 /// A failed tune's error with what to do next: nothing when the settings were restored,
@@ -580,7 +544,7 @@ mod tests {
 
     #[test]
     fn without_root_the_error_explains_and_points_at_sim() {
-        let err = require_root(Some(1000)).unwrap_err();
+        let err = root_for_live_tune(Privilege::of_euid(1000)).unwrap_err();
         assert_eq!(
             crate::output::exit_code(&err),
             crate::output::EXIT_NEEDS_ROOT
@@ -597,7 +561,6 @@ mod tests {
             .hint()
             .to_string();
         assert!(hint.contains("nictune sim"), "{hint}");
-        assert!(require_root(Some(0)).is_ok());
-        assert!(require_root(None).is_err());
+        assert!(root_for_live_tune(Privilege::of_euid(0)).is_ok());
     }
 }

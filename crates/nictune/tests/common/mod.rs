@@ -37,6 +37,33 @@ pub fn nictune(args: &[&str]) -> Output {
     command().args(args).output().expect("nictune runs")
 }
 
+/// `nictune args...` as an unprivileged user, with `env` added: directly when this process is
+/// not root, else as nobody through `setpriv` (util-linux, on every Debian). `None`, after
+/// [`nictune_core::live::skip`] says why, when root cannot run it as nobody here (setpriv
+/// missing, or a checkout nobody cannot read).
+pub fn as_nobody(args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Option<Output> {
+    let root = nictune_linux::write::privilege().is_root();
+    let mut cmd = match root {
+        true => {
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"]);
+            c.arg(env!("CARGO_BIN_EXE_nictune"));
+            c
+        }
+        false => command(),
+    };
+    let out = cmd.args(args).envs(env.iter().copied()).output();
+    let why = match out {
+        Ok(out) if !(root && out.stderr.starts_with(b"setpriv:")) => return Some(out),
+        Ok(out) => String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        Err(e) => format!("setpriv: {e}"),
+    };
+    nictune_core::live::skip(&format!(
+        "running as root, cannot run nictune as nobody: {why}"
+    ));
+    None
+}
+
 /// Standard output as text (it must be UTF-8).
 pub fn stdout(out: &Output) -> String {
     String::from_utf8(out.stdout.clone()).expect("utf-8 stdout")
@@ -78,7 +105,7 @@ pub fn namespaces_with_prefix(prefix: &str) -> Vec<String> {
 /// testbed's needs (root), then an actual namespace created as the testbed does (in-process,
 /// no `ip`), named `nictune-<tag>probe-<pid>-<n>` and removed at once.
 pub fn netns_skip_reason(tag: &str) -> Option<String> {
-    if let Err(why) = nictune_bench::testbed_available() {
+    if let Err(why) = nictune_bench::testbed_available(nictune_linux::write::privilege()) {
         return Some(why);
     }
     // One name per call: tests of one binary probe in parallel.

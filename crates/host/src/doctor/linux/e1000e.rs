@@ -25,7 +25,7 @@
 use crate::doctor::{Finding, Severity};
 use crate::rates::Rates;
 use crate::snapshot::{HostSnapshot, Nic, QueueKind};
-use nictune_core::catalog::{self, Context, Value};
+use nictune_core::catalog::{self, CatalogValue, Context};
 
 /// The driver's smallest fixed rx-usecs (`E1000_MIN_ITR_USECS`); 0–4 select modes.
 const MIN_FIXED_USECS: u64 = 10;
@@ -87,7 +87,7 @@ fn default_itr() -> String {
         .ok()
         .and_then(|e| catalog::default_value(e, &context).ok().flatten())
     {
-        Some(Value::Integer(v)) => v.to_string(),
+        Some(CatalogValue::Integer(v)) => v.to_string(),
         _ => "3".into(),
     }
 }

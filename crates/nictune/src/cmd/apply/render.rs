@@ -5,8 +5,8 @@ use nictune_apply::engine::Restored;
 use nictune_apply::journal::{Phase, RevertBy, Summary};
 use nictune_apply::plan::Plan;
 use nictune_apply::state::{self, attention, Problem};
-use nictune_apply::txn::{Applied, Reverted};
-use nictune_host::write::setting::Target;
+use nictune_apply::txn::{utc, Applied, Reverted};
+use nictune_host::write::setting::Object;
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -349,12 +349,12 @@ fn still_changed(s: &Summary) -> Vec<StillChanged> {
         .rev()
         .map(|(_, c)| StillChanged {
             setting: match c.setting.target {
-                Target::Netns => c.setting.key.to_string(),
+                Object::Netns => c.setting.key.to_string(),
                 _ => format!("{} {}", c.setting.target, c.setting.key),
             },
             value: c.new.to_string(),
             was: c.old.to_string(),
-            machine_wide: s.netns.is_none() && c.setting.target == Target::Netns,
+            machine_wide: s.netns.is_none() && c.setting.target == Object::Netns,
         })
         .collect()
 }
@@ -494,48 +494,31 @@ fn phase_text(p: &Phase) -> String {
     }
 }
 
-/// Unix milliseconds as `YYYY-MM-DD HH:MM:SSZ` (civil-from-days, proleptic Gregorian).
-pub fn utc(unix_ms: u64) -> String {
-    let secs = unix_ms / 1000;
-    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    let (h, m, s) = (rem / 3600, rem % 3600 / 60, rem % 60);
-    format!("{year:04}-{month:02}-{day:02} {h:02}:{m:02}:{s:02}Z")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     use nictune_apply::desired::parse_assignment;
-    use nictune_apply::fake::FakeHost;
+    use nictune_apply::fake::FakeWriter;
     use nictune_apply::journal::{summarize, Record};
-    use nictune_host::write::setting::{Key, Napi, Setting, Target};
-    use nictune_host::write::value::Value;
+    use nictune_host::write::setting::{Key, Napi, Object, Setting};
+    use nictune_host::write::value::HostValue;
 
     fn plan() -> Plan {
         let napi = |index| {
-            let target = Target::Napi {
+            let target = Object::Napi {
                 iface: "v0".into(),
                 index,
             };
             Setting::new(target, Key::Napi(Napi::GroFlushTimeout))
         };
-        let dev = Target::Device { iface: "v0".into() };
-        let mut host = FakeHost::default()
-            .with(napi(0), Value::Int(0))
-            .with(napi(1), Value::Int(20000))
+        let dev = Object::Device { iface: "v0".into() };
+        let mut host = FakeWriter::default()
+            .with(napi(0), HostValue::Int(0))
+            .with(napi(1), HostValue::Int(20000))
             .with(
                 Setting::new(dev, Key::Coalesce("rx-usecs".into())),
-                Value::Int(8),
+                HostValue::Int(8),
             );
         host.napis.insert("v0".into(), 2);
         let desired: Vec<_> = ["napi.gro-flush-timeout=20000", "coalesce.rx-usecs=50"]
@@ -652,11 +635,11 @@ mod tests {
     /// busy_poll stayed at 50 for the whole machine.
     #[test]
     fn a_killed_tunes_machine_wide_change_is_named_loudly_with_the_undo_command() {
-        let sysctl = |name: &str| Setting::new(Target::Netns, Key::Sysctl(name.into()));
+        let sysctl = |name: &str| Setting::new(Object::Netns, Key::Sysctl(name.into()));
         let change = |name: &str| nictune_apply::plan::Change {
             setting: sysctl(name),
-            old: Value::text("0"),
-            new: Value::text("50"),
+            old: HostValue::text("0"),
+            new: HostValue::text("50"),
         };
         let records = [
             Record::Begin {
@@ -695,12 +678,5 @@ mod tests {
         assert_eq!(json["undo"], "nictune revert --state-dir /tmp/s");
         assert_eq!(json["changes"][0]["attention"], "left-by-killed-tune");
         assert_eq!(json["changes"][0]["still_changed"][0]["machine_wide"], true);
-    }
-
-    #[test]
-    fn utc_matches_known_instants() {
-        assert_eq!(utc(0), "1970-01-01 00:00:00Z");
-        assert_eq!(utc(951_782_400_000), "2000-02-29 00:00:00Z");
-        assert_eq!(utc(1_795_239_660_000), "2026-11-21 05:41:00Z");
     }
 }

@@ -1,11 +1,11 @@
 //! The auto-revert watchdog: a detached `nictune revert --watchdog ID` that sleeps until the
 //! change's deadline and reverts it unless it was confirmed (or reverted) by then.
 
-use super::{now_unix_ms, revert_txn, LiveLocks};
+use super::{now_unix_ms, revert_txn};
 use crate::output::Outcome;
 use anyhow::{Context, Result};
 use nictune_apply::journal::{Phase, RevertBy, Summary};
-use nictune_apply::state::{StateDir, StateError};
+use nictune_apply::state::{LiveLocks, StateDir, StateError};
 use nictune_apply::txn;
 use nictune_linux::write::detach;
 use std::time::Duration;
@@ -62,7 +62,7 @@ fn pending_deadline(state: &StateDir, id: &str) -> Result<Option<u64>> {
 fn locks_for_revert(state: &StateDir, id: &str) -> Result<Option<LiveLocks>> {
     let mut told = false;
     loop {
-        match super::try_lock_live(state, 200) {
+        match state.lock_live(200) {
             Ok(locks) => return Ok(Some(locks)),
             Err(StateError::Busy { path, holder }) => {
                 if pending_deadline(state, id)?.is_none() {

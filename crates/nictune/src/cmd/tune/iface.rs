@@ -1,19 +1,15 @@
-//! The live tune of a real interface (`--iface IF --peer HOST[:PORT]`): the candidates are
-//! what the driver reports (see [`caps`](super::caps)), applied through the apply engine on
-//! `IF` one journaled transaction at a time, and measured by the bench engine against a
-//! `nictune serve` peer.
-//!
-//! Order of work: enter `--netns` while the process is still single-threaded; refuse the
-//! interface that carries the default route or this SSH session (apply's guard, `--force`
-//! overrides); read the snapshot and build the space (the budget is checked before anything
-//! changes); take the change lock; run the loop, which restores the settings as found; then,
-//! with `--apply`, apply `recommended.toml` as one more transaction with an auto-revert
-//! watchdog.
+//! `nictune tune --iface IF --peer HOST[:PORT]`: a real interface's tune. The binary enters
+//! `--netns` while the process is still single-threaded and refuses the interface that
+//! carries the default route or this SSH session (apply's guard, `--force` overrides); then
+//! [`nictune_live::tune::iface`] reads the snapshot and the capabilities (the budget is
+//! checked against them before anything changes), claims the peer for `--both-ends`, takes
+//! the change lock and runs the loop, which restores the settings as found. The results are
+//! written and shown, and with `--apply` `recommended.toml` is applied as one more
+//! transaction with an auto-revert watchdog.
 
-use super::caps::capabilities_for;
-use super::live::{hold, knobs, knobs_on, test_kind, workload_label, Held};
-use super::{execute, tune_config, Checked, Opts, Parts, TargetArg};
-use crate::cmd::apply::{now_unix_ms, refuse_risky_iface, render::utc, watchdog};
+use super::live::test_kind;
+use super::{finish, hold_error, session_error, tune_config, Checked, Opts, TargetArg};
+use crate::cmd::apply::{now_unix_ms, refuse_risky_iface, watchdog};
 use crate::cmd::source::check_netns_name;
 use crate::output::{Ctx, HintExt, Outcome};
 use anyhow::{Context, Result};
@@ -21,26 +17,14 @@ use nictune_apply::desired::parse_profile;
 use nictune_apply::plan;
 use nictune_apply::state::{Lock, StateDir};
 use nictune_apply::txn::{self, ApplyRequest};
-use nictune_bench::cancel::Cancel;
-use nictune_bench::changes::ChangeClient;
-use nictune_bench::protocol::Grant;
-use nictune_bench::{LiveMeasurer, PeerTarget, Target as BenchTarget, TestKind};
 use nictune_core::error::Hinted;
 use nictune_core::units::Nanos;
-use nictune_host::snapshot::{self, HostSnapshot};
-use nictune_linux::host::LinuxHost;
 use nictune_linux::netns;
 use nictune_linux::write::LinuxWriter;
-use nictune_live::BenchMeasurer;
-use nictune_live::LiveTarget;
-use nictune_tune::ends::BothEnds;
-use nictune_tune::knob::End;
-use nictune_tune::results::{Environment, TargetKind};
-use nictune_tune::session::TuneConfig;
-use nictune_tune::space::Capabilities;
-
-/// How many of the bench engine's distinct caveats the environment lists.
-const MAX_BENCH_NOTES: usize = 6;
+use nictune_live::tune::iface::{
+    capabilities, claim_peer, tune_interface, IfaceError, IfaceTune, Where,
+};
+use std::path::Path;
 
 /// `--apply` without `--confirm-within`: the recommendation reverts after this long unless
 /// `nictune confirm` keeps it.
@@ -57,148 +41,65 @@ pub fn run_interface(c: &Checked, opts: &Opts, ctx: &Ctx) -> Result<Outcome> {
         netns::enter(name).hint("create it with `ip netns add NAME`; entering needs root")?;
     }
     refuse_risky_iface(iface, opts.force)?;
-    let snap = snapshot::build(&LinuxHost::live(), std::slice::from_ref(iface));
-    // Module parameters (a driver reload per candidate) need the explicit --reload-driver.
-    let caps = match snap.nic(iface) {
-        Some(nic) => capabilities_for(&snap, nic, c.reload_driver)?,
-        None => return Err(no_such_iface(iface, opts.netns.as_deref())),
-    };
-    let config = tune_config(c, &caps)?;
-    let peer_target = crate::cmd::bench::peer_target(peer, opts.token_file.as_ref())?;
-    let peer_changes = match c.both_ends {
-        true => Some(claim_peer(&peer_target, &caps)?),
-        false => None,
-    };
-    let Held {
-        state,
-        locks,
-        cancel,
-    } = hold(&opts.state.state_dir)?;
-    let lock = &locks.state;
-    let where_ = Where {
+    let state_dir = opts.state.state_dir.as_path();
+    let fail = |e| iface_error(e, state_dir);
+    let at = Where {
         iface,
         netns: opts.netns.as_deref(),
         peer,
     };
-    let environment = environment(&where_, &snap, test, utc(now_unix_ms()).replace(' ', "T"));
-    let outcome = tune_on(
-        c,
-        &config,
-        (&state, lock),
-        (iface, opts.netns.as_deref()),
-        (&peer_target, peer_changes),
+    // Module parameters (a driver reload per candidate) need the explicit --reload-driver.
+    let (snapshot, caps) = capabilities(&at, c.reload_driver).map_err(fail)?;
+    let config = tune_config(c, &caps)?;
+    let peer_target = crate::cmd::bench::peer_target(peer, opts.token_file.as_ref())?;
+    let peer_changes = match c.both_ends {
+        true => Some(claim_peer(&peer_target, &caps).map_err(fail)?),
+        false => None,
+    };
+    let t = IfaceTune {
+        config: &config,
         test,
-        &cancel,
-        environment,
-        ctx,
-    );
-    state.unmark_tune_if_clean(std::process::id());
-    let outcome = outcome?;
+        at,
+        snapshot: &snapshot,
+        peer: &peer_target,
+        peer_changes,
+        state_dir,
+        out: &c.out,
+    };
+    let progress = ctx.progress();
+    let end = tune_interface(t, progress.as_ref()).map_err(fail)?;
+    let shown = finish(c, &end.outcome.map_err(fail)?, ctx)?;
+    if let Some(released) = end.released {
+        released
+            .context("the tune finished, but the peer did not confirm it put its settings back")?;
+    }
     if let Some(within) = c.apply {
-        apply_recommended(c, (&state, lock), &where_, within)?;
+        let held = &end.held;
+        apply_recommended(c, (&held.state, &held.locks.state), &at, within)?;
     }
-    Ok(outcome)
+    Ok(shown)
 }
 
-/// The interface, its namespace and the peer, as typed.
-struct Where<'a> {
-    iface: &'a str,
-    netns: Option<&'a str>,
-    peer: &'a str,
-}
-
-fn no_such_iface(iface: &str, netns: Option<&str>) -> anyhow::Error {
-    let place = netns.map_or("this namespace".to_string(), |n| format!("namespace {n}"));
-    anyhow::Error::new(Hinted::new(
-        format!("--iface {iface}: no such interface in {place}; nothing was changed"),
-        "`nictune show` (or `ip -n NAME link`) lists the interfaces",
-    ))
-}
-
-#[allow(clippy::too_many_arguments)]
-fn tune_on(
-    c: &Checked,
-    config: &TuneConfig,
-    (state, lock): (&StateDir, &Lock),
-    (iface, netns): (&str, Option<&str>),
-    (peer, peer_changes): (&PeerTarget, Option<ChangeClient>),
-    test: TestKind,
-    cancel: &Cancel,
-    mut environment: Environment,
-    ctx: &Ctx,
-) -> Result<Outcome> {
-    let local = (iface.to_string(), netns.map(str::to_string));
-    let target = LiveTarget::local(state, lock, local, knobs(config));
-    let live = LiveMeasurer {
-        target: BenchTarget::Peer(peer),
-        cancel: cancel.clone(),
-    };
-    // One unpinned placement (see caps): no CPUs to pick from.
-    let mut measurer = BenchMeasurer::new(live, test, Vec::new());
-    let stop = || cancel.is_cancelled();
-    let notes = |m: &BenchMeasurer<LiveMeasurer>, env: &mut Environment| {
-        env.notes
-            .extend(m.warnings.iter().take(MAX_BENCH_NOTES).cloned());
-    };
-    if let Some(client) = &peer_changes {
-        environment.notes.push(peer_note(client.grant()));
-    }
-    let parts = Parts {
-        config,
-        predictor: None,
-        environment,
-        cancel: &stop,
-        journals: Some((state, lock)),
-    };
-    let Some(client) = peer_changes else {
-        return execute(c, &mut { target }, &mut measurer, parts, ctx, notes);
-    };
-    let mut both = BothEnds::new(target, client, &knobs_on(config, End::Peer));
-    let outcome = execute(c, &mut both, &mut measurer, parts, ctx, notes);
-    let released = both.peer.release();
-    let outcome = outcome?;
-    released.context("the tune finished, but the peer did not confirm it put its settings back")?;
-    Ok(outcome)
-}
-
-/// Claims the peer's change session for `--both-ends`, and checks that it can take what the
-/// search will try there: the same driver's module parameters need `--allow-reload` and the
-/// same driver on the peer.
-fn claim_peer(peer: &PeerTarget, caps: &Capabilities) -> Result<ChangeClient> {
-    let client = ChangeClient::open(peer)
-        .hint(
-            "start the peer with `nictune serve --allow-changes IFACE` (and --allow-reload \
-             for module parameters), as root",
-        )
-        .context("--both-ends: claiming the peer's change session")?;
-    let grant = client.grant();
-    if let Some(driver) = caps.module_params {
-        if !grant.reload || grant.driver.as_deref() != Some(driver.name()) {
-            let msg = format!(
-                "--both-ends with --reload-driver tries {driver} module parameters on the peer, but \
-                 the peer's {} is driven by {} and it {} reloads",
-                grant.iface,
-                grant.driver.as_deref().unwrap_or("an unknown driver"),
-                if grant.reload { "allows" } else { "does not allow" }
-            );
-            return Err(anyhow::Error::new(Hinted::new(
-                msg,
-                "tune two ends with the same driver, with the peer started with --allow-reload",
-            )));
+/// A failed interface tune with what to do next.
+fn iface_error(e: IfaceError, state_dir: &Path) -> anyhow::Error {
+    let hint = match e {
+        IfaceError::Hold(e) => return hold_error(e, state_dir),
+        IfaceError::Session(e) => return session_error(e),
+        IfaceError::Capabilities(e) => return anyhow::Error::new(e),
+        IfaceError::Claim(e) => {
+            let hint = "start the peer with `nictune serve --allow-changes IFACE` (and \
+                        --allow-reload for module parameters), as root";
+            return anyhow::Error::new(Hinted::new(e, hint))
+                .context("--both-ends: claiming the peer's change session");
         }
-    }
-    Ok(client)
-}
-
-/// What the report says about the peer's end.
-pub(super) fn peer_note(grant: &Grant) -> String {
-    format!(
-        "Both ends were tuned: settings marked `peer:` were made on the peer's {} ({}) by its \
-         `nictune serve --allow-changes`, journaled there and put back when the tune ended; \
-         recommended-peer.toml holds what to apply there.",
-        grant.iface,
-        grant.driver.as_deref().unwrap_or("driver unknown")
-    )
+        IfaceError::NoSuchIface { .. } => {
+            "`nictune show` (or `ip -n NAME link`) lists the interfaces"
+        }
+        IfaceError::PeerCannotReload { .. } => {
+            "tune two ends with the same driver, with the peer started with --allow-reload"
+        }
+    };
+    anyhow::Error::new(Hinted::new(e, hint))
 }
 
 /// Applies `<out>/recommended.toml` to the interface as one journaled transaction that the
@@ -242,45 +143,4 @@ fn apply_recommended(
         within.as_secs_f64()
     );
     Ok(())
-}
-
-/// What the report says about where and how it was measured.
-fn environment(
-    at: &Where<'_>,
-    snap: &HostSnapshot,
-    test: TestKind,
-    started: String,
-) -> Environment {
-    let driver = snap
-        .nic(at.iface)
-        .and_then(|n| n.driver.value().cloned())
-        .unwrap_or_else(|| "driver unknown".into());
-    let place = at
-        .netns
-        .map_or(String::new(), |n| format!(" in namespace {n}"));
-    let mut notes = vec![
-        "CPU figures are this host's busy time per unit of work (the client side); the \
-         peer's CPU is not counted."
-            .to_string(),
-        "Candidates come from what the driver reported; each was applied as a journaled \
-         transaction and reverted before the next."
-            .to_string(),
-    ];
-    if snap.sysctl_u64("net.core.busy_read").is_none() {
-        notes.push(
-            "busy polling was not tried: the busy_read/busy_poll sysctls are host-wide and \
-             not visible in this namespace."
-                .into(),
-        );
-    }
-    Environment {
-        target: TargetKind::Interface,
-        target_name: format!("{} ({driver}){place} → peer {}", at.iface, at.peer),
-        workload: workload_label(test),
-        kernel: snap.kernel.value().map(|k| k.trim().to_string()),
-        cpus: Some(snap.cpus.len() as u32),
-        nictune_version: env!("CARGO_PKG_VERSION").into(),
-        started_at: Some(started),
-        notes,
-    }
 }

@@ -23,7 +23,6 @@
 //! [`reload_capabilities`]): each candidate reloads the
 //! driver, which drops the link of every port it drives, so it is never the default.
 
-use anyhow::Result;
 use nictune_core::error::Hinted;
 use nictune_host::snapshot::{HostSnapshot, Nic};
 use nictune_tune::knob::{Driver, Knob};
@@ -36,7 +35,7 @@ pub fn capabilities_for(
     snap: &HostSnapshot,
     nic: &Nic,
     reload_driver: bool,
-) -> Result<Capabilities> {
+) -> Result<Capabilities, Hinted> {
     if reload_driver {
         reload_capabilities(nic)
     } else {
@@ -87,7 +86,7 @@ pub fn capabilities(snap: &HostSnapshot, nic: &Nic) -> Capabilities {
 /// parameters only (InterruptThrottleRate × TxIntDelay, one unpinned placement). The run-time
 /// knobs are left out, since every candidate costs a reload; tune them in a separate run.
 /// An error when the driver is unknown or has no module parameters a tune knows.
-pub fn reload_capabilities(nic: &Nic) -> Result<Capabilities> {
+pub fn reload_capabilities(nic: &Nic) -> Result<Capabilities, Hinted> {
     let driver = nic.driver.value().map(String::as_str);
     match driver.and_then(Driver::from_name) {
         Some(d) => Ok(Capabilities::reloading(d)),
@@ -95,16 +94,16 @@ pub fn reload_capabilities(nic: &Nic) -> Result<Capabilities> {
     }
 }
 
-fn no_module_params(iface: &str, driver: Option<&str>) -> anyhow::Error {
+fn no_module_params(iface: &str, driver: Option<&str>) -> Hinted {
     let known: Vec<&str> = Driver::ALL.iter().map(|d| d.name()).collect();
     let driver = driver.map_or("an unknown driver".to_string(), |d| format!("driver {d}"));
-    anyhow::Error::new(Hinted::new(
+    Hinted::new(
         format!(
             "{iface} ({driver}): no module parameters to tune; nictune tunes those of {}",
             known.join(" and ")
         ),
         "tune without reloading the driver: the run-time knobs (ethtool, NAPI, busy polling)",
-    ))
+    )
 }
 
 #[cfg(test)]

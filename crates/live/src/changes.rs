@@ -1,0 +1,144 @@
+//! The live host's side of `apply`, `confirm`, `revert`, the watchdog and the live tunes:
+//! which earlier changes block a new one (with the processes running now), reverting one
+//! journaled change on this host in the network namespace it was made in, and verifying an
+//! applied change by its effect on the interrupt rates.
+
+use nictune_apply::desired::Desired;
+use nictune_apply::journal::{Phase, RevertBy, Summary};
+use nictune_apply::state::{Attention, Lock, StateDir, StateError};
+use nictune_apply::txn::{self, Reverted};
+use nictune_bench::effect::{self, Effect};
+use nictune_host::write::setting::Key;
+use nictune_linux::netns::{self, NetnsError};
+use nictune_linux::write::{detach, module, LinuxWriter};
+use std::path::Path;
+
+/// Every change under `state` (whose transactions are `all`) that must be reverted before
+/// another starts, as of now: interrupted, overdue, incompletely restored, or left in place
+/// by a tune that was killed.
+pub fn problems(state: &StateDir, all: &[Summary]) -> Vec<Attention> {
+    state.problems(all, txn::now_unix_ms(), detach::alive)
+}
+
+/// Why a new change may not start yet.
+#[derive(Debug, thiserror::Error)]
+pub enum Unfinished {
+    /// The state directory could not be read.
+    #[error(transparent)]
+    State(#[from] StateError),
+    /// An earlier change needs a revert first ([`problems`]).
+    #[error("change {} is {} and must be reverted first", .0.id, .0.problem)]
+    NeedsRevert(Attention),
+    /// An earlier change waits for `nictune confirm` (the id).
+    #[error("change {0} is waiting for confirmation")]
+    Pending(String),
+}
+
+/// Refuses while an earlier change under `state` is unfinished or waiting for confirmation.
+pub fn check_finished(state: &StateDir) -> Result<(), Unfinished> {
+    let all = state.transactions()?;
+    if let Some(a) = problems(state, &all).into_iter().next() {
+        return Err(Unfinished::NeedsRevert(a));
+    }
+    match all
+        .iter()
+        .find(|s| matches!(s.phase, Phase::Pending { .. }))
+    {
+        Some(p) => Err(Unfinished::Pending(p.id.clone())),
+        None => Ok(()),
+    }
+}
+
+/// Forgets the marks of killed tunes whose changes are all reverted (a killed tune with
+/// changes still in place blocks new changes, [`check_finished`], until they are).
+pub fn forget_clean_killed_tunes(state: &StateDir) -> Result<(), StateError> {
+    let all = state.transactions()?;
+    for pid in state.tune_marks() {
+        if !detach::alive(pid) && nictune_apply::state::in_place_by(&all, pid).is_empty() {
+            let _ = std::fs::remove_file(state.tunes_dir().join(pid.to_string()));
+        }
+    }
+    Ok(())
+}
+
+/// Reverting a change failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RevertError {
+    /// Entering the change's network namespace failed (it needs root).
+    #[error(transparent)]
+    Enter(NetnsError),
+    /// Restoring or journaling failed.
+    #[error(transparent)]
+    State(#[from] StateError),
+}
+
+/// Reverts `target` (by the user or the watchdog) while `lock` is held: enters the change's
+/// network namespace and restores its values through the live writer; when that namespace
+/// is gone (its settings went with it) closes the change without writing.
+pub fn revert(
+    state: &StateDir,
+    lock: &Lock,
+    target: &Summary,
+    by: RevertBy,
+) -> Result<Reverted, RevertError> {
+    let pid = std::process::id();
+    if let Some(name) = &target.netns {
+        if !Path::new(netns::NETNS_RUN_DIR).join(name).exists() {
+            let why = format!("network namespace {name} is gone, and its settings with it");
+            let at = (by, pid, txn::now_unix_ms());
+            return Ok(txn::close_unwritten(state, lock, target, &why, at)?);
+        }
+        netns::enter(name).map_err(RevertError::Enter)?;
+    }
+    let mut host = LinuxWriter::live();
+    let now = txn::now_unix_ms();
+    Ok(txn::revert(state, lock, target, &mut host, by, pid, now)?)
+}
+
+/// How long [`verify_by_effect`] counts interrupts.
+const EFFECT_WINDOW: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Verify by effect, after a change of `iface` to `settings` was applied: where the settings
+/// promise a most interrupts per second per vector (a fixed InterruptThrottleRate; rx-usecs
+/// on ITR drivers), counts the interface's vectors for [`EFFECT_WINDOW`] — `iface`, or every
+/// port a module parameter reloaded. A check that cannot run is left out: the change itself
+/// succeeded and was read back.
+pub fn verify_by_effect(iface: Option<&str>, settings: &[Desired]) -> Vec<Effect> {
+    let mut ports: Vec<String> = iface.into_iter().map(str::to_string).collect();
+    for d in settings {
+        if let Key::ModuleParam { module, .. } = &d.key {
+            ports.extend(module::ports_bound(module));
+        }
+    }
+    ports.sort();
+    ports.dedup();
+    ports
+        .iter()
+        .filter_map(|port| {
+            let driver = module::driver_of(port);
+            let cap = effect::promised_cap(settings, driver.as_deref())?;
+            effect::check(port, cap, EFFECT_WINDOW).ok()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nictune_apply::state::Problem;
+
+    #[test]
+    fn a_change_waiting_for_confirmation_blocks_the_next() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = StateDir::new(dir.path());
+        assert!(check_finished(&state).is_ok(), "an empty directory");
+        let text = format!("{}", Unfinished::Pending("1-7".into()));
+        assert_eq!(text, "change 1-7 is waiting for confirmation");
+        let a = Attention {
+            id: "1-7".into(),
+            problem: Problem::Interrupted,
+        };
+        let text = Unfinished::NeedsRevert(a).to_string();
+        assert_eq!(text, "change 1-7 is interrupted and must be reverted first");
+    }
+}
