@@ -5,7 +5,7 @@
 
 use nictune_core::metrics::{HostMetrics, Metrics};
 use nictune_sim::cases::registry::CaseScenario;
-use nictune_sim::scenario::value::Value;
+use nictune_sim::scenario::value::ParamValue;
 use nictune_sim::scenario::{keys, RunResult, Scenario};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -40,7 +40,7 @@ pub struct KeyEntry {
     /// The key, e.g. `client.itr`.
     pub key: String,
     /// Its default.
-    pub default: Value,
+    pub default: ParamValue,
     /// What it accepts.
     pub allowed: String,
     /// What it sets.
@@ -65,7 +65,7 @@ pub struct KeyDoc {
     /// The key.
     pub key: String,
     /// Its value in this scenario (its default for a case scenario).
-    pub default: Value,
+    pub default: ParamValue,
     /// What it accepts.
     pub allowed: String,
     /// What it sets.
@@ -146,7 +146,7 @@ pub fn explain_text(d: &ExplainDoc) -> String {
 
 /// One key's line: `key` (already padded), the value right-aligned, what it sets and what
 /// it accepts.
-fn key_line(key: &str, value: &Value, help: &str, allowed: &str) -> String {
+fn key_line(key: &str, value: &ParamValue, help: &str, allowed: &str) -> String {
     format!("{key} {:>10}  {help} — {allowed}\n", value.to_string())
 }
 
@@ -256,14 +256,14 @@ pub fn sweep_text(name: &str, points: &[RunResult], varying: &[&str]) -> String 
 
 /// The value of sweep axis `key` in a point's parameters; a `hosts.` key shows the hosts'
 /// value (one value when they agree, else each host's).
-fn axis_value(params: &BTreeMap<String, Value>, key: &str) -> String {
+fn axis_value(params: &BTreeMap<String, ParamValue>, key: &str) -> String {
     if let Some(v) = params.get(key) {
         return v.to_string();
     }
     let Some(rest) = key.strip_prefix("hosts.") else {
         return "-".into();
     };
-    let per_host: Vec<(&str, &Value)> = keys::HOSTS
+    let per_host: Vec<(&str, &ParamValue)> = keys::HOSTS
         .iter()
         .filter_map(|h| Some((*h, params.get(&format!("{h}.{rest}"))?)))
         .collect();
@@ -294,7 +294,7 @@ fn rate(bps: Option<f64>) -> String {
 }
 
 fn is_ping(r: &RunResult) -> bool {
-    matches!(r.params.get("workload.kind"), Some(Value::Text(k)) if k == "ping")
+    matches!(r.params.get("workload.kind"), Some(ParamValue::Text(k)) if k == "ping")
 }
 
 /// Per-host rows; CPU shares are averaged over the host's cores, `busiest%` is the busiest
@@ -359,7 +359,7 @@ mod tests {
         let keys = KeysDoc {
             keys: vec![KeyEntry {
                 key: "client.itr".into(),
-                default: Value::Int(8000),
+                default: ParamValue::Int(8000),
                 allowed: "an integer".into(),
                 help: "interrupts/s".into(),
             }],

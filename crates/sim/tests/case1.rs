@@ -156,7 +156,7 @@ fn rr_throughput_counts_requests_and_responses() {
     let s = builtin::get("seed-e1000-rr").unwrap();
     let resolved = s.resolved();
     let bytes = |k: &str| match &resolved[k] {
-        nictune_sim::scenario::value::Value::Int(b) => *b as f64,
+        nictune_sim::scenario::value::ParamValue::Int(b) => *b as f64,
         v => panic!("{k} = {v}"),
     };
     let per_transaction =

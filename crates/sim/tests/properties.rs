@@ -94,7 +94,7 @@ fn streams_conserve_packets_and_respect_the_throttle() {
         };
         if limit > 0 && h.stats.interrupts > 1 {
             let ppm = match &s.resolved()["server.clock_ppm"] {
-                nictune_sim::scenario::value::Value::Float(p) => *p,
+                nictune_sim::scenario::value::ParamValue::Float(p) => *p,
                 _ => 0.0,
             };
             let min = Oscillator::from_ppm(ppm).real(interval_ns(limit));

@@ -11,7 +11,7 @@ use nictune_report::sim::{case_explain_doc, explain_text, run_text, sweep_text, 
 use nictune_sim::cases::registry::{CaseRun, CaseScenario};
 use nictune_sim::scenario::error::ScenarioError;
 use nictune_sim::scenario::sweep::{run_parallel, Axis};
-use nictune_sim::scenario::value::Value;
+use nictune_sim::scenario::value::ParamValue;
 use nictune_sim::scenario::RunResult;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -83,7 +83,7 @@ pub fn run(case: &'static CaseScenario, args: &Args, ctx: &Ctx) -> Result<Outcom
 }
 
 /// --set, --duration and --seed, checked before anything runs.
-fn settings(case: &CaseScenario, args: &Args) -> Result<BTreeMap<String, Value>> {
+fn settings(case: &CaseScenario, args: &Args) -> Result<BTreeMap<String, ParamValue>> {
     let mut set = BTreeMap::new();
     for a in &args.set {
         let (k, v) = a
@@ -116,9 +116,9 @@ fn binding_file(key: &str, value: &str) -> Result<String> {
 
 fn expand(
     case: &CaseScenario,
-    base: BTreeMap<String, Value>,
+    base: BTreeMap<String, ParamValue>,
     axes: &[Axis],
-) -> Result<Vec<BTreeMap<String, Value>>> {
+) -> Result<Vec<BTreeMap<String, ParamValue>>> {
     let mut out = vec![base];
     for axis in axes {
         let mut next = Vec::new();
@@ -134,7 +134,7 @@ fn expand(
     Ok(out)
 }
 
-fn timed(case: &CaseScenario, set: &BTreeMap<String, Value>) -> Result<CaseRun> {
+fn timed(case: &CaseScenario, set: &BTreeMap<String, ParamValue>) -> Result<CaseRun> {
     let start = Instant::now();
     let mut run = case.run(set).hint(HINT)?;
     run.result.engine.wall_seconds = Some(start.elapsed().as_secs_f64());

@@ -14,13 +14,10 @@ use crate::multiqueue::binding::{parse_map, Binding};
 use crate::multiqueue::smt::Topology;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::keys::{closest, KeyDef};
-use crate::scenario::value::{get_int, get_num, get_text, Kind, Params, Value};
+use crate::scenario::value::{get_int, get_num, get_text, Kind, ParamValue, Params};
 use crate::scenario::{EngineInfo, RunResult};
 use nictune_core::metrics::Metrics;
 use nictune_core::units::{Bytes, Nanos};
-
-/// One key of a case scenario: the same definition the engine's catalog uses.
-pub type CaseKey = KeyDef;
 
 /// A built-in case scenario.
 #[derive(Debug)]
@@ -31,7 +28,7 @@ pub struct CaseScenario {
     pub description: &'static str,
     /// The model's assumptions (`--explain`).
     pub explain: &'static str,
-    keys: fn() -> Vec<CaseKey>,
+    keys: fn() -> Vec<KeyDef>,
     run: fn(&Params) -> Result<Raw, ScenarioError>,
 }
 
@@ -178,11 +175,11 @@ fn int(
     unit: &'static str,
     default: i64,
     help: &'static str,
-) -> CaseKey {
-    CaseKey {
+) -> KeyDef {
+    KeyDef {
         name: name.to_string(),
         kind: Kind::Int { min, max, unit },
-        default: Value::Int(default),
+        default: ParamValue::Int(default),
         help,
     }
 }
@@ -194,11 +191,11 @@ fn float(
     unit: &'static str,
     default: f64,
     help: &'static str,
-) -> CaseKey {
-    CaseKey {
+) -> KeyDef {
+    KeyDef {
         name: name.to_string(),
         kind: Kind::Float { min, max, unit },
-        default: Value::Float(default),
+        default: ParamValue::Float(default),
         help,
     }
 }
@@ -208,22 +205,22 @@ fn choice(
     c: &'static [&'static str],
     default: &str,
     help: &'static str,
-) -> CaseKey {
-    CaseKey {
+) -> KeyDef {
+    KeyDef {
         name: name.to_string(),
         kind: Kind::Choice(c),
-        default: Value::Text(default.to_string()),
+        default: ParamValue::Text(default.to_string()),
         help,
     }
 }
 
-fn common(duration: f64, keys: Vec<CaseKey>) -> Vec<CaseKey> {
+fn common(duration: f64, keys: Vec<KeyDef>) -> Vec<KeyDef> {
     common_seeded(duration, 1, keys)
 }
 
 /// `common` for a case whose default seed is not 1 (kept from when the case fixed its seed,
 /// so the default run stays the one its figures were taken from).
-fn common_seeded(duration: f64, seed: u64, mut keys: Vec<CaseKey>) -> Vec<CaseKey> {
+fn common_seeded(duration: f64, seed: u64, mut keys: Vec<KeyDef>) -> Vec<KeyDef> {
     keys.push(float(
         "duration",
         0.001,
@@ -238,7 +235,7 @@ fn common_seeded(duration: f64, seed: u64, mut keys: Vec<CaseKey>) -> Vec<CaseKe
 
 impl CaseScenario {
     /// The keys with their defaults.
-    pub fn keys(&self) -> Vec<CaseKey> {
+    pub fn keys(&self) -> Vec<KeyDef> {
         (self.keys)()
     }
 
@@ -324,7 +321,7 @@ fn bad(key: &str, value: String, problem: &'static str, allowed: &str) -> Scenar
 
 // --- Case 2 ---------------------------------------------------------------------------
 
-fn polling_keys() -> Vec<CaseKey> {
+fn polling_keys() -> Vec<KeyDef> {
     common_seeded(
         10.0,
         polling::DEFAULT_SEED,
@@ -428,7 +425,7 @@ fn run_polling(p: &Params) -> Result<Raw, ScenarioError> {
 
 // --- Case 3 ---------------------------------------------------------------------------
 
-fn ixgbevf_keys() -> Vec<CaseKey> {
+fn ixgbevf_keys() -> Vec<KeyDef> {
     common(
         10.0,
         vec![int(
@@ -471,7 +468,7 @@ fn isa_card(p: &Params) -> Result<(IsaWidth, CardAccess), ScenarioError> {
     })
 }
 
-fn ttcp_keys() -> Vec<CaseKey> {
+fn ttcp_keys() -> Vec<KeyDef> {
     common(
         10.0,
         vec![
@@ -521,7 +518,7 @@ fn run_ttcp(p: &Params) -> Result<Raw, ScenarioError> {
     Ok(Raw::of_isa(o, note))
 }
 
-fn nfs_keys() -> Vec<CaseKey> {
+fn nfs_keys() -> Vec<KeyDef> {
     common(
         10.0,
         vec![
@@ -584,14 +581,14 @@ fn run_nfs(p: &Params) -> Result<Raw, ScenarioError> {
 
 // --- Case 5 ---------------------------------------------------------------------------
 
-fn router_keys() -> Vec<CaseKey> {
+fn router_keys() -> Vec<KeyDef> {
     let d = router::RouterParams::default();
     common(1.0, vec![
         int("ports", 1, 64, "", d.ports as i64, "igb ports"),
         int("num_queues", 1, 16, "", d.queues as i64, "hw.igb.num_queues"),
         int("rxd", 8, 4096, "descriptors", d.rxd as i64, "hw.igb.rxd"),
         int("nmbclusters", 0, 1 << 32, "clusters", 25_600, "kern.ipc.nmbclusters (25600 default on that host; 204800 fixed it)"),
-        CaseKey { name: "binding".into(), kind: Kind::Text, default: Value::Text("default".into()), help: "default (queue N on CPU N), spread, or a map `igbP:que Q CPU` per line (the CLI reads FILE)" },
+        KeyDef { name: "binding".into(), kind: Kind::Text, default: ParamValue::Text("default".into()), help: "default (queue N on CPU N), spread, or a map `igbP:que Q CPU` per line (the CLI reads FILE)" },
         int("nat_instances", 1, 64, "", d.nat_instances as i64, "ipfw NAT instances"),
         float("offered_pps", 1.0, 1e8, "packets/s", d.offered_pps as f64, "forwarded packets/s over all ports (206 kpps in + out)"),
         int("frame_bytes", 60, 9018, "bytes", d.frame.0 as i64, "mean frame"),
@@ -673,7 +670,7 @@ fn run_router(p: &Params) -> Result<Raw, ScenarioError> {
 
 // --- DIM ------------------------------------------------------------------------------
 
-fn dim_keys() -> Vec<CaseKey> {
+fn dim_keys() -> Vec<KeyDef> {
     common_seeded(
         1.0,
         dim_bulk::DEFAULT_SEED,
@@ -698,7 +695,7 @@ fn run_dim(p: &Params) -> Result<Raw, ScenarioError> {
 
 // --- NAPI policies --------------------------------------------------------------------
 
-fn napi_keys() -> Vec<CaseKey> {
+fn napi_keys() -> Vec<KeyDef> {
     let cq = napi_rr::CqModeration::default();
     common(
         1.0,

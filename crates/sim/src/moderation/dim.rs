@@ -62,7 +62,7 @@ pub enum TuneState {
 
 /// Comparison of two windows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub enum StatsComparison {
     /// Better.
     Better,
     /// No significant change.
@@ -96,19 +96,19 @@ fn significant(a: u64, b: u64) -> bool {
 }
 
 /// `net_dim_stats_compare`: bytes first, then packets, then events (fewer is better).
-pub fn compare(curr: Stats, prev: Stats) -> Verdict {
+pub fn compare(curr: Stats, prev: Stats) -> StatsComparison {
     let by = |better: bool| {
         if better {
-            Verdict::Better
+            StatsComparison::Better
         } else {
-            Verdict::Worse
+            StatsComparison::Worse
         }
     };
     if prev.bpms == 0 {
         return if curr.bpms != 0 {
-            Verdict::Better
+            StatsComparison::Better
         } else {
-            Verdict::Same
+            StatsComparison::Same
         };
     }
     if significant(curr.bpms, prev.bpms) {
@@ -116,21 +116,21 @@ pub fn compare(curr: Stats, prev: Stats) -> Verdict {
     }
     if prev.ppms == 0 {
         return if curr.ppms != 0 {
-            Verdict::Better
+            StatsComparison::Better
         } else {
-            Verdict::Same
+            StatsComparison::Same
         };
     }
     if significant(curr.ppms, prev.ppms) {
         return by(curr.ppms > prev.ppms);
     }
     if prev.epms == 0 {
-        return Verdict::Same;
+        return StatsComparison::Same;
     }
     if significant(curr.epms, prev.epms) {
         return by(curr.epms < prev.epms);
     }
-    Verdict::Same
+    StatsComparison::Same
 }
 
 /// One DIM instance (one completion queue).
@@ -240,7 +240,7 @@ impl Dim {
         let (prev_tune, prev_ix) = (self.tune, self.ix);
         match self.tune {
             TuneState::ParkingOnTop => {
-                if compare(curr, self.prev) != Verdict::Same {
+                if compare(curr, self.prev) != StatsComparison::Same {
                     self.exit_parking();
                 }
             }
@@ -259,7 +259,7 @@ impl Dim {
     }
 
     fn go(&mut self, curr: Stats) {
-        if compare(curr, self.prev) != Verdict::Better {
+        if compare(curr, self.prev) != StatsComparison::Better {
             self.turn();
         }
         if self.on_top() {
@@ -381,31 +381,43 @@ mod tests {
 
     #[test]
     fn compare_orders_bytes_packets_events() {
-        assert_eq!(compare(stats(5, 0, 0), stats(0, 0, 0)), Verdict::Better);
-        assert_eq!(compare(stats(0, 0, 0), stats(0, 0, 0)), Verdict::Same);
-        assert_eq!(compare(stats(112, 0, 0), stats(100, 0, 0)), Verdict::Better);
+        assert_eq!(
+            compare(stats(5, 0, 0), stats(0, 0, 0)),
+            StatsComparison::Better
+        );
+        assert_eq!(
+            compare(stats(0, 0, 0), stats(0, 0, 0)),
+            StatsComparison::Same
+        );
+        assert_eq!(
+            compare(stats(112, 0, 0), stats(100, 0, 0)),
+            StatsComparison::Better
+        );
         assert_eq!(
             compare(stats(110, 0, 0), stats(100, 0, 0)),
-            Verdict::Same,
+            StatsComparison::Same,
             "10 % is not > 10 %"
         );
-        assert_eq!(compare(stats(80, 0, 0), stats(100, 0, 0)), Verdict::Worse);
+        assert_eq!(
+            compare(stats(80, 0, 0), stats(100, 0, 0)),
+            StatsComparison::Worse
+        );
         assert_eq!(
             compare(stats(100, 50, 1), stats(100, 100, 1)),
-            Verdict::Worse
+            StatsComparison::Worse
         );
         // Equal bytes and packets: fewer events per ms is better.
         assert_eq!(
             compare(stats(100, 100, 5), stats(100, 100, 10)),
-            Verdict::Better
+            StatsComparison::Better
         );
         assert_eq!(
             compare(stats(100, 100, 20), stats(100, 100, 10)),
-            Verdict::Worse
+            StatsComparison::Worse
         );
         assert_eq!(
             compare(stats(100, 100, 20), stats(100, 100, 0)),
-            Verdict::Same
+            StatsComparison::Same
         );
     }
 

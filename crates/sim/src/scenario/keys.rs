@@ -4,7 +4,7 @@
 //! `hosts.` sets a key on both. Defaults describe a Case 1 era host (e1000 on PCI-X, Linux
 //! 2.6.18); each built-in scenario states the values it relies on and their sources.
 
-use super::value::{Kind, Value};
+use super::value::{Kind, ParamValue};
 use nictune_core::catalog::edit_distance;
 use std::sync::OnceLock;
 
@@ -16,7 +16,7 @@ pub struct KeyDef {
     /// What it accepts.
     pub kind: Kind,
     /// Its default.
-    pub default: Value,
+    pub default: ParamValue,
     /// One line of meaning.
     pub help: &'static str,
 }
@@ -46,13 +46,13 @@ const fn num(min: f64, max: f64, unit: &'static str) -> Kind {
     Kind::Float { min, max, unit }
 }
 
-fn t(s: &str) -> Value {
-    Value::Text(s.to_string())
+fn t(s: &str) -> ParamValue {
+    ParamValue::Text(s.to_string())
 }
 
 /// Keys that exist once per host, without the host prefix.
-fn host_keys() -> Vec<(&'static str, Kind, Value, &'static str)> {
-    use Value::{Float as F, Int as I};
+fn host_keys() -> Vec<(&'static str, Kind, ParamValue, &'static str)> {
+    use ParamValue::{Float as F, Int as I};
     vec![
         (
             "nic",
@@ -246,8 +246,8 @@ fn host_keys() -> Vec<(&'static str, Kind, Value, &'static str)> {
 }
 
 /// Keys that exist once.
-fn global_keys() -> Vec<(&'static str, Kind, Value, &'static str)> {
-    use Value::{Float as F, Int as I};
+fn global_keys() -> Vec<(&'static str, Kind, ParamValue, &'static str)> {
+    use ParamValue::{Float as F, Int as I};
     vec![
         (
             "driver",

@@ -22,7 +22,7 @@ use error::ScenarioError;
 use nictune_core::metrics::Metrics;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use value::Value;
+use value::ParamValue;
 
 /// A scenario ready to run.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,14 +33,14 @@ pub struct Scenario {
     pub description: String,
     /// What the scenario's values rest on, for `--explain` (may be empty).
     pub notes: String,
-    set: BTreeMap<String, Value>,
+    set: BTreeMap<String, ParamValue>,
 }
 
 /// One run's results: the `params`, `metrics` and `engine` of `nictune.sim/v2`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunResult {
     /// Every key with the value the run used.
-    pub params: BTreeMap<String, Value>,
+    pub params: BTreeMap<String, ParamValue>,
     /// What was measured.
     pub metrics: Metrics,
     /// Engine figures.
@@ -116,7 +116,7 @@ impl Scenario {
     fn put(
         &mut self,
         key: &str,
-        value: impl Fn(&keys::KeyDef) -> Result<Value, ScenarioError>,
+        value: impl Fn(&keys::KeyDef) -> Result<ParamValue, ScenarioError>,
     ) -> Result<(), ScenarioError> {
         let targets: Vec<String> = match key.strip_prefix("hosts.") {
             Some(rest) => keys::HOSTS.iter().map(|h| format!("{h}.{rest}")).collect(),
@@ -135,13 +135,13 @@ impl Scenario {
 
     /// Every key with its value: defaults, then the scenario, then `--set`; the host ITR
     /// default follows the driver generation; keys of absent hosts are left out.
-    pub fn resolved(&self) -> BTreeMap<String, Value> {
-        let mut out: BTreeMap<String, Value> = keys::catalog()
+    pub fn resolved(&self) -> BTreeMap<String, ParamValue> {
+        let mut out: BTreeMap<String, ParamValue> = keys::catalog()
             .iter()
             .map(|k| (k.name.clone(), k.default.clone()))
             .collect();
         let driver = match self.set.get("driver") {
-            Some(Value::Text(d)) => d.clone(),
+            Some(ParamValue::Text(d)) => d.clone(),
             _ => "e1000-7.0".to_string(),
         };
         for host in keys::HOSTS {
@@ -149,10 +149,10 @@ impl Scenario {
                 .map(|g| g.default_itr())
                 .or_else(|| families::default_itr(&driver))
                 .unwrap_or(8000);
-            out.insert(format!("{host}.itr"), Value::Int(itr));
+            out.insert(format!("{host}.itr"), ParamValue::Int(itr));
         }
         out.extend(self.set.clone());
-        if matches!(out.get("topology"), Some(Value::Text(t)) if t == "generator") {
+        if matches!(out.get("topology"), Some(ParamValue::Text(t)) if t == "generator") {
             out.retain(|k, _| !k.starts_with("client."));
         }
         out
@@ -161,7 +161,7 @@ impl Scenario {
     /// The seed this scenario runs with.
     pub fn seed(&self) -> u64 {
         match self.resolved().get("seed") {
-            Some(Value::Int(s)) => *s as u64,
+            Some(ParamValue::Int(s)) => *s as u64,
             _ => 0,
         }
     }
@@ -201,11 +201,11 @@ fn flatten(prefix: &str, v: toml::Value, out: &mut Vec<(String, toml::Value)>) {
     }
 }
 
-fn toml_value(key: &str, v: toml::Value) -> Result<Value, ScenarioError> {
+fn toml_value(key: &str, v: toml::Value) -> Result<ParamValue, ScenarioError> {
     match v {
-        toml::Value::Integer(i) => Ok(Value::Int(i)),
-        toml::Value::Float(f) => Ok(Value::Float(f)),
-        toml::Value::String(s) => Ok(Value::Text(s)),
+        toml::Value::Integer(i) => Ok(ParamValue::Int(i)),
+        toml::Value::Float(f) => Ok(ParamValue::Float(f)),
+        toml::Value::String(s) => Ok(ParamValue::Text(s)),
         other => Err(ScenarioError::BadValue {
             key: key.to_string(),
             value: other.to_string(),
@@ -228,9 +228,9 @@ mod tests {
         )
         .unwrap();
         let r = s.resolved();
-        assert_eq!(r["client.itr"], Value::Int(0));
-        assert_eq!(r["server.itr"], Value::Int(8000));
-        assert_eq!(r["client.cost.app_ns"], Value::Int(5));
+        assert_eq!(r["client.itr"], ParamValue::Int(0));
+        assert_eq!(r["server.itr"], ParamValue::Int(8000));
+        assert_eq!(r["client.cost.app_ns"], ParamValue::Int(5));
         assert_eq!(s.description, "x");
         assert!(s.notes.is_empty());
         let noted = Scenario::from_toml("t", "notes = \"\"\"\nrests on\n\"\"\"\n").unwrap();
@@ -266,8 +266,8 @@ mod tests {
     #[test]
     fn itr_default_follows_the_driver() {
         let s = Scenario::from_toml("t", "driver = \"e1000-7.3\"\n").unwrap();
-        assert_eq!(s.resolved()["server.itr"], Value::Int(3));
+        assert_eq!(s.resolved()["server.itr"], ParamValue::Int(3));
         let s = Scenario::from_toml("t", "").unwrap();
-        assert_eq!(s.resolved()["server.itr"], Value::Int(8000));
+        assert_eq!(s.resolved()["server.itr"], ParamValue::Int(8000));
     }
 }

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 /// Resolved parameters: every key of a scenario's catalog with its value.
-pub type Params = BTreeMap<String, Value>;
+pub type Params = BTreeMap<String, ParamValue>;
 
 fn unread(key: &str, wanted: &'static str) -> ScenarioError {
     ScenarioError::Unread {
@@ -20,8 +20,8 @@ fn unread(key: &str, wanted: &'static str) -> ScenarioError {
 /// The integer value of `key` (a number is truncated); an error if the catalog has no such key.
 pub fn get_int(p: &Params, key: &str) -> Result<i64, ScenarioError> {
     match p.get(key) {
-        Some(Value::Int(i)) => Ok(*i),
-        Some(Value::Float(f)) => Ok(*f as i64),
+        Some(ParamValue::Int(i)) => Ok(*i),
+        Some(ParamValue::Float(f)) => Ok(*f as i64),
         _ => Err(unread(key, "an integer")),
     }
 }
@@ -29,8 +29,8 @@ pub fn get_int(p: &Params, key: &str) -> Result<i64, ScenarioError> {
 /// The numeric value of `key`; an error if the catalog has no such key.
 pub fn get_num(p: &Params, key: &str) -> Result<f64, ScenarioError> {
     match p.get(key) {
-        Some(Value::Int(i)) => Ok(*i as f64),
-        Some(Value::Float(f)) => Ok(*f),
+        Some(ParamValue::Int(i)) => Ok(*i as f64),
+        Some(ParamValue::Float(f)) => Ok(*f),
         _ => Err(unread(key, "a number")),
     }
 }
@@ -38,7 +38,7 @@ pub fn get_num(p: &Params, key: &str) -> Result<f64, ScenarioError> {
 /// The text value of `key`; an error if the catalog has no such key.
 pub fn get_text<'a>(p: &'a Params, key: &str) -> Result<&'a str, ScenarioError> {
     match p.get(key) {
-        Some(Value::Text(t)) => Ok(t),
+        Some(ParamValue::Text(t)) => Ok(t),
         _ => Err(unread(key, "text")),
     }
 }
@@ -46,7 +46,7 @@ pub fn get_text<'a>(p: &'a Params, key: &str) -> Result<&'a str, ScenarioError> 
 /// A scenario parameter value.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
-pub enum Value {
+pub enum ParamValue {
     /// An integer.
     Int(i64),
     /// A number.
@@ -55,12 +55,12 @@ pub enum Value {
     Text(String),
 }
 
-impl fmt::Display for Value {
+impl fmt::Display for ParamValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Value::Int(i) => write!(f, "{i}"),
-            Value::Float(x) => write!(f, "{x}"),
-            Value::Text(s) => write!(f, "{s:?}"),
+            ParamValue::Int(i) => write!(f, "{i}"),
+            ParamValue::Float(x) => write!(f, "{x}"),
+            ParamValue::Text(s) => write!(f, "{s:?}"),
         }
     }
 }
@@ -111,44 +111,46 @@ impl Kind {
     }
 
     /// Checks a value read from TOML.
-    pub fn check(&self, key: &str, v: Value) -> Result<Value, ScenarioError> {
-        let bad = |problem: &'static str, v: &Value| ScenarioError::BadValue {
+    pub fn check(&self, key: &str, v: ParamValue) -> Result<ParamValue, ScenarioError> {
+        let bad = |problem: &'static str, v: &ParamValue| ScenarioError::BadValue {
             key: key.to_string(),
             value: v.to_string(),
             problem,
             allowed: self.allowed(),
         };
         match (self, v) {
-            (Kind::Int { min, max, .. }, Value::Int(i)) if (*min..=*max).contains(&i) => {
-                Ok(Value::Int(i))
+            (Kind::Int { min, max, .. }, ParamValue::Int(i)) if (*min..=*max).contains(&i) => {
+                Ok(ParamValue::Int(i))
             }
-            (Kind::Int { .. }, v @ Value::Int(_)) => Err(bad("out of range", &v)),
-            (Kind::Float { .. }, Value::Int(i)) => self
-                .check(key, Value::Float(i as f64))
-                .map_err(|_| bad("out of range", &Value::Int(i))),
-            (Kind::Float { min, max, .. }, Value::Float(x)) if x >= *min && x <= *max => {
-                Ok(Value::Float(x))
+            (Kind::Int { .. }, v @ ParamValue::Int(_)) => Err(bad("out of range", &v)),
+            (Kind::Float { .. }, ParamValue::Int(i)) => self
+                .check(key, ParamValue::Float(i as f64))
+                .map_err(|_| bad("out of range", &ParamValue::Int(i))),
+            (Kind::Float { min, max, .. }, ParamValue::Float(x)) if x >= *min && x <= *max => {
+                Ok(ParamValue::Float(x))
             }
-            (Kind::Float { .. }, v @ Value::Float(_)) => Err(bad("out of range", &v)),
-            (Kind::Choice(c), Value::Text(s)) if c.contains(&s.as_str()) => Ok(Value::Text(s)),
-            (Kind::Choice(_), v @ Value::Text(_)) => Err(bad("not a choice", &v)),
-            (Kind::Text, v @ Value::Text(_)) => Ok(v),
+            (Kind::Float { .. }, v @ ParamValue::Float(_)) => Err(bad("out of range", &v)),
+            (Kind::Choice(c), ParamValue::Text(s)) if c.contains(&s.as_str()) => {
+                Ok(ParamValue::Text(s))
+            }
+            (Kind::Choice(_), v @ ParamValue::Text(_)) => Err(bad("not a choice", &v)),
+            (Kind::Text, v @ ParamValue::Text(_)) => Ok(v),
             (_, v) => Err(bad("wrong type", &v)),
         }
     }
 
     /// Parses and checks a value typed on the command line.
-    pub fn parse(&self, key: &str, text: &str) -> Result<Value, ScenarioError> {
+    pub fn parse(&self, key: &str, text: &str) -> Result<ParamValue, ScenarioError> {
         let t = text.trim();
         let v = match self {
-            Kind::Int { .. } => t.replace('_', "").parse::<i64>().ok().map(Value::Int),
+            Kind::Int { .. } => t.replace('_', "").parse::<i64>().ok().map(ParamValue::Int),
             Kind::Float { .. } => t
                 .replace('_', "")
                 .parse::<f64>()
                 .ok()
                 .filter(|x| x.is_finite())
-                .map(Value::Float),
-            Kind::Choice(_) | Kind::Text => Some(Value::Text(t.to_string())),
+                .map(ParamValue::Float),
+            Kind::Choice(_) | Kind::Text => Some(ParamValue::Text(t.to_string())),
         };
         match v {
             Some(v) => self.check(key, v),
@@ -174,7 +176,7 @@ mod tests {
 
     #[test]
     fn integers_are_range_checked() {
-        assert_eq!(ITR.parse("k", "8000").unwrap(), Value::Int(8000));
+        assert_eq!(ITR.parse("k", "8000").unwrap(), ParamValue::Int(8000));
         let e = ITR.parse("client.itr", "200000").unwrap_err().to_string();
         assert!(
             e.contains("client.itr") && e.contains("200000") && e.contains("0 to 100000"),
@@ -191,9 +193,12 @@ mod tests {
             max: 500.0,
             unit: "ppm",
         };
-        assert_eq!(ppm.check("p", Value::Int(10)).unwrap(), Value::Float(10.0));
-        assert!(ppm.check("p", Value::Int(1000)).is_err());
-        assert!(ppm.check("p", Value::Text("x".into())).is_err());
+        assert_eq!(
+            ppm.check("p", ParamValue::Int(10)).unwrap(),
+            ParamValue::Float(10.0)
+        );
+        assert!(ppm.check("p", ParamValue::Int(1000)).is_err());
+        assert!(ppm.check("p", ParamValue::Text("x".into())).is_err());
         let c = Kind::Choice(&["a", "b"]);
         let e = c.parse("driver", "c").unwrap_err().to_string();
         assert!(e.contains("one of a, b"), "{e}");
