@@ -62,7 +62,7 @@ pub enum Request {
 /// A request as it travels: its sequence number beside its fields, one JSON object
 /// (`{"seq":7,"op":"ping"}`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Envelope {
+pub struct NumberedRequest {
     /// Chosen by the host, increasing per connection; echoed in the reply.
     pub seq: u64,
     /// The request itself.
@@ -135,7 +135,7 @@ impl AgentClient {
     /// still in the channel are passed over.
     pub fn call(&mut self, request: &Request, wait: Duration) -> Result<Reply> {
         self.seq = NEXT_SEQ.fetch_add(1, Ordering::Relaxed);
-        let envelope = Envelope {
+        let envelope = NumberedRequest {
             seq: self.seq,
             request: request.clone(),
         };
@@ -262,7 +262,7 @@ pub fn serve(name: &str) -> Result<()> {
 
 /// The reply to one request line, carrying the line's sequence number.
 pub fn answer(line: &[u8]) -> Reply {
-    match serde_json::from_slice::<Envelope>(line) {
+    match serde_json::from_slice::<NumberedRequest>(line) {
         Ok(envelope) => Reply {
             seq: Some(envelope.seq),
             ..handle(&envelope.request)
@@ -496,7 +496,7 @@ mod tests {
 
     #[test]
     fn requests_are_one_json_object_per_line() {
-        let r = Envelope {
+        let r = NumberedRequest {
             seq: 7,
             request: Request::Run {
                 argv: argv(&["cat", "/proc/interrupts"]),
@@ -508,7 +508,7 @@ mod tests {
             text,
             r#"{"seq":7,"op":"run","argv":["cat","/proc/interrupts"],"timeout_ms":5000}"#
         );
-        assert_eq!(serde_json::from_str::<Envelope>(&text).unwrap(), r);
+        assert_eq!(serde_json::from_str::<NumberedRequest>(&text).unwrap(), r);
     }
 
     #[test]
@@ -536,7 +536,7 @@ mod tests {
             let mut w = stream.try_clone().unwrap();
             for line in BufReader::new(stream).lines() {
                 let Ok(line) = line else { return };
-                let env: Envelope = serde_json::from_str(&line).unwrap();
+                let env: NumberedRequest = serde_json::from_str(&line).unwrap();
                 for out in script(env.seq) {
                     w.write_all(out.as_bytes()).unwrap();
                 }
