@@ -76,6 +76,7 @@ pub use peer::PeerTarget;
 pub use result::{BenchResult, TestbedInfo};
 pub use run::{run, run_cancellable, ServerSide};
 pub use spec::{BenchSpec, Limits, Load, TestKind};
+pub use sys::pin_task;
 pub use testbed::Testbed;
 pub use token::Token;
 

@@ -22,16 +22,23 @@ fn check(rc: libc::c_int) -> io::Result<libc::c_int> {
 
 /// Pins the calling thread to `cpu`.
 pub fn pin_current_thread(cpu: u32) -> io::Result<()> {
+    pin_task(0, cpu)
+}
+
+/// Pins task (thread) `tid` to `cpu`, 0 meaning the calling thread: what `taskset -p -c CPU
+/// TID` does. It allocates nothing, so it may run between fork and exec
+/// (`CommandExt::pre_exec`) to start a program pinned, as `taskset -c CPU PROGRAM` does.
+pub fn pin_task(tid: libc::pid_t, cpu: u32) -> io::Result<()> {
     if cpu as usize >= libc::CPU_SETSIZE as usize {
         return Err(io::Error::from(io::ErrorKind::InvalidInput));
     }
     // SAFETY: cpu_set_t is plain data; zeroed is the empty set; CPU_SET stays in bounds
-    // (checked above); sched_setaffinity(0) affects only the calling thread.
+    // (checked above); sched_setaffinity reads the set we pass and affects only `tid`.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         libc::CPU_SET(cpu as usize, &mut set);
         check(libc::sched_setaffinity(
-            0,
+            tid,
             std::mem::size_of_val(&set),
             &set,
         ))?;

@@ -24,7 +24,6 @@
 
 use crate::error::{BenchError, Result};
 use nictune_core::privilege::Privilege;
-use nictune_linux::ethtool::features::attr::names;
 use nictune_linux::{lab, netns};
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
@@ -140,15 +139,7 @@ impl Testbed {
     /// says which step fell short.
     fn enable_napi(&self) -> std::result::Result<(), String> {
         for (ns, dev) in self.ends() {
-            let active = lab::active_features(ns, dev).map_err(|e| e.to_string())?;
-            let mut changes = vec![(names::GRO, true)];
-            changes.extend(
-                active
-                    .iter()
-                    .filter(|(name, on)| **on && names::is_tso(name))
-                    .map(|(name, _)| (name.as_str(), false)),
-            );
-            lab::set_features(ns, dev, &changes).map_err(|e| e.to_string())?;
+            lab::gro_on_tso_off(ns, dev).map_err(|e| e.to_string())?;
         }
         for (ns, dev) in self.ends() {
             // None: this kernel cannot list NAPI instances; the run's socket check remains.

@@ -16,13 +16,10 @@
 //! use std::process::Command;
 //!
 //! lab::create_netns("nictune-vm-1")?; // /run/netns/nictune-vm-1, lo up
-//! // A process spawned from a thread inside the namespace runs in it (and so do the taps
-//! // it creates).
-//! let qemu = netns::run_in("nictune-vm-1", || {
-//!     Command::new("qemu-system-x86_64")
-//!         .args(["-netdev", "tap,id=n0,ifname=tap0,script=no,downscript=no"])
-//!         .spawn()
-//! })??;
+//! // The process joins the namespace between fork and exec (and so do the taps it creates).
+//! let mut qemu = Command::new("qemu-system-x86_64");
+//! qemu.args(["-netdev", "tap,id=n0,ifname=tap0,script=no,downscript=no"]);
+//! let qemu = netns::spawn_in("nictune-vm-1", &mut qemu)?;
 //! // Once tap0 exists: address it and bring it up, inside the namespace.
 //! lab::ipv4_up("nictune-vm-1", "tap0", Ipv4Addr::new(198, 18, 1, 1), 24)?;
 //! # drop(qemu);
@@ -168,6 +165,20 @@ pub fn set_features(netns: &str, iface: &str, changes: &[(&str, bool)]) -> Resul
             wrong.join(", ")
         ),
     })
+}
+
+/// In namespace `netns`: GRO on and every TCP segmentation offload `iface` has on turned off
+/// (`ethtool -K IFACE gro on tso off`), read back — veth in NAPI mode, as the testbeds run it.
+pub fn gro_on_tso_off(netns: &str, iface: &str) -> Result<(), LabError> {
+    let active = active_features(netns, iface)?;
+    let mut changes = vec![(features::attr::names::GRO, true)];
+    changes.extend(
+        active
+            .iter()
+            .filter(|(name, on)| **on && features::attr::names::is_tso(name))
+            .map(|(name, _)| (name.as_str(), false)),
+    );
+    set_features(netns, iface, &changes)
 }
 
 /// In namespace `netns`: the active ethtool features of `iface` by name (`ethtool -k`); a

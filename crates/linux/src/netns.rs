@@ -5,7 +5,8 @@
 //! starting threads.
 //!
 //! Named namespaces themselves (`ip netns add/del/list`, running a closure inside one on its
-//! own thread) are in [`named`]; per-namespace sysctls in [`sysctl`].
+//! own thread) are in [`named`]; per-namespace sysctls in [`sysctl`]; a program started inside
+//! one with [`spawn_in`].
 #![allow(unsafe_code)]
 
 pub mod named;
@@ -16,6 +17,8 @@ pub use named::{create, delete, exists, list, path, run_in};
 use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command};
 
 /// Where `ip netns add NAME` keeps the namespace handle.
 pub const NETNS_RUN_DIR: &str = "/run/netns";
@@ -55,6 +58,26 @@ pub fn enter_thread(name: &str) -> Result<(), NetnsError> {
     // SAFETY: setns on a descriptor we hold open; the result is checked.
     check(unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) })
         .map_err(|e| fail("setns", e))
+}
+
+/// Spawns `cmd` inside network namespace `name`, as `ip netns exec NAME …` would run it
+/// (without its private `/sys`: the program sees the namespace's links through netlink and
+/// `/proc/net`, not `/sys/class/net`). The child joins the namespace between fork and exec;
+/// pre-exec steps the caller added to `cmd` before run first.
+pub fn spawn_in(name: &str, cmd: &mut Command) -> Result<Child, NetnsError> {
+    let fail = failure_of("running a program in", name);
+    named::check_name(name).map_err(|e| fail("checking the name", e))?;
+    let file =
+        File::open(format!("{NETNS_RUN_DIR}/{name}")).map_err(|e| fail("opening the handle", e))?;
+    let fd = file.as_raw_fd();
+    // SAFETY: between fork and exec the closure makes only the async-signal-safe system call
+    // setns, on a descriptor this function keeps open until spawn has returned.
+    unsafe {
+        cmd.pre_exec(move || check(libc::setns(fd, libc::CLONE_NEWNET)));
+    }
+    let child = cmd.spawn().map_err(|e| fail("starting it", e))?;
+    drop(file);
+    Ok(child)
 }
 
 /// Handles of the host's own network namespace, where host-wide sysctls such as

@@ -3,10 +3,13 @@
 //! sockperf, alternately, on the same pair, pinned identically; prints the medians and
 //! their ratios and exits 1 when a target is missed.
 //!
-//! The pair is built here with `ip` and ethtool, not by nictune's testbed, so nothing of
-//! nictune's set-up favours its own figures: namespaces `nictune-cmp-<pid>-{a,b}`, veth
-//! `cmp-a` 198.18.91.1/24 ↔ `cmp-b` 198.18.91.2/24, GRO on and TSO off on both ends (veth
-//! in NAPI mode, as nictune's testbed runs it). Removed at the end, also on failure.
+//! The pair is built here from netlink primitives ([`nictune_linux::lab`]), not by
+//! nictune's testbed, so nothing of the testbed's set-up (its sysctls, its placement)
+//! favours nictune's figures: namespaces `nictune-cmp-<pid>-{a,b}`, veth `cmp-a`
+//! 198.18.91.1/24 ↔ `cmp-b` 198.18.91.2/24, GRO on and TSO off on both ends (veth in NAPI
+//! mode, as nictune's testbed runs it). Every program runs inside its namespace pinned to
+//! one CPU, set between fork and exec as `ip netns exec NS taskset -c CPU` would; nothing
+//! but the reference tool itself needs to be installed. Removed at the end, also on failure.
 //!
 //! Usage (root; through `scripts/compare-iperf3` and `scripts/compare-sockperf`, which
 //! install the tools):
@@ -17,16 +20,20 @@
 //! ≥ 0.95 × sockperf's with p50 within 10 %, 14-byte messages (sockperf's smallest).
 
 use nictune_bench::compare::{self, SockperfRatios, SockperfSummary};
+use nictune_bench::pin_task;
+use nictune_linux::{lab, netns};
 use serde_json::Value as Json;
+use std::net::Ipv4Addr;
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_nictune");
 const TOKEN: &str = "compare-tools-token-0123456789";
-const CLIENT_IP: &str = "198.18.91.1";
-const SERVER_IP: &str = "198.18.91.2";
-const SERVE_PORT: &str = "12898";
-const TOOL_PORT: &str = "11111";
+const CLIENT_IP: Ipv4Addr = Ipv4Addr::new(198, 18, 91, 1);
+const SERVER_IP: Ipv4Addr = Ipv4Addr::new(198, 18, 91, 2);
+const SERVE_PORT: u16 = 12898;
+const TOOL_PORT: u16 = 11111;
 /// sockperf's smallest message (its header); nictune uses the same size.
 const MESSAGE: &str = "14";
 
@@ -59,23 +66,17 @@ fn main() {
     }
 }
 
-/// The programs this comparison drives (the pair is built with `ip` and ethtool on purpose,
-/// not by nictune), each checked on PATH first so a machine without one is told which and
-/// how to get it instead of failing half-way through building the pair.
+/// The reference tool, checked on PATH first so a machine without it is told how to get it
+/// instead of failing after the pair is built.
 fn missing_programs(tool: &str) -> Result<(), Error> {
-    let needed = [tool, "ip", "ss", "ethtool", "taskset"];
-    let on_path = |p: &str| {
-        std::env::var_os("PATH")
-            .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(p).is_file()))
-    };
-    let missing: Vec<&str> = needed.into_iter().filter(|p| !on_path(p)).collect();
-    if missing.is_empty() {
+    let on_path = std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(tool).is_file()));
+    if on_path {
         return Ok(());
     }
     Err(format!(
-        "not on PATH: {}; run scripts/compare-{tool}, which installs them (Debian packages \
-         {tool}, iproute2, ethtool, util-linux)",
-        missing.join(", ")
+        "{tool} is not on PATH; run scripts/compare-{tool}, which installs it (Debian package \
+         {tool})"
     )
     .into())
 }
@@ -97,8 +98,13 @@ impl Drop for Reaped {
     }
 }
 
-fn run(cmd: &mut Command) -> Result<Output, Error> {
-    let out = cmd.output()?;
+/// Runs `cmd` to its end inside namespace `ns`, its output captured; an error unless it
+/// exits 0.
+fn run_in(ns: &str, cmd: &mut Command) -> Result<Output, Error> {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let out = netns::spawn_in(ns, cmd)?.wait_with_output()?;
     if !out.status.success() {
         return Err(format!(
             "{cmd:?} failed: {}{}",
@@ -110,8 +116,31 @@ fn run(cmd: &mut Command) -> Result<Output, Error> {
     Ok(out)
 }
 
-fn ip(args: &[&str]) -> Result<Output, Error> {
-    run(Command::new("ip").args(args))
+/// `program` to be started pinned to `cpu` (what `taskset -c CPU PROGRAM` does).
+fn pinned(cpu: u32, program: &str) -> Command {
+    let mut c = Command::new(program);
+    // SAFETY: between fork and exec the closure only makes the system call
+    // sched_setaffinity on a CPU set on its stack (pin_task allocates nothing).
+    #[allow(unsafe_code)]
+    unsafe {
+        c.pre_exec(move || pin_task(0, cpu));
+    }
+    c
+}
+
+/// Whether process `pid` sees a TCP socket listening on `port` in its network namespace
+/// (`/proc/PID/net/tcp{,6}` list the sockets of the namespace the process is in; state 0A
+/// is LISTEN).
+fn listening(pid: u32, port: u16) -> bool {
+    let local = format!(":{port:04X}");
+    ["tcp", "tcp6"].iter().any(|f| {
+        std::fs::read_to_string(format!("/proc/{pid}/net/{f}")).is_ok_and(|t| {
+            t.lines().skip(1).any(|l| {
+                let cols: Vec<&str> = l.split_whitespace().collect();
+                cols.len() > 3 && cols[1].ends_with(&local) && cols[3] == "0A"
+            })
+        })
+    })
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -127,66 +156,42 @@ impl Pair {
             b: format!("nictune-cmp-{pid}-b"),
             serve: None,
         };
-        ip(&["netns", "add", &pair.a])?;
-        ip(&["netns", "add", &pair.b])?;
-        ip(&[
-            "-n", &pair.a, "link", "add", "cmp-a", "type", "veth", "peer", "name", "cmp-b",
-            "netns", &pair.b,
-        ])?;
+        lab::create_netns(&pair.a)?;
+        lab::create_netns(&pair.b)?;
+        lab::veth_pair((&pair.a, "cmp-a"), (&pair.b, "cmp-b"))?;
         for (ns, dev, addr) in [(&pair.a, "cmp-a", CLIENT_IP), (&pair.b, "cmp-b", SERVER_IP)] {
-            ip(&["-n", ns, "addr", "add", &format!("{addr}/24"), "dev", dev])?;
-            ip(&["-n", ns, "link", "set", dev, "up"])?;
-            ip(&["-n", ns, "link", "set", "lo", "up"])?;
-            ip(&[
-                "netns", "exec", ns, "ethtool", "-K", dev, "gro", "on", "tso", "off",
-            ])?;
+            lab::ipv4_up(ns, dev, addr, 24)?;
+            lab::gro_on_tso_off(ns, dev)?;
         }
-        let serve = Command::new("ip")
-            .args(["netns", "exec", &pair.b, BIN, "serve", "--bind"])
-            .arg(format!("{SERVER_IP}:{SERVE_PORT}"))
+        let mut serve = Command::new(BIN);
+        serve
+            .args(["serve", "--bind", &format!("{SERVER_IP}:{SERVE_PORT}")])
             .env("NICTUNE_TOKEN", TOKEN)
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()?;
+            .stderr(Stdio::null());
+        let serve = netns::spawn_in(&pair.b, &mut serve)?;
+        let pid = serve.id();
         pair.serve = Some(serve);
-        pair.wait_listening(SERVE_PORT)?;
+        pair.wait_listening(pid, SERVE_PORT)?;
         Ok(pair)
-    }
-
-    /// `ip netns exec NS taskset -c CPU PROGRAM`.
-    fn pinned(&self, ns: &str, cpu: u32, program: &str) -> Command {
-        let mut c = Command::new("ip");
-        c.args([
-            "netns",
-            "exec",
-            ns,
-            "taskset",
-            "-c",
-            &cpu.to_string(),
-            program,
-        ]);
-        c
     }
 
     /// The tool's server in b on `cpu`, listening on [`TOOL_PORT`].
     fn tool_server(&self, cpu: u32, tool: &str, args: &[&str]) -> Result<Reaped, Error> {
-        let server = Reaped(
-            self.pinned(&self.b, cpu, tool)
-                .args(args)
-                .args(["-p", TOOL_PORT])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()?,
-        );
-        self.wait_listening(TOOL_PORT)?;
+        let mut cmd = pinned(cpu, tool);
+        cmd.args(args)
+            .args(["-p", &TOOL_PORT.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let server = Reaped(netns::spawn_in(&self.b, &mut cmd)?);
+        self.wait_listening(server.0.id(), TOOL_PORT)?;
         Ok(server)
     }
 
-    fn wait_listening(&self, port: &str) -> Result<(), Error> {
+    fn wait_listening(&self, pid: u32, port: u16) -> Result<(), Error> {
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
-            let out = ip(&["netns", "exec", &self.b, "ss", "-ltnH"])?;
-            if String::from_utf8_lossy(&out.stdout).contains(&format!(":{port} ")) {
+            if listening(pid, port) {
                 return Ok(());
             }
             std::thread::sleep(Duration::from_millis(50));
@@ -194,12 +199,15 @@ impl Pair {
         Err(format!("nothing listens on {port} in {}", self.b).into())
     }
 
-    /// Pins every thread of the running `nictune serve` to `cpu` (`taskset -a -p`); the
-    /// threads it starts for a test inherit that.
+    /// Pins every thread of the running `nictune serve` to `cpu` (what `taskset -a -p`
+    /// does); the threads it starts for a test inherit that.
     fn pin_serve(&self, cpu: u32) -> Result<(), Error> {
         let pid = self.serve.as_ref().ok_or("serve is not running")?.id();
-        let (cpu, pid) = (cpu.to_string(), pid.to_string());
-        run(Command::new("taskset").args(["-a", "-p", "-c", &cpu, &pid])).map(drop)
+        for task in std::fs::read_dir(format!("/proc/{pid}/task"))? {
+            let tid: libc::pid_t = task?.file_name().to_string_lossy().parse()?;
+            pin_task(tid, cpu)?;
+        }
+        Ok(())
     }
 
     /// `nictune bench TEST --peer … --json` from a, pinned like the tools: the whole client
@@ -209,12 +217,14 @@ impl Pair {
         let peer = format!("{SERVER_IP}:{SERVE_PORT}");
         let (client, server) = (place.0.to_string(), place.1.to_string());
         self.pin_serve(place.1)?;
-        let out = run(self
-            .pinned(&self.a, place.0, BIN)
-            .args(["bench", test, "--peer", &peer])
-            .args(["--client-cpu", &client, "--server-cpu", &server, "--json"])
-            .args(extra)
-            .env("NICTUNE_TOKEN", TOKEN))?;
+        let out = run_in(
+            &self.a,
+            pinned(place.0, BIN)
+                .args(["bench", test, "--peer", &peer])
+                .args(["--client-cpu", &client, "--server-cpu", &server, "--json"])
+                .args(extra)
+                .env("NICTUNE_TOKEN", TOKEN),
+        )?;
         Ok(serde_json::from_slice(&out.stdout)?)
     }
 
@@ -280,11 +290,22 @@ impl Pair {
     /// warm-up; the whole client process pinned (iperf3 3.12 runs every stream in one
     /// thread, nictune's threads are all pinned to the same CPU).
     fn iperf3_stream(&self, conns: u32, place: (u32, u32), secs: u64) -> Result<f64, Error> {
-        let _server = self.tool_server(place.1, "iperf3", &["-s", "-1", "-B", SERVER_IP])?;
-        let out = run(self
-            .pinned(&self.a, place.0, "iperf3")
-            .args(["-c", SERVER_IP, "-p", TOOL_PORT, "-J", "-O", "1"])
-            .args(["-t", &secs.to_string(), "-P", &conns.to_string()]))?;
+        let server_ip = SERVER_IP.to_string();
+        let _server = self.tool_server(place.1, "iperf3", &["-s", "-1", "-B", &server_ip])?;
+        let out = run_in(
+            &self.a,
+            pinned(place.0, "iperf3")
+                .args([
+                    "-c",
+                    &server_ip,
+                    "-p",
+                    &TOOL_PORT.to_string(),
+                    "-J",
+                    "-O",
+                    "1",
+                ])
+                .args(["-t", &secs.to_string(), "-P", &conns.to_string()]),
+        )?;
         let text = String::from_utf8_lossy(&out.stdout);
         compare::parse_iperf3(&text)
             .ok_or_else(|| format!("could not read iperf3's output:\n{text}").into())
@@ -346,20 +367,16 @@ impl Pair {
     }
 
     fn sockperf_rr(&self, place: (u32, u32), secs: u64) -> Result<SockperfSummary, Error> {
-        let server = ["server", "--tcp", "-i", SERVER_IP];
+        let server_ip = SERVER_IP.to_string();
+        let server = ["server", "--tcp", "-i", &server_ip];
         let _server = self.tool_server(place.1, "sockperf", &server)?;
-        let out = run(self
-            .pinned(&self.a, place.0, "sockperf")
-            .args([
-                "ping-pong",
-                "--tcp",
-                "--full-rtt",
-                "-i",
-                SERVER_IP,
-                "-p",
-                TOOL_PORT,
-            ])
-            .args(["-m", MESSAGE, "-t", &secs.to_string()]))?;
+        let out = run_in(
+            &self.a,
+            pinned(place.0, "sockperf")
+                .args(["ping-pong", "--tcp", "--full-rtt", "-i", &server_ip])
+                .args(["-p", &TOOL_PORT.to_string()])
+                .args(["-m", MESSAGE, "-t", &secs.to_string()]),
+        )?;
         let text = String::from_utf8_lossy(&out.stdout).into_owned()
             + &String::from_utf8_lossy(&out.stderr);
         compare::parse_sockperf(&text)
@@ -371,7 +388,7 @@ impl Drop for Pair {
     fn drop(&mut self) {
         drop(self.serve.take().map(Reaped));
         for ns in [&self.a, &self.b] {
-            let _ = Command::new("ip").args(["netns", "del", ns]).output();
+            let _ = lab::delete_netns(ns);
         }
     }
 }

@@ -20,7 +20,6 @@ use crate::image::{self, ImageSpec};
 use crate::qemu::{Accel, AccelChoice, QemuSpec};
 use nictune_core::privilege::Privilege;
 use std::net::Ipv4Addr;
-use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -532,16 +531,13 @@ impl Drop for VmBed {
 
 /// Starts QEMU inside the testbed's namespace, killed when this thread ends.
 fn spawn_in_netns(spec: &QemuSpec, names: &Names) -> Result<Child> {
-    let ns_path = Path::new(hostnet::NETNS_DIR).join(&names.netns);
     // (A bridged guest's namespace is its pair's; the directory is always its own.)
-    let ns = std::fs::File::open(&ns_path).map_err(|e| VmError::io("opening", &ns_path, e))?;
     let log_path = names.dir.join("qemu.log");
     let log =
         std::fs::File::create(&log_path).map_err(|e| VmError::io("creating", &log_path, e))?;
     let log2 = log
         .try_clone()
         .map_err(|e| VmError::io("cloning", &log_path, e))?;
-    let fd = ns.as_raw_fd();
     let mut cmd = Command::new(&spec.program);
     cmd.args(spec.args())
         .stdin(Stdio::null())
@@ -549,24 +545,19 @@ fn spawn_in_netns(spec: &QemuSpec, names: &Names) -> Result<Child> {
         .stderr(log2);
     #[allow(unsafe_code)]
     // SAFETY: between fork and exec the closure only makes the async-signal-safe system
-    // calls setns and prctl on a descriptor the parent keeps open until spawn returns.
+    // call prctl.
     unsafe {
-        cmd.pre_exec(move || {
-            if libc::setns(fd, libc::CLONE_NEWNET) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
+        cmd.pre_exec(|| {
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             Ok(())
         });
     }
-    let child = cmd.spawn().map_err(|e| VmError::Command {
+    nictune_linux::netns::spawn_in(&names.netns, &mut cmd).map_err(|e| VmError::Command {
         command: spec.program.display().to_string(),
         detail: e.to_string(),
-    })?;
-    drop(ns);
-    Ok(child)
+    })
 }
 
 /// Whether to try KVM: /dev/kvm must open, and an earlier attempt on this machine with
