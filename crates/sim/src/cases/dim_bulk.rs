@@ -6,7 +6,9 @@
 //! hundred ns per GRO'd TCP frame). The fixed setting programs the same timer semantics DIM
 //! uses (EQE: the timer starts at the first completion) with DIM's own frame count.
 
-use super::rxhost::{run as run_host, HostCosts, RxHostOutcome, RxHostParams, RxMode};
+use super::rxhost::{
+    run as run_host, HostCosts, RxHostExtras, RxHostOutcome, RxHostParams, RxMode,
+};
 use crate::moderation::dim::{Dim, Direction};
 use crate::moderation::{Coalescing, Fixed, ModerationPolicy, TimerStart};
 use nictune_core::units::{Bytes, Nanos};
@@ -36,12 +38,7 @@ pub fn run(policy: Box<dyn ModerationPolicy>, duration: Nanos, seed: u64) -> RxH
         socket_frames: 1 << 20,
         mode: RxMode::Interrupts { policy, weight: 64 },
         costs: costs(),
-        probe_every: None,
-        probe_base: Nanos::ZERO,
-        busy_poll: None,
-        tx: None,
-        tcp: None,
-        linux: None,
+        extras: RxHostExtras::default(),
         duration,
         seed,
     })

@@ -12,8 +12,8 @@
 //! queue.
 
 use super::rxhost::{
-    run as run_host, HostCosts, Linux2632, RxHostOutcome, RxHostParams, RxMode, TcpSenders,
-    TxCauses,
+    run as run_host, HostCosts, Linux2632, RxHostExtras, RxHostOutcome, RxHostParams, RxMode,
+    TcpSenders, TxCauses,
 };
 use crate::moderation::ixgbe_legacy::{
     LegacyItr, LegacySetting, LegacyVariant, MAX_RATE, MIN_RATE,
@@ -92,16 +92,18 @@ pub fn run(itr: LegacySetting, duration: Nanos, seed: u64) -> RxHostOutcome {
             weight: 64,
         },
         costs: costs(),
-        probe_every: Some(Nanos::from_millis(200)),
-        probe_base: PROBE_BASE,
-        busy_poll: None,
-        tx: Some(TxCauses::Acks),
-        tcp: Some(senders()),
-        linux: Some(Linux2632 {
-            hz: 1000, // CentOS 6 kernels: CONFIG_HZ=1000
-            // A context switch in a 2014 Xen HVM guest (Ivy Bridge): assumed 3 µs.
-            ksoftirqd_switch: Nanos::from_micros(3),
-        }),
+        extras: RxHostExtras {
+            probe_every: Some(Nanos::from_millis(200)),
+            probe_base: PROBE_BASE,
+            tx: Some(TxCauses::Acks),
+            tcp: Some(senders()),
+            linux: Some(Linux2632 {
+                hz: 1000, // CentOS 6 kernels: CONFIG_HZ=1000
+                // A context switch in a 2014 Xen HVM guest (Ivy Bridge): assumed 3 µs.
+                ksoftirqd_switch: Nanos::from_micros(3),
+            }),
+            ..RxHostExtras::default()
+        },
         duration,
         seed,
     })

@@ -119,7 +119,7 @@ impl Sim<'_> {
 
     /// ksoftirqd gets the CPU.
     pub(super) fn ksoftirqd_switch(&mut self) {
-        let d = self.p.linux.map_or(0, |l| l.ksoftirqd_switch.0);
+        let d = self.p.extras.linux.map_or(0, |l| l.ksoftirqd_switch.0);
         self.acct.system += d;
         self.kernel = Kernel::Ksoftirqd;
         self.kernel_end = self.now + d;
@@ -141,7 +141,10 @@ impl Sim<'_> {
 
 /// The 2.6.32 machinery, in interrupt mode without busy polling (2.6.32 had none).
 pub(super) fn state(p: &RxHostParams, interrupts: bool) -> Option<Softirq> {
-    let cfg = p.linux.filter(|_| interrupts && p.busy_poll.is_none())?;
+    let cfg = p
+        .extras
+        .linux
+        .filter(|_| interrupts && p.extras.busy_poll.is_none())?;
     Some(Softirq {
         cfg,
         clock: Jiffies::new(cfg.hz),

@@ -117,7 +117,7 @@ pub enum RxMode {
 #[derive(Debug)]
 pub struct RxHostParams {
     /// Offered frames per second (the senders' rate; the link may carry fewer). With
-    /// [`Self::tcp`] it is the senders' application writes per second.
+    /// [`RxHostExtras::tcp`] it is the senders' application writes per second.
     pub offered_pps: f64,
     /// Bit rate of the link the frames arrive on: a frame's last bit arrives one wire time
     /// after the later of its send and the previous frame's arrival, so no load exceeds the
@@ -133,6 +133,18 @@ pub struct RxHostParams {
     pub mode: RxMode,
     /// CPU costs.
     pub costs: HostCosts,
+    /// The optional parts of the host (probes, busy polling, transmit causes, TCP senders,
+    /// the 2.6.32 softirq rules); all off by default.
+    pub extras: RxHostExtras,
+    /// Simulated time.
+    pub duration: Nanos,
+    /// Seed.
+    pub seed: u64,
+}
+
+/// The optional parts of an [`RxHostParams`] run; `Default` leaves every one out.
+#[derive(Debug, Default)]
+pub struct RxHostExtras {
     /// An echo probe every this often (`ping -i`), if any.
     pub probe_every: Option<Nanos>,
     /// Fixed part of a probe's round trip outside this host's receive path.
@@ -146,10 +158,6 @@ pub struct RxHostParams {
     pub tcp: Option<TcpSenders>,
     /// Linux 2.6.32 softirq rules (interrupt mode without busy polling).
     pub linux: Option<Linux2632>,
-    /// Simulated time.
-    pub duration: Nanos,
-    /// Seed.
-    pub seed: u64,
 }
 
 /// Ethernet (14), IPv4 (20) and TCP with timestamps (32) headers of every TCP frame.
@@ -324,7 +332,7 @@ impl Sim<'_> {
                 break;
             }
             let frame = if probe == next {
-                self.next_probe = self.p.probe_every.map_or(u64::MAX, |e| probe + e.0);
+                self.next_probe = self.p.extras.probe_every.map_or(u64::MAX, |e| probe + e.0);
                 Frame::PROBE
             } else {
                 self.arrivals.pop()
@@ -358,7 +366,7 @@ impl Sim<'_> {
             .is_some_and(|&(idx, _)| idx <= self.taken)
         {
             let (_, at) = self.probes.pop_front().expect("checked");
-            self.latency.record(done - at + self.p.probe_base.0);
+            self.latency.record(done - at + self.p.extras.probe_base.0);
         }
         let kept = n.min(self.p.socket_frames - self.socket);
         self.socket += kept;
@@ -367,7 +375,7 @@ impl Sim<'_> {
 
     /// The ACK of a segment taken at `done` raises its transmit-done cause.
     fn ack_cause(&mut self, done: u64) {
-        let after = self.p.tcp.map_or(0, |t| t.ack_after.0);
+        let after = self.p.extras.tcp.map_or(0, |t| t.ack_after.0);
         if let TxSource::Acks(q) = &mut self.tx {
             let at = done + after;
             let i = q.partition_point(|&t| t <= at);
@@ -632,7 +640,9 @@ impl Sim<'_> {
 
     /// The application found its socket empty: with busy_read it spins on the NAPI.
     fn busy_start(&mut self) {
-        let Some(cfg) = self.p.busy_poll else { return };
+        let Some(cfg) = self.p.extras.busy_poll else {
+            return;
+        };
         if self.busy.is_none() && self.polling.is_none() {
             self.busy = BusyLoop::start(cfg, Nanos(self.now));
             self.busy_schedule(self.now);
@@ -670,7 +680,7 @@ impl Sim<'_> {
             }
             BusyStep::Stop(_) => {
                 if l.stop(&mut self.napi, Nanos(self.now)) {
-                    self.busy_poll_once(self.p.busy_poll.map_or(8, |c| c.budget));
+                    self.busy_poll_once(self.p.extras.busy_poll.map_or(8, |c| c.budget));
                     if self
                         .napi
                         .complete_done(Nanos(self.now), 0, false)
@@ -730,7 +740,7 @@ fn wire_ns(frame: Bytes, bps: f64) -> u64 {
 fn arrivals(p: &RxHostParams) -> Arrivals {
     let rng = Rng::new(p.seed, 0);
     let wire = wire_ns(p.frame, p.link_bps);
-    match p.tcp {
+    match p.extras.tcp {
         Some(cfg) => Arrivals::tcp(rng, p.offered_pps, wire, cfg),
         None => Arrivals::poisson(rng, p.offered_pps, wire, tcp_payload(p.frame)),
     }
@@ -739,7 +749,7 @@ fn arrivals(p: &RxHostParams) -> Arrivals {
 /// The transmit-done causes `p` asks for (polling cleans the transmit ring in the poll
 /// handler: no causes to track).
 fn tx_source(p: &RxHostParams, polling: bool) -> TxSource {
-    match p.tx {
+    match p.extras.tx {
         _ if polling => TxSource::None,
         Some(TxCauses::Poisson { pps, delay }) => TxSource::Poisson {
             rng: Rng::new(p.seed, 1),
@@ -775,7 +785,7 @@ pub fn run(mut p: RxHostParams) -> RxHostOutcome {
         tx: tx_source(&p, !interrupts),
         tx_pending: 0,
         tx_causes: 0,
-        next_probe: p.probe_every.map_or(u64::MAX, |e| e.0 / 2),
+        next_probe: p.extras.probe_every.map_or(u64::MAX, |e| e.0 / 2),
         probes: VecDeque::new(),
         taken: 0,
         payload_taken: 0,

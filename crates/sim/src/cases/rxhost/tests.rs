@@ -17,12 +17,10 @@ fn overload(mode: RxMode) -> RxHostOutcome {
             per_frame: Nanos(3_000),
             app_per_frame: Nanos(1_000),
         },
-        probe_every: Some(Nanos::from_millis(10)),
-        probe_base: Nanos::ZERO,
-        busy_poll: None,
-        tx: None,
-        tcp: None,
-        linux: None,
+        extras: RxHostExtras {
+            probe_every: Some(Nanos::from_millis(10)),
+            ..RxHostExtras::default()
+        },
         duration: Nanos::from_millis(200),
         seed: 9,
     })
@@ -83,12 +81,11 @@ fn light(busy_poll: Option<BusyPollConfig>) -> RxHostOutcome {
             per_frame: Nanos(1_000),
             app_per_frame: Nanos(1_000),
         },
-        probe_every: Some(Nanos::from_millis(1)),
-        probe_base: Nanos::ZERO,
-        busy_poll,
-        tx: None,
-        tcp: None,
-        linux: None,
+        extras: RxHostExtras {
+            probe_every: Some(Nanos::from_millis(1)),
+            busy_poll,
+            ..RxHostExtras::default()
+        },
         duration: Nanos::from_millis(500),
         seed: 4,
     })
@@ -126,15 +123,14 @@ fn linux_host(pps: f64, per_frame: Nanos, app: Nanos) -> RxHostOutcome {
             per_frame,
             app_per_frame: app,
         },
-        probe_every: Some(Nanos::from_millis(5)),
-        probe_base: Nanos::ZERO,
-        busy_poll: None,
-        tx: None,
-        tcp: None,
-        linux: Some(Linux2632 {
-            hz: 1000,
-            ksoftirqd_switch: Nanos(3_000),
-        }),
+        extras: RxHostExtras {
+            probe_every: Some(Nanos::from_millis(5)),
+            linux: Some(Linux2632 {
+                hz: 1000,
+                ksoftirqd_switch: Nanos(3_000),
+            }),
+            ..RxHostExtras::default()
+        },
         duration: Nanos::from_millis(300),
         seed: 5,
     })
@@ -203,18 +199,17 @@ fn every_taken_tcp_segment_sends_an_ack_whose_completion_is_an_interrupt_cause()
                 per_frame: Nanos(500),
                 app_per_frame: Nanos::ZERO,
             },
-            probe_every: None,
-            probe_base: Nanos::ZERO,
-            busy_poll: None,
-            tx,
-            tcp: Some(TcpSenders {
-                connections: 50,
-                write: Bytes(40),
-                init_cwnd: 3,
-                one_way: Nanos::from_micros(20),
-                ack_after: Nanos::from_micros(30),
-            }),
-            linux: None,
+            extras: RxHostExtras {
+                tcp: Some(TcpSenders {
+                    connections: 50,
+                    write: Bytes(40),
+                    init_cwnd: 3,
+                    one_way: Nanos::from_micros(20),
+                    ack_after: Nanos::from_micros(30),
+                }),
+                tx,
+                ..RxHostExtras::default()
+            },
             duration: Nanos::from_millis(500),
             seed: 3,
         })
@@ -247,12 +242,7 @@ fn open_loop(mode: RxMode, pps: f64, costs: HostCosts, seed: u64) -> RxHostOutco
         socket_frames: 256,
         mode,
         costs,
-        probe_every: None,
-        probe_base: Nanos::ZERO,
-        busy_poll: None,
-        tx: None,
-        tcp: None,
-        linux: None,
+        extras: RxHostExtras::default(),
         duration: Nanos::from_secs(2),
         seed,
     })
