@@ -38,16 +38,22 @@ pub struct HostChanges {
     pub driver: Option<String>,
     /// Module parameters of `driver` may be changed (a driver reload).
     pub reload: bool,
+    /// The network namespace the server runs in, as its journals record it (`None` for the
+    /// host's own; [`nictune_linux::netns::journal_name`]): a server started with
+    /// `ip netns exec NAME` changes NAME's interface, and `nictune revert` must go there.
+    pub netns: Option<String>,
 }
 
 impl HostChanges {
-    /// Changes on `iface`, its driver read from sysfs.
-    pub fn new(state_dir: PathBuf, iface: &str, reload: bool) -> HostChanges {
+    /// Changes on `iface` in namespace `netns` (where this process runs), its driver read
+    /// from sysfs.
+    pub fn new(state_dir: PathBuf, iface: &str, netns: Option<String>, reload: bool) -> Self {
         HostChanges {
             state_dir,
             iface: iface.to_string(),
             driver: nictune_linux::write::module::driver_of(iface),
             reload,
+            netns,
         }
     }
 
@@ -205,7 +211,7 @@ impl ChangeSession for HostSession<'_> {
         let req = ApplyRequest {
             pid: std::process::id(),
             now_unix_ms: self.next_ms(),
-            netns: None,
+            netns: self.handler.netns.clone(),
             iface: Some(iface),
             confirm_within_ms: None,
         };

@@ -5,13 +5,16 @@
 //! starting threads.
 //!
 //! Named namespaces themselves (`ip netns add/del/list`, running a closure inside one on its
-//! own thread) are in [`named`]; per-namespace sysctls in [`sysctl`]; a program started inside
-//! one with [`spawn_in`].
+//! own thread) are in [`named`]; which one this thread runs in (`ip netns identify`) in
+//! [`identify`]; per-namespace sysctls in [`sysctl`]; a program started inside one with
+//! [`spawn_in`].
 #![allow(unsafe_code)]
 
+pub mod identify;
 pub mod named;
 pub mod sysctl;
 
+pub use identify::{current, journal_name, Current, JournalNetnsError};
 pub use named::{create, delete, exists, list, path, run_in};
 
 use std::fs::File;
@@ -41,10 +44,35 @@ pub struct NetnsError {
 /// Moves the calling (single-threaded) process into network namespace `name`.
 pub fn enter(name: &str) -> Result<(), NetnsError> {
     enter_thread(name)?;
-    let fail = failure(name);
+    private_sys(&failure(name))
+}
+
+/// Moves the calling (single-threaded) process back into the host's own network namespace
+/// ([`INIT_NETNS`]), as [`enter`] does for a named one: a revert of a change made there, run
+/// from inside another namespace (`ip netns exec`), must write where the change was made.
+pub fn enter_init() -> Result<(), NetnsError> {
+    let fail = failure_of("entering", "of the host (PID 1's)");
+    let handle = open_init().map_err(|e| fail("opening its handle", e))?;
+    // SAFETY: setns on a descriptor we hold open; the result is checked.
+    check(unsafe { libc::setns(handle.as_raw_fd(), libc::CLONE_NEWNET) })
+        .map_err(|e| fail("setns", e))?;
+    private_sys(&fail)
+}
+
+/// A private mount namespace whose `/sys` shows the network namespace just entered.
+fn private_sys(fail: &impl Fn(&'static str, io::Error) -> NetnsError) -> Result<(), NetnsError> {
     // SAFETY: unshare only affects this process; the result is checked.
     check(unsafe { libc::unshare(libc::CLONE_NEWNS) }).map_err(|e| fail("unshare mounts", e))?;
-    remount_sys(&fail)
+    remount_sys(fail)
+}
+
+/// The first of the host's namespace handles ([`INIT_NETNS`]) that opens.
+fn open_init() -> io::Result<File> {
+    INIT_NETNS
+        .iter()
+        .map(File::open)
+        .reduce(|first, next| first.or(next))
+        .unwrap_or_else(|| Err(io::ErrorKind::NotFound.into()))
 }
 
 /// Moves only the calling thread's network context into namespace `name` (setns without the
@@ -95,11 +123,7 @@ pub fn run_in_init<R: Send>(f: impl FnOnce() -> R + Send) -> Result<R, NetnsErro
     let fail = failure_of("entering", "of the host (PID 1's)");
     std::thread::scope(|s| {
         let body = || {
-            let opened = INIT_NETNS.iter().map(File::open);
-            let handle = opened
-                .reduce(|first, next| first.or(next))
-                .unwrap_or_else(|| Err(std::io::ErrorKind::NotFound.into()))
-                .map_err(|e| fail("opening its handle", e))?;
+            let handle = open_init().map_err(|e| fail("opening its handle", e))?;
             // SAFETY: setns on a descriptor we hold open; it changes only this thread.
             check(unsafe { libc::setns(handle.as_raw_fd(), libc::CLONE_NEWNET) })
                 .map_err(|e| fail("setns", e))?;

@@ -73,8 +73,10 @@ pub enum RevertError {
 }
 
 /// Reverts `target` (by the user or the watchdog) while `lock` is held: enters the change's
-/// network namespace and restores its values through the live writer; when that namespace
-/// is gone (its settings went with it) closes the change without writing.
+/// network namespace — the named one it was journaled with, or the host's own when it has
+/// none and this process runs elsewhere (`ip netns exec`) — and restores its values through
+/// the live writer; when that namespace is gone (its settings went with it) closes the
+/// change without writing.
 pub fn revert(
     state: &StateDir,
     lock: &Lock,
@@ -89,6 +91,8 @@ pub fn revert(
             return Ok(txn::close_unwritten(state, lock, target, &why, at)?);
         }
         netns::enter(name).map_err(RevertError::Enter)?;
+    } else if netns::current().map_err(RevertError::Enter)? != netns::Current::Initial {
+        netns::enter_init().map_err(RevertError::Enter)?;
     }
     let mut host = LinuxWriter::live();
     let now = txn::now_unix_ms();

@@ -43,8 +43,9 @@ pub struct LiveTarget<'a> {
     ends: Vec<NsEnd>,
     /// An interface in this process's namespace, changed through `root` (`--iface`).
     local: Option<String>,
-    /// The namespace this process entered for `local` (`--netns`), recorded in its journals
-    /// so `nictune revert` from outside finds the interface.
+    /// The namespace this process runs in for `local` (`--netns`, or a named one it was
+    /// started in), recorded in its journals so `nictune revert` from outside finds the
+    /// interface.
     local_netns: Option<String>,
     root: LinuxWriter,
     /// Knobs any candidate sets: what a snapshot reads.
@@ -75,8 +76,9 @@ impl<'a> LiveTarget<'a> {
         }
     }
 
-    /// The target for `--iface`: `iface` in this process's namespace (`netns`, already
-    /// entered, or the initial one), no testbed ends.
+    /// The target for `--iface`: `iface` in this process's namespace (`netns`: named, as
+    /// [`nictune_linux::netns::journal_name`] gives it, or `None` for the initial one), no
+    /// testbed ends.
     pub fn local(
         state: &'a StateDir,
         lock: &'a Lock,

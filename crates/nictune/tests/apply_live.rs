@@ -456,6 +456,78 @@ fn a_change_whose_namespace_is_gone_is_closed_without_writes() {
     );
 }
 
+/// `nictune ARGS` run the way `ip netns exec NS nictune …` runs it: inside the namespace,
+/// without `--netns`.
+fn nictune_in(bed: &Testbed, ns: &str, args: &[&str]) -> Output {
+    Command::new("ip")
+        .args(["netns", "exec", ns, env!("CARGO_BIN_EXE_nictune")])
+        .args(args)
+        .env("NICTUNE_STATE_DIR", bed.state.path())
+        .env_remove("SSH_CONNECTION")
+        .output()
+        .unwrap()
+}
+
+/// A change made by a process started inside a named namespace (`ip netns exec`, no
+/// `--netns`) is journaled with that namespace, so `nictune revert` from the host restores
+/// it there — not on a host interface of the same name.
+#[test]
+fn a_change_made_inside_a_named_namespace_is_journaled_there_and_reverted_there() {
+    let Some(bed) = Testbed::new() else { return };
+    let before = bed.state();
+    ok(&nictune_in(
+        &bed,
+        &bed.ns,
+        &[
+            "apply",
+            "--iface",
+            "v0",
+            "sysctl.net.core.somaxconn=1000",
+            "napi.defer-hard-irqs=3",
+        ],
+    ));
+    let (_, journal) = bed.only_journal();
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let begin: Json = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(begin["netns"], bed.ns.as_str(), "{begin}");
+    assert_eq!(
+        bed.ns_exec(&["cat", "/proc/sys/net/core/somaxconn"]),
+        "1000"
+    );
+    let status = ok(&bed.nictune(&["status"]));
+    assert!(
+        status.contains(&bed.ns),
+        "status names the namespace: {status}"
+    );
+    ok(&bed.nictune(&["revert"]));
+    assert_eq!(
+        bed.state(),
+        before,
+        "reverted from the host, inside the namespace"
+    );
+}
+
+/// A process in a namespace with no name refuses to change anything: its journal could not
+/// lead a revert back there.
+#[test]
+fn a_change_from_an_unnamed_namespace_is_refused_before_any_write() {
+    let Some(bed) = Testbed::new() else { return };
+    let out = Command::new("unshare")
+        .args(["--net", env!("CARGO_BIN_EXE_nictune")])
+        .args(["apply", "sysctl.net.core.somaxconn=1000"])
+        .env("NICTUNE_STATE_DIR", bed.state.path())
+        .env_remove("SSH_CONNECTION")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("no name under /run/netns"), "{stderr}");
+    assert!(stderr.contains("ip netns exec"), "the hint: {stderr}");
+    let changes = bed.state.path().join("changes");
+    let journals = std::fs::read_dir(&changes).map_or(0, |d| d.count());
+    assert_eq!(journals, 0, "nothing journaled");
+}
+
 /// Sends `signal` (a name for kill(1): INT, TERM, HUP) to a process this test started.
 fn send(child: &Child, signal: &str) {
     let status = Command::new("kill")

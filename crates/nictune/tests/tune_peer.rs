@@ -387,7 +387,9 @@ fn nictune_in(ns: &str, state: &Path, args: &[&str]) -> Output {
 
 /// A server killed outright with a client's change in place: nothing can put it back by
 /// itself, so the journal and the session's mark make the next `nictune apply` and the next
-/// `serve --allow-changes` there refuse until `nictune revert` has restored it.
+/// `serve --allow-changes` there refuse until `nictune revert` has restored it. The server
+/// was started with `ip netns exec` (no `--netns`), and its journal names that namespace:
+/// the revert runs from the host and still restores the server's interface.
 #[test]
 fn a_killed_server_leaves_a_journal_that_blocks_new_changes_until_revert() {
     if let Some(why) = common::netns_skip_reason("tp") {
@@ -444,7 +446,16 @@ fn a_killed_server_leaves_a_journal_that_blocks_new_changes_until_revert() {
     assert_eq!(serve.status.code(), Some(2), "{err}");
     assert!(err.contains("must be reverted first"), "{err}");
 
-    let revert = nictune_in(&lab.b, state, &["revert"]);
+    let status = nictune(state, &["status", "--json", "--all"]);
+    let status: Json = serde_json::from_slice(&status.stdout).unwrap();
+    for c in status["changes"].as_array().unwrap() {
+        assert_eq!(
+            c["netns"],
+            lab.b.as_str(),
+            "journaled where the server runs: {c}"
+        );
+    }
+    let revert = nictune(state, &["revert"]);
     assert!(revert.status.success(), "{revert:?}");
     for c in peer_changes_reverted(state) {
         let done = (&c["phase"], &c["complete"]);

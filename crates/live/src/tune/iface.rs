@@ -33,7 +33,8 @@ use std::path::Path;
 pub struct Where<'a> {
     /// `--iface`.
     pub iface: &'a str,
-    /// `--netns`, already entered.
+    /// The namespace the process runs in and journals under: `--netns` (already entered)
+    /// or a named one it was started in; `None` for the host's own.
     pub netns: Option<&'a str>,
     /// `--peer`, as typed (for the report).
     pub peer: &'a str,

@@ -191,7 +191,7 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
     let request = ApplyRequest {
         pid: std::process::id(),
         now_unix_ms: now_unix_ms(),
-        netns: req.netns.clone(),
+        netns: journal_netns(req.netns.as_deref())?,
         iface: req.iface.clone(),
         confirm_within_ms: req.confirm_within_ms,
     };
@@ -452,6 +452,15 @@ fn nothing_to_revert(ctx: &Ctx) -> Result<Outcome> {
         render::revert_text,
     )?;
     Ok(Outcome::Success)
+}
+
+/// The namespace a change is journaled under ([`netns::journal_name`]): `explicit`
+/// (`--netns`, already entered), else the one this process runs in.
+pub(crate) fn journal_netns(explicit: Option<&str>) -> Result<Option<String>> {
+    netns::journal_name(explicit).hint(
+        "run it in a named namespace (`ip netns add NAME`, then `ip netns exec NAME nictune …` \
+         or --netns NAME), so that `nictune revert` can find it",
+    )
 }
 
 /// Reverts `target` on the live host ([`changes::revert`]), with the hint for a namespace

@@ -109,7 +109,13 @@ fn changes(args: &Args, iface: &str, privilege: Privilege) -> Result<Arc<dyn Cha
         let bad = InvalidInput::new("--allow-changes", iface, "an interface of this host");
         return Err(bad).hint("`nictune show` lists the interfaces");
     }
-    let handler = HostChanges::new(args.state.state_dir.clone(), iface, args.allow_reload);
+    let netns = apply::journal_netns(None)?;
+    let handler = HostChanges::new(
+        args.state.state_dir.clone(),
+        iface,
+        netns,
+        args.allow_reload,
+    );
     apply::refuse_risky_iface(iface, args.force)?;
     if let (true, Some(driver)) = (args.allow_reload, &handler.driver) {
         for port in nictune_linux::write::module::ports_bound(driver) {

@@ -41,11 +41,13 @@ pub fn run_interface(c: &Checked, opts: &Opts, ctx: &Ctx) -> Result<Outcome> {
         netns::enter(name).hint("create it with `ip netns add NAME`; entering needs root")?;
     }
     refuse_risky_iface(iface, opts.force)?;
+    // Where the changes are journaled: `--netns`, or the namespace `ip netns exec` put us in.
+    let netns_name = crate::cmd::apply::journal_netns(opts.netns.as_deref())?;
     let state_dir = opts.state.state_dir.as_path();
     let fail = |e| iface_error(e, state_dir);
     let at = Where {
         iface,
-        netns: opts.netns.as_deref(),
+        netns: netns_name.as_deref(),
         peer,
     };
     // Module parameters (a driver reload per candidate) need the explicit --reload-driver.
