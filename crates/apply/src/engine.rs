@@ -145,35 +145,49 @@ pub fn apply(
     let undo = |failure: Failure, host: &mut _, journal: &mut _| {
         roll_back(changes, preserve, failure, host, journal)
     };
-    for (step, change) in changes.iter().enumerate() {
-        let name = || format!("step {} ({})", step + 1, change.setting);
+    for group in groups(changes.iter().map(|c| &c.setting)) {
+        let (first, last) = (*group.start(), *group.end());
+        let name = |step: usize| format!("step {} ({})", step + 1, changes[step].setting);
+        let names = || {
+            let all: Vec<String> = group.clone().map(name).collect();
+            all.join(", ")
+        };
         if stop() {
-            let cause = format!("interrupted by a signal before {}", name());
-            return Err(undo(Failure::before(step, cause), host, journal));
+            let cause = format!("interrupted by a signal before {}", names());
+            return Err(undo(Failure::before(first, cause), host, journal));
         }
-        if let Err(e) = journal.append(&Record::Intent { step }) {
-            let cause = format!("journaling {} failed before its write: {e}", name());
-            return Err(undo(Failure::before(step, cause), host, journal));
+        for step in group.clone() {
+            if let Err(e) = journal.append(&Record::Intent { step }) {
+                let cause = format!("journaling {} failed before its write: {e}", name(step));
+                return Err(undo(Failure::before(first, cause), host, journal));
+            }
         }
-        match write_and_read(host, &change.setting, &change.new) {
+        let items: Vec<(&Setting, &HostValue)> = group
+            .clone()
+            .map(|i| (&changes[i].setting, &changes[i].new))
+            .collect();
+        match write_and_read_all(host, &items) {
             Ok(effective) => {
-                journal_best_effort(
-                    journal,
-                    &Record::Written {
-                        step,
-                        effective: effective.clone(),
-                    },
-                );
-                done.push(StepResult {
-                    setting: change.setting.clone(),
-                    old: change.old.clone(),
-                    new: change.new.clone(),
-                    effective,
-                });
+                for (step, effective) in group.clone().zip(effective) {
+                    journal_best_effort(
+                        journal,
+                        &Record::Written {
+                            step,
+                            effective: effective.clone(),
+                        },
+                    );
+                    let change = &changes[step];
+                    done.push(StepResult {
+                        setting: change.setting.clone(),
+                        old: change.old.clone(),
+                        new: change.new.clone(),
+                        effective,
+                    });
+                }
             }
             Err(e) => {
-                let cause = format!("{} failed ({e})", name());
-                return Err(undo(Failure::at(step, cause), host, journal));
+                let cause = format!("{} failed ({e})", names());
+                return Err(undo(Failure::at(last, cause), host, journal));
             }
         }
     }
@@ -199,6 +213,35 @@ fn write_and_read(
 ) -> Result<HostValue, HostError> {
     host.write(setting, value)?;
     host.read(setting)
+}
+
+/// Writes settings that go together ([`HostWrite::write_all`]: one reload for the
+/// parameters of one module), then reads each back.
+fn write_and_read_all(
+    host: &mut impl HostWrite,
+    items: &[(&Setting, &HostValue)],
+) -> Result<Vec<HostValue>, HostError> {
+    host.write_all(items)?;
+    items.iter().map(|(s, _)| host.read(s)).collect()
+}
+
+/// `settings` cut into runs of consecutive indexes written by one operation
+/// ([`Setting::written_with`]); every other setting is a run of its own.
+fn groups<'a>(
+    settings: impl IntoIterator<Item = &'a Setting>,
+) -> Vec<std::ops::RangeInclusive<usize>> {
+    let mut runs: Vec<std::ops::RangeInclusive<usize>> = Vec::new();
+    let mut previous: Option<&Setting> = None;
+    for (i, s) in settings.into_iter().enumerate() {
+        match runs.last_mut() {
+            Some(run) if previous.is_some_and(|p| p.written_with(s)) => {
+                *run = *run.start()..=i;
+            }
+            _ => runs.push(i..=i),
+        }
+        previous = Some(s);
+    }
+    runs
 }
 
 /// After a record is on disk the host write happens regardless; a later record that fails to
@@ -286,11 +329,27 @@ pub fn restore(
     host: &mut impl HostWrite,
     journal: &mut Journal,
 ) -> Vec<Restored> {
-    for &step in steps {
-        journal_best_effort(journal, &Record::Undo { step });
-        let change = &changes[step];
-        let result = write_and_read(host, &change.setting, &change.old);
-        journal_best_effort(journal, &undone(step, &result));
+    for run in groups(steps.iter().map(|&s| &changes[s].setting)) {
+        let run = &steps[run];
+        for &step in run {
+            journal_best_effort(journal, &Record::Undo { step });
+        }
+        let items: Vec<(&Setting, &HostValue)> = run
+            .iter()
+            .map(|&s| (&changes[s].setting, &changes[s].old))
+            .collect();
+        match write_and_read_all(host, &items) {
+            Ok(values) => {
+                for (&step, v) in run.iter().zip(values) {
+                    journal_best_effort(journal, &undone(step, &Ok(v)));
+                }
+            }
+            Err(e) => {
+                for &step in run {
+                    journal_best_effort(journal, &undone(step, &Err(e.clone())));
+                }
+            }
+        }
     }
     let mut forward: Vec<usize> = steps.to_vec();
     forward.sort_unstable();

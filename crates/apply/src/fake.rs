@@ -38,8 +38,12 @@ pub struct FakeWriter {
     pub fail_at: Option<(usize, FailMode)>,
     /// Refuse every write from this index on (a device that stopped answering), until reset.
     pub refuse_from: Option<usize>,
-    /// Writes performed so far, including failed ones.
+    /// Writes performed so far, including failed ones; the parameters of one module written
+    /// together count once.
     pub writes: usize,
+    /// Of those, writes of module parameters: each is one reload of the module, whether it
+    /// sets one parameter or several.
+    pub reloads: usize,
 }
 
 impl FakeWriter {
@@ -116,6 +120,9 @@ impl HostWrite for FakeWriter {
         if !self.values.contains_key(setting) {
             return Err(FakeWriter::unsupported(Op::Write, setting));
         }
+        if setting.module().is_some() {
+            self.reloads += 1;
+        }
         let failure = self.take_failure();
         if failure == Some(FailMode::Refused) {
             return Err(injected(setting));
@@ -127,6 +134,33 @@ impl HostWrite for FakeWriter {
         }
         match failure {
             Some(_) => Err(injected(setting)),
+            None => Ok(()),
+        }
+    }
+
+    /// Parameters of one module are one write (one reload, as on Linux): one index for
+    /// `fail_at`, all changed or none (refused), or all changed and then an error.
+    fn write_all(&mut self, items: &[(&Setting, &HostValue)]) -> Result<(), HostError> {
+        let one_reload = items.len() > 1
+            && items[0].0.module().is_some()
+            && items.iter().all(|(s, _)| s.written_with(items[0].0));
+        if !one_reload {
+            return items.iter().try_for_each(|(s, v)| self.write(s, v));
+        }
+        if let Some((s, _)) = items.iter().find(|(s, _)| !self.values.contains_key(*s)) {
+            return Err(FakeWriter::unsupported(Op::Write, s));
+        }
+        self.reloads += 1;
+        let failure = self.take_failure();
+        if failure == Some(FailMode::Refused) {
+            return Err(injected(items[0].0));
+        }
+        for (s, v) in items {
+            let effective = self.effective(s, v);
+            self.values.insert((*s).clone(), effective);
+        }
+        match failure {
+            Some(_) => Err(injected(items[0].0)),
             None => Ok(()),
         }
     }

@@ -9,7 +9,7 @@ use nictune_apply::journal::{Phase, RevertBy};
 use nictune_apply::plan::resolve;
 use nictune_apply::state::{revertible, StateDir};
 use nictune_apply::txn::{apply_plan, revert, ApplyRequest, TxnError};
-use nictune_host::write::setting::Key;
+use nictune_host::write::setting::{Key, Object, Setting};
 use nictune_host::write::value::HostValue;
 use proptest::prelude::*;
 
@@ -371,4 +371,91 @@ fn a_confirm_deadline_past_the_end_of_time_is_refused_before_anything_is_written
     assert!(matches!(err, TxnError::DeadlineOutOfRange { .. }), "{err}");
     assert_eq!((h.writes, h.state()), (0, &before));
     assert!(state.transactions().unwrap().is_empty(), "no journal");
+}
+
+/// A host whose e1000 module has two parameters and whose device has one coalescing key.
+fn with_module(h: FakeWriter) -> (FakeWriter, Vec<Desired>) {
+    let param = |p: &str| {
+        Setting::new(
+            Object::Module {
+                module: "e1000".into(),
+            },
+            Key::ModuleParam {
+                module: "e1000".into(),
+                param: p.into(),
+            },
+        )
+    };
+    let h = h
+        .with(param("InterruptThrottleRate"), HostValue::text(""))
+        .with(param("TxIntDelay"), HostValue::text(""));
+    let d = [
+        "e1000.InterruptThrottleRate=2000",
+        "e1000.TxIntDelay=0",
+        "coalesce.rx-usecs=20",
+    ]
+    .map(|a| parse_assignment(a).unwrap())
+    .to_vec();
+    (h, d)
+}
+
+/// The parameters of one module go in one reload, applying and reverting: two parameters
+/// cost one reload each way, not two.
+#[test]
+fn parameters_of_one_module_are_written_by_one_reload_each_way() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = StateDir::new(dir.path());
+    let (mut h, d) = with_module(host());
+    let before = h.state().clone();
+    let plan = resolve(&d, Some(IF), &mut h).unwrap();
+    assert_eq!(plan.changes.len(), 3, "{plan:?}");
+    let lock = state.try_lock().unwrap();
+    let applied = apply_plan(&state, &lock, &plan, &request(), &mut h)
+        .unwrap()
+        .unwrap();
+    assert_eq!(applied.steps.len(), 3);
+    assert_eq!(
+        (h.reloads, h.writes),
+        (1, 2),
+        "one reload and the coalescing write"
+    );
+    let all = state.transactions().unwrap();
+    let r = revert(&state, &lock, &all[0], &mut h, RevertBy::User, 2, 6_000).unwrap();
+    assert!(r.complete, "{r:?}");
+    assert_eq!((h.reloads, h.writes), (2, 4), "one more reload to revert");
+    assert_eq!(h.state(), &before);
+}
+
+/// A reload that fails, before or after it took effect (the module came back with the new
+/// parameters and then the call erred), is rolled back whole, and so is a reload followed
+/// by a failing write: every parameter in it goes back, by one reload.
+#[test]
+fn a_failed_reload_or_a_failure_after_it_rolls_back_every_parameter_in_it() {
+    for (at, mode) in [
+        (0, FailMode::Refused),
+        (0, FailMode::AfterChange),
+        (1, FailMode::Refused),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let state = StateDir::new(dir.path());
+        let (mut h, d) = with_module(host());
+        let before = h.state().clone();
+        let plan = resolve(&d, Some(IF), &mut h).unwrap();
+        let order: Vec<String> = plan.changes.iter().map(|c| c.setting.to_string()).collect();
+        assert!(
+            order[2].contains("rx-usecs"),
+            "module stage first: {order:?}"
+        );
+        h.fail_at = Some((at, mode));
+        let lock = state.try_lock().unwrap();
+        let err = apply_plan(&state, &lock, &plan, &request(), &mut h).unwrap_err();
+        let text = chain_text(&err);
+        let failed = if at == 0 { "TxIntDelay" } else { "rx-usecs" };
+        assert!(text.contains(failed), "{at} {mode:?}: {text}");
+        assert_eq!(h.state(), &before, "{at} {mode:?}: every value back");
+        let txn = &state.transactions().unwrap()[0];
+        let n = if at == 0 { 2 } else { 3 };
+        assert_eq!(txn.attempted.len(), n, "{at} {mode:?}: intents journaled");
+        assert_eq!(h.reloads, 2, "{at} {mode:?}: one reload there, one back");
+    }
 }

@@ -94,4 +94,10 @@ pub trait HostWrite {
     fn limit(&mut self, setting: &Setting) -> Result<Option<u64>, HostError>;
     /// Writes one value. The engine reads it back afterwards.
     fn write(&mut self, setting: &Setting, value: &HostValue) -> Result<(), HostError>;
+    /// Writes settings that one operation sets together ([`Setting::written_with`]: the
+    /// parameters of one driver module, set by a single reload instead of one each). The
+    /// default writes them one by one, in order; on an error some may have been written.
+    fn write_all(&mut self, items: &[(&Setting, &HostValue)]) -> Result<(), HostError> {
+        items.iter().try_for_each(|(s, v)| self.write(s, v))
+    }
 }

@@ -385,6 +385,21 @@ impl Setting {
     pub fn new(target: Object, key: Key) -> Setting {
         Setting { target, key }
     }
+
+    /// The driver module whose parameter this is, for a module parameter: settings of one
+    /// module are written together, by one reload ([`crate::write::HostWrite::write_all`]).
+    pub fn module(&self) -> Option<&str> {
+        match (&self.target, &self.key) {
+            (Object::Module { module }, Key::ModuleParam { .. }) => Some(module),
+            _ => None,
+        }
+    }
+
+    /// Whether `self` and `other` are written by one operation: parameters of the same
+    /// module.
+    pub fn written_with(&self, other: &Setting) -> bool {
+        self.module().is_some() && self.module() == other.module()
+    }
 }
 
 impl fmt::Display for Setting {

@@ -144,7 +144,7 @@ impl HostWrite for LinuxWriter {
     fn write(&mut self, s: &Setting, value: &HostValue) -> Result<(), HostError> {
         if let (Object::Module { module }, Key::ModuleParam { param, .. }) = (&s.target, &s.key) {
             let roots = module::ModuleRoots::from(&self.roots);
-            return module::write(&roots, module, param, value, s);
+            return module::write(&roots, module, &[(param, value)], s);
         }
         if let Some((path, form)) = files::file_for(s, &self.roots) {
             return files::write(s, &path, form, value);
@@ -159,5 +159,26 @@ impl HostWrite for LinuxWriter {
             }
             _ => Err(unsupported(Op::Write, s, "no way to write this setting")),
         }
+    }
+
+    /// Parameters of one module go in one reload; anything else one by one.
+    fn write_all(&mut self, items: &[(&Setting, &HostValue)]) -> Result<(), HostError> {
+        let one_module = items.split_first().is_some_and(|((first, _), rest)| {
+            first.module().is_some() && rest.iter().all(|(s, _)| s.written_with(first))
+        });
+        if !one_module || items.len() < 2 {
+            return items.iter().try_for_each(|(s, v)| self.write(s, v));
+        }
+        let (first, _) = items[0];
+        let module = first.module().expect("checked above");
+        let params: Vec<(&str, &HostValue)> = items
+            .iter()
+            .filter_map(|(s, v)| match &s.key {
+                Key::ModuleParam { param, .. } => Some((param.as_str(), *v)),
+                _ => None,
+            })
+            .collect();
+        let roots = module::ModuleRoots::from(&self.roots);
+        module::write(&roots, module, &params, first)
     }
 }

@@ -133,25 +133,27 @@ pub fn read(
     ))
 }
 
-/// Reloads `module` with `param` set to `value` (removed when empty) and every other
-/// parameter as it ran with; restores its ports' addresses, MTU and up state.
+/// Reloads `module` once with each of `set` (parameter, value; a parameter whose value is
+/// empty is removed) and every other parameter as it ran with; restores its ports'
+/// addresses, MTU and up state. Errors name `s` (the first setting of the reload).
 pub fn write(
     roots: &ModuleRoots,
     module: &str,
-    param: &str,
-    value: &HostValue,
+    set: &[(&str, &HostValue)],
     s: &Setting,
 ) -> Result<(), HostError> {
     let fail = |kind| HostError::new(Op::Write, s, kind);
-    let text = match value {
-        HostValue::Text(t) => t.trim().to_string(),
-        other => other.to_string(),
-    };
     let mut params = loaded_params(roots, module);
-    if text.is_empty() {
-        params.remove(param);
-    } else {
-        params.insert(param.to_string(), text);
+    for (param, value) in set {
+        let text = match value {
+            HostValue::Text(t) => t.trim().to_string(),
+            other => other.to_string(),
+        };
+        if text.is_empty() {
+            params.remove(*param);
+        } else {
+            params.insert(param.to_string(), text);
+        }
     }
     let file = module_file(roots, module).map_err(|e| fail(HostErrorKind::NotFound(e)))?;
     let ports = ports_of(roots, module);

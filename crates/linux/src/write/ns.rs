@@ -123,4 +123,18 @@ impl HostWrite for NsHost {
         let (s, v) = (setting.clone(), value.clone());
         self.call(Op::Write, &setting.to_string(), move |h| h.write(&s, &v))
     }
+
+    fn write_all(&mut self, items: &[(&Setting, &HostValue)]) -> Result<(), HostError> {
+        let Some((first, _)) = items.first() else {
+            return Ok(());
+        };
+        let owned: Vec<(Setting, HostValue)> = items
+            .iter()
+            .map(|(s, v)| ((*s).clone(), (*v).clone()))
+            .collect();
+        self.call(Op::Write, &first.to_string(), move |h| {
+            let refs: Vec<(&Setting, &HostValue)> = owned.iter().map(|(s, v)| (s, v)).collect();
+            h.write_all(&refs)
+        })
+    }
 }

@@ -45,4 +45,10 @@ impl<H: HostWrite> HostWrite for Paced<H> {
         }
         self.inner.write(setting, value)
     }
+    fn write_all(&mut self, items: &[(&Setting, &HostValue)]) -> Result<(), HostError> {
+        if let Some(d) = self.delay {
+            std::thread::sleep(d);
+        }
+        self.inner.write_all(items)
+    }
 }
