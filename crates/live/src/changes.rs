@@ -102,16 +102,46 @@ pub fn revert(
 /// How long [`verify_by_effect`] counts interrupts.
 const EFFECT_WINDOW: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// How long [`verify_by_effect`] waits, after a driver reload, for a port to pass traffic
+/// again before it counts.
+const TRAFFIC_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Waits, at most [`TRAFFIC_WAIT`], until `port` has both sent and received a packet since
+/// the call. A reloaded port has its carrier before it has traffic again (its neighbours are
+/// resolved anew, TCP's retransmissions have backed off): a window over that silence would
+/// judge nothing. Returns at once where the counters cannot be read.
+fn wait_for_traffic(port: &str) {
+    let read = |counter: &str| {
+        let path = format!("/sys/class/net/{port}/statistics/{counter}");
+        std::fs::read_to_string(path)
+            .ok()
+            .and_then(|t| t.trim().parse::<u64>().ok())
+    };
+    let (Some(rx), Some(tx)) = (read("rx_packets"), read("tx_packets")) else {
+        return;
+    };
+    let end = std::time::Instant::now() + TRAFFIC_WAIT;
+    while std::time::Instant::now() < end {
+        if read("rx_packets") > Some(rx) && read("tx_packets") > Some(tx) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 /// Verify by effect, after a change of `iface` to `settings` was applied: where the settings
 /// promise a most interrupts per second per vector (a fixed InterruptThrottleRate; rx-usecs
 /// on ITR drivers), counts the interface's vectors for [`EFFECT_WINDOW`] — `iface`, or every
-/// port a module parameter reloaded. A check that cannot run is left out: the change itself
-/// succeeded and was read back.
+/// port a module parameter reloaded; after a reload, once the port passes traffic again
+/// ([`wait_for_traffic`]). A check that cannot run is left out: the change itself succeeded
+/// and was read back.
 pub fn verify_by_effect(iface: Option<&str>, settings: &[Desired]) -> Vec<Effect> {
     let mut ports: Vec<String> = iface.into_iter().map(str::to_string).collect();
+    let mut reloaded = false;
     for d in settings {
         if let Key::ModuleParam { module, .. } = &d.key {
             ports.extend(module::ports_bound(module));
+            reloaded = true;
         }
     }
     ports.sort();
@@ -121,6 +151,9 @@ pub fn verify_by_effect(iface: Option<&str>, settings: &[Desired]) -> Vec<Effect
         .filter_map(|port| {
             let driver = module::driver_of(port);
             let cap = effect::promised_cap(settings, driver.as_deref())?;
+            if reloaded {
+                wait_for_traffic(port);
+            }
             effect::check(port, cap, EFFECT_WINDOW).ok()
         })
         .collect()

@@ -655,10 +655,12 @@ fn doctor_names_the_e1000e_dynamic_mode_trap_until_the_module_rate_is_fixed() {
 
 /// `nictune doctor --interval 2 --json eth0` in the guest while it pings the host end every
 /// 2 ms; the `e1000e-dynamic-itr` finding, if any.
-/// `nictune apply ARGS --json` in the guest while it pings the host every 2 ms (restarted
-/// when the reload cuts it off); the apply's JSON document.
+/// `nictune apply ARGS --json` in the guest while it pings the host every 2 ms; the apply's
+/// JSON document. Each ping runs for at most 1 s (`-w 1`) and the next starts at once: one
+/// that lost replies to a reload would otherwise wait up to 10 s for them at its end and
+/// leave the NIC idle while the apply verifies the throttle by its effect.
 fn apply_under_ping(bed: &mut VmBed, args: &[&str]) -> serde_json::Value {
-    let pinger = "while true; do ping -q -i 0.002 -c 2000 198.18.1.1; sleep 0.1; done";
+    let pinger = "while true; do ping -q -i 0.002 -w 1 198.18.1.1; sleep 0.05; done";
     let pid = bed.spawn(&["sh", "-c", pinger]).unwrap();
     std::thread::sleep(Duration::from_millis(500));
     let argv = [

@@ -14,7 +14,8 @@
 //! every parameter it ran with plus the new one; the file comes from the running kernel's
 //! `modules.dep`. Unloading removes every port the driver drives, so before it each port's
 //! IPv4 addresses, MTU and up state are taken, and after it restored on the port that
-//! reappears at the same device (the kernel may name it differently). IPv6 link-local
+//! reappears at the same device (the kernel may name it differently): MTU and up state
+//! first, then, once the link has its carrier, the addresses. IPv6 link-local
 //! addresses come back by themselves; static IPv6 addresses and routes other than the
 //! connected ones are not restored — which is why `apply` refuses a port that carries the
 //! default route or the SSH session.
@@ -284,13 +285,17 @@ fn restore_ports(roots: &ModuleRoots, ports: &[Port]) -> Result<(), String> {
                 PORT_WAIT.as_secs()
             )
         })?;
-        ifconfig::restore(&name, port).map_err(|e| format!("restoring {name}: {e}"))?;
+        ifconfig::bring_up(&name, port).map_err(|e| format!("restoring {name}: {e}"))?;
         if port.up && !wait_for_carrier(roots, &name) {
             return Err(format!(
                 "{name} is back but its link did not come up within {} s",
                 PORT_WAIT.as_secs()
             ));
         }
+        // The addresses last, once the link is up: a neighbour entry created before it (by
+        // traffic sent to the restored route) would spend its first ARP probes on a link
+        // without carrier and wait a whole retransmit interval (1 s) for the next.
+        ifconfig::addresses(&name, port).map_err(|e| format!("restoring {name}: {e}"))?;
     }
     Ok(())
 }
@@ -332,13 +337,28 @@ mod ifconfig {
     use std::io;
     use std::net::Ipv4Addr;
 
-    pub(super) fn restore(name: &str, port: &Port) -> io::Result<()> {
+    /// The port's MTU and, if it was up, its up flag.
+    pub(super) fn bring_up(name: &str, port: &Port) -> io::Result<()> {
         let sock = Socket::new()?;
         if port.mtu > 0 {
             let mut req = Req::new(name)?;
             req.0.ifr_ifru.ifru_mtu = port.mtu as i32;
             sock.ioctl(libc::SIOCSIFMTU, &mut req)?;
         }
+        if port.up {
+            let mut req = Req::new(name)?;
+            sock.ioctl(libc::SIOCGIFFLAGS, &mut req)?;
+            // SAFETY: SIOCGIFFLAGS filled the flags member of the union.
+            let flags = unsafe { req.0.ifr_ifru.ifru_flags };
+            req.0.ifr_ifru.ifru_flags = flags | libc::IFF_UP as libc::c_short;
+            sock.ioctl(libc::SIOCSIFFLAGS, &mut req)?;
+        }
+        Ok(())
+    }
+
+    /// The port's IPv4 addresses.
+    pub(super) fn addresses(name: &str, port: &Port) -> io::Result<()> {
+        let sock = Socket::new()?;
         for (i, (addr, prefix)) in port.addrs.iter().enumerate() {
             // The first address is the interface's own; more go on aliases `name:N`.
             let label = if i == 0 {
@@ -353,14 +373,6 @@ mod ifconfig {
             let mut req = Req::new(&label)?;
             req.set_addr(mask);
             sock.ioctl(libc::SIOCSIFNETMASK, &mut req)?;
-        }
-        if port.up {
-            let mut req = Req::new(name)?;
-            sock.ioctl(libc::SIOCGIFFLAGS, &mut req)?;
-            // SAFETY: SIOCGIFFLAGS filled the flags member of the union.
-            let flags = unsafe { req.0.ifr_ifru.ifru_flags };
-            req.0.ifr_ifru.ifru_flags = flags | libc::IFF_UP as libc::c_short;
-            sock.ioctl(libc::SIOCSIFFLAGS, &mut req)?;
         }
         Ok(())
     }
