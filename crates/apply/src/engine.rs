@@ -358,18 +358,39 @@ pub fn restore(
         .map(|&s| (s, verify_or_rewrite(&changes[s], host)))
         .collect();
     results.sort_by_key(|(s, _)| std::cmp::Reverse(*s));
-    let collateral = preserve.iter().map(|p| {
-        let change = Change {
-            setting: p.setting.clone(),
-            old: p.value.clone(),
-            new: p.value.clone(),
-        };
-        verify_or_rewrite(&change, host)
-    });
+    let collateral = restore_preserved(preserve, host);
     results
         .into_iter()
         .map(|(_, r)| r)
         .chain(collateral)
+        .collect()
+}
+
+/// Puts back each preserved setting that is no longer at its value, those written together
+/// (the parameters of one module) in one write, and reads every one back.
+fn restore_preserved(preserve: &[Preserved], host: &mut impl HostWrite) -> Vec<Restored> {
+    let differs: Vec<&Preserved> = preserve
+        .iter()
+        .filter(|p| host.read(&p.setting).is_ok_and(|v| v != p.value))
+        .collect();
+    for run in groups(differs.iter().map(|p| &p.setting)) {
+        let items: Vec<(&Setting, &HostValue)> = differs[run]
+            .iter()
+            .map(|p| (&p.setting, &p.value))
+            .collect();
+        // A failed write shows in the read-back below, which writes once more.
+        let _ = host.write_all(&items);
+    }
+    preserve
+        .iter()
+        .map(|p| {
+            let change = Change {
+                setting: p.setting.clone(),
+                old: p.value.clone(),
+                new: p.value.clone(),
+            };
+            verify_or_rewrite(&change, host)
+        })
         .collect()
 }
 

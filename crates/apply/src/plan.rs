@@ -216,6 +216,74 @@ fn queue_settings(iface: &str, host: &mut impl HostWrite) -> Result<Vec<Setting>
     Ok(rx_settings.chain(tx_settings).collect())
 }
 
+/// `plan` (resolved against the host as it is now, with the change `open` in place) made to
+/// replace `open` in one transaction, without putting `open`'s values back first: every
+/// setting `open` may have changed keeps its value from before `open` as the one to restore,
+/// so undoing the result restores the host as it was before both.
+///
+/// The settings `open` may have changed are its started steps and the settings it preserved
+/// (a replacement before it carried its predecessors' this way; a channel change, the steering
+/// masks it disturbs), each with its value from before `open`. Then:
+/// - a change of such a setting gets that value as its old one;
+/// - such a setting `plan` leaves as it is (its request already in place) is preserved with
+///   that value: a revert checks it and writes it back, nothing writes it now;
+/// - such a setting `plan` does not name is written back to that value, in stage order with
+///   the rest;
+/// - a setting `plan` preserves keeps that value where there is one.
+pub fn rebase(plan: &Plan, open: &crate::journal::Summary) -> Plan {
+    let mut before: Vec<Preserved> = Vec::new();
+    let started = open
+        .steps_to_restore()
+        .into_iter()
+        .map(|i| &open.changes[i]);
+    let started = started.map(|c| Preserved {
+        setting: c.setting.clone(),
+        value: c.old.clone(),
+    });
+    for p in started.chain(open.preserve.iter().cloned()) {
+        if !before.iter().any(|b| b.setting == p.setting) {
+            before.push(p);
+        }
+    }
+    let was = |s: &Setting| before.iter().find(|b| &b.setting == s).map(|b| &b.value);
+    let mut out = plan.clone();
+    for c in &mut out.changes {
+        if let Some(v) = was(&c.setting) {
+            c.old = v.clone();
+        }
+    }
+    let mut preserve: Vec<Preserved> = Vec::new();
+    for b in &before {
+        if out.changes.iter().any(|c| c.setting == b.setting) {
+            continue;
+        }
+        if plan.unchanged.contains(&b.setting) {
+            preserve.push(b.clone());
+        } else {
+            out.changes.push(Change {
+                setting: b.setting.clone(),
+                old: b.value.clone(),
+                new: b.value.clone(),
+            });
+        }
+    }
+    for p in &plan.preserve {
+        let taken = |s: &Setting| {
+            out.changes.iter().any(|c| &c.setting == s) || preserve.iter().any(|q| &q.setting == s)
+        };
+        if !taken(&p.setting) {
+            preserve.push(Preserved {
+                setting: p.setting.clone(),
+                value: was(&p.setting).unwrap_or(&p.value).clone(),
+            });
+        }
+    }
+    out.preserve = preserve;
+    out.changes
+        .sort_by(|a, b| order(&a.setting).cmp(&order(&b.setting)));
+    out
+}
+
 fn order(s: &Setting) -> (nictune_host::write::setting::Stage, &Object, &Key) {
     (s.key.stage(), &s.target, &s.key)
 }

@@ -170,6 +170,38 @@ pub fn apply_plan_until(
     }))
 }
 
+/// Replaces transaction `open` (applied, still in place) by `plan` in one transaction
+/// ([`plan::rebase`]): what differs is written once, instead of `open`'s values being put
+/// back and the new ones written after (for a module parameter, one driver reload instead of
+/// two). Then `open` is closed without writes: the new transaction's old values are those
+/// from before `open`, so its revert restores the host as it was before both.
+///
+/// Returns `None`, leaving `open` in place, when nothing differs. When the new transaction
+/// fails and rolls back, its written steps go back to the values from before `open` and
+/// `open` stays listed as in place: reverting it writes those same values, so the host ends
+/// as found either way. A crash between the two journals leaves both open; reverting them,
+/// newest first, writes the values from before `open` twice.
+pub fn replace_plan(
+    state: &StateDir,
+    lock: &Lock,
+    open: &Summary,
+    plan: &Plan,
+    req: &ApplyRequest,
+    host: &mut impl HostWrite,
+) -> Result<Option<Applied>, TxnError> {
+    let rebased = crate::plan::rebase(plan, open);
+    if rebased.is_noop() {
+        return Ok(None);
+    }
+    let applied = apply_plan(state, lock, &rebased, req, host)?;
+    if let Some(a) = &applied {
+        let why = format!("replaced by change {}", a.id);
+        let at = (RevertBy::User, req.pid, req.now_unix_ms);
+        close_unwritten(state, lock, open, &why, at)?;
+    }
+    Ok(applied)
+}
+
 /// The deadline counts from the start; the writes take milliseconds, and a deadline that
 /// moved with a slow write would surprise the person waiting on it.
 fn confirm_deadline(req: &ApplyRequest) -> Result<Option<u64>, TxnError> {

@@ -8,7 +8,7 @@ use nictune_apply::fake::{FailMode, FakeWriter};
 use nictune_apply::journal::{Phase, RevertBy};
 use nictune_apply::plan::resolve;
 use nictune_apply::state::{revertible, StateDir};
-use nictune_apply::txn::{apply_plan, revert, ApplyRequest, TxnError};
+use nictune_apply::txn::{apply_plan, replace_plan, revert, ApplyRequest, TxnError};
 use nictune_host::write::setting::{Key, Object, Setting};
 use nictune_host::write::value::HostValue;
 use proptest::prelude::*;
@@ -373,19 +373,22 @@ fn a_confirm_deadline_past_the_end_of_time_is_refused_before_anything_is_written
     assert!(state.transactions().unwrap().is_empty(), "no journal");
 }
 
+/// e1000's module parameter `param`.
+fn e1000(param: &str) -> Setting {
+    Setting::new(
+        Object::Module {
+            module: "e1000".into(),
+        },
+        Key::ModuleParam {
+            module: "e1000".into(),
+            param: param.into(),
+        },
+    )
+}
+
 /// A host whose e1000 module has two parameters and whose device has one coalescing key.
 fn with_module(h: FakeWriter) -> (FakeWriter, Vec<Desired>) {
-    let param = |p: &str| {
-        Setting::new(
-            Object::Module {
-                module: "e1000".into(),
-            },
-            Key::ModuleParam {
-                module: "e1000".into(),
-                param: p.into(),
-            },
-        )
-    };
+    let param = e1000;
     let h = h
         .with(param("InterruptThrottleRate"), HostValue::text(""))
         .with(param("TxIntDelay"), HostValue::text(""));
@@ -457,5 +460,215 @@ fn a_failed_reload_or_a_failure_after_it_rolls_back_every_parameter_in_it() {
         let n = if at == 0 { 2 } else { 3 };
         assert_eq!(txn.attempted.len(), n, "{at} {mode:?}: intents journaled");
         assert_eq!(h.reloads, 2, "{at} {mode:?}: one reload there, one back");
+    }
+}
+
+/// `d` as assignments.
+fn assignments(d: &[&str]) -> Vec<Desired> {
+    d.iter().map(|a| parse_assignment(a).unwrap()).collect()
+}
+
+/// A host with e1000's two parameters, `first` applied as one change, and its journal.
+struct Replacing {
+    _dir: tempfile::TempDir,
+    state: StateDir,
+    h: FakeWriter,
+    before: std::collections::BTreeMap<Setting, HostValue>,
+}
+
+fn replacing(first: &[&str]) -> Replacing {
+    let dir = tempfile::tempdir().unwrap();
+    let state = StateDir::new(dir.path());
+    let (mut h, _) = with_module(host());
+    let before = h.state().clone();
+    let plan = resolve(&assignments(first), Some(IF), &mut h).unwrap();
+    let lock = state.try_lock().unwrap();
+    apply_plan(&state, &lock, &plan, &request(), &mut h)
+        .unwrap()
+        .unwrap();
+    Replacing {
+        _dir: dir,
+        state,
+        h,
+        before,
+    }
+}
+
+impl Replacing {
+    /// Replaces the open change by `next`; the new change's id, if any.
+    fn replace(&mut self, next: &[&str]) -> Result<Option<String>, TxnError> {
+        let lock = self.state.try_lock().unwrap();
+        let open = revertible(&self.state.transactions().unwrap())
+            .unwrap()
+            .clone();
+        let plan = resolve(&assignments(next), Some(IF), &mut self.h).unwrap();
+        let mut req = request();
+        req.now_unix_ms = open.started_unix_ms + 1;
+        replace_plan(&self.state, &lock, &open, &plan, &req, &mut self.h).map(|a| a.map(|a| a.id))
+    }
+
+    /// Reverts every change still in place, newest first; true when all were complete.
+    fn revert_all(&mut self) -> bool {
+        let lock = self.state.try_lock().unwrap();
+        let mut complete = true;
+        while let Some(t) = revertible(&self.state.transactions().unwrap()).cloned() {
+            let r = revert(
+                &self.state,
+                &lock,
+                &t,
+                &mut self.h,
+                RevertBy::User,
+                2,
+                9_000,
+            );
+            complete &= r.unwrap().complete;
+        }
+        complete
+    }
+
+    fn open(&self) -> Vec<String> {
+        let all = self.state.transactions().unwrap();
+        let open = all.iter().filter(|t| matches!(t.phase, Phase::Applied));
+        open.map(|t| t.id.clone()).collect()
+    }
+}
+
+const FIRST: [&str; 3] = [
+    "e1000.InterruptThrottleRate=2000",
+    "e1000.TxIntDelay=0",
+    "coalesce.rx-usecs=20",
+];
+
+/// A tune's next candidate replaces the last in one change: only what differs is written
+/// (one reload for the one parameter that changed), the last change is closed, and
+/// reverting the new one restores the host as found before both.
+#[test]
+fn a_replacement_writes_only_what_differs_and_its_revert_restores_the_host_as_found() {
+    let mut r = replacing(&FIRST);
+    let (reloads, writes) = (r.h.reloads, r.h.writes);
+    let next = [
+        "e1000.InterruptThrottleRate=300",
+        "e1000.TxIntDelay=0",
+        "coalesce.rx-usecs=20",
+    ];
+    let id = r.replace(&next).unwrap().expect("something differs");
+    assert_eq!((r.h.reloads - reloads, r.h.writes - writes), (1, 1));
+    assert_eq!(r.open(), vec![id.clone()], "the first change is closed");
+    let txn = r.state.transactions().unwrap();
+    let new = txn.iter().find(|t| t.id == id).unwrap();
+    assert_eq!(new.changes.len(), 1, "{new:?}");
+    assert_eq!(
+        new.changes[0].old,
+        HostValue::text(""),
+        "the value from before both"
+    );
+    assert_eq!(
+        new.preserve.len(),
+        2,
+        "TxIntDelay and rx-usecs checked on revert"
+    );
+    assert!(r.revert_all());
+    assert_eq!(r.h.state(), &r.before);
+}
+
+/// A setting the last change wrote and the next one does not name goes back in the same
+/// change; an identical candidate replaces nothing and leaves the change in place.
+#[test]
+fn a_replacement_puts_back_what_the_next_candidate_leaves_out_and_an_equal_one_is_kept() {
+    let mut r = replacing(&FIRST);
+    let first = r.open();
+    assert_eq!(r.replace(&FIRST).unwrap(), None);
+    assert_eq!(r.open(), first, "nothing differed: the change stays");
+    let id = r.replace(&["coalesce.rx-usecs=30"]).unwrap().unwrap();
+    assert_eq!(
+        r.h.state()[&e1000("TxIntDelay")],
+        HostValue::text(""),
+        "back in the same change"
+    );
+    assert_eq!(r.open(), vec![id]);
+    assert!(r.revert_all());
+    assert_eq!(r.h.state(), &r.before);
+}
+
+/// A replacement that fails rolls its writes back to the values from before both and leaves
+/// the last change listed; a crash between the new journal and the closing of the old
+/// leaves both listed. Either way reverting what is listed restores the host as found.
+#[test]
+fn a_failed_or_interrupted_replacement_still_reverts_to_the_host_as_found() {
+    let mut r = replacing(&FIRST);
+    let first = r.open();
+    r.h.fail_at = Some((r.h.writes + 1, FailMode::AfterChange));
+    let next = [
+        "e1000.InterruptThrottleRate=300",
+        "e1000.TxIntDelay=default",
+        "coalesce.rx-usecs=40",
+    ];
+    assert!(r.replace(&next).is_err());
+    assert_eq!(r.open(), first, "the last change is still in place");
+    assert!(r.revert_all());
+    assert_eq!(r.h.state(), &r.before, "after a failed replacement");
+
+    let mut r = replacing(&FIRST);
+    let lock = r.state.try_lock().unwrap();
+    let open = revertible(&r.state.transactions().unwrap())
+        .unwrap()
+        .clone();
+    let plan = resolve(&assignments(&next), Some(IF), &mut r.h).unwrap();
+    let rebased = nictune_apply::plan::rebase(&plan, &open);
+    let mut req = request();
+    req.now_unix_ms = open.started_unix_ms + 1;
+    apply_plan(&r.state, &lock, &rebased, &req, &mut r.h).unwrap();
+    drop(lock);
+    assert_eq!(r.open().len(), 2, "killed before the old change was closed");
+    assert!(r.revert_all());
+    assert_eq!(r.h.state(), &r.before, "after an interrupted replacement");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Any chain of candidates, each naming any of three settings (two parameters of one
+    /// module and a coalescing key) and replacing the last in one change, reverts to the
+    /// host as found — and each replacement writes only what differs from the last.
+    #[test]
+    fn any_chain_of_replacements_reverts_to_the_host_as_found(
+        chain in proptest::collection::vec(
+            (
+                proptest::option::of(prop_oneof![Just("default"), Just("300"), Just("2000")]),
+                proptest::option::of(prop_oneof![Just("default"), Just("0"), Just("8")]),
+                proptest::option::of(prop_oneof![Just(8u32), Just(20), Just(40)]),
+            ),
+            1..6,
+        )
+    ) {
+        let mut r = replacing(&FIRST);
+        for (itr, tid, rx) in chain {
+            let mut next = Vec::new();
+            if let Some(v) = itr { next.push(format!("e1000.InterruptThrottleRate={v}")); }
+            if let Some(v) = tid { next.push(format!("e1000.TxIntDelay={v}")); }
+            if let Some(v) = rx { next.push(format!("coalesce.rx-usecs={v}")); }
+            if next.is_empty() {
+                continue;
+            }
+            let next: Vec<&str> = next.iter().map(String::as_str).collect();
+            let writes = r.h.writes;
+            let wanted = r.h.clone();
+            r.replace(&next).unwrap();
+            prop_assert_eq!(r.open().len(), 1);
+            // Every named setting has its value; the rest are back as found.
+            let mut expected = r.before.clone();
+            let mut probe = wanted;
+            let plan = resolve(&assignments(&next), Some(IF), &mut probe).unwrap();
+            for c in plan.changes.iter().chain(std::iter::empty()) {
+                expected.insert(c.setting.clone(), c.new.clone());
+            }
+            for s in &plan.unchanged {
+                expected.insert(s.clone(), probe.state()[s].clone());
+            }
+            prop_assert_eq!(r.h.state(), &expected);
+            prop_assert!(r.h.writes - writes <= 2, "one reload and one write at most");
+        }
+        prop_assert!(r.revert_all());
+        prop_assert_eq!(r.h.state(), &r.before);
     }
 }

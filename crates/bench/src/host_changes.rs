@@ -132,15 +132,19 @@ impl HostSession<'_> {
         self.clock.next_ms()
     }
 
+    /// The journal's summary of change `id`.
+    fn summary(&self, id: &str) -> Result<nictune_apply::journal::Summary, String> {
+        let all = self.state.transactions().map_err(|e| e.to_string())?;
+        all.into_iter()
+            .find(|s| s.id == id)
+            .ok_or_else(|| format!("the journal of change {id} is gone"))
+    }
+
     /// Reverts the transactions in place, newest first; one line per setting restored.
     fn revert_open(&mut self) -> Result<Vec<String>, String> {
         let mut lines = Vec::new();
         while let Some(id) = self.open.last().cloned() {
-            let all = self.state.transactions().map_err(|e| e.to_string())?;
-            let summary = all
-                .iter()
-                .find(|s| s.id == id)
-                .ok_or_else(|| format!("the journal of change {id} is gone"))?;
+            let summary = &self.summary(&id)?;
             let now = self.next_ms();
             let pid = std::process::id();
             let reverted = txn::revert(
@@ -193,17 +197,32 @@ impl ChangeSession for HostSession<'_> {
             .collect()
     }
 
+    /// Makes `settings` the session's change. The change in place, if any, is replaced in
+    /// one transaction ([`txn::replace_plan`]: a module parameter costs one driver reload,
+    /// not a reload back and another forward); the lines name each write with the value
+    /// from before the session's changes.
     fn change(&mut self, settings: &[String]) -> Result<Vec<String>, String> {
         let desired = parse_request(settings).map_err(|e| e.to_string())?;
         self.handler.check(&desired)?;
-        self.revert_open()?;
         if desired.is_empty() {
+            self.revert_open()?;
             return Ok(Vec::new());
         }
+        let open = match self.open.as_slice() {
+            [id] => Some(self.summary(id)?),
+            _ => {
+                self.revert_open()?;
+                None
+            }
+        };
         let iface = self.handler.iface.clone();
         let plan =
             plan::resolve(&desired, Some(&iface), &mut self.host).map_err(|e| e.to_string())?;
-        let lines: Vec<String> = plan
+        let shown = match &open {
+            Some(open) => plan::rebase(&plan, open),
+            None => plan.clone(),
+        };
+        let lines: Vec<String> = shown
             .changes
             .iter()
             .map(|c| format!("{}: {} → {}", c.setting, c.old, c.new))
@@ -215,9 +234,15 @@ impl ChangeSession for HostSession<'_> {
             iface: Some(iface),
             confirm_within_ms: None,
         };
-        let applied = txn::apply_plan(&self.state, &self.lock, &plan, &req, &mut self.host)
-            .map_err(|e| nictune_core::error::chain(&e))?;
-        self.open.extend(applied.map(|a| a.id));
+        let (state, lock) = (&self.state, &self.lock);
+        let applied = match &open {
+            Some(open) => txn::replace_plan(state, lock, open, &plan, &req, &mut self.host),
+            None => txn::apply_plan(state, lock, &plan, &req, &mut self.host),
+        }
+        .map_err(|e| nictune_core::error::chain(&e))?;
+        if let Some(a) = applied {
+            self.open = vec![a.id];
+        }
         Ok(lines)
     }
 

@@ -12,7 +12,7 @@
 //! settings as found, not a previous candidate's.
 
 use nictune_apply::desired::{parse_assignment, Desired};
-use nictune_apply::journal::RevertBy;
+use nictune_apply::journal::{RevertBy, Summary};
 use nictune_apply::plan;
 use nictune_apply::state::{Lock, StateDir};
 use nictune_apply::txn::{self, ApplyRequest, TxnClock};
@@ -96,86 +96,121 @@ impl<'a> LiveTarget<'a> {
         self.clock.next_ms()
     }
 
+    /// The journal's summary of transaction `id`.
+    fn summary(&self, op: TargetOp, id: &str) -> Result<Summary, TargetError> {
+        let all = self.state.transactions().map_err(|e| fail(op, id, e))?;
+        all.into_iter()
+            .find(|s| s.id == id)
+            .ok_or_else(|| fail(op, id, "its journal is gone"))
+    }
+
     /// Reverts the open transactions, newest first.
     fn revert_open(&mut self) -> Result<(), TargetError> {
         while let Some(id) = self.open.last().cloned() {
-            let all = self
-                .state
-                .transactions()
-                .map_err(|e| fail(TargetOp::Restore, &id, e))?;
-            let summary = all
-                .iter()
-                .find(|s| s.id == id)
-                .ok_or_else(|| fail(TargetOp::Restore, &id, "its journal is gone"))?;
-            let (pid, now) = (std::process::id(), self.next_ms());
-            let (state, lock) = (self.state, self.lock);
-            // This process's own namespace: the initial one, or the one `--netns` entered.
-            let here = summary.netns.is_none() || summary.netns == self.local_netns;
-            let reverted = match summary.netns.as_ref().filter(|_| !here) {
-                None => txn::revert(
-                    state,
-                    lock,
-                    summary,
-                    &mut self.root,
-                    RevertBy::User,
-                    pid,
-                    now,
-                ),
-                Some(ns) => {
-                    let end = self.ends.iter_mut().find(|e| e.host.netns() == ns);
-                    let end =
-                        end.ok_or_else(|| fail(TargetOp::Restore, &id, "unknown namespace"))?;
-                    txn::revert(
-                        state,
-                        lock,
-                        summary,
-                        &mut end.host,
-                        RevertBy::User,
-                        pid,
-                        now,
-                    )
-                }
-            }
-            .map_err(|e| fail(TargetOp::Restore, &id, e))?;
-            if !reverted.complete {
-                return Err(fail(
-                    TargetOp::Restore,
-                    &id,
-                    "some values could not be restored",
-                ));
-            }
-            if let Some(why) = reverted.unrecorded {
-                let why = format!("restored, but the journal could not record it: {why}");
-                return Err(fail(TargetOp::Restore, &id, why));
-            }
+            self.revert_one(&id)?;
             self.open.pop();
         }
         Ok(())
     }
 
-    /// Plans and applies `desired` on end `end` (or, for `None`, this namespace with `iface`)
-    /// as its own transaction.
+    /// Reverts transaction `id` on the host it was made on (it stays in `open`).
+    fn revert_one(&mut self, id: &str) -> Result<(), TargetError> {
+        let summary = &self.summary(TargetOp::Restore, id)?;
+        let (pid, now) = (std::process::id(), self.next_ms());
+        let (state, lock) = (self.state, self.lock);
+        // This process's own namespace: the initial one, or the one `--netns` entered.
+        let here = summary.netns.is_none() || summary.netns == self.local_netns;
+        let reverted = match summary.netns.as_ref().filter(|_| !here) {
+            None => txn::revert(
+                state,
+                lock,
+                summary,
+                &mut self.root,
+                RevertBy::User,
+                pid,
+                now,
+            ),
+            Some(ns) => {
+                let end = self.ends.iter_mut().find(|e| e.host.netns() == ns);
+                let end = end.ok_or_else(|| fail(TargetOp::Restore, id, "unknown namespace"))?;
+                txn::revert(
+                    state,
+                    lock,
+                    summary,
+                    &mut end.host,
+                    RevertBy::User,
+                    pid,
+                    now,
+                )
+            }
+        }
+        .map_err(|e| fail(TargetOp::Restore, id, e))?;
+        if !reverted.complete {
+            return Err(fail(
+                TargetOp::Restore,
+                id,
+                "some values could not be restored",
+            ));
+        }
+        if let Some(why) = reverted.unrecorded {
+            let why = format!("restored, but the journal could not record it: {why}");
+            return Err(fail(TargetOp::Restore, id, why));
+        }
+        Ok(())
+    }
+
+    /// Where each target's transactions are journaled: `(netns, iface)` of end `end`, or of
+    /// this namespace with `iface` (`None`: the host-wide settings).
+    fn place(&self, end: Option<usize>, iface: Option<&str>) -> (Option<String>, Option<String>) {
+        match end {
+            None => (
+                iface.and(self.local_netns.clone()),
+                iface.map(str::to_string),
+            ),
+            Some(i) => (
+                Some(self.ends[i].host.netns().to_string()),
+                Some(self.ends[i].iface.clone()),
+            ),
+        }
+    }
+
+    /// Plans `desired` on end `end` (or, for `None`, this namespace with `iface`) and makes
+    /// it that place's transaction: replacing the open one there, if any, in one step
+    /// ([`txn::replace_plan`]), else applying it on its own.
     fn apply_on(
         &mut self,
         end: Option<usize>,
         iface: Option<&str>,
         desired: &[Desired],
     ) -> Result<(), TargetError> {
+        let (netns, at) = self.place(end, iface);
+        let mut open = None;
+        for id in &self.open {
+            let s = self.summary(TargetOp::Apply, id)?;
+            if s.netns == netns && s.iface == at {
+                open = Some(s);
+            }
+        }
         let now = self.next_ms();
         let (state, lock) = (self.state, self.lock);
+        let txn = Txn {
+            state,
+            lock,
+            netns,
+            iface: at.as_deref(),
+            now_unix_ms: now,
+            open: open.as_ref(),
+        };
         let applied = match end {
-            None => {
-                let netns = iface.and(self.local_netns.clone());
-                apply_txn(state, lock, &mut self.root, netns, iface, now, desired)
-            }
-            Some(i) => {
-                let e = &mut self.ends[i];
-                let netns = Some(e.host.netns().to_string());
-                let iface = Some(e.iface.as_str());
-                apply_txn(state, lock, &mut e.host, netns, iface, now, desired)
-            }
+            None => txn.apply(&mut self.root, desired),
+            Some(i) => txn.apply(&mut self.ends[i].host, desired),
         }?;
-        self.open.extend(applied);
+        if let Some(id) = applied {
+            if let Some(old) = &open {
+                self.open.retain(|o| o != &old.id);
+            }
+            self.open.push(id);
+        }
         Ok(())
     }
 
@@ -247,8 +282,10 @@ impl Target for LiveTarget<'_> {
         self.read_all()
     }
 
+    /// Makes `settings` the candidate in place. Each place (a testbed end, this namespace's
+    /// interface, the host-wide settings) keeps one transaction: the last candidate's there
+    /// is replaced by this one's in one step, and reverted where this one sets nothing.
     fn apply(&mut self, settings: &[Setting]) -> Result<(), TargetError> {
-        self.revert_open()?;
         let desired = |host_wide: bool| -> Result<Vec<Desired>, TargetError> {
             settings
                 .iter()
@@ -260,6 +297,29 @@ impl Target for LiveTarget<'_> {
                 .collect()
         };
         let per_end = desired(false)?;
+        let host_wide = desired(true)?;
+        let mut places = Vec::new();
+        if !per_end.is_empty() {
+            places.extend((0..self.ends.len()).map(|i| self.place(Some(i), None)));
+            if let Some(iface) = self.local.clone() {
+                places.push(self.place(None, Some(&iface)));
+            }
+        }
+        if !host_wide.is_empty() {
+            places.push(self.place(None, None));
+        }
+        // The last candidate's transactions where this one sets nothing go back first.
+        let mut left = Vec::new();
+        for id in &self.open {
+            let s = self.summary(TargetOp::Apply, id)?;
+            if !places.contains(&(s.netns.clone(), s.iface.clone())) {
+                left.push(s.id);
+            }
+        }
+        for id in left.iter().rev() {
+            self.revert_one(id)?;
+            self.open.retain(|o| o != id);
+        }
         if !per_end.is_empty() {
             for i in 0..self.ends.len() {
                 self.apply_on(Some(i), None, &per_end)?;
@@ -268,7 +328,6 @@ impl Target for LiveTarget<'_> {
                 self.apply_on(None, Some(&iface), &per_end)?;
             }
         }
-        let host_wide = desired(true)?;
         if !host_wide.is_empty() {
             self.apply_on(None, None, &host_wide)?;
         }
@@ -287,29 +346,42 @@ impl Drop for LiveTarget<'_> {
     }
 }
 
-/// One journaled transaction on one host; its id, or `None` when nothing differed.
-fn apply_txn(
-    state: &StateDir,
-    lock: &Lock,
-    host: &mut impl HostWrite,
+/// One journaled transaction on one host, replacing `open` (that place's transaction in
+/// place) when there is one.
+struct Txn<'a> {
+    state: &'a StateDir,
+    lock: &'a Lock,
     netns: Option<String>,
-    iface: Option<&str>,
+    iface: Option<&'a str>,
     now_unix_ms: u64,
-    desired: &[Desired],
-) -> Result<Option<String>, TargetError> {
-    let object = netns.clone().unwrap_or_else(|| "host".into());
-    let plan =
-        plan::resolve(desired, iface, host).map_err(|e| fail(TargetOp::Apply, &object, e))?;
-    let req = ApplyRequest {
-        pid: std::process::id(),
-        now_unix_ms,
-        netns,
-        iface: iface.map(str::to_string),
-        confirm_within_ms: None,
-    };
-    let applied = txn::apply_plan(state, lock, &plan, &req, host)
+    open: Option<&'a Summary>,
+}
+
+impl Txn<'_> {
+    /// Plans `desired` on `host` and journals it; the new transaction's id, or `None` when
+    /// nothing differed (a replaced transaction then stays in place).
+    fn apply(
+        self,
+        host: &mut impl HostWrite,
+        desired: &[Desired],
+    ) -> Result<Option<String>, TargetError> {
+        let object = self.netns.clone().unwrap_or_else(|| "host".into());
+        let plan = plan::resolve(desired, self.iface, host)
+            .map_err(|e| fail(TargetOp::Apply, &object, e))?;
+        let req = ApplyRequest {
+            pid: std::process::id(),
+            now_unix_ms: self.now_unix_ms,
+            netns: self.netns,
+            iface: self.iface.map(str::to_string),
+            confirm_within_ms: None,
+        };
+        let applied = match self.open {
+            Some(open) => txn::replace_plan(self.state, self.lock, open, &plan, &req, host),
+            None => txn::apply_plan(self.state, self.lock, &plan, &req, host),
+        }
         .map_err(|e| fail(TargetOp::Apply, &object, nictune_core::error::chain(&e)))?;
-    Ok(applied.map(|a| a.id))
+        Ok(applied.map(|a| a.id))
+    }
 }
 
 fn fail(op: TargetOp, object: &str, reason: impl std::fmt::Display) -> TargetError {
