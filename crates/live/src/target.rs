@@ -4,12 +4,15 @@
 //! are no ends: the interface lives in this process's namespace (the one `--netns` entered,
 //! recorded in its journals) and is changed through the same writer as the host.
 //!
-//! Crash safety: every candidate is its own set of transactions, one per namespace it
-//! touches (server end, client end, then the host-wide sysctls, so the host's is the newest),
-//! and that set is reverted, in reverse order, before the next candidate is applied. At any
-//! moment at most one candidate's changes are in place, so after a crash or `kill -9`
-//! `nictune revert` (once per open transaction; the host-wide one comes first) puts back the
-//! settings as found, not a previous candidate's.
+//! Crash safety: every candidate is its own set of transactions, one per place it touches
+//! (server end, client end, this namespace's interface, then the host-wide sysctls). The
+//! next candidate replaces each in one step ([`txn::replace_plan`]): the new journal keeps
+//! the values from before the first candidate, so only what differs is written (one driver
+//! reload for a module parameter, not one back and one forward); a place the next candidate
+//! leaves alone is reverted first. At any moment at most one candidate's changes are in
+//! place and the open transactions hold the settings as found, so after a crash or `kill
+//! -9` `nictune revert` (once per open transaction) puts those back, not a previous
+//! candidate's.
 
 use nictune_apply::desired::{parse_assignment, Desired};
 use nictune_apply::journal::{RevertBy, Summary};

@@ -249,7 +249,8 @@ fn environment(
          peer's CPU is not counted."
             .to_string(),
         "Candidates come from what the driver reported; each was applied as a journaled \
-         transaction and reverted before the next."
+         transaction that replaced the last one's (only what differed was written) and \
+         kept the settings as found for the final revert."
             .to_string(),
     ];
     if snap.sysctl_u64("net.core.busy_read").is_none() {
