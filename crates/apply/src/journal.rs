@@ -121,6 +121,9 @@ pub enum RevertBy {
     User,
     /// The auto-revert watchdog, when the confirmation deadline passed.
     Watchdog,
+    /// The next change in the same place, which took over its values from before
+    /// ([`crate::txn::replace_plan`]): closed without writes, nothing of it to restore.
+    Replacement,
 }
 
 /// A journal file open for appending.

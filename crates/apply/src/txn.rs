@@ -196,7 +196,7 @@ pub fn replace_plan(
     let applied = apply_plan(state, lock, &rebased, req, host)?;
     if let Some(a) = &applied {
         let why = format!("replaced by change {}", a.id);
-        let at = (RevertBy::User, req.pid, req.now_unix_ms);
+        let at = (RevertBy::Replacement, req.pid, req.now_unix_ms);
         close_unwritten(state, lock, open, &why, at)?;
     }
     Ok(applied)

@@ -554,6 +554,18 @@ fn a_replacement_writes_only_what_differs_and_its_revert_restores_the_host_as_fo
     let id = r.replace(&next).unwrap().expect("something differs");
     assert_eq!((r.h.reloads - reloads, r.h.writes - writes), (1, 1));
     assert_eq!(r.open(), vec![id.clone()], "the first change is closed");
+    let first = &r.state.transactions().unwrap()[0];
+    assert!(
+        matches!(
+            first.phase,
+            Phase::Reverted {
+                by: RevertBy::Replacement,
+                complete: true
+            }
+        ),
+        "{:?}",
+        first.phase
+    );
     let txn = r.state.transactions().unwrap();
     let new = txn.iter().find(|t| t.id == id).unwrap();
     assert_eq!(new.changes.len(), 1, "{new:?}");

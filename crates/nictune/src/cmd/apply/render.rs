@@ -482,6 +482,10 @@ fn phase_text(p: &Phase) -> String {
         Phase::RolledBack { complete: true } => "failed and rolled back".into(),
         Phase::RolledBack { complete: false } => "failed, rollback incomplete".into(),
         Phase::Reverting => "reverting".into(),
+        Phase::Reverted {
+            by: RevertBy::Replacement,
+            ..
+        } => "replaced by the next change".into(),
         Phase::Reverted { by, complete } => format!(
             "reverted by {}{}",
             if *by == RevertBy::Watchdog {
@@ -503,6 +507,18 @@ mod tests {
     use nictune_apply::journal::{summarize, Record};
     use nictune_host::write::setting::{Key, Napi, Object, Setting};
     use nictune_host::write::value::HostValue;
+
+    /// A change a tune's next candidate took over reads as replaced, not as reverted by
+    /// someone: nothing was written back for it.
+    #[test]
+    fn a_replaced_change_says_so() {
+        let phase = |by| Phase::Reverted { by, complete: true };
+        assert_eq!(
+            phase_text(&phase(RevertBy::Replacement)),
+            "replaced by the next change"
+        );
+        assert_eq!(phase_text(&phase(RevertBy::User)), "reverted by the user");
+    }
 
     fn plan() -> Plan {
         let napi = |index| {
