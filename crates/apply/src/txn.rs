@@ -171,7 +171,7 @@ pub fn apply_plan_until(
 }
 
 /// Replaces transaction `open` (applied, still in place) by `plan` in one transaction
-/// ([`plan::rebase`]): what differs is written once, instead of `open`'s values being put
+/// ([`crate::plan::rebase`]): what differs is written once, instead of `open`'s values being put
 /// back and the new ones written after (for a module parameter, one driver reload instead of
 /// two). Then `open` is closed without writes: the new transaction's old values are those
 /// from before `open`, so its revert restores the host as it was before both.

@@ -131,9 +131,9 @@ fn wait_for_traffic(port: &str) {
 
 /// Verify by effect, after a change of `iface` to `settings` was applied: where the settings
 /// promise a most interrupts per second per vector (a fixed InterruptThrottleRate; rx-usecs
-/// on ITR drivers), counts the interface's vectors for [`EFFECT_WINDOW`] — `iface`, or every
+/// on ITR drivers), counts the interface's vectors for 1 s — `iface`, or every
 /// port a module parameter reloaded; after a reload, once the port passes traffic again
-/// ([`wait_for_traffic`]). A check that cannot run is left out: the change itself succeeded
+/// (at most 3 s). A check that cannot run is left out: the change itself succeeded
 /// and was read back.
 pub fn verify_by_effect(iface: Option<&str>, settings: &[Desired]) -> Vec<Effect> {
     let mut ports: Vec<String> = iface.into_iter().map(str::to_string).collect();

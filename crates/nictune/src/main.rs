@@ -4,6 +4,10 @@
 //! checks what was typed without touching the system, then makes one call into the library
 //! crates. [`output`] owns the conventions every command shares: JSON envelope, exit codes,
 //! error rendering with hints, broken pipes, progress bars.
+//!
+//! The doc comments on clap's argument structs are the `--help` text, printed as written
+//! (`[settings]`, `HOST[:PORT]`, `nictune.<command>/v1`), not rustdoc markup.
+#![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 
 mod cli;
 mod cmd;

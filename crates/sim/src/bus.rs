@@ -45,7 +45,7 @@ impl IsaWidth {
         }
     }
 
-    /// Bus clocks per data cycle of this width ([`CLOCKS_8BIT_CYCLE`], memory and I/O alike).
+    /// Bus clocks per data cycle of this width (`CLOCKS_8BIT_CYCLE`, memory and I/O alike).
     pub fn clocks_per_cycle(self) -> u64 {
         match self {
             IsaWidth::Bits8 => CLOCKS_8BIT_CYCLE,

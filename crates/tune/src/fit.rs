@@ -173,13 +173,13 @@ pub const FEWEST_CANDIDATES: usize = 3;
 /// A search fitted into the budget with the candidates it will measure.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FittedSpace {
-    /// The plan and run length, as [`fit`] returns them for [`FittedSpace::candidates`].
+    /// The plan and run length, as `fit` returns them for [`FittedSpace::candidates`].
     pub fitted: Fitted,
     /// The candidates to search, baseline first: all of them, or the screened subset.
     pub candidates: Vec<Candidate>,
 }
 
-/// Fits a search over `candidates` (baseline first) into `budget` like [`fit`]; where even
+/// Fits a search over `candidates` (baseline first) into `budget` like `fit`; where even
 /// the shortest runs with trimmed finals cannot cover them all, measures the largest subset
 /// that fits, chosen by [`cover`], and says so in the notes. Refused only when not even the
 /// baseline and two candidates fit ([`FEWEST_CANDIDATES`]).

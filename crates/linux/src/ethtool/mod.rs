@@ -29,7 +29,7 @@ pub mod header {
     pub const FLAGS: u16 = 3;
 }
 
-/// Every ETHTOOL_A_<MSG>_HEADER attribute is number 1.
+/// Every `ETHTOOL_A_<MSG>_HEADER` attribute is number 1.
 pub const A_HEADER: u16 = 1;
 
 /// Request attributes: the header nest naming the device.

@@ -2,8 +2,8 @@
 //! (`seed-freebsd-polling`): `iperf -d` across a 10 Mbit/s metro Ethernet circuit, CPU read
 //! from `top`.
 //!
-//! A closed loop ([`sim`]): the modelled host runs iperf's two threads and both TCP
-//! connections ([`tcp`]) on one CPU ([`cpu`]) against an ideal peer. Throughput is what the
+//! A closed loop (`sim`): the modelled host runs iperf's two threads and both TCP
+//! connections ([`tcp`]) on one CPU (`cpu`) against an ideal peer. Throughput is what the
 //! TCP windows and the host's CPU let through; it can differ between the modes only if the
 //! host runs out of CPU. CPU is reported twice: what the host spent, and what `top` shows —
 //! the share of statistics-clock samples that found the CPU busy. With a local APIC (every

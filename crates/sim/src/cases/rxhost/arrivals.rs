@@ -1,6 +1,6 @@
 //! Where the receiving host's frames come from.
 //!
-//! - **Open loop** ([`Arrivals::poisson`]): a Poisson stream at the senders' rate; nothing the
+//! - **Open loop** (`Arrivals::poisson`): a Poisson stream at the senders' rate; nothing the
 //!   host does changes it (the DIM bulk check).
 //! - **TCP senders** ([`TcpSenders`]): `connections` connections, each an application writing
 //!   `write` bytes at a time with Nagle off. The writes of all connections together are one
@@ -15,7 +15,7 @@
 //!   start; no losses on this path). A coalesced segment is not split at the MSS: at the
 //!   rates modelled it holds a few writes, far below it.
 //!
-//! The host's ACKs close the loop: [`Arrivals::acked`] is told when the host took a segment;
+//! The host's ACKs close the loop: `Arrivals::acked` is told when the host took a segment;
 //! its ACK leaves the host `ack_after` later (the reader's wake-up, `read` and the ACK that
 //! `tcp_cleanup_rbuf` sends) and reaches the sender `one_way` after that.
 //!
