@@ -141,10 +141,7 @@ impl HostWrite for FakeWriter {
     /// Parameters of one module are one write (one reload, as on Linux): one index for
     /// `fail_at`, all changed or none (refused), or all changed and then an error.
     fn write_all(&mut self, items: &[(&Setting, &HostValue)]) -> Result<(), HostError> {
-        let one_reload = items.len() > 1
-            && items[0].0.module().is_some()
-            && items.iter().all(|(s, _)| s.written_with(items[0].0));
-        if !one_reload {
+        if nictune_host::write::one_reload(items).is_none() {
             return items.iter().try_for_each(|(s, v)| self.write(s, v));
         }
         if let Some((s, _)) = items.iter().find(|(s, _)| !self.values.contains_key(*s)) {

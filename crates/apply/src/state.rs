@@ -265,6 +265,17 @@ impl StateDir {
         self.changes_dir().join(format!("{id}.jsonl"))
     }
 
+    /// Transaction `id`, read from its own journal only; `None` when there is no such
+    /// journal (or it does not begin as `id`).
+    pub fn transaction(&self, id: &str) -> Result<Option<Summary>, StateError> {
+        let path = self.journal_path(id);
+        let text = match self.fs.read_to_string(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            other => other.map_err(StateDir::io("reading", &path))?,
+        };
+        Ok(summarize_numbered(&parse_numbered(&text)).filter(|s| s.id == id))
+    }
+
     /// Every transaction on disk, oldest first.
     pub fn transactions(&self) -> Result<Vec<Summary>, StateError> {
         let dir = self.changes_dir();

@@ -684,3 +684,15 @@ proptest! {
         prop_assert_eq!(r.h.state(), &r.before);
     }
 }
+
+/// One transaction read from its own journal is the one the whole listing has.
+#[test]
+fn one_transaction_reads_as_in_the_listing() {
+    let r = replacing(&FIRST);
+    let all = r.state.transactions().unwrap();
+    assert_eq!(
+        r.state.transaction(&all[0].id).unwrap().as_ref(),
+        Some(&all[0])
+    );
+    assert_eq!(r.state.transaction("0000000000001-1").unwrap(), None);
+}

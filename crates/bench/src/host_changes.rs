@@ -134,10 +134,8 @@ impl HostSession<'_> {
 
     /// The journal's summary of change `id`.
     fn summary(&self, id: &str) -> Result<nictune_apply::journal::Summary, String> {
-        let all = self.state.transactions().map_err(|e| e.to_string())?;
-        all.into_iter()
-            .find(|s| s.id == id)
-            .ok_or_else(|| format!("the journal of change {id} is gone"))
+        let txn = self.state.transaction(id).map_err(|e| e.to_string())?;
+        txn.ok_or_else(|| format!("the journal of change {id} is gone"))
     }
 
     /// Reverts the transactions in place, newest first; one line per setting restored.

@@ -66,6 +66,15 @@ fn private_sys(fail: &impl Fn(&'static str, io::Error) -> NetnsError) -> Result<
     remount_sys(fail)
 }
 
+/// The handle `/run/netns/NAME` of a valid name.
+fn open_named(
+    name: &str,
+    fail: &impl Fn(&'static str, io::Error) -> NetnsError,
+) -> Result<File, NetnsError> {
+    named::check_name(name).map_err(|e| fail("checking the name", e))?;
+    File::open(named::path(name)).map_err(|e| fail("opening the handle", e))
+}
+
 /// The first of the host's namespace handles ([`INIT_NETNS`]) that opens.
 fn open_init() -> io::Result<File> {
     INIT_NETNS
@@ -80,9 +89,7 @@ fn open_init() -> io::Result<File> {
 /// multi-threaded process, such as tests, where [`enter`] cannot unshare mounts.
 pub fn enter_thread(name: &str) -> Result<(), NetnsError> {
     let fail = failure(name);
-    named::check_name(name).map_err(|e| fail("checking the name", e))?;
-    let file =
-        File::open(format!("{NETNS_RUN_DIR}/{name}")).map_err(|e| fail("opening the handle", e))?;
+    let file = open_named(name, &fail)?;
     // SAFETY: setns on a descriptor we hold open; the result is checked.
     check(unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) })
         .map_err(|e| fail("setns", e))
@@ -94,9 +101,7 @@ pub fn enter_thread(name: &str) -> Result<(), NetnsError> {
 /// pre-exec steps the caller added to `cmd` before run first.
 pub fn spawn_in(name: &str, cmd: &mut Command) -> Result<Child, NetnsError> {
     let fail = failure_of("running a program in", name);
-    named::check_name(name).map_err(|e| fail("checking the name", e))?;
-    let file =
-        File::open(format!("{NETNS_RUN_DIR}/{name}")).map_err(|e| fail("opening the handle", e))?;
+    let file = open_named(name, &fail)?;
     let fd = file.as_raw_fd();
     // SAFETY: between fork and exec the closure makes only the async-signal-safe system call
     // setns, on a descriptor this function keeps open until spawn has returned.

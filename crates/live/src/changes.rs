@@ -111,18 +111,19 @@ const TRAFFIC_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 /// resolved anew, TCP's retransmissions have backed off): a window over that silence would
 /// judge nothing. Returns at once where the counters cannot be read.
 fn wait_for_traffic(port: &str) {
-    let read = |counter: &str| {
-        let path = format!("/sys/class/net/{port}/statistics/{counter}");
-        std::fs::read_to_string(path)
-            .ok()
-            .and_then(|t| t.trim().parse::<u64>().ok())
+    // The port's packet counters, from this namespace's /proc/net/dev.
+    let read = || {
+        let text = std::fs::read_to_string("/proc/thread-self/net/dev").ok()?;
+        let all = nictune_host::procfs::parse_net_dev(&text).ok()?;
+        let c = all.into_iter().find(|c| c.name == port)?;
+        Some((c.rx_packets, c.tx_packets))
     };
-    let (Some(rx), Some(tx)) = (read("rx_packets"), read("tx_packets")) else {
+    let Some((rx, tx)) = read() else {
         return;
     };
     let end = std::time::Instant::now() + TRAFFIC_WAIT;
     while std::time::Instant::now() < end {
-        if read("rx_packets") > Some(rx) && read("tx_packets") > Some(tx) {
+        if read().is_some_and(|(r, t)| r > rx && t > tx) {
             return;
         }
         std::thread::sleep(std::time::Duration::from_millis(50));

@@ -101,10 +101,8 @@ impl<'a> LiveTarget<'a> {
 
     /// The journal's summary of transaction `id`.
     fn summary(&self, op: TargetOp, id: &str) -> Result<Summary, TargetError> {
-        let all = self.state.transactions().map_err(|e| fail(op, id, e))?;
-        all.into_iter()
-            .find(|s| s.id == id)
-            .ok_or_else(|| fail(op, id, "its journal is gone"))
+        let txn = self.state.transaction(id).map_err(|e| fail(op, id, e))?;
+        txn.ok_or_else(|| fail(op, id, "its journal is gone"))
     }
 
     /// Reverts the open transactions, newest first.

@@ -101,3 +101,11 @@ pub trait HostWrite {
         items.iter().try_for_each(|(s, v)| self.write(s, v))
     }
 }
+
+/// The module whose reload writes all of `items` at once: `Some` when there are two or more
+/// and all are parameters of that one module ([`Setting::written_with`]).
+pub fn one_reload<'a>(items: &[(&'a Setting, &HostValue)]) -> Option<&'a str> {
+    let ((first, _), rest) = items.split_first()?;
+    let all = !rest.is_empty() && rest.iter().all(|(s, _)| s.written_with(first));
+    all.then(|| first.module()).flatten()
+}

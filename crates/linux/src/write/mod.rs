@@ -163,14 +163,9 @@ impl HostWrite for LinuxWriter {
 
     /// Parameters of one module go in one reload; anything else one by one.
     fn write_all(&mut self, items: &[(&Setting, &HostValue)]) -> Result<(), HostError> {
-        let one_module = items.split_first().is_some_and(|((first, _), rest)| {
-            first.module().is_some() && rest.iter().all(|(s, _)| s.written_with(first))
-        });
-        if !one_module || items.len() < 2 {
+        let Some(module) = nictune_host::write::one_reload(items) else {
             return items.iter().try_for_each(|(s, v)| self.write(s, v));
-        }
-        let (first, _) = items[0];
-        let module = first.module().expect("checked above");
+        };
         let params: Vec<(&str, &HostValue)> = items
             .iter()
             .filter_map(|(s, v)| match &s.key {
@@ -179,6 +174,6 @@ impl HostWrite for LinuxWriter {
             })
             .collect();
         let roots = module::ModuleRoots::from(&self.roots);
-        module::write(&roots, module, &params, first)
+        module::write(&roots, module, &params, items[0].0)
     }
 }
