@@ -811,10 +811,12 @@ fn unlisted_freebsd_sysctl(
     let well_formed = instance.is_none()
         && segments.len() >= 2
         && FREEBSD_SYSCTL_ROOTS.contains(&segments[0])
+        // No `%`: FreeBSD's `%desc`, `%driver`, `%parent` … nodes are read-only device
+        // descriptions, never a setting, and sysctl.conf has no other use for it.
         && segments.iter().all(|s| {
             !s.is_empty()
                 && s.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "_-%".contains(c))
+                    .all(|c| c.is_ascii_alphanumeric() || "_-".contains(c))
         });
     if !well_formed {
         return None;
@@ -978,6 +980,15 @@ iface = "eth1"
             out.text
         );
         assert!(export(Format::FreebsdSysctlConf, &items, &target()).is_err());
+    }
+
+    /// Found by the profile fuzzer: `hw.%m.max_interrupt_rate` passed as an unlisted
+    /// FreeBSD sysctl and was written into sysctl.conf, whose checker refused the name.
+    #[test]
+    fn regression_a_percent_in_an_unlisted_freebsd_sysctl_is_refused() {
+        let text = "[settings]\n\"hw.%m.max_interrupt_rate\" = 8000\n";
+        assert!(parse_profile(text).is_err());
+        assert!(parse_profile("[settings]\n\"dev.em.0.%desc\" = 1\n").is_err());
     }
 
     #[test]
