@@ -21,6 +21,9 @@ pub const DEFAULT_STATE_DIR: &str = "/var/lib/nictune";
 /// The environment variable that overrides it (a `--state-dir` flag overrides both).
 pub const STATE_DIR_ENV: &str = "NICTUNE_STATE_DIR";
 
+/// The word before a tune mark's start time (`started_unix_ms 1795239660000`).
+const MARK_STARTED: &str = "started_unix_ms";
+
 /// A state-directory operation that failed.
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
@@ -234,19 +237,37 @@ impl StateDir {
         entries.iter().filter_map(pid).collect()
     }
 
-    /// Marks process `pid` as a running tune (or a `serve` change session): `tunes/<pid>`.
-    pub fn mark_tune(&self, pid: u32) -> Result<PathBuf, StateError> {
+    /// Marks process `pid`, started at `now_unix_ms`, as a running tune (or a `serve` change
+    /// session): `tunes/<pid>`, holding `started_unix_ms <ms>`. An existing mark is kept.
+    pub fn mark_tune(&self, pid: u32, now_unix_ms: u64) -> Result<PathBuf, StateError> {
         let dir = self.tunes_dir();
         self.fs
             .create_dir_all(&dir)
             .map_err(Self::io("marking a tune in", &dir))?;
         let path = dir.join(pid.to_string());
-        match self.fs.create_new(&path) {
-            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
-                Err(Self::io("marking a tune in", &dir)(e))
-            }
-            _ => Ok(path),
-        }
+        let mut file = match self.fs.create_new(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(path),
+            other => other.map_err(Self::io("marking a tune in", &dir))?,
+        };
+        // The start time lets a revert tell this tune's changes from older ones of another
+        // process that had the same pid; a mark without it (torn, or from an older
+        // nictune) only costs that grouping.
+        let line = format!("{MARK_STARTED} {now_unix_ms}\n");
+        file.write_all(line.as_bytes())
+            .and_then(|()| file.sync_data())
+            .map_err(Self::io("marking a tune in", &dir))?;
+        Ok(path)
+    }
+
+    /// When the tune marked as `pid` started (Unix ms), from its mark; `None` when there is
+    /// no mark or it does not say.
+    pub fn tune_mark_started(&self, pid: u32) -> Option<u64> {
+        let text = self
+            .fs
+            .read_to_string(&self.tunes_dir().join(pid.to_string()))
+            .ok()?;
+        let rest = text.lines().next()?.strip_prefix(MARK_STARTED)?;
+        rest.trim().parse().ok()
     }
 
     /// Removes `pid`'s tune mark unless something it changed is still in place (then the
@@ -480,6 +501,36 @@ pub fn revertible(all: &[Summary]) -> Option<&Summary> {
     })
 }
 
+/// What one `nictune revert` undoes, newest first: the change [`revertible`] picks and, when
+/// the process that made it was a tune (or a `serve` change session) that is gone, every
+/// other change that process left in place since it started. Such a tune's transactions —
+/// the testbed's two ends, this host's interface, the host-wide settings — were one
+/// candidate, meant to last one measurement, so they go back together.
+/// `killed_tune_started(pid)` is the start time of a marked tune `pid` that is no longer
+/// alive ([`StateDir::tune_mark_started`]); a change older than that is another process's
+/// that had the same pid, and is left for a revert of its own.
+pub fn revert_group(
+    all: &[Summary],
+    killed_tune_started: impl Fn(u32) -> Option<u64>,
+) -> Vec<&Summary> {
+    let Some(newest) = revertible(all) else {
+        return Vec::new();
+    };
+    let Some(started) = killed_tune_started(newest.owner_pid) else {
+        return vec![newest];
+    };
+    let group: Vec<&Summary> = in_place_by(all, newest.owner_pid)
+        .into_iter()
+        .filter(|s| s.started_unix_ms >= started)
+        .rev()
+        .collect();
+    match group.first() {
+        Some(first) if first.id == newest.id => group,
+        // The newest change predates the mark (the clock stepped back): it alone.
+        _ => vec![newest],
+    }
+}
+
 /// The changes of a transaction restored by a revert, last first.
 pub fn restore_list(s: &Summary) -> Vec<(usize, &Change)> {
     s.steps_to_restore()
@@ -584,11 +635,66 @@ mod tests {
         );
     }
 
+    /// The same pid's older change (an `apply` of another process that had the pid) and
+    /// a change of another process stay for reverts of their own.
+    fn timed(id: &str, owner: u32, started: u64, phase: Phase) -> Summary {
+        Summary {
+            started_unix_ms: started,
+            ..txn(id, owner, None, phase)
+        }
+    }
+
+    #[test]
+    fn one_revert_takes_every_change_a_killed_tune_left_since_it_started() {
+        let all = vec![
+            timed("100-20", 20, 100, Phase::Applied), // an apply that had pid 20 before
+            timed("150-10", 10, 150, Phase::Applied), // another process's apply
+            timed("210-20", 20, 210, Phase::Applied), // the tune's server end
+            timed("220-20", 20, 220, Phase::Applied), // its client end
+            timed("230-20", 20, 230, Phase::Applying), // its host-wide settings, killed
+        ];
+        let ids = |g: Vec<&Summary>| g.iter().map(|s| s.id.clone()).collect::<Vec<_>>();
+        let killed_at_200 = |pid| (pid == 20).then_some(200);
+        assert_eq!(
+            ids(revert_group(&all, killed_at_200)),
+            ["230-20", "220-20", "210-20"],
+            "newest first, none from before the tune started"
+        );
+        // The tune is alive (or unmarked): one change at a time, as for an apply.
+        assert_eq!(ids(revert_group(&all, |_| None)), ["230-20"]);
+        // A mark without its start time cannot tell the tune's changes from older ones.
+        assert_eq!(ids(revert_group(&all[..2], killed_at_200)), ["150-10"]);
+        // The newest change is another process's: the tune's wait for their own turn.
+        let mut later = all.clone();
+        later.push(timed("300-10", 10, 300, Phase::Applied));
+        assert_eq!(ids(revert_group(&later, killed_at_200)), ["300-10"]);
+        // The clock stepped back: the newest change predates the mark, so it goes alone.
+        assert_eq!(ids(revert_group(&all, |_| Some(225))), ["230-20"]);
+        assert_eq!(ids(revert_group(&all, |_| Some(231))), ["230-20"]);
+        assert!(revert_group(&[], killed_at_200).is_empty());
+    }
+
+    #[test]
+    fn a_tune_mark_keeps_its_start_time_and_a_second_mark_keeps_the_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = StateDir::new(dir.path());
+        assert_eq!(state.tune_mark_started(20), None, "no mark");
+        state.mark_tune(20, 1_795_239_660_000).unwrap();
+        state.mark_tune(20, 1_795_239_669_999).unwrap();
+        assert_eq!(state.tune_mark_started(20), Some(1_795_239_660_000));
+        assert_eq!(state.tune_marks(), [20]);
+        // A mark from before marks held the time (empty) says nothing.
+        std::fs::write(state.tunes_dir().join("30"), "").unwrap();
+        assert_eq!(state.tune_mark_started(30), None);
+        std::fs::write(state.tunes_dir().join("31"), "started_unix_ms x\n").unwrap();
+        assert_eq!(state.tune_mark_started(31), None);
+    }
+
     #[test]
     fn problems_are_recoveries_then_killed_tunes_leftovers() {
         let dir = tempfile::tempdir().unwrap();
         let state = StateDir::new(dir.path());
-        state.mark_tune(20).unwrap();
+        state.mark_tune(20, 0).unwrap();
         let found = state.problems(&sample(), 0, |_| false);
         let ids: Vec<(&str, Problem)> = found.iter().map(|a| (a.id.as_str(), a.problem)).collect();
         assert_eq!(

@@ -103,7 +103,7 @@ impl ChangeHandler for HostChanges {
         state.ensure().map_err(|e| e.to_string())?;
         let lock = state.try_lock().map_err(|e| e.to_string())?;
         state
-            .mark_tune(std::process::id())
+            .mark_tune(std::process::id(), txn::now_unix_ms())
             .map_err(|e| format!("marking the session: {e}"))?;
         Ok(Box::new(HostSession {
             handler: self,

@@ -81,8 +81,9 @@ pub(crate) fn exit_code(err: &anyhow::Error) -> u8 {
 /// field, or makes a missing field present, bumps it (docs/cli.md lists the history).
 pub fn schema_version(command: &str) -> u32 {
     match command {
-        // v2: `note` and `unrecorded` are `null` instead of missing.
-        "revert" => 2,
+        // v2: `note` and `unrecorded` are `null` instead of missing; v3: `also_reverted`
+        // and `killed_tune_pid` (a killed tune's changes go back together).
+        "revert" => 3,
         // v2: the engine block's `sim_seconds`/`wall_seconds` are `sim_s`/`wall_s`.
         "sim" => 2,
         // v2: a point's setting values are numbers and booleans, not strings.

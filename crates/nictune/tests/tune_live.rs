@@ -293,7 +293,17 @@ fn after_kill_9_mid_tune_revert_restores_the_host_wide_sysctls() {
     let state = tempfile::tempdir().unwrap();
     let out_dir = tempfile::tempdir().unwrap();
     // Long runs: a busy-polling candidate stays in place for seconds, time to catch it.
-    let args = ["--budget", "60", "--duration", "2s", "--warmup", "100ms"];
+    // Deferral on every candidate: each end keeps a change of its own in place too.
+    let args = [
+        "--budget",
+        "60",
+        "--duration",
+        "2s",
+        "--warmup",
+        "100ms",
+        "--only",
+        "defer-hard-irqs=2",
+    ];
     let (mut tune, _cleanup) =
         tune_until_busy_polling(&args, state.path(), out_dir.path(), &before);
     let pid = tune.0.id();
@@ -342,11 +352,17 @@ fn after_kill_9_mid_tune_revert_restores_the_host_wide_sysctls() {
     let refused = err.contains("was killed") || err.contains("is interrupted");
     assert!(refused && err.contains("nictune revert"), "{err}");
 
-    // One revert restores the host: its transaction is the newest.
-    let out = nictune(state.path(), &["revert"]);
+    // One revert restores everything the killed tune left: the host-wide sysctls and the
+    // testbed's ends, one candidate's transactions.
+    let open_before = changes(state.path())
+        .into_iter()
+        .filter(|c| c["phase"] != "reverted" && c["phase"] != "rolled-back")
+        .count();
+    let out = nictune(state.path(), &["revert", "--json"]);
+    let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
-        "{}",
+        "{text}{}",
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(
@@ -354,15 +370,23 @@ fn after_kill_9_mid_tune_revert_restores_the_host_wide_sysctls() {
         before,
         "busy_read/busy_poll restored by one revert"
     );
-    // The rest (the killed tune's veth ends) revert too; then nothing is left open.
-    for _ in 0..4 {
-        let out = nictune(state.path(), &["revert"]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    let body: Json = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(body["schema"], "nictune.revert/v3", "{body}");
+    assert_eq!(body["killed_tune_pid"], pid, "{body}");
+    let reverted = 1 + body["also_reverted"].as_array().unwrap().len();
+    assert_eq!(
+        reverted, open_before,
+        "every open change in one run: {body}"
+    );
+    assert!(
+        reverted >= 3,
+        "the host-wide settings and both ends: {body}"
+    );
+    let again = nictune(state.path(), &["revert"]);
+    assert!(
+        String::from_utf8_lossy(&again.stdout).contains("Nothing to revert"),
+        "{again:?}"
+    );
     let open: Vec<Json> = changes(state.path())
         .into_iter()
         .filter(|c| c["phase"] != "reverted" && c["phase"] != "rolled-back")

@@ -195,7 +195,7 @@ pub fn hold(state_dir: &Path) -> Result<Held, HoldError> {
     changes::forget_clean_killed_tunes(&state).map_err(HoldError::State)?;
     let locks = state.lock_live(1).map_err(HoldError::Lock)?;
     state
-        .mark_tune(std::process::id())
+        .mark_tune(std::process::id(), nictune_apply::txn::now_unix_ms())
         .map_err(HoldError::State)?;
     let cancel = Cancel::new();
     cancel.on_signals().map_err(HoldError::Signals)?;

@@ -407,21 +407,54 @@ pub fn revert(args: RevertArgs, ctx: &Ctx) -> Result<Outcome> {
     let locks = lock_live(&state, 1)?;
     // Read again under the locks: what to revert is decided by what nobody else is changing.
     let all = state.transactions()?;
-    let Some(target) = state::revertible(&all) else {
-        return nothing_to_revert(ctx);
+    let marks = state.tune_marks();
+    let killed_tune_started = |pid: u32| {
+        (marks.contains(&pid) && !detach::alive(pid))
+            .then(|| state.tune_mark_started(pid))
+            .flatten()
     };
-    let reverted = revert_txn(&state, &locks.state, target, RevertBy::User)?;
-    let complete = reverted.complete;
-    let unrecorded = reverted.unrecorded.clone();
-    ctx.emit(
-        "revert",
-        &render::RevertBody::done(reverted),
-        render::revert_text,
-    )?;
-    if let Some(why) = unrecorded {
+    let group = state::revert_group(&all, killed_tune_started);
+    if group.is_empty() {
+        return nothing_to_revert(ctx);
+    }
+    let mut done = Vec::new();
+    let mut failed = None;
+    for target in &group {
+        match revert_txn(&state, &locks.state, target, RevertBy::User) {
+            Ok(r) => done.push(r),
+            Err(e) => {
+                failed = Some(e);
+                break;
+            }
+        }
+    }
+    let complete = done.iter().all(|r| r.complete);
+    let unrecorded: Vec<(String, String)> = done
+        .iter()
+        .filter_map(|r| Some((r.id.clone(), r.unrecorded.clone()?)))
+        .collect();
+    let newest_owner = group[0].owner_pid;
+    let killed_tune = killed_tune_started(newest_owner).map(|_| newest_owner);
+    let left = group.len() - done.len();
+    if !done.is_empty() {
+        ctx.emit(
+            "revert",
+            &render::RevertBody::done(done, killed_tune),
+            render::revert_text,
+        )?;
+    }
+    if let Some(e) = failed {
+        if group.len() == 1 {
+            return Err(e);
+        }
+        return Err(e.context(format!(
+            "{left} of the {} changes the killed tune left in place are not reverted",
+            group.len()
+        )));
+    }
+    if let Some((id, why)) = unrecorded.first() {
         let message = format!(
-            "change {}: the values were restored, but the journal could not record it: {why}",
-            target.id
+            "change {id}: the values were restored, but the journal could not record it: {why}"
         );
         return Err(refusal(
             message,
@@ -429,7 +462,7 @@ pub fn revert(args: RevertArgs, ctx: &Ctx) -> Result<Outcome> {
              same old values and records the revert",
         ));
     }
-    if let Some(damage) = state.damage(target) {
+    if let Some(damage) = group.iter().find_map(|t| state.damage(t)) {
         let hint = "every valid step of the change was restored (the table above) and the \
                     change is closed; nictune never writes such a line, so the file was edited \
                     or damaged: keep it to find out how";

@@ -181,22 +181,59 @@ pub fn confirm_text(b: &ConfirmBody) -> String {
 
 #[derive(Debug, Serialize)]
 pub struct RevertBody {
+    /// The change reverted: the newest one in place (`null`: nothing was).
     pub reverted: Option<Reverted>,
+    /// The other changes the same killed tune (or `serve` change session) left in place,
+    /// reverted in the same run, newest first; empty otherwise.
+    pub also_reverted: Vec<Reverted>,
+    /// The pid of the killed tune (or `serve`) that left these changes in place (`null`
+    /// when the change reverted was not one).
+    pub killed_tune_pid: Option<u32>,
 }
 
 impl RevertBody {
     pub fn nothing() -> RevertBody {
-        RevertBody { reverted: None }
+        RevertBody {
+            reverted: None,
+            also_reverted: Vec::new(),
+            killed_tune_pid: None,
+        }
     }
-    pub fn done(r: Reverted) -> RevertBody {
-        RevertBody { reverted: Some(r) }
+
+    /// `done`: newest first, at least one.
+    pub fn done(done: Vec<Reverted>, killed_tune_pid: Option<u32>) -> RevertBody {
+        let mut all = done.into_iter();
+        RevertBody {
+            reverted: all.next(),
+            also_reverted: all.collect(),
+            killed_tune_pid,
+        }
     }
 }
 
 pub fn revert_text(b: &RevertBody) -> String {
-    let Some(r) = &b.reverted else {
+    let Some(first) = &b.reverted else {
         return "Nothing to revert: no change of nictune is in place.".into();
     };
+    let mut out = String::new();
+    if let Some(pid) = b.killed_tune_pid {
+        let _ = writeln!(
+            out,
+            "Left in place by a tune (pid {pid}) that was killed: its {} change(s) still in \
+             place, one candidate, reverted together.\n",
+            1 + b.also_reverted.len()
+        );
+    }
+    for (i, r) in std::iter::once(first).chain(&b.also_reverted).enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out += &reverted_text(r);
+    }
+    out
+}
+
+fn reverted_text(r: &Reverted) -> String {
     let mut out = format!(
         "Reverted change {}: {} setting(s) restored{}.\n",
         r.id,
@@ -510,6 +547,37 @@ mod tests {
 
     /// A change a tune's next candidate took over reads as replaced, not as reverted by
     /// someone: nothing was written back for it.
+    #[test]
+    fn a_killed_tunes_changes_reverted_together_are_each_listed_under_one_line() {
+        let closed = |id: &str| Reverted {
+            id: id.into(),
+            by: RevertBy::User,
+            restored: Vec::new(),
+            complete: true,
+            note: Some(format!("{id} never wrote")),
+            unrecorded: None,
+        };
+        let one = revert_text(&RevertBody::done(vec![closed("3-20")], None));
+        assert!(one.starts_with("Reverted change 3-20"), "{one}");
+        let group = RevertBody::done(vec![closed("3-20"), closed("2-20")], Some(20));
+        let text = revert_text(&group);
+        assert!(
+            text.starts_with("Left in place by a tune (pid 20) that was killed: its 2 change(s)"),
+            "{text}"
+        );
+        let at = |id: &str| text.find(&format!("Reverted change {id}")).unwrap();
+        assert!(at("3-20") < at("2-20"), "newest first: {text}");
+        let json = serde_json::to_value(&group).unwrap();
+        assert_eq!(json["reverted"]["id"], "3-20");
+        assert_eq!(json["also_reverted"][0]["id"], "2-20");
+        assert_eq!(json["killed_tune_pid"], 20);
+        let nothing = serde_json::to_value(RevertBody::nothing()).unwrap();
+        assert_eq!(
+            nothing,
+            serde_json::json!({"reverted": null, "also_reverted": [], "killed_tune_pid": null})
+        );
+    }
+
     #[test]
     fn a_replaced_change_says_so() {
         let phase = |by| Phase::Reverted { by, complete: true };
