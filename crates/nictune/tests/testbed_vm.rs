@@ -145,6 +145,27 @@ fn module_parameters_apply_by_reload_and_revert_in_the_guest() {
         .run_ok(&["ping", "-c", "2", "-i", "0.2", "198.18.1.1"], t)
         .unwrap();
     assert!(ping.contains("2 packets received"), "{ping}");
+
+    // `--no-effect-check` (what a tune in the guest passes): no count afterwards. Without it
+    // this idle port would be waited for and reported "not verified by effect".
+    let argv = [
+        "nictune",
+        "apply",
+        "--json",
+        "--no-effect-check",
+        "--state-dir",
+        "/run/st",
+        "e1000.InterruptThrottleRate=300",
+    ];
+    let quick = bed.run(&argv, t).unwrap();
+    assert_eq!(quick.code, Some(0), "{}\n{}", quick.stdout, quick.stderr);
+    let quick: serde_json::Value = serde_json::from_str(&quick.stdout).unwrap();
+    assert_eq!(quick["effect"], serde_json::json!([]), "{quick}");
+    let record = bed.read("/run/nictune/module-params/e1000").unwrap();
+    assert_eq!(
+        record, "InterruptThrottleRate=300\n",
+        "applied all the same"
+    );
     bed.destroy().unwrap();
 }
 
