@@ -186,13 +186,9 @@ impl StateDir {
 
     /// Every change in `all` (this directory's transactions) that must be reverted before
     /// another starts: interrupted, overdue, incompletely restored, or left in place by a
-    /// tune that was killed (the tunes marked here). `alive` tells which processes run.
-    pub fn problems(
-        &self,
-        all: &[Summary],
-        now_unix_ms: u64,
-        alive: impl Fn(u32) -> bool,
-    ) -> Vec<Attention> {
+    /// tune that was killed (the tunes marked here). `alive(pid, t)` tells whether `pid`
+    /// runs as the process that existed at Unix ms `t` ([`Alive`]).
+    pub fn problems(&self, all: &[Summary], now_unix_ms: u64, alive: impl Alive) -> Vec<Attention> {
         let mut found = needing_recovery(all, now_unix_ms, &alive);
         found.extend(left_by_killed_tunes(
             all,
@@ -230,11 +226,18 @@ impl StateDir {
         self.root.join("tunes")
     }
 
-    /// The pids of the tunes marked in [`StateDir::tunes_dir`] (none when it is unreadable).
-    pub fn tune_marks(&self) -> Vec<u32> {
+    /// The tunes marked in [`StateDir::tunes_dir`] (none when it is unreadable).
+    pub fn tune_marks(&self) -> Vec<TuneMark> {
         let entries = self.fs.list(&self.tunes_dir()).unwrap_or_default();
         let pid = |p: &PathBuf| p.file_name()?.to_str()?.parse().ok();
-        entries.iter().filter_map(pid).collect()
+        entries
+            .iter()
+            .filter_map(pid)
+            .map(|pid| TuneMark {
+                pid,
+                started_unix_ms: self.tune_mark_started(pid),
+            })
+            .collect()
     }
 
     /// Marks process `pid`, started at `now_unix_ms`, as a running tune (or a `serve` change
@@ -261,7 +264,7 @@ impl StateDir {
 
     /// When the tune marked as `pid` started (Unix ms), from its mark; `None` when there is
     /// no mark or it does not say.
-    pub fn tune_mark_started(&self, pid: u32) -> Option<u64> {
+    fn tune_mark_started(&self, pid: u32) -> Option<u64> {
         let text = self
             .fs
             .read_to_string(&self.tunes_dir().join(pid.to_string()))
@@ -415,12 +418,50 @@ impl std::fmt::Display for Problem {
     }
 }
 
-/// Classifies a transaction given the time and which processes are alive.
-pub fn attention(s: &Summary, now_unix_ms: u64, alive: impl Fn(u32) -> bool) -> Option<Problem> {
+/// Whether process `pid` runs as the process that existed at Unix ms `t` — one that started
+/// later reuses the pid of one that is gone; `u64::MAX` asks about the pid alone. The live
+/// answer is `nictune_linux::write::detach::alive_at`.
+pub trait Alive: Fn(u32, u64) -> bool {}
+impl<F: Fn(u32, u64) -> bool> Alive for F {}
+
+/// A tune's mark (`tunes/<pid>`): its pid and, when the mark says, when the tune started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TuneMark {
+    /// The tune's process.
+    pub pid: u32,
+    /// When it started (Unix ms); `None` for a mark that does not say.
+    pub started_unix_ms: Option<u64>,
+}
+
+impl TuneMark {
+    /// Whether the marked tune still runs: its pid, held by a process that already ran when
+    /// the mark was made.
+    pub fn alive(&self, alive: impl Alive) -> bool {
+        alive(self.pid, self.started_unix_ms.unwrap_or(u64::MAX))
+    }
+
+    /// The tune's changes in `all` still in place: its pid's, from its start on (all of the
+    /// pid's when the mark has no start time).
+    pub fn in_place<'a>(&self, all: &'a [Summary]) -> Vec<&'a Summary> {
+        let since = self.started_unix_ms.unwrap_or(0);
+        in_place_by(all, self.pid)
+            .into_iter()
+            .filter(|s| s.started_unix_ms >= since)
+            .collect()
+    }
+}
+
+/// Classifies a transaction given the time and which processes are alive: its owner must
+/// be the process that began it, its watchdog one that ran before the deadline.
+pub fn attention(s: &Summary, now_unix_ms: u64, alive: impl Alive) -> Option<Problem> {
     match s.phase {
-        Phase::Applying | Phase::Reverting if !alive(s.owner_pid) => Some(Problem::Interrupted),
+        Phase::Applying | Phase::Reverting if !alive(s.owner_pid, s.started_unix_ms) => {
+            Some(Problem::Interrupted)
+        }
         Phase::Pending { deadline_unix_ms } => {
-            let watchdog_alive = s.watchdog_pid.is_some_and(&alive);
+            let watchdog_alive = s
+                .watchdog_pid
+                .is_some_and(|pid| alive(pid, deadline_unix_ms));
             // The watchdog gets a grace period to take the lock and finish its revert.
             let late = now_unix_ms > deadline_unix_ms + 5_000;
             Some(if late && !watchdog_alive {
@@ -438,11 +479,7 @@ pub fn attention(s: &Summary, now_unix_ms: u64, alive: impl Fn(u32) -> bool) -> 
 }
 
 /// Transactions that need a revert before anything else changes (everything but `Pending`).
-pub fn needing_recovery(
-    all: &[Summary],
-    now_unix_ms: u64,
-    alive: impl Fn(u32) -> bool,
-) -> Vec<Attention> {
+pub fn needing_recovery(all: &[Summary], now_unix_ms: u64, alive: impl Alive) -> Vec<Attention> {
     all.iter()
         .filter_map(|s| {
             let problem = attention(s, now_unix_ms, &alive)?;
@@ -463,18 +500,18 @@ pub fn in_place_by(all: &[Summary], pid: u32) -> Vec<&Summary> {
 }
 
 /// The changes tunes left in place when they were killed: those of every marked tune
-/// (`tunes` are the pids [`StateDir::tune_marks`] found) that is no longer alive. A
-/// change that needs recovery for another reason is left to [`needing_recovery`].
+/// (`tunes`, as [`StateDir::tune_marks`] found them) that is no longer alive. A change that
+/// needs recovery for another reason is left to [`needing_recovery`].
 pub fn left_by_killed_tunes(
     all: &[Summary],
-    tunes: &[u32],
+    tunes: &[TuneMark],
     now_unix_ms: u64,
-    alive: impl Fn(u32) -> bool,
+    alive: impl Alive,
 ) -> Vec<Attention> {
     tunes
         .iter()
-        .filter(|pid| !alive(**pid))
-        .flat_map(|pid| in_place_by(all, *pid))
+        .filter(|t| !t.alive(&alive))
+        .flat_map(|t| t.in_place(all))
         .filter(|s| attention(s, now_unix_ms, &alive).is_none())
         .map(|s| Attention {
             id: s.id.clone(),
@@ -507,7 +544,7 @@ pub fn revertible(all: &[Summary]) -> Option<&Summary> {
 /// the testbed's two ends, this host's interface, the host-wide settings — were one
 /// candidate, meant to last one measurement, so they go back together.
 /// `killed_tune_started(pid)` is the start time of a marked tune `pid` that is no longer
-/// alive ([`StateDir::tune_mark_started`]); a change older than that is another process's
+/// alive ([`TuneMark::started_unix_ms`]); a change older than that is another process's
 /// that had the same pid, and is left for a revert of its own.
 pub fn revert_group(
     all: &[Summary],
@@ -562,6 +599,53 @@ mod tests {
         }
     }
 
+    fn mark(pid: u32) -> TuneMark {
+        TuneMark {
+            pid,
+            started_unix_ms: None,
+        }
+    }
+
+    /// A killed tune's pid, taken since by a process that started later, still leaves the
+    /// tune's changes flagged (and an apply killed mid-way still interrupted): the process
+    /// holding the pid is not the one that journaled them.
+    #[test]
+    fn a_pid_reused_by_a_later_process_does_not_keep_a_dead_ones_changes_alive() {
+        let all = vec![
+            timed("210-20", 20, 210, Phase::Applied),
+            timed("230-20", 20, 230, Phase::Applying),
+        ];
+        // pid 20 is held now by a process that started at t = 500.
+        let reused = |pid: u32, t: u64| pid == 20 && t >= 500;
+        let tune = TuneMark {
+            pid: 20,
+            started_unix_ms: Some(200),
+        };
+        assert!(!tune.alive(reused));
+        let left = left_by_killed_tunes(&all, &[tune], 1_000, reused);
+        assert_eq!(
+            left,
+            [Attention {
+                id: "210-20".into(),
+                problem: Problem::LeftByKilledTune
+            }]
+        );
+        let stuck = needing_recovery(&all, 1_000, reused);
+        assert_eq!(
+            stuck,
+            [Attention {
+                id: "230-20".into(),
+                problem: Problem::Interrupted
+            }]
+        );
+        // A mark that does not say when its tune started: the pid alone decides.
+        assert!(mark(20).alive(reused));
+        // The same process all along: alive, nothing flagged.
+        let same = |pid: u32, _t: u64| pid == 20;
+        assert!(left_by_killed_tunes(&all, &[tune], 1_000, same).is_empty());
+        assert!(needing_recovery(&all, 1_000, same).is_empty());
+    }
+
     fn sample() -> Vec<Summary> {
         let reverted = Phase::Reverted {
             by: RevertBy::User,
@@ -590,8 +674,8 @@ mod tests {
     #[test]
     fn changes_of_a_killed_tune_need_attention_and_a_live_tunes_or_a_plain_apply_do_not() {
         let all = sample();
-        let dead = |_| false;
-        let left = left_by_killed_tunes(&all, &[20], 0, dead);
+        let dead = |_, _| false;
+        let left = left_by_killed_tunes(&all, &[mark(20)], 0, dead);
         // 4-20 is interrupted (needing_recovery says so); 3-20 is the applied leftover.
         assert_eq!(
             left,
@@ -601,7 +685,7 @@ mod tests {
             }]
         );
         assert!(
-            left_by_killed_tunes(&all, &[20], 0, |_| true).is_empty(),
+            left_by_killed_tunes(&all, &[mark(20)], 0, |_, _| true).is_empty(),
             "running"
         );
         assert!(
@@ -682,7 +766,14 @@ mod tests {
         state.mark_tune(20, 1_795_239_660_000).unwrap();
         state.mark_tune(20, 1_795_239_669_999).unwrap();
         assert_eq!(state.tune_mark_started(20), Some(1_795_239_660_000));
-        assert_eq!(state.tune_marks(), [20]);
+        let marks = state.tune_marks();
+        assert_eq!(
+            marks,
+            [TuneMark {
+                pid: 20,
+                started_unix_ms: Some(1_795_239_660_000)
+            }]
+        );
         // A mark from before marks held the time (empty) says nothing.
         std::fs::write(state.tunes_dir().join("30"), "").unwrap();
         assert_eq!(state.tune_mark_started(30), None);
@@ -695,7 +786,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let state = StateDir::new(dir.path());
         state.mark_tune(20, 0).unwrap();
-        let found = state.problems(&sample(), 0, |_| false);
+        let found = state.problems(&sample(), 0, |_, _| false);
         let ids: Vec<(&str, Problem)> = found.iter().map(|a| (a.id.as_str(), a.problem)).collect();
         assert_eq!(
             ids,
@@ -704,6 +795,6 @@ mod tests {
                 ("3-20", Problem::LeftByKilledTune)
             ]
         );
-        assert!(state.problems(&sample(), 0, |_| true).is_empty());
+        assert!(state.problems(&sample(), 0, |_, _| true).is_empty());
     }
 }

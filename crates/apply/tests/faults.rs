@@ -120,7 +120,7 @@ fn assert_revert_recovers(
     }
     assert_eq!(h.state(), before, "{at}: revert did not restore the host");
     let all = state.transactions().unwrap();
-    let left = needing_recovery(&all, 20_000, |_| false);
+    let left = needing_recovery(&all, 20_000, |_, _| false);
     assert!(left.is_empty(), "{at}: still needing recovery: {left:?}");
 }
 

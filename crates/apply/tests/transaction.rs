@@ -127,7 +127,7 @@ fn a_crash_mid_apply_is_recovered_from_the_journal() {
 
     let all = state.transactions().unwrap();
     assert_eq!(all[0].phase, Phase::Applying);
-    let recovery = nictune_apply::state::needing_recovery(&all, 5_000, |_| false);
+    let recovery = nictune_apply::state::needing_recovery(&all, 5_000, |_, _| false);
     assert_eq!(recovery.len(), 1);
     let lock = state.try_lock().unwrap();
     let txn = revertible(&all).unwrap();
@@ -342,7 +342,7 @@ fn a_change_that_stopped_before_its_first_write_is_closed_by_revert() {
     std::fs::write(&path, begin.lines().next().unwrap().to_string() + "\n").unwrap();
     let mut h = host(); // the crash came before any write
     let all = state.transactions().unwrap();
-    let stuck = nictune_apply::state::needing_recovery(&all, 5_000, |_| false);
+    let stuck = nictune_apply::state::needing_recovery(&all, 5_000, |_, _| false);
     assert_eq!(stuck.len(), 1, "interrupted: {stuck:?}");
     let txn = revertible(&all).expect("revert picks it");
     let r = revert(&state, &lock, txn, &mut h, RevertBy::User, 2, 6_000).unwrap();
@@ -350,7 +350,7 @@ fn a_change_that_stopped_before_its_first_write_is_closed_by_revert() {
     assert!(r.note.unwrap().contains("before its first write"));
     assert_eq!((h.writes, h.state()), (0, &before), "nothing written");
     let all = state.transactions().unwrap();
-    assert!(nictune_apply::state::needing_recovery(&all, 7_000, |_| false).is_empty());
+    assert!(nictune_apply::state::needing_recovery(&all, 7_000, |_, _| false).is_empty());
     assert!(revertible(&all).is_none());
 }
 

@@ -17,7 +17,7 @@ use std::path::Path;
 /// another starts, as of now: interrupted, overdue, incompletely restored, or left in place
 /// by a tune that was killed.
 pub fn problems(state: &StateDir, all: &[Summary]) -> Vec<Attention> {
-    state.problems(all, txn::now_unix_ms(), detach::alive)
+    state.problems(all, txn::now_unix_ms(), detach::alive_at)
 }
 
 /// Why a new change may not start yet.
@@ -53,9 +53,9 @@ pub fn check_finished(state: &StateDir) -> Result<(), Unfinished> {
 /// changes still in place blocks new changes, [`check_finished`], until they are).
 pub fn forget_clean_killed_tunes(state: &StateDir) -> Result<(), StateError> {
     let all = state.transactions()?;
-    for pid in state.tune_marks() {
-        if !detach::alive(pid) && nictune_apply::state::in_place_by(&all, pid).is_empty() {
-            let _ = std::fs::remove_file(state.tunes_dir().join(pid.to_string()));
+    for mark in state.tune_marks() {
+        if !mark.alive(detach::alive_at) && mark.in_place(&all).is_empty() {
+            let _ = std::fs::remove_file(state.tunes_dir().join(mark.pid.to_string()));
         }
     }
     Ok(())

@@ -40,14 +40,53 @@ pub fn become_session_leader() -> Result<(), nix::Error> {
 
 /// Whether a process with this pid exists (a zombie counts as gone).
 pub fn alive(pid: u32) -> bool {
+    alive_at(pid, u64::MAX)
+}
+
+/// Slack when comparing a process's start with a time it journaled: /proc/stat's `btime` has
+/// 1 s resolution, and the wall clock may have been stepped (NTP) since the journal was
+/// written. A pid reused within a minute of its process's death is not told apart.
+pub const START_SLACK_MS: u64 = 60_000;
+
+/// Whether `pid` is alive *and* is the process that was already running at `seen_unix_ms`, a
+/// time that process journaled (a transaction's start, a tune's mark): a process holding the
+/// pid that started later is another one reusing it, and the journaled one is gone. Where
+/// the start cannot be read, the pid alone decides, as in [`alive`].
+pub fn alive_at(pid: u32, seen_unix_ms: u64) -> bool {
     let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
         return false;
     };
-    // Field 3, after the parenthesised command name, is the state; Z is a zombie.
-    let state = stat
-        .rsplit_once(')')
-        .and_then(|(_, rest)| rest.split_whitespace().next());
-    state.is_some_and(|s| s != "Z" && s != "X")
+    // After the parenthesised command name: field 3 (the state; Z is a zombie) first, and
+    // field 22 (the start, in clock ticks after boot) twentieth.
+    let Some((_, rest)) = stat.rsplit_once(')') else {
+        return false;
+    };
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    if fields.first().is_none_or(|s| *s == "Z" || *s == "X") {
+        return false;
+    }
+    let started = fields
+        .get(19)
+        .and_then(|t| t.parse::<u64>().ok())
+        .and_then(boot_ticks_to_unix_ms);
+    started.is_none_or(|ms| ms <= seen_unix_ms.saturating_add(START_SLACK_MS))
+}
+
+/// A time in clock ticks after boot (`/proc/PID/stat` field 22) as Unix milliseconds, from
+/// /proc/stat's `btime` and `sysconf(_SC_CLK_TCK)`.
+#[allow(unsafe_code)]
+fn boot_ticks_to_unix_ms(ticks: u64) -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let btime: u64 = stat
+        .lines()
+        .find_map(|l| l.strip_prefix("btime "))?
+        .trim()
+        .parse()
+        .ok()?;
+    // SAFETY: sysconf reads a constant; no memory access.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    let hz = u64::try_from(hz).ok().filter(|&h| h > 0)?;
+    Some(btime.saturating_mul(1000) + ticks.saturating_mul(1000) / hz)
 }
 
 #[cfg(test)]
@@ -59,5 +98,26 @@ mod tests {
         assert!(alive(std::process::id()));
         // Above the kernel's PID_MAX_LIMIT (4 194 304), so never a real process.
         assert!(!alive(4_194_305));
+    }
+
+    /// A journal written long before this process started names another process that had
+    /// its pid: that one is gone.
+    #[test]
+    fn a_process_that_started_after_the_journaled_time_is_another_one() {
+        let me = std::process::id();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64;
+        assert!(alive_at(me, now), "running at this moment");
+        assert!(alive_at(me, u64::MAX));
+        let started = boot_ticks_to_unix_ms(0).unwrap();
+        assert!(started <= now, "booted before now");
+        assert!(
+            !alive_at(me, started),
+            "the machine's boot predates this process"
+        );
+        assert!(!alive_at(me, 0), "1970");
+        assert!(!alive_at(4_194_305, u64::MAX));
     }
 }

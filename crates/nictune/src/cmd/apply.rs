@@ -418,8 +418,9 @@ pub fn revert(args: RevertArgs, ctx: &Ctx) -> Result<Outcome> {
     let all = state.transactions()?;
     let marks = state.tune_marks();
     let killed_tune_started = |pid: u32| {
-        (marks.contains(&pid) && !detach::alive(pid))
-            .then(|| state.tune_mark_started(pid))
+        let mark = marks.iter().find(|m| m.pid == pid)?;
+        (!mark.alive(detach::alive_at))
+            .then_some(mark.started_unix_ms)
             .flatten()
     };
     let group = state::revert_group(&all, killed_tune_started);
@@ -531,7 +532,7 @@ pub fn status(args: StatusArgs, ctx: &Ctx) -> Result<Outcome> {
         undo: undo_command(&args.state.state_dir),
         stale_testbeds: stale_testbeds(),
     };
-    let body = render::StatusBody::new(&all, &facts, detach::alive, args.all);
+    let body = render::StatusBody::new(&all, &facts, detach::alive_at, args.all);
     ctx.emit("status", &body, render::status_text)?;
     Ok(if problems.is_empty() {
         Outcome::Success

@@ -333,7 +333,7 @@ impl StatusBody {
     pub fn new(
         all: &[Summary],
         facts: &StatusFacts<'_>,
-        alive: impl Fn(u32) -> bool,
+        alive: impl state::Alive,
         show_all: bool,
     ) -> StatusBody {
         let closed_total = all.iter().filter(|s| state::closed(s)).count();
@@ -652,8 +652,8 @@ mod tests {
         ];
         let all: Vec<Summary> = txns.iter().map(|r| summarize(r).unwrap()).collect();
         let now = 1_795_239_800_000;
-        let problems = state::needing_recovery(&all, now, |_| false);
-        let body = StatusBody::new(&all, &facts(now, &problems), |_| false, false);
+        let problems = state::needing_recovery(&all, now, |_, _| false);
+        let body = StatusBody::new(&all, &facts(now, &problems), |_, _| false, false);
         insta::assert_snapshot!(status_text(&body));
     }
 
@@ -691,7 +691,7 @@ mod tests {
         };
         // The oldest change is still applied; 14 reverted ones follow.
         let all: Vec<Summary> = (0..15).map(|i| txn(i, i > 0)).collect();
-        let body = StatusBody::new(&all, &facts(1_795_239_800_000, &[]), |_| false, false);
+        let body = StatusBody::new(&all, &facts(1_795_239_800_000, &[]), |_, _| false, false);
         assert_eq!(body.hidden_closed, 4);
         assert_eq!(body.changes.len(), 1 + CLOSED_SHOWN);
         assert_eq!(body.changes[0].id, all[0].id, "open changes always show");
@@ -701,7 +701,7 @@ mod tests {
             text.contains("4 older changes") && text.contains("--all"),
             "{text}"
         );
-        let every = StatusBody::new(&all, &facts(1_795_239_800_000, &[]), |_| false, true);
+        let every = StatusBody::new(&all, &facts(1_795_239_800_000, &[]), |_, _| false, true);
         assert_eq!((every.changes.len(), every.hidden_closed), (15, 0));
         assert!(!status_text(&every).contains("older changes"));
     }
@@ -742,8 +742,17 @@ mod tests {
             },
         ];
         let all = [summarize(&records).unwrap()];
-        let problems = state::left_by_killed_tunes(&all, &[77], 0, |_| false);
-        let body = StatusBody::new(&all, &facts(1_795_239_800_000, &problems), |_| false, false);
+        let mark_77 = state::TuneMark {
+            pid: 77,
+            started_unix_ms: None,
+        };
+        let problems = state::left_by_killed_tunes(&all, &[mark_77], 0, |_, _| false);
+        let body = StatusBody::new(
+            &all,
+            &facts(1_795_239_800_000, &problems),
+            |_, _| false,
+            false,
+        );
         let text = status_text(&body);
         assert!(text.contains("LEFT BY A KILLED TUNE"), "{text}");
         assert!(
