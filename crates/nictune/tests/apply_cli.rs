@@ -159,6 +159,66 @@ fn state_with_a_pending_change() -> tempfile::TempDir {
     dir
 }
 
+/// A change whose process died mid-apply is *interrupted* even when another process has
+/// taken its pid since: the process holding the pid started after the change began, so it
+/// is not the one that journaled it. The same pid journaled by the process that holds it
+/// now is a change still being applied.
+#[test]
+fn an_interrupted_change_stays_interrupted_when_another_process_takes_its_pid() {
+    use nictune_apply::journal::Record;
+    use nictune_apply::plan::Change;
+    use nictune_host::write::setting::{Key, Object, Setting};
+    use nictune_host::write::value::HostValue;
+    let mut holder = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let pid = holder.id();
+    let now = nictune_apply::txn::now_unix_ms();
+    let week = 7 * 24 * 3_600_000;
+    for (started, interrupted) in [(now - week, true), (now + 5_000, false)] {
+        let dir = tempfile::tempdir().unwrap();
+        let changes = dir.path().join("changes");
+        std::fs::create_dir(&changes).unwrap();
+        let id = nictune_apply::txn::txn_id(started, pid);
+        let records = [
+            Record::Begin {
+                id: id.clone(),
+                pid,
+                started_unix_ms: started,
+                netns: Some(format!("nictune-cli-absent-{}", std::process::id())),
+                iface: None,
+                changes: vec![Change {
+                    setting: Setting::new(Object::Netns, Key::Sysctl("net.core.somaxconn".into())),
+                    old: HostValue::text("4096"),
+                    new: HostValue::text("1024"),
+                }],
+                preserve: Vec::new(),
+            },
+            Record::Intent { step: 0 },
+        ];
+        let text: String = records
+            .iter()
+            .map(|r| serde_json::to_string(r).unwrap() + "\n")
+            .collect();
+        std::fs::write(changes.join(format!("{id}.jsonl")), text).unwrap();
+        let out = nictune(&["status"], dir.path());
+        let text = stdout(&out);
+        match interrupted {
+            true => {
+                assert_eq!(out.status.code(), Some(1), "{text}");
+                assert!(text.contains("INTERRUPTED"), "{text}");
+            }
+            false => {
+                assert_eq!(out.status.code(), Some(0), "{text}");
+                assert!(!text.contains("INTERRUPTED"), "{text}");
+            }
+        }
+    }
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+}
+
 /// Issue #12.6: `revert` and `confirm` as non-root said "another change is running" (exit 2).
 #[test]
 fn revert_and_confirm_without_root_exit_77_saying_they_need_root() {
