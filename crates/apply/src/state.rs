@@ -276,9 +276,13 @@ impl StateDir {
     /// Removes `pid`'s tune mark unless something it changed is still in place (then the
     /// next change refuses until `nictune revert` has run).
     pub fn unmark_tune_if_clean(&self, pid: u32) {
+        let mark = TuneMark {
+            pid,
+            started_unix_ms: self.tune_mark_started(pid),
+        };
         let clean = self
             .transactions()
-            .is_ok_and(|all| in_place_by(&all, pid).is_empty());
+            .is_ok_and(|all| mark.in_place(&all).is_empty());
         if clean {
             let _ = self.fs.remove_file(&self.tunes_dir().join(pid.to_string()));
         }
@@ -779,6 +783,64 @@ mod tests {
         assert_eq!(state.tune_mark_started(30), None);
         std::fs::write(state.tunes_dir().join("31"), "started_unix_ms x\n").unwrap();
         assert_eq!(state.tune_mark_started(31), None);
+    }
+
+    /// An applied change journaled under `dir` by `pid` at `started`.
+    fn journal_applied(dir: &Path, pid: u32, started: u64) {
+        use nictune_host::write::setting::{Key, Object, Setting};
+        use nictune_host::write::value::HostValue;
+        let id = crate::txn::txn_id(started, pid);
+        let records = [
+            Record::Begin {
+                id: id.clone(),
+                pid,
+                started_unix_ms: started,
+                netns: None,
+                iface: None,
+                changes: vec![Change {
+                    setting: Setting::new(Object::Netns, Key::Sysctl("net.core.somaxconn".into())),
+                    old: HostValue::text("4096"),
+                    new: HostValue::text("1024"),
+                }],
+                preserve: Vec::new(),
+            },
+            Record::Intent { step: 0 },
+            Record::Applied {
+                confirm_deadline_unix_ms: None,
+            },
+        ];
+        let text: String = records
+            .iter()
+            .map(|r| serde_json::to_string(r).unwrap() + "\n")
+            .collect();
+        let changes = dir.join("changes");
+        std::fs::create_dir_all(&changes).unwrap();
+        std::fs::write(changes.join(format!("{id}.jsonl")), text).unwrap();
+    }
+
+    /// A tune ends clean when nothing *it* changed is in place: an older change of another
+    /// process that had its pid does not keep its mark.
+    #[test]
+    fn a_finished_tune_is_unmarked_unless_a_change_of_its_own_is_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = StateDir::new(dir.path());
+        journal_applied(dir.path(), 20, 100);
+        state.mark_tune(20, 200).unwrap();
+        let all = state.transactions().unwrap();
+        assert_eq!(
+            in_place_by(&all, 20).len(),
+            1,
+            "the older change is in place"
+        );
+        state.unmark_tune_if_clean(20);
+        assert!(
+            state.tune_marks().is_empty(),
+            "only the older process's change"
+        );
+        state.mark_tune(20, 200).unwrap();
+        journal_applied(dir.path(), 20, 210);
+        state.unmark_tune_if_clean(20);
+        assert_eq!(state.tune_marks().len(), 1, "its own change is in place");
     }
 
     #[test]
