@@ -116,43 +116,64 @@ fn status_and_revert_with_no_history() {
     assert_eq!(doc["hidden_closed"], 0);
 }
 
-/// A state directory holding one change that is still in place, pending confirmation, in a
-/// namespace that does not exist (so nothing on this machine could be touched), readable by
-/// every user.
-fn state_with_a_pending_change() -> tempfile::TempDir {
+/// A journal under `dir/changes` for a change of `net.core.somaxconn` (4096 → 1024) by
+/// `pid` at `started`, in a namespace that does not exist (nothing on this machine could be
+/// touched), its first step started, followed by `tail`. Returns its path.
+fn write_journal(
+    dir: &Path,
+    pid: u32,
+    started: u64,
+    tail: &[nictune_apply::journal::Record],
+) -> std::path::PathBuf {
     use nictune_apply::journal::Record;
     use nictune_apply::plan::Change;
     use nictune_host::write::setting::{Key, Object, Setting};
     use nictune_host::write::value::HostValue;
-    use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::tempdir().unwrap();
-    let changes = dir.path().join("changes");
-    std::fs::create_dir(&changes).unwrap();
-    let sysctl = Setting::new(Object::Netns, Key::Sysctl("net.core.somaxconn".into()));
-    let records = [
+    let changes = dir.join("changes");
+    std::fs::create_dir_all(&changes).unwrap();
+    let id = nictune_apply::txn::txn_id(started, pid);
+    let head = [
         Record::Begin {
-            id: "1795239660000-7".into(),
-            pid: 4_194_305,
-            started_unix_ms: 1_795_239_660_000,
+            id: id.clone(),
+            pid,
+            started_unix_ms: started,
             netns: Some(format!("nictune-cli-absent-{}", std::process::id())),
             iface: None,
             changes: vec![Change {
-                setting: sysctl,
+                setting: Setting::new(Object::Netns, Key::Sysctl("net.core.somaxconn".into())),
                 old: HostValue::text("4096"),
                 new: HostValue::text("1024"),
             }],
             preserve: Vec::new(),
         },
         Record::Intent { step: 0 },
-        Record::Applied {
-            confirm_deadline_unix_ms: Some(u64::MAX / 2),
-        },
     ];
-    let text: String = records
+    let text: String = head
         .iter()
+        .chain(tail)
         .map(|r| serde_json::to_string(r).unwrap() + "\n")
         .collect();
-    std::fs::write(changes.join("1795239660000-7.jsonl"), text).unwrap();
+    let path = changes.join(format!("{id}.jsonl"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// A state directory holding one change that is still in place, pending confirmation, in a
+/// namespace that does not exist (so nothing on this machine could be touched), readable by
+/// every user.
+fn state_with_a_pending_change() -> tempfile::TempDir {
+    use nictune_apply::journal::Record;
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let applied = Record::Applied {
+        confirm_deadline_unix_ms: Some(u64::MAX / 2),
+    };
+    let path = write_journal(dir.path(), 4_194_305, 1_795_239_660_000, &[applied]);
+    assert!(
+        path.ends_with("changes/1795239660000-4194305.jsonl"),
+        "{path:?}"
+    );
+    let changes = dir.path().join("changes");
     for (path, mode) in [(dir.path(), 0o755), (changes.as_path(), 0o755)] {
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
     }
@@ -165,10 +186,6 @@ fn state_with_a_pending_change() -> tempfile::TempDir {
 /// now is a change still being applied.
 #[test]
 fn an_interrupted_change_stays_interrupted_when_another_process_takes_its_pid() {
-    use nictune_apply::journal::Record;
-    use nictune_apply::plan::Change;
-    use nictune_host::write::setting::{Key, Object, Setting};
-    use nictune_host::write::value::HostValue;
     let mut holder = std::process::Command::new("sleep")
         .arg("30")
         .spawn()
@@ -178,30 +195,7 @@ fn an_interrupted_change_stays_interrupted_when_another_process_takes_its_pid() 
     let week = 7 * 24 * 3_600_000;
     for (started, interrupted) in [(now - week, true), (now + 5_000, false)] {
         let dir = tempfile::tempdir().unwrap();
-        let changes = dir.path().join("changes");
-        std::fs::create_dir(&changes).unwrap();
-        let id = nictune_apply::txn::txn_id(started, pid);
-        let records = [
-            Record::Begin {
-                id: id.clone(),
-                pid,
-                started_unix_ms: started,
-                netns: Some(format!("nictune-cli-absent-{}", std::process::id())),
-                iface: None,
-                changes: vec![Change {
-                    setting: Setting::new(Object::Netns, Key::Sysctl("net.core.somaxconn".into())),
-                    old: HostValue::text("4096"),
-                    new: HostValue::text("1024"),
-                }],
-                preserve: Vec::new(),
-            },
-            Record::Intent { step: 0 },
-        ];
-        let text: String = records
-            .iter()
-            .map(|r| serde_json::to_string(r).unwrap() + "\n")
-            .collect();
-        std::fs::write(changes.join(format!("{id}.jsonl")), text).unwrap();
+        write_journal(dir.path(), pid, started, &[]);
         let out = nictune(&["status"], dir.path());
         let text = stdout(&out);
         match interrupted {
@@ -236,7 +230,7 @@ fn revert_and_confirm_without_root_exit_77_saying_they_need_root() {
         );
         assert!(!err.contains("another nictune change"), "{cmd}: {err}");
     }
-    let journal = std::fs::read_to_string(dir.path().join("changes/1795239660000-7.jsonl"));
+    let journal = std::fs::read_to_string(dir.path().join("changes/1795239660000-4194305.jsonl"));
     assert_eq!(journal.unwrap().lines().count(), 3, "nothing was journaled");
 }
 
