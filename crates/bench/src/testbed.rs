@@ -24,6 +24,7 @@
 
 use crate::error::{BenchError, Result};
 use nictune_core::privilege::Privilege;
+use nictune_linux::write::detach;
 use nictune_linux::{lab, netns};
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
@@ -243,13 +244,16 @@ pub fn list() -> Vec<String> {
     names
 }
 
+/// Whether testbed namespace `name` was made by a process that no longer runs (one that
+/// holds its pid now but started after the namespace was made is another process).
+pub fn is_stale(name: &str) -> bool {
+    let handle = std::path::Path::new(netns::NETNS_RUN_DIR).join(name);
+    owner_of(name).is_some_and(|pid| !detach::alive_as_maker_of(pid, &handle))
+}
+
 /// Removes testbed namespaces whose creating process no longer runs; returns their names.
 pub fn remove_stale() -> Result<Vec<String>> {
-    let alive = |pid: u32| std::path::Path::new("/proc").join(pid.to_string()).exists();
-    let stale: Vec<String> = list()
-        .into_iter()
-        .filter(|n| owner_of(n).is_some_and(|p| !alive(p)))
-        .collect();
+    let stale: Vec<String> = list().into_iter().filter(|n| is_stale(n)).collect();
     for name in &stale {
         remove_netns(name)?;
     }

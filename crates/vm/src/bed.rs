@@ -19,6 +19,7 @@ use crate::hostnet;
 use crate::image::{self, ImageSpec};
 use crate::qemu::{Accel, AccelChoice, QemuSpec};
 use nictune_core::privilege::Privilege;
+use nictune_linux::write::detach;
 use std::net::Ipv4Addr;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -627,11 +628,17 @@ pub fn list() -> Vec<String> {
 /// Removes guests whose creating process is gone: their QEMU (by the recorded process id,
 /// only if its command line names the guest), namespace and directory. Returns their names.
 pub fn remove_stale() -> Result<Vec<String>> {
-    let alive = |pid: u32| Path::new("/proc").join(pid.to_string()).exists();
-    let stale: Vec<String> = list()
-        .into_iter()
-        .filter(|n| owner_of(n).is_some_and(|p| !alive(p)))
-        .collect();
+    // Made by a process that is gone: one holding its pid now that started after the
+    // guest's namespace (or directory) was made is another process.
+    let gone = |name: &String| {
+        let handle = Path::new(hostnet::NETNS_DIR).join(name);
+        let made = match handle.exists() {
+            true => handle,
+            false => Path::new(RUN_DIR).join(name),
+        };
+        owner_of(name).is_some_and(|pid| !detach::alive_as_maker_of(pid, &made))
+    };
+    let stale: Vec<String> = list().into_iter().filter(gone).collect();
     for name in &stale {
         let dir = Path::new(RUN_DIR).join(name);
         kill_recorded_qemu(&dir, name);

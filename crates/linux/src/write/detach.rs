@@ -72,6 +72,20 @@ pub fn alive_at(pid: u32, seen_unix_ms: u64) -> bool {
     started.is_none_or(|ms| ms <= seen_unix_ms.saturating_add(START_SLACK_MS))
 }
 
+/// Whether `pid` is alive and is the process that made `made` (a namespace handle under
+/// /run/netns, a directory): it started no later than the file's modification time, which
+/// is the file's creation or later. A process holding the pid that started afterwards
+/// reuses the pid of a creator that is gone. Where the file cannot be read, the pid alone
+/// decides.
+pub fn alive_as_maker_of(pid: u32, made: &Path) -> bool {
+    let seen = std::fs::metadata(made)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(u64::MAX, |d| d.as_millis() as u64);
+    alive_at(pid, seen)
+}
+
 /// A time in clock ticks after boot (`/proc/PID/stat` field 22) as Unix milliseconds, from
 /// /proc/stat's `btime` and `sysconf(_SC_CLK_TCK)`.
 #[allow(unsafe_code)]
@@ -119,5 +133,27 @@ mod tests {
         );
         assert!(!alive_at(me, 0), "1970");
         assert!(!alive_at(4_194_305, u64::MAX));
+    }
+
+    #[test]
+    fn the_maker_of_a_file_started_before_it_was_made() {
+        let me = std::process::id();
+        let made = tempfile::NamedTempFile::new().unwrap();
+        assert!(alive_as_maker_of(me, made.path()), "made by this process");
+        assert!(
+            alive_as_maker_of(me, Path::new("/nonexistent/x")),
+            "pid alone"
+        );
+        let old = std::fs::File::options()
+            .write(true)
+            .open(made.path())
+            .unwrap();
+        old.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1))
+            .unwrap();
+        assert!(
+            !alive_as_maker_of(me, made.path()),
+            "made in 1970: not by me"
+        );
+        assert!(!alive_as_maker_of(4_194_305, Path::new("/")));
     }
 }

@@ -543,8 +543,10 @@ pub fn status(args: StatusArgs, ctx: &Ctx) -> Result<Outcome> {
 
 /// Testbed namespaces whose tune is gone (killed: it could not remove them).
 fn stale_testbeds() -> Vec<String> {
-    let gone = |name: &String| testbed::owner_of(name).is_some_and(|pid| !detach::alive(pid));
-    testbed::list().into_iter().filter(gone).collect()
+    testbed::list()
+        .into_iter()
+        .filter(|n| testbed::is_stale(n))
+        .collect()
 }
 
 /// `nictune revert`, with `--state-dir` when the directory is not the default (quoted for
