@@ -42,7 +42,9 @@ pub fn pct(x: f64) -> String {
 }
 
 /// A short label for a point: catalog keys shortened, the two busy-poll sysctls merged when
-/// equal, placement last. `gft 20µs · defer 2 · busy 50µs · cross-cpu`.
+/// equal, the far end's settings (`tune --both-ends`) after this end's with `peer:` before
+/// each, placement last. `gft 20µs · defer 2 · busy 50µs · cross-cpu`,
+/// `ITR 300 · peer:ITR 300 · unpinned`.
 pub fn label(p: &Point) -> String {
     if p.baseline {
         return format!("as found · {}", p.placement);
@@ -51,10 +53,14 @@ pub fn label(p: &Point) -> String {
     let busy_same = s.get("sysctl.net.core.busy_read") == s.get("sysctl.net.core.busy_poll");
     let mut parts = Vec::new();
     for (key, value) in s {
-        match (key.as_str(), busy_same) {
-            ("sysctl.net.core.busy_poll", true) => {}
-            ("sysctl.net.core.busy_read", true) => parts.push(format!("busy {value}µs")),
-            _ => parts.push(short(key, &value.to_string())),
+        let (end, key) = match key.strip_prefix("peer:") {
+            Some(far) => ("peer:", far),
+            None => ("", key.as_str()),
+        };
+        match (key, busy_same, end) {
+            ("sysctl.net.core.busy_poll", true, "") => {}
+            ("sysctl.net.core.busy_read", true, "") => parts.push(format!("busy {value}µs")),
+            _ => parts.push(format!("{end}{}", short(key, &value.to_string()))),
         }
     }
     parts.push(p.placement.to_string());
@@ -126,6 +132,60 @@ mod tests {
         assert_eq!(num(1.05), "1.05");
         assert_eq!(pct(-89.74), "−89.7 %");
         assert_eq!(pct(878.0), "+878 %");
+    }
+
+    /// A both-ends tune tries each setting here, on the peer and on both: three labels, not
+    /// one written three times.
+    #[test]
+    fn the_far_ends_settings_are_labelled_as_the_peers() {
+        use nictune_tune::candidate::Placement;
+        use nictune_tune::results::PointValue;
+        use nictune_tune::summary::Summary;
+        let point = |settings: &[(&str, u64)]| Point {
+            id: "x".into(),
+            settings: settings
+                .iter()
+                .map(|(k, v)| (k.to_string(), PointValue::Number(*v)))
+                .collect(),
+            placement: Placement::Unpinned,
+            baseline: false,
+            finalist: false,
+            pareto: false,
+            summary: Summary {
+                p50_us: None,
+                p99_us: None,
+                rate: None,
+                cpu_us_per_unit: None,
+                busy_cores: None,
+                interrupts_per_sec: None,
+                objective: None,
+                feasible: true,
+            },
+            runs: Vec::new(),
+            predicted: None,
+            prediction_error: None,
+        };
+        let here = [
+            ("e1000.InterruptThrottleRate", 300),
+            ("e1000.TxIntDelay", 0),
+        ];
+        let peer = [
+            ("peer:e1000.InterruptThrottleRate", 300),
+            ("peer:e1000.TxIntDelay", 0),
+        ];
+        let both: Vec<(&str, u64)> = here.iter().chain(&peer).copied().collect();
+        let labels: Vec<String> = [&here[..], &peer[..], &both[..]]
+            .iter()
+            .map(|s| label(&point(s)))
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                "ITR 300 · TIDV 0 · unpinned",
+                "peer:ITR 300 · peer:TIDV 0 · unpinned",
+                "ITR 300 · TIDV 0 · peer:ITR 300 · peer:TIDV 0 · unpinned",
+            ]
+        );
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! in for them: NET_RX softirqs per second, as the bench counted them in `/proc/softirqs`.
 
 use super::axis::{x_axis, Frame, Scale};
-use super::{role_class, rows};
+use super::{label_margin, role_class, rows};
 use crate::escape::esc;
 use crate::format::{label, num};
 use nictune_tune::observe::CpuScope;
@@ -106,10 +106,12 @@ pub fn render(results: &TuneResults, measure: Measure) -> Option<String> {
     if rows.iter().all(|p| value(p).is_none()) {
         return None;
     }
+    // The plot area keeps its 600 px however long the row labels are.
+    let left = label_margin(&rows);
     let f = Frame {
-        width: 900.0,
+        width: left + 600.0,
         height: 60.0 + ROW * rows.len() as f64,
-        left: 300.0,
+        left,
         right: 70.0,
         top: 12.0,
         bottom: 46.0,

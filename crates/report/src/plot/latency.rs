@@ -4,7 +4,7 @@
 //! its 95 % interval over the runs, so overlapping bars read as "not different".
 
 use super::axis::{x_axis, Frame, Scale};
-use super::{mean_latency, role_class, rows};
+use super::{label_margin, mean_latency, role_class, rows};
 use crate::escape::esc;
 use crate::format::{label, num};
 use nictune_tune::results::{Point, TuneResults};
@@ -15,10 +15,12 @@ const ROW: f64 = 18.0;
 /// The latency plot.
 pub fn render(results: &TuneResults) -> String {
     let rows = rows(results);
+    // The plot area keeps its 600 px however long the row labels are.
+    let left = label_margin(&rows);
     let f = Frame {
-        width: 900.0,
+        width: left + 600.0,
         height: 80.0 + ROW * rows.len() as f64,
-        left: 300.0,
+        left,
         right: 24.0,
         top: 34.0,
         bottom: 46.0,

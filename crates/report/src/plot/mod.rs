@@ -22,6 +22,19 @@ pub fn rows(results: &TuneResults) -> Vec<&Point> {
     rows
 }
 
+/// The left margin of a plot with one row label per point in `rows`: room for the longest
+/// label (a both-ends candidate names each setting twice) at ≈ 6.8 px a character of the
+/// plots' 11.5 px text (bold for the baseline and the recommendation), at least the 300 px
+/// the labels of one end's settings need, at most 600.
+pub fn label_margin(rows: &[&Point]) -> f64 {
+    let longest = rows
+        .iter()
+        .map(|p| crate::format::label(p).chars().count())
+        .max()
+        .unwrap_or(0);
+    (16.0 + 6.8 * longest as f64).clamp(300.0, 600.0)
+}
+
 /// CSS classes marking the baseline and the recommended point.
 pub fn role_class(results: &TuneResults, p: &Point) -> &'static str {
     if p.id == results.recommendation.id && !p.baseline {
