@@ -191,6 +191,7 @@ svg .front-line{fill:none;stroke:#3f83f8;stroke-width:1.5;stroke-dasharray:4 3}
 svg .bar{fill:#93a4c2}
 svg .row.recommended .bar{fill:#0e9f6e}
 svg .row.baseline .bar{fill:#6b7280}
+svg .bar.here,svg .row .bar.here{fill:#5b7bb5}svg .bar.peer,svg .row .bar.peer{fill:#d4a24c}
 svg .value{fill:#374151}
 svg .diag{stroke:#9aa3b2;stroke-dasharray:4 3}
 "#;

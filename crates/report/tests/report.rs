@@ -209,6 +209,60 @@ fn on_veth_the_panel_plots_wake_ups_not_a_row_of_zeros() {
     assert!(html.contains("<dt>NET_RX</dt>"));
 }
 
+/// A tune of both ends: every other point's settings moved to the peer, and the bench's
+/// `client` (this end) and `server` (the peer) counting interrupts in every run.
+fn both_ends_like() -> TuneResults {
+    let mut r = results();
+    for (i, p) in r.points.iter_mut().enumerate() {
+        if i % 2 == 1 {
+            let moved = std::mem::take(&mut p.settings);
+            p.settings = moved
+                .into_iter()
+                .map(|(k, v)| (format!("peer:{k}"), v))
+                .collect();
+        }
+        for run in &mut p.runs {
+            let template = run.hosts.values().next().expect("a host").clone();
+            run.hosts.clear();
+            for (name, rate) in [("client", 1_000.0), ("server", 3_000.0)] {
+                let mut host = template.clone();
+                host.interrupts_per_sec = Some(rate);
+                run.hosts.insert(name.into(), host);
+            }
+        }
+    }
+    r
+}
+
+/// Each end's setting shows on its own NIC, so the panel splits every bar into this end's
+/// interrupts and the peer's, and labels the peer's settings as such.
+#[test]
+fn a_tune_of_both_ends_splits_each_bar_between_the_ends() {
+    let r = both_ends_like();
+    let html = report_html(&r);
+    let section = &html[html.find(r#"<section id="interrupts""#).unwrap()..];
+    let section = &section[..section.find("</section>").unwrap()];
+    let rows = r.points.len();
+    assert_eq!(
+        section.matches(r#"<rect class="bar here""#).count(),
+        rows + 1
+    );
+    assert_eq!(
+        section.matches(r#"<rect class="bar peer""#).count(),
+        rows + 1
+    );
+    assert!(section.contains(">this end</text>") && section.contains(">peer</text>"));
+    assert_eq!(
+        section.matches(">1000 + 3000</text>").count(),
+        rows,
+        "{section}"
+    );
+    assert!(html.contains("peer:"), "the peer's settings are named so");
+    // One end's tune keeps one bar per row.
+    let one = report_html(&results());
+    assert!(!one.contains("bar here"));
+}
+
 #[test]
 fn with_nothing_counted_the_panel_says_so() {
     let mut r = veth_like();

@@ -99,28 +99,69 @@ fn wakeups(scope: CpuScope, p: &Point) -> Option<f64> {
     (!per_run.is_empty()).then(|| per_run.iter().sum::<f64>() / per_run.len() as f64)
 }
 
-/// The plot of `measure`, or `None` when no point has a value.
+/// For a tune of both ends: a point's mean interrupts per second on this end (the bench's
+/// `client`, the measuring host or guest) and on the peer (`server`), over its runs; `None`
+/// unless every run counted both.
+fn per_end(p: &Point) -> Option<(f64, f64)> {
+    let mut here = Vec::new();
+    let mut peer = Vec::new();
+    for m in &p.runs {
+        here.push(m.hosts.get("client")?.interrupts_per_sec?);
+        peer.push(m.hosts.get("server")?.interrupts_per_sec?);
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    (!here.is_empty()).then(|| (mean(&here), mean(&peer)))
+}
+
+/// Whether the results are a tune of both ends (some point sets a `peer:` setting).
+fn of_both_ends(results: &TuneResults) -> bool {
+    results
+        .points
+        .iter()
+        .any(|p| p.settings.keys().any(|k| k.starts_with("peer:")))
+}
+
+/// The plot of `measure`, or `None` when no point has a value. For a tune of both ends each
+/// bar is split into this end's interrupts and the peer's, since each end's setting shows
+/// on its own NIC.
 pub fn render(results: &TuneResults, measure: Measure) -> Option<String> {
     let rows = rows(results);
     let value = |p: &Point| measure.value(results, p);
     if rows.iter().all(|p| value(p).is_none()) {
         return None;
     }
-    // The plot area keeps its 600 px however long the row labels are.
+    let split = measure == Measure::Interrupts && of_both_ends(results);
+    // The plot area keeps its 600 px however long the row labels are; a split plot has its
+    // legend above the rows.
     let left = label_margin(&rows);
+    let top = if split { 30.0 } else { 12.0 };
     let f = Frame {
         width: left + 600.0,
-        height: 60.0 + ROW * rows.len() as f64,
+        height: top + 48.0 + ROW * rows.len() as f64,
         left,
-        right: 70.0,
-        top: 12.0,
+        // Room right of the bars for the value: "1711 + 1707" when split.
+        right: if split { 110.0 } else { 70.0 },
+        top,
         bottom: 46.0,
     };
     let (xl, xr) = f.x_range();
-    let x = Scale::from_zero(rows.iter().filter_map(|p| value(p)), xl, xr);
+    let totals = rows.iter().flat_map(|p| {
+        let ends = split.then(|| per_end(p)).flatten();
+        [value(p), ends.map(|(here, peer)| here + peer)]
+    });
+    let x = Scale::from_zero(totals.flatten(), xl, xr);
     let unit = measure.unit();
     let mut s = f.open("plot-interrupts", &format!("{unit} per setting"));
     s.push_str(&x_axis(&f, &x, &unit.replace("/s", " per second")));
+    if split {
+        let _ = write!(
+            s,
+            r#"<g class="legend"><rect class="bar here" x="{xl}" y="6" width="12" height="10"/><text x="{}" y="15">this end</text><rect class="bar peer" x="{}" y="6" width="12" height="10"/><text x="{}" y="15">peer</text></g>"#,
+            xl + 16.0,
+            xl + 80.0,
+            xl + 96.0,
+        );
+    }
     for (i, p) in rows.iter().enumerate() {
         let y = f.top + ROW * i as f64;
         let role = role_class(results, p);
@@ -134,7 +175,22 @@ pub fn render(results: &TuneResults, measure: Measure) -> Option<String> {
             y + ROW / 2.0 + 4.0,
             esc(&label(p)),
         );
-        if let Some(v) = v {
+        let ends = split.then(|| per_end(p)).flatten();
+        if let Some((here, peer)) = ends {
+            let (wh, wp) = (x.px(here) - xl, x.px(here + peer) - x.px(here));
+            let _ = write!(
+                s,
+                r#"<rect class="bar here" x="{xl}" y="{:.1}" width="{wh:.1}" height="{h}"/><rect class="bar peer" x="{:.1}" y="{:.1}" width="{wp:.1}" height="{h}"/><text class="value" x="{:.1}" y="{:.1}">{} + {}</text>"#,
+                y + 3.0,
+                xl + wh,
+                y + 3.0,
+                xl + wh + wp + 4.0,
+                y + ROW / 2.0 + 4.0,
+                num(here),
+                num(peer),
+                h = ROW - 6.0,
+            );
+        } else if let Some(v) = v {
             let w = x.px(v) - xl;
             let _ = write!(
                 s,
