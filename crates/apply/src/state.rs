@@ -544,27 +544,21 @@ pub fn revertible(all: &[Summary]) -> Option<&Summary> {
 
 /// What one `nictune revert` undoes, newest first: the change [`revertible`] picks and, when
 /// the process that made it was a tune (or a `serve` change session) that is gone, every
-/// other change that process left in place since it started. Such a tune's transactions —
-/// the testbed's two ends, this host's interface, the host-wide settings — were one
-/// candidate, meant to last one measurement, so they go back together.
-/// `killed_tune_started(pid)` is the start time of a marked tune `pid` that is no longer
-/// alive ([`TuneMark::started_unix_ms`]); a change older than that is another process's
-/// that had the same pid, and is left for a revert of its own.
-pub fn revert_group(
-    all: &[Summary],
-    killed_tune_started: impl Fn(u32) -> Option<u64>,
-) -> Vec<&Summary> {
+/// other change that process left in place since it started ([`TuneMark::in_place`]). Such
+/// a tune's transactions — the testbed's two ends, this host's interface, the host-wide
+/// settings — were one candidate, meant to last one measurement, so they go back together.
+/// `killed` is the mark of a tune that no longer runs; it counts when it marks the newest
+/// change's process and says when that tune started (without that, a change of another
+/// process that had the same pid could not be told apart, so the newest goes alone).
+pub fn revert_group(all: &[Summary], killed: Option<TuneMark>) -> Vec<&Summary> {
     let Some(newest) = revertible(all) else {
         return Vec::new();
     };
-    let Some(started) = killed_tune_started(newest.owner_pid) else {
+    let mark = killed.filter(|m| m.pid == newest.owner_pid && m.started_unix_ms.is_some());
+    let Some(mark) = mark else {
         return vec![newest];
     };
-    let group: Vec<&Summary> = in_place_by(all, newest.owner_pid)
-        .into_iter()
-        .filter(|s| s.started_unix_ms >= started)
-        .rev()
-        .collect();
+    let group: Vec<&Summary> = mark.in_place(all).into_iter().rev().collect();
     match group.first() {
         Some(first) if first.id == newest.id => group,
         // The newest change predates the mark (the clock stepped back): it alone.
@@ -603,6 +597,7 @@ mod tests {
         }
     }
 
+    /// A mark that does not say when its tune started.
     fn mark(pid: u32) -> TuneMark {
         TuneMark {
             pid,
@@ -723,8 +718,7 @@ mod tests {
         );
     }
 
-    /// The same pid's older change (an `apply` of another process that had the pid) and
-    /// a change of another process stay for reverts of their own.
+    /// A change of `owner` begun at `started` (Unix ms), outside any namespace.
     fn timed(id: &str, owner: u32, started: u64, phase: Phase) -> Summary {
         Summary {
             started_unix_ms: started,
@@ -732,6 +726,9 @@ mod tests {
         }
     }
 
+    /// A killed tune's changes go back together; the same pid's older change (an `apply`
+    /// of another process that had the pid) and a change of another process stay for
+    /// reverts of their own.
     #[test]
     fn one_revert_takes_every_change_a_killed_tune_left_since_it_started() {
         let all = vec![
@@ -742,23 +739,31 @@ mod tests {
             timed("230-20", 20, 230, Phase::Applying), // its host-wide settings, killed
         ];
         let ids = |g: Vec<&Summary>| g.iter().map(|s| s.id.clone()).collect::<Vec<_>>();
-        let killed_at_200 = |pid| (pid == 20).then_some(200);
+        let killed_at = |started| {
+            Some(TuneMark {
+                pid: 20,
+                started_unix_ms: started,
+            })
+        };
+        let killed_at_200 = killed_at(Some(200));
         assert_eq!(
             ids(revert_group(&all, killed_at_200)),
             ["230-20", "220-20", "210-20"],
             "newest first, none from before the tune started"
         );
         // The tune is alive (or unmarked): one change at a time, as for an apply.
-        assert_eq!(ids(revert_group(&all, |_| None)), ["230-20"]);
+        assert_eq!(ids(revert_group(&all, None)), ["230-20"]);
         // A mark without its start time cannot tell the tune's changes from older ones.
+        assert_eq!(ids(revert_group(&all, killed_at(None))), ["230-20"]);
+        // The newest change is an apply's, not the tune's: it goes alone.
         assert_eq!(ids(revert_group(&all[..2], killed_at_200)), ["150-10"]);
         // The newest change is another process's: the tune's wait for their own turn.
         let mut later = all.clone();
         later.push(timed("300-10", 10, 300, Phase::Applied));
         assert_eq!(ids(revert_group(&later, killed_at_200)), ["300-10"]);
         // The clock stepped back: the newest change predates the mark, so it goes alone.
-        assert_eq!(ids(revert_group(&all, |_| Some(225))), ["230-20"]);
-        assert_eq!(ids(revert_group(&all, |_| Some(231))), ["230-20"]);
+        assert_eq!(ids(revert_group(&all, killed_at(Some(225)))), ["230-20"]);
+        assert_eq!(ids(revert_group(&all, killed_at(Some(231)))), ["230-20"]);
         assert!(revert_group(&[], killed_at_200).is_empty());
     }
 

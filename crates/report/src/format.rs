@@ -1,5 +1,6 @@
 //! Numbers and labels as a reader wants them: three significant figures, thousands as `k`.
 
+use nictune_tune::knob::PEER_PREFIX;
 use nictune_tune::results::Point;
 
 /// `x` with about three significant figures and no empty decimals: `88.8k`, `10k`, `167`,
@@ -53,8 +54,8 @@ pub fn label(p: &Point) -> String {
     let busy_same = s.get("sysctl.net.core.busy_read") == s.get("sysctl.net.core.busy_poll");
     let mut parts = Vec::new();
     for (key, value) in s {
-        let (end, key) = match key.strip_prefix("peer:") {
-            Some(far) => ("peer:", far),
+        let (end, key) = match key.strip_prefix(PEER_PREFIX) {
+            Some(far) => (PEER_PREFIX, far),
             None => ("", key.as_str()),
         };
         match (key, busy_same, end) {

@@ -3,6 +3,7 @@
 
 use crate::escape::esc;
 use crate::plot;
+use nictune_tune::knob::PEER_PREFIX;
 use nictune_tune::results::TuneResults;
 use std::fmt::Write;
 
@@ -100,8 +101,8 @@ fn abbreviations(r: &TuneResults) -> String {
     for p in &r.points {
         for part in crate::format::label(p).split(" · ") {
             let first = part.split([' ', '=']).next().unwrap_or(part);
-            match first.strip_prefix("peer:") {
-                Some(rest) => words.extend(["peer:".to_string(), rest.to_string()]),
+            match first.strip_prefix(PEER_PREFIX) {
+                Some(rest) => words.extend([PEER_PREFIX.to_string(), rest.to_string()]),
                 None => words.push(first.to_string()),
             }
         }

@@ -6,7 +6,7 @@
 //! setting: the measurer pins the threads, the target never sees it, and a profile records it
 //! only as advice.
 
-use crate::knob::{End, Knob, KnobValue, Setting};
+use crate::knob::{End, Knob, KnobValue, Setting, PEER_PREFIX};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -128,7 +128,7 @@ impl Candidate {
             .iter()
             .map(|s| match s.end {
                 End::Local => format!("{}={}", s.knob.short(), s.value),
-                End::Peer => format!("peer:{}={}", s.knob.short(), s.value),
+                End::Peer => format!("{PEER_PREFIX}{}={}", s.knob.short(), s.value),
             })
             .collect();
         format!("{} @{}", parts.join(" "), self.placement)

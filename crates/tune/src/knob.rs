@@ -265,6 +265,10 @@ impl fmt::Display for KnobValue {
     }
 }
 
+/// What stands before a far-end setting's key in ids, result files and labels
+/// (`peer:e1000.InterruptThrottleRate`, `peer:ITR=300`).
+pub const PEER_PREFIX: &str = "peer:";
+
 /// Which end of the link a setting is made on.
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,

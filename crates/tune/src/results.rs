@@ -3,7 +3,7 @@
 //! alone, so a results file from another machine renders the same report.
 
 use crate::candidate::{Candidate, Placement};
-use crate::knob::{End, KnobValue, Setting};
+use crate::knob::{End, KnobValue, Setting, PEER_PREFIX};
 use crate::objective::Objective;
 use crate::observe::{CpuScope, RateUnit};
 use crate::pareto;
@@ -361,7 +361,7 @@ fn settings_map(c: &Candidate) -> BTreeMap<String, PointValue> {
         .map(|s| {
             let key = match s.end {
                 End::Local => s.knob.key().to_string(),
-                End::Peer => format!("peer:{}", s.knob.key()),
+                End::Peer => format!("{PEER_PREFIX}{}", s.knob.key()),
             };
             (key, PointValue::of(s))
         })

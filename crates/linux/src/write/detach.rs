@@ -65,6 +65,9 @@ pub fn alive_at(pid: u32, seen_unix_ms: u64) -> bool {
     if fields.first().is_none_or(|s| *s == "Z" || *s == "X") {
         return false;
     }
+    if seen_unix_ms == u64::MAX {
+        return true; // the pid alone: no need for the start (nor /proc/stat)
+    }
     let started = fields
         .get(19)
         .and_then(|t| t.parse::<u64>().ok())

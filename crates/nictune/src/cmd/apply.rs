@@ -416,17 +416,19 @@ pub fn revert(args: RevertArgs, ctx: &Ctx) -> Result<Outcome> {
     let locks = lock_live(&state, 1)?;
     // Read again under the locks: what to revert is decided by what nobody else is changing.
     let all = state.transactions()?;
-    let marks = state.tune_marks();
-    let killed_tune_started = |pid: u32| {
-        let mark = marks.iter().find(|m| m.pid == pid)?;
-        (!mark.alive(detach::alive_at))
-            .then_some(mark.started_unix_ms)
-            .flatten()
-    };
-    let group = state::revert_group(&all, killed_tune_started);
-    if group.is_empty() {
+    let Some(newest) = state::revertible(&all) else {
         return nothing_to_revert(ctx);
-    }
+    };
+    // The newest change's process, if that was a tune that no longer runs.
+    let owner = newest.owner_pid;
+    let killed = state
+        .tune_marks()
+        .into_iter()
+        .find(|m| m.pid == owner && !m.alive(detach::alive_at));
+    let group = state::revert_group(&all, killed);
+    let killed_tune = killed
+        .filter(|m| m.started_unix_ms.is_some())
+        .map(|m| m.pid);
     let mut done = Vec::new();
     let mut failed = None;
     for target in &group {
@@ -443,8 +445,6 @@ pub fn revert(args: RevertArgs, ctx: &Ctx) -> Result<Outcome> {
         .iter()
         .filter_map(|r| Some((r.id.clone(), r.unrecorded.clone()?)))
         .collect();
-    let newest_owner = group[0].owner_pid;
-    let killed_tune = killed_tune_started(newest_owner).map(|_| newest_owner);
     let left = group.len() - done.len();
     if !done.is_empty() {
         ctx.emit(

@@ -6,6 +6,7 @@ use super::axis::{x_axis, Frame, Scale};
 use super::{label_margin, role_class, rows};
 use crate::escape::esc;
 use crate::format::{label, num};
+use nictune_tune::knob::PEER_PREFIX;
 use nictune_tune::observe::CpuScope;
 use nictune_tune::results::{Point, TuneResults};
 use std::fmt::Write;
@@ -118,7 +119,7 @@ fn of_both_ends(results: &TuneResults) -> bool {
     results
         .points
         .iter()
-        .any(|p| p.settings.keys().any(|k| k.starts_with("peer:")))
+        .any(|p| p.settings.keys().any(|k| k.starts_with(PEER_PREFIX)))
 }
 
 /// The plot of `measure`, or `None` when no point has a value. For a tune of both ends each
@@ -145,10 +146,15 @@ pub fn render(results: &TuneResults, measure: Measure) -> Option<String> {
         bottom: 46.0,
     };
     let (xl, xr) = f.x_range();
-    let totals = rows.iter().flat_map(|p| {
-        let ends = split.then(|| per_end(p)).flatten();
-        [value(p), ends.map(|(here, peer)| here + peer)]
-    });
+    // Each row's split between the ends, once (it averages over every run).
+    let ends: Vec<Option<(f64, f64)>> = rows
+        .iter()
+        .map(|p| split.then(|| per_end(p)).flatten())
+        .collect();
+    let totals = rows
+        .iter()
+        .zip(&ends)
+        .flat_map(|(p, e)| [value(p), e.map(|(here, peer)| here + peer)]);
     let x = Scale::from_zero(totals.flatten(), xl, xr);
     let unit = measure.unit();
     let mut s = f.open("plot-interrupts", &format!("{unit} per setting"));
@@ -166,17 +172,15 @@ pub fn render(results: &TuneResults, measure: Measure) -> Option<String> {
         let y = f.top + ROW * i as f64;
         let role = role_class(results, p);
         let v = value(p);
+        let name = esc(&label(p));
         let _ = write!(
             s,
-            r#"<g class="row {role}"><title>{}: {} {unit}</title><text class="label" x="{}" y="{}" text-anchor="end">{}</text>"#,
-            esc(&label(p)),
+            r#"<g class="row {role}"><title>{name}: {} {unit}</title><text class="label" x="{}" y="{}" text-anchor="end">{name}</text>"#,
             v.map_or("–".into(), num),
             f.left - 8.0,
             y + ROW / 2.0 + 4.0,
-            esc(&label(p)),
         );
-        let ends = split.then(|| per_end(p)).flatten();
-        if let Some((here, peer)) = ends {
+        if let Some((here, peer)) = ends[i] {
             let (wh, wp) = (x.px(here) - xl, x.px(here + peer) - x.px(here));
             let _ = write!(
                 s,

@@ -545,8 +545,8 @@ mod tests {
     use nictune_host::write::setting::{Key, Napi, Object, Setting};
     use nictune_host::write::value::HostValue;
 
-    /// A change a tune's next candidate took over reads as replaced, not as reverted by
-    /// someone: nothing was written back for it.
+    /// A killed tune's changes reverted in one run: one line says why they went together,
+    /// then each is listed, newest first; the JSON keeps `reverted` as the newest.
     #[test]
     fn a_killed_tunes_changes_reverted_together_are_each_listed_under_one_line() {
         let closed = |id: &str| Reverted {
@@ -578,6 +578,8 @@ mod tests {
         );
     }
 
+    /// A change a tune's next candidate took over reads as replaced, not as reverted by
+    /// someone: nothing was written back for it.
     #[test]
     fn a_replaced_change_says_so() {
         let phase = |by| Phase::Reverted { by, complete: true };
