@@ -31,6 +31,9 @@ pub struct FakeWriter {
     pub granularity: BTreeMap<Setting, u64>,
     /// NAPI instances per interface name (`napi_count`); an absent interface has none.
     pub napis: BTreeMap<String, u32>,
+    /// A kernel without per-NAPI netlink (before Linux 6.9): listing NAPI instances is
+    /// unsupported.
+    pub no_napi_netlink: bool,
     /// Receive and transmit queue counts per interface name (`queue_counts`); an absent
     /// interface has none.
     pub queues: BTreeMap<String, (u32, u32)>,
@@ -98,6 +101,15 @@ impl FakeWriter {
 
 impl HostWrite for FakeWriter {
     fn napi_count(&mut self, iface: &str) -> Result<u32, HostError> {
+        if self.no_napi_netlink {
+            let s = Setting::new(
+                Object::Device {
+                    iface: iface.into(),
+                },
+                Key::Napi(nictune_host::write::setting::Napi::DeferHardIrqs),
+            );
+            return Err(FakeWriter::unsupported(Op::List, &s));
+        }
         Ok(self.napis.get(iface).copied().unwrap_or(0))
     }
 

@@ -6,9 +6,9 @@
 
 use crate::checks::{check_combinations, Note};
 use crate::desired::Desired;
-use nictune_host::write::setting::{Key, Object, Setting, Steering};
+use nictune_host::write::setting::{Key, Napi, Object, Setting, Steering, SysfsNapi};
 use nictune_host::write::value::HostValue;
-use nictune_host::write::{HostError, HostWrite};
+use nictune_host::write::{HostError, HostErrorKind, HostWrite};
 use serde::{Deserialize, Serialize};
 
 /// One write: a setting from its current value to the requested one.
@@ -124,8 +124,27 @@ pub fn resolve(
         nictune_core::names::check_iface(name)?;
     }
     let mut plan = Plan::default();
+    let mut notes = Vec::new();
     for d in desired {
-        for setting in targets(d, iface, host)? {
+        let settings = targets(d, iface, host)?;
+        if let (
+            Key::Napi(_),
+            [Setting {
+                key: wide @ Key::SysfsNapi(_),
+                ..
+            }],
+        ) = (&d.key, settings.as_slice())
+        {
+            notes.push(Note {
+                settings: vec![d.key.to_string()],
+                message: format!(
+                    "{}: this kernel has no per-NAPI settings (netdev netlink, Linux ≥ 6.13), so \
+                     the device-wide {wide} is set, which every NAPI instance of the device uses",
+                    d.key
+                ),
+            });
+        }
+        for setting in settings {
             let old = host.read(&setting)?;
             check_limit(&setting, &d.value, host)?;
             if old == d.value {
@@ -143,6 +162,7 @@ pub fn resolve(
         .sort_by(|a, b| order(&a.setting).cmp(&order(&b.setting)));
     refuse_stale_instances(&plan.changes)?;
     plan.notes = check_combinations(desired);
+    plan.notes.append(&mut notes);
     plan.notes.extend(desired.iter().flat_map(|d| {
         d.warnings.iter().map(|w| Note {
             settings: vec![d.key.to_string()],
@@ -312,7 +332,10 @@ fn targets(
         })?
         .to_string();
     let (count, what) = match &d.key {
-        Key::Napi(_) => (host.napi_count(&iface)?, "NAPI instances"),
+        Key::Napi(k) => match host.napi_count(&iface) {
+            Ok(count) => (count, "NAPI instances"),
+            Err(e) => return device_wide_napi(*k, d.instance, iface, e),
+        },
         Key::Steering(Steering::XpsCpus) => (host.queue_counts(&iface)?.1, "transmit queues"),
         Key::Steering(_) => (host.queue_counts(&iface)?.0, "receive queues"),
         _ => return one(Object::Device { iface }),
@@ -322,6 +345,34 @@ fn targets(
         .into_iter()
         .map(|i| Setting::new(instance_target(&d.key, &iface, i), key.clone()))
         .collect())
+}
+
+/// A per-NAPI key on a kernel without per-NAPI settings (the netdev netlink family's NAPI
+/// operations: `napi-get` from Linux 6.9, `napi-set` from 6.13, Documentation/netlink/specs/
+/// netdev.yaml): every NAPI instance of the device then runs with the device's own sysfs
+/// value (`/sys/class/net/IF/napi_defer_hard_irqs`, `gro_flush_timeout`, `threaded`,
+/// Documentation/networking/napi.rst), so the request for all of them is that file. One
+/// instance alone (`@N`) and keys with no device-wide file (`irq-suspend-timeout`) cannot be
+/// set there: the listing's error stands.
+fn device_wide_napi(
+    k: Napi,
+    instance: Option<u32>,
+    iface: String,
+    listing: HostError,
+) -> Result<Vec<Setting>, PlanError> {
+    let sysfs = match k {
+        Napi::DeferHardIrqs => SysfsNapi::NapiDeferHardIrqs,
+        Napi::GroFlushTimeout => SysfsNapi::GroFlushTimeout,
+        Napi::Threaded => SysfsNapi::Threaded,
+        Napi::IrqSuspendTimeout => return Err(listing.into()),
+    };
+    if instance.is_some() || !matches!(listing.kind, HostErrorKind::Unsupported(_)) {
+        return Err(listing.into());
+    }
+    Ok(vec![Setting::new(
+        Object::Device { iface },
+        Key::SysfsNapi(sysfs),
+    )])
 }
 
 fn instances(
@@ -417,6 +468,43 @@ mod tests {
     fn plan(args: &[&str]) -> Result<Plan, PlanError> {
         let desired: Vec<_> = args.iter().map(|a| parse_assignment(a).unwrap()).collect();
         resolve(&desired, Some("v0"), &mut host())
+    }
+
+    #[test]
+    fn without_per_napi_netlink_the_devices_sysfs_value_is_the_setting() {
+        let wide = Setting::new(
+            Object::Device { iface: "v0".into() },
+            Key::SysfsNapi(SysfsNapi::NapiDeferHardIrqs),
+        );
+        let mut h = host().with(wide.clone(), HostValue::Int(0));
+        h.no_napi_netlink = true;
+        let resolve_on = |args: &[&str], h: &mut FakeWriter| {
+            let desired: Vec<_> = args.iter().map(|a| parse_assignment(a).unwrap()).collect();
+            resolve(&desired, Some("v0"), h)
+        };
+        let p = resolve_on(&["napi.defer-hard-irqs=2"], &mut h).unwrap();
+        assert_eq!(p.changes.len(), 1);
+        assert_eq!(p.changes[0].setting, wide);
+        assert_eq!(p.changes[0].new, HostValue::Int(2));
+        assert!(
+            p.notes
+                .iter()
+                .any(|n| n.message.contains("no per-NAPI settings")
+                    && n.message.contains("sysfs.napi_defer_hard_irqs")),
+            "{:?}",
+            p.notes
+        );
+        // One instance alone, or a key with no device-wide file: the listing's error stands.
+        for one in [
+            "napi.defer-hard-irqs@1=2",
+            "napi.irq-suspend-timeout=20000000",
+        ] {
+            let err = resolve_on(&[one], &mut h).unwrap_err();
+            assert!(
+                matches!(&err, PlanError::Host(e) if matches!(e.kind, HostErrorKind::Unsupported(_))),
+                "{one}: {err}"
+            );
+        }
     }
 
     #[test]
