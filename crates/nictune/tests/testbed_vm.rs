@@ -271,25 +271,8 @@ fn a_tune_of_both_ends_on_two_guests_throttles_each_end_where_it_was_set() {
             .contains("guest pair"),
         "{r}"
     );
-    let point = |id: &str| {
-        let p = r["points"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|p| p["id"] == id);
-        p.unwrap_or_else(|| panic!("no point {id}")).clone()
-    };
-    // Mean interrupts/s of one end (client = the measuring guest, server = the peer guest).
-    let ints = |p: &serde_json::Value, end: &str| {
-        let v: Vec<f64> = p["runs"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|m| m["hosts"][end]["interrupts_per_sec"].as_f64())
-            .collect();
-        assert!(!v.is_empty(), "{end} interrupts in {p}");
-        v.iter().sum::<f64>() / v.len() as f64
-    };
+    let point = |id: &str| point(&r, id);
+    let ints = end_ints;
     let cap = 300.0 * 1.3;
     let base = point("as found @unpinned");
     let here = point("ITR=300 TxIntDelay=0 @unpinned");
@@ -320,6 +303,157 @@ fn a_tune_of_both_ends_on_two_guests_throttles_each_end_where_it_was_set() {
     );
     // The tune ran in its own process: no testbed namespace of any owner is left (guest
     // tests take turns, so none of this run's other tests has one now).
+    assert_eq!(
+        common::namespaces_with_prefix("nictune-vm-"),
+        Vec::<String>::new()
+    );
+    let _ = std::fs::remove_dir_all(&out_dir);
+}
+
+/// Mean interrupts/s of one end of a point (client = the bench client's side, server = the
+/// guest that serves).
+fn end_ints(p: &serde_json::Value, end: &str) -> f64 {
+    let v: Vec<f64> = p["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["hosts"][end]["interrupts_per_sec"].as_f64())
+        .collect();
+    assert!(!v.is_empty(), "{end} interrupts in {p}");
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+/// The point with this id in a tune's JSON.
+fn point(r: &serde_json::Value, id: &str) -> serde_json::Value {
+    let p = r["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == id);
+    p.unwrap_or_else(|| panic!("no point {id} in {r}")).clone()
+}
+
+/// `tune --testbed e1000 --runtime`: the guest's ethtool coalescing and NAPI settings, made
+/// through its own `serve --allow-changes eth0` session with the driver left loaded. The
+/// guest's 6.1 kernel has no per-NAPI netlink, so the NAPI keys land on the device's sysfs
+/// files; NAPI deferral then keeps the real driver's interrupt masked between the timer's
+/// polls, which the guest's own interrupt count shows.
+#[test]
+fn a_runtime_tune_sets_a_guests_coalescing_and_napi_deferral_without_reloading() {
+    let Some(_one) = guest_slot() else {
+        return;
+    };
+    let out_dir = std::env::temp_dir().join(format!("nictune-tune-rt-{}", std::process::id()));
+    let out = common::nictune(&[
+        "tune",
+        "--testbed",
+        "e1000",
+        "--runtime",
+        "--only",
+        "rx-usecs=3,500",
+        "--only",
+        "napi.defer-hard-irqs=0,2",
+        "--only",
+        "napi.gro-flush-timeout=100000",
+        "--budget",
+        "14",
+        "--duration",
+        "1s",
+        "--warmup",
+        "300ms",
+        "--json",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    common::assert_exit(&out, 0);
+    let r = common::json(&out);
+    let notes = r["environment"]["notes"].to_string();
+    assert!(notes.contains("driver left loaded"), "{notes}");
+    assert_eq!(r["search"]["measured"], 5, "{}", r["search"]);
+    let base = point(&r, "as found @unpinned");
+    assert!(end_ints(&base, "server") > 500.0, "{base}");
+    for us in [3, 500] {
+        let masked = point(
+            &r,
+            &format!("rx-usecs={us}µs defer=2 gro-flush=100µs @unpinned"),
+        );
+        let plain = point(
+            &r,
+            &format!("rx-usecs={us}µs defer=0 gro-flush=100µs @unpinned"),
+        );
+        let (m, p) = (end_ints(&masked, "server"), end_ints(&plain, "server"));
+        assert!(
+            p > 500.0 && m < p / 5.0,
+            "rx-usecs {us}: defer 2 {m}/s vs defer 0 {p}/s"
+        );
+    }
+    // The QEMU model predicts the baseline; it has no NAPI timers, so no point with them
+    // carries a prediction.
+    for p in r["points"].as_array().unwrap() {
+        assert_eq!(
+            p["predicted"].is_null(),
+            p["baseline"] != true,
+            "{}",
+            p["id"]
+        );
+    }
+    assert_eq!(
+        common::namespaces_with_prefix("nictune-vm-"),
+        Vec::<String>::new()
+    );
+    let _ = std::fs::remove_dir_all(&out_dir);
+}
+
+/// The same on both ends: each guest's settings through its own change session, and the
+/// deferral shows on the end where it was set.
+#[test]
+fn a_runtime_tune_of_both_ends_defers_each_ends_interrupts_where_it_was_set() {
+    let Some(_one) = guest_slot() else {
+        return;
+    };
+    let out_dir = std::env::temp_dir().join(format!("nictune-tune-rt2-{}", std::process::id()));
+    let out = common::nictune(&[
+        "tune",
+        "--testbed",
+        "e1000",
+        "--both-ends",
+        "--runtime",
+        "--only",
+        "rx-usecs=3",
+        "--only",
+        "napi.defer-hard-irqs=2",
+        "--only",
+        "napi.gro-flush-timeout=100000",
+        // All four points once, then two finalists at three fresh runs.
+        "--budget",
+        "12",
+        "--duration",
+        "1s",
+        "--warmup",
+        "300ms",
+        "--json",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    common::assert_exit(&out, 0);
+    let r = common::json(&out);
+    let settings = "rx-usecs=3µs defer=2 gro-flush=100µs";
+    let peer = "peer:rx-usecs=3µs peer:defer=2 peer:gro-flush=100µs";
+    let base = point(&r, "as found @unpinned");
+    let here = point(&r, &format!("{settings} @unpinned"));
+    let there = point(&r, &format!("{peer} @unpinned"));
+    let (bc, bs) = (end_ints(&base, "client"), end_ints(&base, "server"));
+    assert!(bc > 500.0 && bs > 500.0, "{base}");
+    let (hc, hs) = (end_ints(&here, "client"), end_ints(&here, "server"));
+    assert!(
+        hc < bc / 2.0 && hs > bs / 2.0,
+        "here: {hc} {hs} vs {bc} {bs}"
+    );
+    let (tc, ts) = (end_ints(&there, "client"), end_ints(&there, "server"));
+    assert!(
+        ts < bs / 2.0 && tc > bc / 2.0,
+        "peer: {tc} {ts} vs {bc} {bs}"
+    );
     assert_eq!(
         common::namespaces_with_prefix("nictune-vm-"),
         Vec::<String>::new()

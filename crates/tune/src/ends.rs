@@ -37,40 +37,24 @@ pub struct BothEnds<T, P> {
     /// The target for this end's settings.
     pub local: T,
     /// The far end, through its `nictune serve --allow-changes`.
-    pub peer: P,
-    /// Catalog keys some candidate sets on the peer: what its snapshot reads.
-    peer_keys: Vec<String>,
-    /// The peer's settings in place (`KEY=VALUE`), as far as this target made them.
-    peer_now: Vec<String>,
+    pub peer: Served<P>,
 }
 
 impl<T: Target, P: PeerSide> BothEnds<T, P> {
     /// Both ends, for candidates that set `peer_knobs` on the peer.
     pub fn new(local: T, peer: P, peer_knobs: &[Knob]) -> BothEnds<T, P> {
-        let mut peer_keys: Vec<String> = peer_knobs.iter().map(|k| k.key().to_string()).collect();
-        peer_keys.sort();
-        peer_keys.dedup();
         BothEnds {
             local,
-            peer,
-            peer_keys,
-            peer_now: Vec::new(),
+            peer: Served::new(peer, peer_knobs),
         }
     }
 
-    fn set_peer(&mut self, op: TargetOp, settings: Vec<String>) -> Result<(), TargetError> {
-        if settings == self.peer_now {
-            return Ok(());
+    /// The far end's error, named as the far end's.
+    fn on_peer(e: TargetError) -> TargetError {
+        TargetError {
+            object: format!("the peer ({})", e.object),
+            ..e
         }
-        // Unknown until the peer confirms: a failed change was rolled back there.
-        self.peer_now = Vec::new();
-        self.peer.change(&settings).map_err(|reason| TargetError {
-            op,
-            object: format!("the peer ({})", settings.join(" ")),
-            reason,
-        })?;
-        self.peer_now = settings;
-        Ok(())
     }
 }
 
@@ -79,14 +63,7 @@ impl<T: Target, P: PeerSide> Target for BothEnds<T, P> {
 
     fn snapshot(&mut self) -> Result<Self::Snapshot, TargetError> {
         let local = self.local.snapshot()?;
-        let peer = self
-            .peer
-            .read(&self.peer_keys)
-            .map_err(|reason| TargetError {
-                op: TargetOp::Snapshot,
-                object: "the peer".into(),
-                reason,
-            })?;
+        let peer = self.peer.snapshot().map_err(Self::on_peer)?;
         Ok(BothSnapshot { local, peer })
     }
 
@@ -96,17 +73,89 @@ impl<T: Target, P: PeerSide> Target for BothEnds<T, P> {
         if !local.is_empty() {
             self.local.apply(&local)?;
         }
-        let peer: Vec<String> = peer.iter().map(Setting::to_key_value).collect();
         if !peer.is_empty() {
-            self.set_peer(TargetOp::Apply, peer)?;
+            self.peer.apply(&peer).map_err(Self::on_peer)?;
         }
         Ok(())
     }
 
     fn restore(&mut self, snapshot: &Self::Snapshot) -> Result<(), TargetError> {
         let local = self.local.restore(&snapshot.local);
-        let peer = self.set_peer(TargetOp::Restore, Vec::new());
+        let peer = self.peer.restore(&snapshot.peer).map_err(Self::on_peer);
         local.and(peer)
+    }
+}
+
+/// One end whose settings are made by its own host through a change session
+/// ([`PeerSide`]), as the far end of [`BothEnds`] is: the session journals each change there,
+/// puts the previous one back before the next, and puts everything back when it ends. A
+/// real-driver guest's run-time settings are made this way (its `nictune serve
+/// --allow-changes eth0`), so they need no reload and a dropped session restores them.
+#[derive(Debug)]
+pub struct Served<P> {
+    /// The change session.
+    pub session: P,
+    /// Catalog keys some candidate sets: what the snapshot reads.
+    keys: Vec<String>,
+    /// The settings in place (`KEY=VALUE`), as far as this target made them.
+    now: Vec<String>,
+}
+
+impl<P: PeerSide> Served<P> {
+    /// The end behind `session`, for candidates that set `knobs`.
+    pub fn new(session: P, knobs: &[Knob]) -> Served<P> {
+        let mut keys: Vec<String> = knobs.iter().map(|k| k.key().to_string()).collect();
+        keys.sort();
+        keys.dedup();
+        Served {
+            session,
+            keys,
+            now: Vec::new(),
+        }
+    }
+
+    fn set(&mut self, op: TargetOp, settings: Vec<String>) -> Result<(), TargetError> {
+        if settings == self.now {
+            return Ok(());
+        }
+        // Unknown until the host confirms: a failed change was rolled back there.
+        self.now = Vec::new();
+        self.session
+            .change(&settings)
+            .map_err(|reason| TargetError {
+                op,
+                object: match settings.is_empty() {
+                    true => "the settings as found".into(),
+                    false => settings.join(" "),
+                },
+                reason,
+            })?;
+        self.now = settings;
+        Ok(())
+    }
+}
+
+impl<P: PeerSide> Target for Served<P> {
+    type Snapshot = BTreeMap<String, String>;
+
+    fn snapshot(&mut self) -> Result<Self::Snapshot, TargetError> {
+        self.session.read(&self.keys).map_err(|reason| TargetError {
+            op: TargetOp::Snapshot,
+            object: self.keys.join(", "),
+            reason,
+        })
+    }
+
+    /// Makes `settings` over the settings as found (the session puts the previous change
+    /// back first).
+    fn apply(&mut self, settings: &[Setting]) -> Result<(), TargetError> {
+        let settings = settings.iter().map(Setting::to_key_value).collect();
+        self.set(TargetOp::Apply, settings)
+    }
+
+    /// The session puts back everything it changed; the snapshot is what it found.
+    fn restore(&mut self, _: &Self::Snapshot) -> Result<(), TargetError> {
+        self.set(TargetOp::Restore, Vec::new())
     }
 }
 
@@ -194,18 +243,18 @@ mod tests {
         assert_eq!(
             (
                 both.local.values[key].as_str(),
-                both.peer.values[key].as_str()
+                both.peer.session.values[key].as_str()
             ),
             ("2000", "2000")
         );
         // The same peer part again: no request to the peer.
         both.apply(&[Setting::new(ITR, KnobValue::Count(100)), there])
             .unwrap();
-        assert_eq!(both.peer.calls, [format!("change {key}=2000")]);
+        assert_eq!(both.peer.session.calls, [format!("change {key}=2000")]);
         assert_eq!(both.local.values[key], "100");
         both.restore(&snap).unwrap();
         assert_eq!(both.snapshot().unwrap(), snap);
-        assert_eq!(both.peer.calls.last().unwrap(), "change ");
+        assert_eq!(both.peer.session.calls.last().unwrap(), "change ");
         // Only the peer: this end is not called.
         let calls = both.local.calls.len();
         both.apply(&[there]).unwrap();
@@ -220,7 +269,9 @@ mod tests {
         let off = Setting::new(ITR, KnobValue::Count(0)).on(End::Peer);
         both.apply(&[off]).unwrap();
         let err = both
-            .set_peer(TargetOp::Apply, vec![format!("{key}=bad")])
+            .peer
+            .set(TargetOp::Apply, vec![format!("{key}=bad")])
+            .map_err(BothEnds::<Host, Host>::on_peer)
             .unwrap_err();
         assert_eq!(err.op, TargetOp::Apply);
         assert!(
@@ -229,7 +280,26 @@ mod tests {
         );
         // The peer's state is unknown after a failure: the same change as before is sent.
         both.apply(&[off]).unwrap();
-        assert_eq!(both.peer.calls.len(), 2);
-        assert_eq!(both.peer.values[key], "0");
+        assert_eq!(both.peer.session.calls.len(), 2);
+        assert_eq!(both.peer.session.values[key], "0");
+    }
+
+    #[test]
+    fn a_served_end_reads_its_snapshot_and_is_put_back_by_its_session() {
+        let key = ITR.key();
+        let mut end = Served::new(Host::with(key, "3"), &[ITR, ITR]);
+        let snap = end.snapshot().unwrap();
+        assert_eq!(snap, BTreeMap::from([(key.to_string(), "3".to_string())]));
+        let rate = Setting::new(ITR, KnobValue::Count(500));
+        end.apply(&[rate]).unwrap();
+        end.apply(&[rate]).unwrap();
+        assert_eq!(end.session.values[key], "500");
+        end.restore(&snap).unwrap();
+        assert_eq!(end.snapshot().unwrap(), snap);
+        // One change per distinct state: the repeat cost nothing, the restore is one request.
+        assert_eq!(
+            end.session.calls,
+            [format!("change {key}=500"), "change ".to_string()]
+        );
     }
 }

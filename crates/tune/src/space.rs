@@ -72,6 +72,23 @@ impl Capabilities {
         Capabilities::reloading(driver)
     }
 
+    /// The real-driver testbed's run-time settings: `coalesce.rx-usecs` at the levels the
+    /// catalog accepts for `driver` (its modes and fixed timers: on e1000/e1000e the same ITR
+    /// register InterruptThrottleRate sets, e1000_main.c#e1000_set_coalesce) × NAPI
+    /// gro-flush-timeout × defer-hard-irqs (the guest's 6.1 kernel has them per device in
+    /// sysfs), at one unpinned placement. Nothing here reloads the driver: this is what a
+    /// user changes on a production port with ethtool. Busy polling is left out: its sysctls
+    /// are host-wide, and the guest's server is the only socket they would reach.
+    pub fn real_driver_runtime(driver: Driver) -> Capabilities {
+        Capabilities {
+            coalescing: vec![Knob::RxUsecs],
+            napi: true,
+            driver: Some(driver.name().to_string()),
+            cpus: 1,
+            ..Capabilities::default()
+        }
+    }
+
     /// Only `driver`'s module parameters, at one unpinned placement: the space of a tune that
     /// may reload the driver. The run-time knobs are left out — each candidate is a reload,
     /// so multiplying them in would cost reloads by the hundred.
@@ -504,6 +521,47 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.starts_with("e1000.InterruptThrottleRate takes none of 7 in this tune (its levels: 0,1,3,4,100,"), "{err}");
+    }
+
+    #[test]
+    fn real_driver_runtime_is_rx_usecs_by_napi_with_levels_the_driver_accepts() {
+        for driver in Driver::ALL {
+            let space = Space::from_capabilities(&Capabilities::real_driver_runtime(driver));
+            let names: Vec<&str> = space.dimensions.iter().map(|d| d.name.as_str()).collect();
+            assert_eq!(
+                names,
+                ["coalescing", "gro-flush-timeout", "defer-hard-irqs"],
+                "{driver}"
+            );
+            assert_eq!(space.placements, [Placement::Unpinned]);
+            // The driver's modes (0, 1, 3, 4) and four fixed timers, none a module parameter.
+            let coalescing = &space.dimensions[0].levels;
+            let us: Vec<String> = coalescing
+                .iter()
+                .map(|l| {
+                    assert_eq!(l.len(), 1, "no adaptive-rx switch on {driver}");
+                    l[0].knob.render(l[0].value)
+                })
+                .collect();
+            assert_eq!(
+                us,
+                ["0", "1", "3", "4", "10", "50", "125", "500"],
+                "{driver}"
+            );
+            let all = space.candidates();
+            assert_eq!(all.len(), 8 * 3 * 2);
+            assert!(all
+                .iter()
+                .flat_map(|c| &c.settings)
+                .all(|s| !matches!(s.knob, Knob::Module(..))));
+            assert_eq!(
+                us,
+                rx_usecs_levels(Some(driver.name()))
+                    .iter()
+                    .map(u64::to_string)
+                    .collect::<Vec<_>>()
+            );
+        }
     }
 
     #[test]

@@ -192,16 +192,25 @@ impl QemuPredictor {
     }
 
     /// The model's settings for `candidate`: the driver's defaults with its module
-    /// parameters over them.
+    /// parameters over them, and on e1000 `coalesce.rx-usecs` (the model's `rx_usecs`, the
+    /// ITR value e1000_set_coalesce writes). The model has no NAPI timers, and no e1000e
+    /// run-time ITR: from its dynamic mode the driver's RX vector keeps writing its own EITR.
     fn settings(&self, candidate: &Candidate) -> Result<QemuNicSettings, String> {
         let mut s = QemuNicSettings::driver_defaults(self.nic);
         for setting in &candidate.settings {
-            let (Knob::Module(_, param), KnobValue::Count(n)) = (setting.knob, setting.value)
-            else {
-                return Err(format!(
-                    "the QEMU NIC model has no mechanism for {}",
-                    setting.knob
-                ));
+            let (param, n) = match (setting.knob, setting.value, self.nic) {
+                (Knob::Module(_, param), KnobValue::Count(n), _) => (param, n),
+                (Knob::RxUsecs, KnobValue::Duration(d), QemuNic::E1000) => {
+                    let us = u32::try_from(d.0 / 1_000).map_err(|e| e.to_string())?;
+                    s.rx_usecs = Some(us);
+                    continue;
+                }
+                _ => {
+                    return Err(format!(
+                        "the QEMU NIC model has no mechanism for {} on {:?}",
+                        setting.knob, self.nic
+                    ))
+                }
             };
             let small = || u16::try_from(n).map_err(|_| format!("{} out of range", setting.knob));
             match param {
@@ -308,14 +317,17 @@ const EFFECT_TOLERANCE: f64 = nictune_bench::effect::TOLERANCE;
 
 /// Checks a candidate's fixed throttle rate on `end` against the interrupts measured per
 /// vector on that end's guest: `Some(warning)` naming each vector that fired faster than the
-/// rate allows. `vectors` are the NIC's vectors (`"<irq>:<name>"` → interrupts/s) from the
-/// guest's accounting.
+/// rate allows. A fixed rate is InterruptThrottleRate ≥ 100, or `coalesce.rx-usecs` ≥ 10,
+/// which on e1000 and e1000e writes the same register at 10⁶/µs interrupts/s
+/// (e1000_ethtool.c#e1000_set_coalesce; on e1000e from the default dynamic mode it reaches
+/// the TX vector only, which this check is there to catch). `vectors` are the NIC's vectors
+/// (`"<irq>:<name>"` → interrupts/s) from the guest's accounting.
 pub fn effect_check(
     candidate: &Candidate,
     end: End,
     vectors: &BTreeMap<String, f64>,
 ) -> Option<String> {
-    let itr = candidate
+    let (itr, setting) = candidate
         .settings
         .iter()
         .filter(|s| s.end == end)
@@ -323,7 +335,11 @@ pub fn effect_check(
             (Knob::Module(_, ModuleParam::InterruptThrottleRate), KnobValue::Count(n))
                 if n >= 100 =>
             {
-                Some(n as f64)
+                Some((n as f64, format!("InterruptThrottleRate {n}")))
+            }
+            (Knob::RxUsecs, KnobValue::Duration(d)) if d >= Nanos::from_micros(10) => {
+                let us = d.0 / 1_000;
+                Some((1e9 / d.0 as f64, format!("rx-usecs {us}")))
             }
             _ => None,
         })?;
@@ -338,7 +354,7 @@ pub fn effect_check(
             End::Peer => " on the peer".into(),
         };
         format!(
-            "{}: InterruptThrottleRate {itr:.0}{on} caps each vector at {itr:.0} interrupts/s, \
+            "{}: {setting}{on} caps each vector at {itr:.0} interrupts/s, \
              but {} fired faster: the setting is not in effect on that vector",
             candidate.id(),
             over.join(", ")
@@ -423,5 +439,62 @@ mod tests {
         );
         let ints = slow.hosts["server"].interrupts_per_sec.unwrap();
         assert!(ints <= 520.0, "{ints}");
+    }
+
+    fn rx_usecs(us: u64) -> Candidate {
+        Candidate::new(
+            vec![Setting::new(
+                Knob::RxUsecs,
+                KnobValue::Duration(Nanos::from_micros(us)),
+            )],
+            Placement::Unpinned,
+        )
+    }
+
+    #[test]
+    fn rx_usecs_is_checked_as_the_rate_it_writes() {
+        let vectors = BTreeMap::from([
+            ("26:eth0-rx-0".to_string(), 1900.0),
+            ("27:eth0-tx-0".to_string(), 950.0),
+        ]);
+        // 1000 µs: at most 1000 interrupts/s per vector; the RX vector ignored it.
+        let w = effect_check(&rx_usecs(1000), End::Local, &vectors).unwrap();
+        assert!(
+            w.contains("rx-usecs 1000 caps each vector at 1000 interrupts/s")
+                && w.contains("26:eth0-rx-0 1900/s")
+                && !w.contains("tx-0"),
+            "{w}"
+        );
+        assert_eq!(effect_check(&rx_usecs(500), End::Local, &vectors), None);
+        // 0 is off and 1, 3, 4 are the driver's modes: no fixed cap.
+        for mode in [0, 1, 3, 4] {
+            assert_eq!(effect_check(&rx_usecs(mode), End::Local, &vectors), None);
+        }
+    }
+
+    #[test]
+    fn the_predictor_takes_rx_usecs_on_e1000_as_the_itr_it_writes_and_declines_what_it_lacks() {
+        let base = Candidate::baseline(Placement::Unpinned);
+        let measured = Metrics {
+            transactions_per_sec: Some(2800.0),
+            ..Metrics::default()
+        };
+        let mut p = QemuPredictor::new(Driver::E1000);
+        p.calibrate(&base, std::slice::from_ref(&measured)).unwrap();
+        // rx-usecs 2000 writes ITR 500, the module parameter's value: the same prediction.
+        let by_usecs = p.predict(&rx_usecs(2000)).unwrap();
+        let by_itr = p.predict(&itr(500)).unwrap();
+        assert_eq!(by_usecs.transactions_per_sec, by_itr.transactions_per_sec);
+        // No NAPI timers in the model, and no e1000e run-time ITR: no prediction, not a guess.
+        let defer = Candidate::new(
+            vec![Setting::new(Knob::DeferHardIrqs, KnobValue::Count(2))],
+            Placement::Unpinned,
+        );
+        let e = p.predict(&defer).unwrap_err();
+        assert!(e.reason.contains("no mechanism"), "{e:?}");
+        let mut e1000e = QemuPredictor::new(Driver::E1000e);
+        e1000e.calibrate(&base, &[measured]).unwrap();
+        assert!(e1000e.predict(&rx_usecs(2000)).is_err());
+        assert!(e1000e.predict(&itr(500)).is_ok());
     }
 }

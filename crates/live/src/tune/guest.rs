@@ -18,7 +18,7 @@ use nictune_bench::{BenchError, BenchResult, LiveMeasurer, ServerSide, TestKind,
 use nictune_core::privilege::Privilege;
 use nictune_core::progress::Progress;
 use nictune_tune::candidate::Candidate;
-use nictune_tune::ends::BothEnds;
+use nictune_tune::ends::{BothEnds, Served};
 use nictune_tune::knob::{Driver, End};
 use nictune_tune::predict::Predictor;
 use nictune_tune::results::{Environment, TargetKind};
@@ -44,6 +44,9 @@ pub struct GuestTune<'a> {
     pub driver: Driver,
     /// `--both-ends`: a second guest serves and takes the peer's settings.
     pub both_ends: bool,
+    /// `--runtime`: the candidates are run-time settings (ethtool, NAPI), made through each
+    /// guest's own `nictune serve --allow-changes eth0` session instead of a reload.
+    pub runtime: bool,
     /// The process's privilege (booting a guest needs root).
     pub privilege: Privilege,
     /// The nictune binary the guests run.
@@ -112,11 +115,11 @@ pub fn tune_guest(t: &GuestTune<'_>, progress: &dyn Progress) -> Result<GuestEnd
     let opts = BedOptions::new(nic, t.nictune.to_path_buf(), lifetime(t.config));
     let mut bed = VmBed::create(&opts, t.privilege).map_err(GuestError::Boot)?;
     let started_at = started_at();
-    let outcome = tune_one(t, &mut bed, (&cancel, progress), started_at);
+    let (outcome, released) = tune_one(t, &mut bed, (&cancel, progress), started_at);
     let removed = bed.destroy();
     Ok(GuestEnd {
         outcome,
-        released: None,
+        released,
         removed,
     })
 }
@@ -135,8 +138,15 @@ fn tune_one(
     bed: &mut VmBed,
     (cancel, progress): (&Cancel, &dyn Progress),
     started_at: String,
-) -> Result<Finished, GuestError> {
-    let peer = bed.peer().map_err(GuestError::Serve)?;
+) -> (Result<Finished, GuestError>, Released) {
+    let served = match t.runtime {
+        true => bed.peer_taking_changes(),
+        false => bed.peer(),
+    };
+    let peer = match served {
+        Ok(peer) => peer,
+        Err(e) => return (Err(GuestError::Serve(e)), None),
+    };
     let info = bed.info();
     let live = LiveMeasurer {
         server: ServerSide::Peer(&peer),
@@ -144,25 +154,37 @@ fn tune_one(
     };
     let mut measurer = BenchMeasurer::new(live, t.test, vec![0, 1]);
     measurer.check = Some(throttle_in_effect);
-    let shared = std::sync::Mutex::new(bed);
-    let mut target = GuestTarget::new(&shared, knobs(t.config));
-    // The model predicts request/response; every point's prediction is reported.
+    // The model predicts request/response; every point's prediction is reported (a point
+    // it has no mechanism for has none).
     let mut model = QemuPredictor::new(t.driver);
     let predictor: Option<&mut dyn Predictor> = (t.test == TestKind::Rr).then_some(&mut model);
     let stop = || cancel.is_cancelled();
     let parts = Parts {
         config: t.config,
         predictor,
-        environment: environment(&info, t.test, started_at),
+        environment: environment(&info, t.test, t.runtime, started_at),
         cancel: &stop,
         journals: None,
         out: t.out,
         progress,
     };
-    run(&mut target, &mut measurer, parts, |m, env| {
+    let notes = |m: &BenchMeasurer<LiveMeasurer<'_>>, env: &mut Environment| {
         env.notes.extend(m.warnings.iter().take(MAX_NOTES).cloned());
-    })
-    .map_err(GuestError::Session)
+    };
+    if t.runtime {
+        let client = match ChangeClient::open(&peer) {
+            Ok(client) => client,
+            Err(e) => return (Err(GuestError::Claim(e)), None),
+        };
+        let mut target = Served::new(client, &knobs(t.config));
+        let outcome = run(&mut target, &mut measurer, parts, notes);
+        let released = target.session.release();
+        return (outcome.map_err(GuestError::Session), Some(released));
+    }
+    let shared = std::sync::Mutex::new(bed);
+    let mut target = GuestTarget::new(&shared, knobs(t.config));
+    let outcome = run(&mut target, &mut measurer, parts, notes);
+    (outcome.map_err(GuestError::Session), None)
 }
 
 /// The tune of both ends on a pair of guests: the local guest measures and takes this end's
@@ -182,13 +204,26 @@ fn tune_pair(
         Ok(client) => client,
         Err(e) => return (Err(GuestError::Claim(e)), None),
     };
+    // With run-time settings this end's are made through the measuring guest's own server.
+    let this_side = match t.runtime {
+        true => match pair
+            .local
+            .peer_taking_changes()
+            .map(|p| ChangeClient::open(&p))
+        {
+            Ok(Ok(client)) => Some(client),
+            Ok(Err(e)) => return (Err(GuestError::Claim(e)), None),
+            Err(e) => return (Err(GuestError::Serve(e)), None),
+        },
+        false => None,
+    };
     let info = pair.local.info();
-    let mut env = environment(&info, t.test, started_at);
+    let mut env = environment(&info, t.test, t.runtime, started_at);
     env.target_name = format!(
         "{0} guest pair: Linux {1} `{0}` on QEMU's {2} ({3}) at both ends of a bridge",
         info.kind, info.guest_kernel, info.nic_model, info.accel
     );
-    env.notes.retain(|n| !n.starts_with("Predictions:"));
+    env.notes.retain(|n| !n.starts_with("Predictions"));
     env.notes.push(peer_note(client.grant()));
     env.notes.push(
         "Two guests on 2 host CPUs: the client ran in the measuring guest (its vCPU and NIC \
@@ -200,8 +235,6 @@ fn tune_pair(
     let guest_client = GuestClient::new(&local, peer.addr);
     let mut measurer = BenchMeasurer::new(guest_client, t.test, Vec::new());
     measurer.check = Some(throttle_in_effect_on_both);
-    let this_end = GuestTarget::new(&local, knobs_on(t.config, End::Local));
-    let mut both = BothEnds::new(this_end, client, &knobs_on(t.config, End::Peer));
     let stop = || cancel.is_cancelled();
     let parts = Parts {
         config: t.config,
@@ -212,10 +245,32 @@ fn tune_pair(
         out: t.out,
         progress,
     };
-    let outcome = run(&mut both, &mut measurer, parts, |m, env| {
+    let notes = |m: &BenchMeasurer<GuestClient<'_>>, env: &mut Environment| {
         env.notes.extend(m.warnings.iter().take(MAX_NOTES).cloned());
-    });
-    let released = both.peer.release();
+    };
+    let (here, there) = (
+        knobs_on(t.config, End::Local),
+        knobs_on(t.config, End::Peer),
+    );
+    if let Some(this_side) = this_side {
+        let mut both = BothEnds::new(Served::new(this_side, &here), client, &there);
+        let outcome = run(&mut both, &mut measurer, parts, notes);
+        // Both sessions are released, whatever either answers.
+        let released = [both.local.session.release(), both.peer.session.release()];
+        return (
+            outcome.map_err(GuestError::Session),
+            Some(
+                released
+                    .into_iter()
+                    .collect::<Result<Vec<_>, _>>()
+                    .map(|r| r.concat()),
+            ),
+        );
+    }
+    let this_end = GuestTarget::new(&local, here);
+    let mut both = BothEnds::new(this_end, client, &there);
+    let outcome = run(&mut both, &mut measurer, parts, notes);
+    let released = both.peer.session.release();
     (outcome.map_err(GuestError::Session), Some(released))
 }
 
@@ -240,14 +295,29 @@ fn throttle_in_effect_on_both(candidate: &Candidate, result: &BenchResult) -> Op
     (!found.is_empty()).then(|| found.join("; "))
 }
 
-fn environment(info: &TestbedInfo, test: TestKind, started_at: String) -> Environment {
-    let mut notes = vec![
-        caveat(info),
-        format!(
+fn environment(
+    info: &TestbedInfo,
+    test: TestKind,
+    runtime: bool,
+    started_at: String,
+) -> Environment {
+    let made = match runtime {
+        true => format!(
+            "Every setting was made at run time through the guest's own `nictune serve \
+             --allow-changes eth0` session (journaled there, the {} driver left loaded: ethtool \
+             coalescing over netlink, NAPI settings in sysfs) and put back when it ended; the \
+             host's own settings were not touched.",
+            info.kind
+        ),
+        false => format!(
             "Every setting was made in the guest by `nictune apply` (a journaled reload of the \
              {} driver with the module parameters); the host's own settings were not touched.",
             info.kind
         ),
+    };
+    let mut notes = vec![
+        caveat(info),
+        made,
         "Interrupts per second are the guest's: its NIC's own vectors, from the guest's \
          /proc/interrupts. CPU figures add the host's (client) and the guest's vCPU (server)."
             .to_string(),
@@ -268,6 +338,14 @@ fn environment(info: &TestbedInfo, test: TestKind, started_at: String) -> Enviro
              every other candidate before it was measured."
                 .into(),
         );
+        if runtime {
+            notes.push(
+                "Predictions are left out for candidates with NAPI timers and for e1000e's \
+                 run-time rx-usecs: the model has no mechanism for them (the driver's RX vector on \
+                 e1000e keeps writing its own dynamic EITR)."
+                    .into(),
+            );
+        }
     }
     Environment {
         target: TargetKind::RealDriverTestbed,

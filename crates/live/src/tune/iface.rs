@@ -226,7 +226,7 @@ fn tune_on(
     };
     let mut both = BothEnds::new(target, client, &knobs_on(t.config, End::Peer));
     let outcome = run(&mut both, &mut measurer, parts, notes);
-    let released = both.peer.release();
+    let released = both.peer.session.release();
     (outcome.map_err(IfaceError::Session), Some(released))
 }
 

@@ -50,7 +50,8 @@ pub struct Opts {
     /// Tune one of nictune's own testbeds (created and removed by nictune; needs root):
     /// `veth` (the default when no --iface is given) joins two namespaces; `e1000` and
     /// `e1000e` boot a QEMU guest running Linux's own driver on an emulated Intel NIC and
-    /// search its InterruptThrottleRate and TxIntDelay (set up with scripts/install-guest).
+    /// search its InterruptThrottleRate and TxIntDelay, or with --runtime its rx-usecs and
+    /// NAPI settings (set up with scripts/install-guest).
     #[arg(long, value_enum, value_name = "KIND", num_args = 0..=1, default_missing_value = "veth",
           conflicts_with_all = ["iface", "peer"])]
     pub testbed: Option<crate::cmd::testbed::TestbedArg>,
@@ -75,6 +76,12 @@ pub struct Opts {
     /// reloads the driver, taking all its ports down for seconds.
     #[arg(long, requires = "iface")]
     pub reload_driver: bool,
+    /// With --testbed e1000|e1000e: search the driver's run-time settings instead of its
+    /// module parameters: ethtool rx-usecs (its modes and fixed timers) × NAPI
+    /// gro-flush-timeout × defer-hard-irqs, made through the guest's own `nictune serve
+    /// --allow-changes eth0` without reloading the driver.
+    #[arg(long, requires = "testbed")]
+    pub runtime: bool,
     /// Tune the far end too. With --iface/--peer: through the peer's `nictune serve
     /// --allow-changes IFACE` (journaled there, put back when the tune ends or goes away).
     /// With --testbed e1000|e1000e: a second guest with the same NIC is the peer. Every
@@ -144,6 +151,7 @@ Examples:
   sudo nictune tune --budget 3m --out results
   sudo nictune tune --objective cpu --p99-ceiling 200us
   sudo nictune tune --testbed e1000 --budget 5m --out e1000   # Linux's e1000 driver in QEMU
+  sudo nictune tune --testbed e1000 --runtime --out e1000-rt  # its ethtool and NAPI settings
   sudo NICTUNE_TOKEN=... nictune tune --iface eth1 --peer 198.18.0.2 --apply --confirm-within 5m
   nictune tune --synthetic --out demo        # what the report looks like, no root";
 
@@ -187,7 +195,11 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
             live::run_testbed(&checked, &config, &args.opts.state.state_dir, ctx)
         }
         TargetArg::Guest(driver) => {
-            let config = tune_config(&checked, &Capabilities::real_driver_testbed(*driver))?;
+            let caps = match checked.runtime {
+                true => Capabilities::real_driver_runtime(*driver),
+                false => Capabilities::real_driver_testbed(*driver),
+            };
+            let config = tune_config(&checked, &caps)?;
             refuse_apply_on_testbed(&checked)?;
             root_for_live_tune(ctx.privilege)?;
             guest::run_guest(&checked, &config, *driver, ctx)
@@ -446,6 +458,60 @@ mod tests {
             .and_then(|c| tune_config(&c, &caps).map(drop))
             .unwrap_err();
         assert!(format!("{err:#}").contains("no axis of this tune sets coalesce.rx-usecs"));
+    }
+
+    #[test]
+    fn runtime_searches_a_guests_ethtool_and_napi_settings_without_reloads() {
+        let c = parse(&["--testbed", "e1000", "--runtime", "--budget", "200"]).unwrap();
+        assert!(c.runtime);
+        let caps = Capabilities::real_driver_runtime(nictune_tune::knob::Driver::E1000);
+        let config = tune_config(&c, &caps).unwrap();
+        // rx-usecs 0, 1, 3, 4, 10, 50, 125, 500 × gro-flush 3 × defer 2, and as found.
+        assert_eq!(config.candidates.len(), 8 * 3 * 2 + 1);
+        let c = parse(&[
+            "--testbed",
+            "e1000",
+            "--runtime",
+            "--only",
+            "rx-usecs=3,500",
+            "--only",
+            "napi.defer-hard-irqs=0",
+            "--only",
+            "napi.gro-flush-timeout=0",
+        ])
+        .unwrap();
+        let ids: Vec<String> = tune_config(&c, &caps)
+            .unwrap()
+            .candidates
+            .iter()
+            .map(|c| c.id())
+            .collect();
+        assert_eq!(ids.len(), 3, "{ids:?}");
+        assert!(ids[1..].iter().all(|id| id.contains("rx-usecs")), "{ids:?}");
+        // Module parameters are the other space.
+        let c = parse(&[
+            "--testbed",
+            "e1000",
+            "--runtime",
+            "--only",
+            "e1000.TxIntDelay=0",
+        ])
+        .unwrap();
+        let err = format!("{:#}", tune_config(&c, &caps).unwrap_err());
+        assert!(
+            err.contains("no axis of this tune sets e1000.TxIntDelay"),
+            "{err}"
+        );
+        // veth has run-time settings only; --iface chooses with --reload-driver.
+        let err = format!(
+            "{:#}",
+            parse(&["--testbed", "veth", "--runtime"]).unwrap_err()
+        );
+        assert!(
+            err.contains("--runtime") && err.contains("--testbed e1000|e1000e"),
+            "{err}"
+        );
+        assert!(parse(&["--iface", "eth1", "--peer", "h", "--runtime"]).is_err());
     }
 
     #[test]

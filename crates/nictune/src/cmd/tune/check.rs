@@ -55,6 +55,8 @@ pub struct Checked {
     pub both_ends: bool,
     /// `--reload-driver`: an interface's module parameters are searched.
     pub reload_driver: bool,
+    /// `--runtime`: a real-driver guest's run-time settings are searched.
+    pub runtime: bool,
     /// `--only KEY=V1,V2`: the levels kept per key.
     pub only: Vec<(String, Vec<String>)>,
 }
@@ -77,6 +79,7 @@ pub fn check(a: &Opts) -> Result<Checked> {
     };
     let target = target(a)?;
     check_both_ends(a.both_ends, &target)?;
+    check_runtime(a.runtime, &target)?;
     if a.both_ends && a.predict {
         let why = "--predict cannot be used with --both-ends: the simulator has no model of \
                    both ends' NICs yet";
@@ -97,6 +100,7 @@ pub fn check(a: &Opts) -> Result<Checked> {
         apply,
         both_ends: a.both_ends,
         reload_driver: a.reload_driver,
+        runtime: a.runtime,
         only: a
             .only
             .iter()
@@ -117,6 +121,20 @@ fn check_both_ends(both_ends: bool, target: &TargetArg) -> Result<()> {
         "--iface IF --peer HOST, or --testbed e1000|e1000e",
     ))
     .hint("the veth testbed already changes both of its ends alike; drop --both-ends")
+}
+
+/// `--runtime` chooses between a real-driver guest's two spaces; the veth testbed has only
+/// run-time settings.
+fn check_runtime(runtime: bool, target: &TargetArg) -> Result<()> {
+    if !runtime || matches!(target, TargetArg::Guest(_)) {
+        return Ok(());
+    }
+    Err(InvalidInput::new(
+        "--runtime",
+        "--testbed veth",
+        "--testbed e1000|e1000e",
+    ))
+    .hint("the veth testbed searches run-time settings already; drop --runtime")
 }
 
 /// `--only KEY=V1,V2,…`: a key and at least one value, as the catalog writes them.

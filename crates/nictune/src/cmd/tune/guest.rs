@@ -1,6 +1,7 @@
 //! `nictune tune --testbed e1000|e1000e`: the workload checked, then one call into
 //! [`nictune_live::tune::guest`] (boot the guest, or two with `--both-ends`, run the loop
-//! with the guest's module parameters as the target, remove the guests whatever happens), and
+//! with the guest's module parameters as the target — or with `--runtime` its ethtool and
+//! NAPI settings through its own change session — remove the guests whatever happens), and
 //! the results written and shown. The host's own settings are never touched.
 
 use super::live::test_kind;
@@ -19,6 +20,7 @@ pub fn run_guest(c: &Checked, config: &TuneConfig, driver: Driver, ctx: &Ctx) ->
         test: test_kind(&c.workload)?,
         driver,
         both_ends: c.both_ends,
+        runtime: c.runtime,
         privilege: ctx.privilege,
         nictune: &testbed::nictune_exe()?,
         out: &c.out,
@@ -27,9 +29,10 @@ pub fn run_guest(c: &Checked, config: &TuneConfig, driver: Driver, ctx: &Ctx) ->
     let end = tune_guest(&t, progress.as_ref()).map_err(guest_error)?;
     let shown = finish(c, &end.outcome.map_err(guest_error)?, ctx)?;
     if let Some(released) = end.released {
-        released.context(
-            "the tune finished, but the peer guest did not confirm it put its settings back",
-        )?;
+        released.context(match c.both_ends {
+            true => "the tune finished, but a guest did not confirm it put its settings back",
+            false => "the tune finished, but the guest did not confirm it put its settings back",
+        })?;
     }
     end.removed.context(match c.both_ends {
         true => "the tune finished but its guests could not be removed",
