@@ -290,7 +290,7 @@ fn too_small(c: &Checked, e: TooSmall) -> anyhow::Error {
 /// veth testbed; one real-driver guest) and the workload (request/response).
 fn can_predict(c: &Checked) -> bool {
     let target = matches!(c.target, TargetArg::Testbed | TargetArg::Synthetic { .. })
-        || matches!(c.target, TargetArg::Guest(_)) && !c.both_ends;
+        || matches!(c.target, TargetArg::Guest(_)) && !c.both_ends && !c.runtime;
     target && c.workload == Workload::Rr
 }
 
@@ -512,6 +512,14 @@ mod tests {
             "{err}"
         );
         assert!(parse(&["--iface", "eth1", "--peer", "h", "--runtime"]).is_err());
+        // The model has no NAPI timers: it cannot rank this space.
+        let err = format!(
+            "{:#}",
+            parse(&["--testbed", "e1000", "--runtime", "--predict"]).unwrap_err()
+        );
+        assert!(err.contains("no NAPI timers"), "{err}");
+        let c = parse(&["--testbed", "e1000", "--runtime", "--budget", "3"]).unwrap();
+        assert!(!can_predict(&c));
     }
 
     #[test]

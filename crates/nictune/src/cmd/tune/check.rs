@@ -80,6 +80,14 @@ pub fn check(a: &Opts) -> Result<Checked> {
     let target = target(a)?;
     check_both_ends(a.both_ends, &target)?;
     check_runtime(a.runtime, &target)?;
+    if a.runtime && a.predict {
+        let why = "--predict cannot be used with --runtime: the simulator's QEMU model has no \
+                   NAPI timers, so ranking by it would leave every NAPI candidate unmeasured";
+        return Err(anyhow::Error::new(nictune_core::error::Hinted::new(
+            why,
+            "drop --predict; narrow the search with --only KEY=V1,V2 instead",
+        )));
+    }
     if a.both_ends && a.predict {
         let why = "--predict cannot be used with --both-ends: the simulator has no model of \
                    both ends' NICs yet";
