@@ -16,7 +16,10 @@ pub fn render(r: &TuneResults) -> String {
         r#"<table class="points"><thead><tr><th>setting</th><th>runs</th><th>p50 µs</th><th>p99 µs (95 % interval)</th><th>{}</th><th>{}</th><th>busy CPUs</th><th>{}</th><th>notes</th></tr></thead><tbody>"#,
         u.rate_label(),
         u.cost_label(),
-        measure.unit()
+        match measure == Measure::Interrupts && crate::plot::interrupts::of_both_ends(r) {
+            true => "interrupts/s (this end + peer)",
+            false => measure.unit(),
+        }
     );
     for p in rows(r) {
         let m = &p.summary;
@@ -41,7 +44,7 @@ pub fn render(r: &TuneResults) -> String {
             mean(m.rate),
             mean(m.cpu_us_per_unit),
             mean(m.busy_cores),
-            measure.value(r, p).map_or("–".into(), num),
+            crate::plot::interrupts::cell(r, p, measure),
             flags.join(", ")
         );
     }

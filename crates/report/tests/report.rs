@@ -258,9 +258,18 @@ fn a_tune_of_both_ends_splits_each_bar_between_the_ends() {
         "{section}"
     );
     assert!(html.contains("peer:"), "the peer's settings are named so");
-    // One end's tune keeps one bar per row.
+    // The table of all points shows the same split, under a heading that says so.
+    let table = &html[html.find(r#"<table class="points">"#).unwrap()..];
+    let table = &table[..table.find("</table>").unwrap()];
+    assert!(table.contains("interrupts/s (this end + peer)"), "{table}");
+    assert_eq!(
+        table.matches("<td>1000 + 3000</td>").count(),
+        rows,
+        "{table}"
+    );
+    // One end's tune keeps one bar per row and one figure per cell.
     let one = report_html(&results());
-    assert!(!one.contains("bar here"));
+    assert!(!one.contains("bar here") && !one.contains("(this end + peer)"));
 }
 
 #[test]

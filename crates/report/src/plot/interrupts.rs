@@ -114,8 +114,18 @@ fn per_end(p: &Point) -> Option<(f64, f64)> {
     (!here.is_empty()).then(|| (mean(&here), mean(&peer)))
 }
 
+/// A point's `measure` as a table cell: for a tune of both ends `here + peer` (the split the
+/// plot draws), else the one figure; `–` when there is none.
+pub fn cell(results: &TuneResults, p: &Point, measure: Measure) -> String {
+    let split = measure == Measure::Interrupts && of_both_ends(results);
+    match split.then(|| per_end(p)).flatten() {
+        Some((here, peer)) => format!("{} + {}", num(here), num(peer)),
+        None => measure.value(results, p).map_or("–".into(), num),
+    }
+}
+
 /// Whether the results are a tune of both ends (some point sets a `peer:` setting).
-fn of_both_ends(results: &TuneResults) -> bool {
+pub fn of_both_ends(results: &TuneResults) -> bool {
     results
         .points
         .iter()
