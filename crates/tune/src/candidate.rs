@@ -127,11 +127,25 @@ impl Candidate {
             .settings
             .iter()
             .map(|s| match s.end {
-                End::Local => format!("{}={}", s.knob.short(), s.value),
-                End::Peer => format!("{PEER_PREFIX}{}={}", s.knob.short(), s.value),
+                End::Local => format!("{}={}", s.knob.short(), shown(s)),
+                End::Peer => format!("{PEER_PREFIX}{}={}", s.knob.short(), shown(s)),
             })
             .collect();
         format!("{} @{}", parts.join(" "), self.placement)
+    }
+}
+
+/// A setting's value as an id shows it. `rx-usecs` 1–4 are not microseconds on the drivers
+/// whose levels include them (e1000, e1000e, igb, ixgbe: 1 dynamic, 3 dynamic conservative,
+/// 4 simplified; crate::levels::ITR_MODES), so they show as the bare value ethtool takes.
+fn shown(s: &Setting) -> String {
+    match (s.knob, s.value) {
+        (Knob::RxUsecs, KnobValue::Duration(d))
+            if d.0 % 1_000 == 0 && (1..=4).contains(&(d.0 / 1_000)) =>
+        {
+            (d.0 / 1_000).to_string()
+        }
+        _ => s.value.to_string(),
     }
 }
 
@@ -165,6 +179,17 @@ mod tests {
         assert_eq!(Placement::Same.cpus(&[2, 3]), Some((Some(2), Some(2))));
         assert_eq!(Placement::Unpinned.cpus(&[]), Some((None, None)));
         assert_eq!(Placement::Cross.cpus(&[0]), None);
+    }
+
+    #[test]
+    fn rx_usecs_modes_show_as_the_value_ethtool_takes_and_timers_in_microseconds() {
+        let us = |n| Setting::new(Knob::RxUsecs, KnobValue::Duration(Nanos::from_micros(n)));
+        let id = |n| Candidate::new(vec![us(n)], Placement::Unpinned).id();
+        assert_eq!(id(3), "rx-usecs=3 @unpinned");
+        assert_eq!(id(0), "rx-usecs=0µs @unpinned");
+        assert_eq!(id(500), "rx-usecs=500µs @unpinned");
+        let peer = Candidate::new(vec![us(1).on(End::Peer)], Placement::Unpinned);
+        assert_eq!(peer.id(), "peer:rx-usecs=1 @unpinned");
     }
 
     #[test]
