@@ -235,35 +235,44 @@ fn a_host_client_changes_the_guests_driver_through_serve_and_gets_it_back() {
 /// the measuring guest, on the peer guest (through its `serve --allow-changes`) and on both.
 /// Each end's setting shows in that end's interrupts and nowhere else; results name the
 /// ends; nothing is left behind.
+/// Runs `nictune tune --testbed e1000` with `args` and 1 s runs after a 0.3 s warm-up into a
+/// fresh output directory, checks it exits 0 and leaves no testbed namespace of any owner
+/// (guest tests take turns, so none of this run's other tests has one now), and returns its
+/// JSON result and the directory (for the caller to remove).
+fn guest_tune(name: &str, args: &[&str]) -> (serde_json::Value, PathBuf) {
+    let out_dir = std::env::temp_dir().join(format!("nictune-{name}-{}", std::process::id()));
+    let mut argv = vec!["tune", "--testbed", "e1000"];
+    argv.extend(args);
+    argv.extend(["--duration", "1s", "--warmup", "300ms", "--json", "--out"]);
+    argv.push(out_dir.to_str().unwrap());
+    let out = common::nictune(&argv);
+    common::assert_exit(&out, 0);
+    assert_eq!(
+        common::namespaces_with_prefix("nictune-vm-"),
+        Vec::<String>::new()
+    );
+    (common::json(&out), out_dir)
+}
+
 #[test]
 fn a_tune_of_both_ends_on_two_guests_throttles_each_end_where_it_was_set() {
     let Some(_one) = guest_slot() else {
         return;
     };
-    let out_dir = std::env::temp_dir().join(format!("nictune-tune-pair-{}", std::process::id()));
-    let out = common::nictune(&[
-        "tune",
-        "--testbed",
-        "e1000",
-        "--both-ends",
-        "--only",
-        "e1000.InterruptThrottleRate=300",
-        "--only",
-        "e1000.TxIntDelay=0",
-        // The smallest budget that measures all four points (finals trimmed to two
-        // finalists at three runs): every run here reloads a driver in a TCG guest.
-        "--budget",
-        "12",
-        "--duration",
-        "1s",
-        "--warmup",
-        "300ms",
-        "--json",
-        "--out",
-        out_dir.to_str().unwrap(),
-    ]);
-    common::assert_exit(&out, 0);
-    let r = common::json(&out);
+    let (r, out_dir) = guest_tune(
+        "tune-pair",
+        &[
+            "--both-ends",
+            "--only",
+            "e1000.InterruptThrottleRate=300",
+            "--only",
+            "e1000.TxIntDelay=0",
+            // The smallest budget that measures all four points (finals trimmed to two
+            // finalists at three runs): every run here reloads a driver in a TCG guest.
+            "--budget",
+            "12",
+        ],
+    );
     assert!(
         r["environment"]["target_name"]
             .as_str()
@@ -301,12 +310,6 @@ fn a_tune_of_both_ends_on_two_guests_throttles_each_end_where_it_was_set() {
         !rec["peer_settings"].as_array().unwrap().is_empty(),
         "{rec}"
     );
-    // The tune ran in its own process: no testbed namespace of any owner is left (guest
-    // tests take turns, so none of this run's other tests has one now).
-    assert_eq!(
-        common::namespaces_with_prefix("nictune-vm-"),
-        Vec::<String>::new()
-    );
     let _ = std::fs::remove_dir_all(&out_dir);
 }
 
@@ -343,30 +346,20 @@ fn a_runtime_tune_sets_a_guests_coalescing_and_napi_deferral_without_reloading()
     let Some(_one) = guest_slot() else {
         return;
     };
-    let out_dir = std::env::temp_dir().join(format!("nictune-tune-rt-{}", std::process::id()));
-    let out = common::nictune(&[
-        "tune",
-        "--testbed",
-        "e1000",
-        "--runtime",
-        "--only",
-        "rx-usecs=3,500",
-        "--only",
-        "napi.defer-hard-irqs=0,2",
-        "--only",
-        "napi.gro-flush-timeout=100000",
-        "--budget",
-        "14",
-        "--duration",
-        "1s",
-        "--warmup",
-        "300ms",
-        "--json",
-        "--out",
-        out_dir.to_str().unwrap(),
-    ]);
-    common::assert_exit(&out, 0);
-    let r = common::json(&out);
+    let (r, out_dir) = guest_tune(
+        "tune-rt",
+        &[
+            "--runtime",
+            "--only",
+            "rx-usecs=3,500",
+            "--only",
+            "napi.defer-hard-irqs=0,2",
+            "--only",
+            "napi.gro-flush-timeout=100000",
+            "--budget",
+            "14",
+        ],
+    );
     let notes = r["environment"]["notes"].to_string();
     assert!(notes.contains("driver left loaded"), "{notes}");
     assert_eq!(r["search"]["measured"], 5, "{}", r["search"]);
@@ -398,10 +391,6 @@ fn a_runtime_tune_sets_a_guests_coalescing_and_napi_deferral_without_reloading()
             p["id"]
         );
     }
-    assert_eq!(
-        common::namespaces_with_prefix("nictune-vm-"),
-        Vec::<String>::new()
-    );
     let _ = std::fs::remove_dir_all(&out_dir);
 }
 
@@ -412,32 +401,22 @@ fn a_runtime_tune_of_both_ends_defers_each_ends_interrupts_where_it_was_set() {
     let Some(_one) = guest_slot() else {
         return;
     };
-    let out_dir = std::env::temp_dir().join(format!("nictune-tune-rt2-{}", std::process::id()));
-    let out = common::nictune(&[
-        "tune",
-        "--testbed",
-        "e1000",
-        "--both-ends",
-        "--runtime",
-        "--only",
-        "rx-usecs=3",
-        "--only",
-        "napi.defer-hard-irqs=2",
-        "--only",
-        "napi.gro-flush-timeout=100000",
-        // All four points once, then two finalists at three fresh runs.
-        "--budget",
-        "12",
-        "--duration",
-        "1s",
-        "--warmup",
-        "300ms",
-        "--json",
-        "--out",
-        out_dir.to_str().unwrap(),
-    ]);
-    common::assert_exit(&out, 0);
-    let r = common::json(&out);
+    let (r, out_dir) = guest_tune(
+        "tune-rt2",
+        &[
+            "--both-ends",
+            "--runtime",
+            "--only",
+            "rx-usecs=3",
+            "--only",
+            "napi.defer-hard-irqs=2",
+            "--only",
+            "napi.gro-flush-timeout=100000",
+            // All four points once, then two finalists at three fresh runs.
+            "--budget",
+            "12",
+        ],
+    );
     let settings = "rx-usecs=3 defer=2 gro-flush=100µs";
     let peer = "peer:rx-usecs=3 peer:defer=2 peer:gro-flush=100µs";
     let base = point(&r, "as found @unpinned");
@@ -454,10 +433,6 @@ fn a_runtime_tune_of_both_ends_defers_each_ends_interrupts_where_it_was_set() {
     assert!(
         ts < bs / 2.0 && tc > bc / 2.0,
         "peer: {tc} {ts} vs {bc} {bs}"
-    );
-    assert_eq!(
-        common::namespaces_with_prefix("nictune-vm-"),
-        Vec::<String>::new()
     );
     let _ = std::fs::remove_dir_all(&out_dir);
 }
