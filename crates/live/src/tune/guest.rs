@@ -338,11 +338,11 @@ fn environment(
              every other candidate before it was measured."
                 .into(),
         );
-        if runtime {
+        if runtime && info.kind == "e1000e" {
             notes.push(
-                "Predictions are left out for candidates with NAPI timers and for e1000e's \
-                 run-time rx-usecs: the model has no mechanism for them (the driver's RX vector on \
-                 e1000e keeps writing its own dynamic EITR)."
+                "Predictions are left out for e1000e's run-time rx-usecs: the model has no \
+                 mechanism for it (from its dynamic mode the driver's RX vector keeps writing \
+                 its own EITR)."
                     .into(),
             );
         }

@@ -80,12 +80,13 @@ pub fn check(a: &Opts) -> Result<Checked> {
     let target = target(a)?;
     check_both_ends(a.both_ends, &target)?;
     check_runtime(a.runtime, &target)?;
-    if a.runtime && a.predict {
-        let why = "--predict cannot be used with --runtime: the simulator's QEMU model has no \
-                   NAPI timers, so ranking by it would leave every NAPI candidate unmeasured";
+    if a.runtime && a.predict && target == TargetArg::Guest(nictune_tune::knob::Driver::E1000e) {
+        let why = "--predict cannot be used with --testbed e1000e --runtime: the simulator's \
+                   QEMU model has no e1000e run-time rx-usecs (from its dynamic mode the \
+                   driver's RX vector keeps its own rate), and every candidate sets it";
         return Err(anyhow::Error::new(nictune_core::error::Hinted::new(
             why,
-            "drop --predict; narrow the search with --only KEY=V1,V2 instead",
+            "drop --predict and narrow the search with --only KEY=V1,V2, or use --testbed e1000",
         )));
     }
     if a.both_ends && a.predict {

@@ -304,6 +304,12 @@ pub struct QemuNicSettings {
     pub rx_int_delay: u16,
     /// `RxAbsIntDelay`.
     pub rx_abs_int_delay: u16,
+    /// The device's `napi_defer_hard_irqs` (sysfs): empty polls after a poll with work during
+    /// which the interrupt stays masked and the NAPI timer polls instead.
+    pub napi_defer_hard_irqs: u32,
+    /// The device's `gro_flush_timeout` (sysfs): the NAPI timer's period while deferring
+    /// (deferral needs it non-zero).
+    pub gro_flush_timeout: Nanos,
 }
 
 impl QemuNicSettings {
@@ -322,6 +328,9 @@ impl QemuNicSettings {
             tx_abs_int_delay: 32,
             rx_int_delay,
             rx_abs_int_delay,
+            // Linux 6.1 net/core/dev.c: both 0 unless set.
+            napi_defer_hard_irqs: 0,
+            gro_flush_timeout: Nanos::ZERO,
         }
     }
 }

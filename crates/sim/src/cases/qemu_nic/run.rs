@@ -14,6 +14,17 @@
 //!   rx ring only, `IMS = RXQ0`, then the server's work as above (tx completions raise TXQ0).
 //! - e1000e tx vector, `e1000_intr_msix_tx`: cleans the tx ring in the hard interrupt, then
 //!   `IMS = TXQ0`.
+//!
+//! NAPI deferral (the device's `napi_defer_hard_irqs` and `gro_flush_timeout`, Linux 6.1
+//! net/core/dev.c `napi_complete_done`): a poll that took a packet sets the deferral count;
+//! while it is above zero each completion takes one off and, with a non-zero timeout, returns
+//! false — the driver then leaves the interrupt masked — and arms the NAPI hrtimer, whose
+//! expiry (`napi_watchdog`) schedules the poll again. The timer is a guest LAPIC timer, a
+//! `QEMU_CLOCK_VIRTUAL` timer like the NIC's windows, so its expiry reaches the vCPU as late
+//! as theirs; its interrupt costs the vCPU a hard interrupt, and its poll reads the rings as
+//! the interrupt's poll does (e1000 cleans tx there too) without touching ICR or the mask.
+//! Deferral without a timeout does nothing, and the timeout alone (deferral 0) only flushes
+//! GRO, which holds nothing in a 1-byte request/response (PSH segments are flushed at once).
 
 use super::qemu::{E1000Mitigation, E1000eMsix, Outcome, Vector, RXT0, TXDW};
 use super::{
@@ -57,6 +68,15 @@ enum Ev {
     Doorbell,
     /// The driver's 2 s watchdog (mode 4 only).
     Watchdog,
+    /// The NAPI hrtimer's expiry reaches the vCPU (deferral).
+    NapiTimer,
+}
+
+/// What the vCPU runs: a vector's interrupt handler, or the NAPI timer's poll.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Handler {
+    Irq(Vector),
+    NapiTimer,
 }
 
 enum Device {
@@ -79,8 +99,16 @@ struct Run {
     /// EITR value the rx handler writes at its next interrupt (`rx_ring->set_itr`).
     rx_eitr_pending: Option<u32>,
     /// Handlers waiting for the vCPU, and whether it runs one.
-    queue: VecDeque<Vector>,
-    running: Option<Vector>,
+    queue: VecDeque<Handler>,
+    running: Option<Handler>,
+    /// `napi_defer_hard_irqs`, `gro_flush_timeout` (ns), and the deferral count left.
+    defer: u32,
+    gro_flush_ns: u64,
+    defer_left: u32,
+    /// The running handler is in the server's work (between its poll and the reply), and
+    /// how long timer polls have preempted that work so far.
+    in_app: bool,
+    app_delay: u64,
     /// When the running handler started its current stretch of work (for busy time).
     busy_from: u64,
     /// The outstanding request: when it reached the NIC, and whether a poll took it.
@@ -187,6 +215,11 @@ pub fn predict_rr(
         rx_eitr_pending: None,
         queue: VecDeque::new(),
         running: None,
+        defer: settings.napi_defer_hard_irqs,
+        gro_flush_ns: settings.gro_flush_timeout.0,
+        defer_left: 0,
+        in_app: false,
+        app_delay: 0,
         busy_from: 0,
         request_at: None,
         request_taken: false,
@@ -270,6 +303,7 @@ impl Run {
             }
             Ev::Doorbell => self.doorbell(now),
             Ev::Watchdog => self.watchdog(now),
+            Ev::NapiTimer => self.napi_timer(now),
         }
     }
 
@@ -298,12 +332,17 @@ impl Run {
             if self.m.inside(now) {
                 self.m.interrupts[v as usize] += 1;
             }
-            self.queue.push_back(v);
-            if self.running.is_none() {
-                // The vCPU was halted: its thread must be woken before the handler runs.
-                self.running = Some(v);
-                self.q.schedule(now + self.vcpu_wake.0, Ev::Start);
-            }
+            self.hand_to_vcpu(now, Handler::Irq(v));
+        }
+    }
+
+    /// Queues `h` for the vCPU.
+    fn hand_to_vcpu(&mut self, now: u64, h: Handler) {
+        self.queue.push_back(h);
+        if self.running.is_none() {
+            // The vCPU was halted: its thread must be woken before the handler runs.
+            self.running = Some(h);
+            self.q.schedule(now + self.vcpu_wake.0, Ev::Start);
         }
     }
 
@@ -320,13 +359,22 @@ impl Run {
     }
 
     fn start(&mut self, now: u64) {
-        let v = self
+        let h = self
             .queue
             .pop_front()
             .expect("a started handler was queued");
-        self.running = Some(v);
+        self.running = Some(h);
         self.busy_from = now;
         self.took_request = false;
+        let v = match h {
+            Handler::Irq(v) => v,
+            Handler::NapiTimer => {
+                // The timer's interrupt, then napi_watchdog's poll: ICR and the mask stay
+                // as the last handler left them.
+                self.q.schedule(now + self.cpu.hardirq, Ev::Poll);
+                return;
+            }
+        };
         match self.nic {
             QemuNic::E1000 => {
                 // e1000_intr: the ICR read drops the line, IMC masks everything, the counts
@@ -394,6 +442,20 @@ impl Run {
     }
 
     fn poll_done(&mut self, now: u64) {
+        self.complete_poll(now, self.took_request);
+        if self.took_request {
+            self.in_app = true;
+            let extra = exp_ns(&mut self.app_jitter, self.cpu.app_jitter as f64);
+            self.q
+                .schedule(now + self.cpu.app_fixed + extra, Ev::Doorbell);
+        } else {
+            self.finish(now);
+        }
+    }
+
+    /// The end of a poll at `now`: `e1000_set_itr` (modes 1 and 3), then
+    /// `napi_complete_done` — the unmask, or while deferring the NAPI timer.
+    fn complete_poll(&mut self, now: u64, work: bool) {
         let ctx = self.ctx(now);
         if let Some(regs) = self.policy.on_poll_complete(&ctx, &self.window) {
             self.regs = regs;
@@ -405,21 +467,66 @@ impl Run {
                 Device::E1000e(_) => self.rx_eitr_pending = Some(units),
             }
         }
-        let out = match &mut self.dev {
-            Device::E1000(d) => d.unmask(now),
-            Device::E1000e(m) => m.unmask(now, Vector::Rx),
-        };
-        self.apply(now, Vector::Rx, out);
-        if self.took_request {
-            let extra = exp_ns(&mut self.app_jitter, self.cpu.app_jitter as f64);
-            self.q
-                .schedule(now + self.cpu.app_fixed + extra, Ev::Doorbell);
+        if self.napi_complete_done(work) {
+            let out = match &mut self.dev {
+                Device::E1000(d) => d.unmask(now),
+                Device::E1000e(m) => m.unmask(now, Vector::Rx),
+            };
+            self.apply(now, Vector::Rx, out);
         } else {
-            self.finish(now);
+            // hrtimer_start(gro_flush_timeout): its expiry waits for QEMU's main loop as the
+            // NIC's windows do.
+            self.q.schedule(
+                now + self.gro_flush_ns + self.main_loop_wake.0,
+                Ev::NapiTimer,
+            );
         }
     }
 
+    /// `napi_complete_done`'s verdict on a poll that took a packet (`work`) or not: true when
+    /// the driver unmasks the interrupt, false while deferral keeps it masked (the timer
+    /// polls next).
+    fn napi_complete_done(&mut self, work: bool) -> bool {
+        if work {
+            self.defer_left = self.defer;
+        }
+        if self.defer_left > 0 {
+            self.defer_left -= 1;
+            return self.gro_flush_ns == 0;
+        }
+        true
+    }
+
+    /// The NAPI timer's expiry. The timer interrupt preempts the server's work (a hard
+    /// interrupt, then its softirq poll on the way out), which resumes that much later; at
+    /// any other time the vCPU takes it after the handler it runs (the NAPI is being
+    /// polled then, and a poll in progress is not scheduled twice).
+    fn napi_timer(&mut self, now: u64) {
+        if !self.in_app {
+            self.hand_to_vcpu(now, Handler::NapiTimer);
+            return;
+        }
+        let mut cost = self.cpu.hardirq + self.cpu.poll;
+        if self.nic == QemuNic::E1000 {
+            let n = std::mem::take(&mut self.tx_uncleaned);
+            self.window.tx_packets += n;
+            self.window.tx_bytes += n * FRAME_BYTES;
+            self.count_packets(now, n);
+            cost += n * self.cpu.tx_clean;
+        }
+        // The request being served was taken; the next one comes after its reply.
+        self.app_delay += cost;
+        self.complete_poll(now + cost, false);
+    }
+
     fn doorbell(&mut self, now: u64) {
+        // Timer polls that preempted the server's work push its reply back.
+        let delay = std::mem::take(&mut self.app_delay);
+        if delay > 0 {
+            self.q.schedule(now + delay, Ev::Doorbell);
+            return;
+        }
+        self.in_app = false;
         let arrived = self.request_at.take().expect("a reply answers a request");
         let turnaround = Nanos(
             (self.host_turnaround.0 as f64 * (1.0 - super::JITTER_SHARE)) as u64
