@@ -333,6 +333,16 @@ fn targets(
         .to_string();
     let (count, what) = match &d.key {
         Key::Napi(k) => match host.napi_count(&iface) {
+            // Instances listed (napi-get, 6.9) but without this setting (6.13): device-wide.
+            Ok(count) if count > 0 && d.instance.is_none() => {
+                let first = Setting::new(instance_target(&d.key, &iface, 0), key.clone());
+                match host.read(&first) {
+                    Err(e) if matches!(e.kind, HostErrorKind::Unsupported(_)) => {
+                        return device_wide_napi(*k, None, iface, e)
+                    }
+                    _ => (count, "NAPI instances"),
+                }
+            }
             Ok(count) => (count, "NAPI instances"),
             Err(e) => return device_wide_napi(*k, d.instance, iface, e),
         },
@@ -348,26 +358,28 @@ fn targets(
 }
 
 /// A per-NAPI key on a kernel without per-NAPI settings (the netdev netlink family's NAPI
-/// operations: `napi-get` from Linux 6.9, `napi-set` from 6.13, Documentation/netlink/specs/
-/// netdev.yaml): every NAPI instance of the device then runs with the device's own sysfs
-/// value (`/sys/class/net/IF/napi_defer_hard_irqs`, `gro_flush_timeout`, `threaded`,
+/// operations: `napi-get` from Linux 6.9, the per-NAPI `defer-hard-irqs`,
+/// `gro-flush-timeout` and `napi-set` from 6.13, Documentation/netlink/specs/netdev.yaml):
+/// every NAPI instance of the device then runs with the device's own sysfs value
+/// (`/sys/class/net/IF/napi_defer_hard_irqs`, `gro_flush_timeout`, `threaded`,
 /// Documentation/networking/napi.rst), so the request for all of them is that file. One
 /// instance alone (`@N`) and keys with no device-wide file (`irq-suspend-timeout`) cannot be
-/// set there: the listing's error stands.
+/// set there: the error (`unsupported`, from listing the instances or reading the first)
+/// stands.
 fn device_wide_napi(
     k: Napi,
     instance: Option<u32>,
     iface: String,
-    listing: HostError,
+    unsupported: HostError,
 ) -> Result<Vec<Setting>, PlanError> {
     let sysfs = match k {
         Napi::DeferHardIrqs => SysfsNapi::NapiDeferHardIrqs,
         Napi::GroFlushTimeout => SysfsNapi::GroFlushTimeout,
         Napi::Threaded => SysfsNapi::Threaded,
-        Napi::IrqSuspendTimeout => return Err(listing.into()),
+        Napi::IrqSuspendTimeout => return Err(unsupported.into()),
     };
-    if instance.is_some() || !matches!(listing.kind, HostErrorKind::Unsupported(_)) {
-        return Err(listing.into());
+    if instance.is_some() || !matches!(unsupported.kind, HostErrorKind::Unsupported(_)) {
+        return Err(unsupported.into());
     }
     Ok(vec![Setting::new(
         Object::Device { iface },
@@ -494,6 +506,12 @@ mod tests {
             "{:?}",
             p.notes
         );
+        // Listed instances that do not report the setting (6.9–6.12): the same.
+        let mut h69 = host().with(wide.clone(), HostValue::Int(0));
+        h69.values
+            .retain(|s, _| !matches!(s.target, Object::Napi { .. }));
+        let p = resolve_on(&["napi.defer-hard-irqs=2"], &mut h69).unwrap();
+        assert_eq!(p.changes[0].setting, wide);
         // One instance alone, or a key with no device-wide file: the listing's error stands.
         for one in [
             "napi.defer-hard-irqs@1=2",
