@@ -126,14 +126,14 @@ pub fn resolve(
     let mut plan = Plan::default();
     let mut notes = Vec::new();
     for d in desired {
-        let settings = targets(d, iface, host)?;
+        let settings = read_each(d, targets(d, iface, host)?, host)?;
         if let (
             Key::Napi(_),
-            [Setting {
+            Some(Setting {
                 key: wide @ Key::SysfsNapi(_),
                 ..
-            }],
-        ) = (&d.key, settings.as_slice())
+            }),
+        ) = (&d.key, settings.first().map(|(s, _)| s))
         {
             notes.push(Note {
                 settings: vec![d.key.to_string()],
@@ -144,8 +144,7 @@ pub fn resolve(
                 ),
             });
         }
-        for setting in settings {
-            let old = host.read(&setting)?;
+        for (setting, old) in settings {
             check_limit(&setting, &d.value, host)?;
             if old == d.value {
                 plan.unchanged.push(setting);
@@ -333,16 +332,6 @@ fn targets(
         .to_string();
     let (count, what) = match &d.key {
         Key::Napi(k) => match host.napi_count(&iface) {
-            // Instances listed (napi-get, 6.9) but without this setting (6.13): device-wide.
-            Ok(count) if count > 0 && d.instance.is_none() => {
-                let first = Setting::new(instance_target(&d.key, &iface, 0), key.clone());
-                match host.read(&first) {
-                    Err(e) if matches!(e.kind, HostErrorKind::Unsupported(_)) => {
-                        return device_wide_napi(*k, None, iface, e)
-                    }
-                    _ => (count, "NAPI instances"),
-                }
-            }
             Ok(count) => (count, "NAPI instances"),
             Err(e) => return device_wide_napi(*k, d.instance, iface, e),
         },
@@ -355,6 +344,29 @@ fn targets(
         .into_iter()
         .map(|i| Setting::new(instance_target(&d.key, &iface, i), key.clone()))
         .collect())
+}
+
+/// Each setting with its current value. Per-NAPI instances the kernel lists (napi-get, 6.9)
+/// but without this setting (6.13) read as unsupported: the request for all of them then
+/// goes to the device-wide file ([`device_wide_napi`]).
+fn read_each(
+    d: &Desired,
+    settings: Vec<Setting>,
+    host: &mut impl HostWrite,
+) -> Result<Vec<(Setting, HostValue)>, PlanError> {
+    let mut out = Vec::with_capacity(settings.len());
+    for setting in settings {
+        match (host.read(&setting), &d.key, &setting.target, d.instance) {
+            (Err(e), Key::Napi(k), Object::Napi { iface, .. }, None)
+                if out.is_empty() && matches!(e.kind, HostErrorKind::Unsupported(_)) =>
+            {
+                let wide = device_wide_napi(*k, None, iface.clone(), e)?;
+                return read_each(d, wide, host);
+            }
+            (value, ..) => out.push((setting, value?)),
+        }
+    }
+    Ok(out)
 }
 
 /// A per-NAPI key on a kernel without per-NAPI settings (the netdev netlink family's NAPI

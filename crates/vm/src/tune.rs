@@ -376,14 +376,14 @@ mod tests {
     use super::*;
     use nictune_tune::candidate::Placement;
 
+    /// A candidate of one setting.
+    fn one(knob: Knob, value: KnobValue) -> Candidate {
+        Candidate::new(vec![Setting::new(knob, value)], Placement::Unpinned)
+    }
+
     fn itr(n: u64) -> Candidate {
-        Candidate::new(
-            vec![Setting::new(
-                Knob::Module(Driver::E1000e, ModuleParam::InterruptThrottleRate),
-                KnobValue::Count(n),
-            )],
-            Placement::Unpinned,
-        )
+        let itr = Knob::Module(Driver::E1000e, ModuleParam::InterruptThrottleRate);
+        one(itr, KnobValue::Count(n))
     }
 
     /// A fixed rate with TxIntDelay 0, so transmit completions open no windows of their own.
@@ -398,10 +398,7 @@ mod tests {
 
     #[test]
     fn a_vector_over_its_throttle_rate_is_named() {
-        let vectors = BTreeMap::from([
-            ("26:eth0-rx-0".to_string(), 2100.0),
-            ("27:eth0-tx-0".to_string(), 480.0),
-        ]);
+        let vectors = vectors(2100.0, 480.0);
         let w = effect_check(&itr(500), End::Local, &vectors).unwrap();
         assert!(
             w.contains("26:eth0-rx-0 2100/s") && !w.contains("tx-0"),
@@ -450,22 +447,21 @@ mod tests {
         assert!(ints <= 520.0, "{ints}");
     }
 
+    /// An e1000e's rx and tx vectors at these interrupts/s.
+    fn vectors(rx: f64, tx: f64) -> BTreeMap<String, f64> {
+        BTreeMap::from([
+            ("26:eth0-rx-0".to_string(), rx),
+            ("27:eth0-tx-0".to_string(), tx),
+        ])
+    }
+
     fn rx_usecs(us: u64) -> Candidate {
-        Candidate::new(
-            vec![Setting::new(
-                Knob::RxUsecs,
-                KnobValue::Duration(Nanos::from_micros(us)),
-            )],
-            Placement::Unpinned,
-        )
+        one(Knob::RxUsecs, KnobValue::Duration(Nanos::from_micros(us)))
     }
 
     #[test]
     fn rx_usecs_is_checked_as_the_rate_it_writes() {
-        let vectors = BTreeMap::from([
-            ("26:eth0-rx-0".to_string(), 1900.0),
-            ("27:eth0-tx-0".to_string(), 950.0),
-        ]);
+        let vectors = vectors(1900.0, 950.0);
         // 1000 µs: at most 1000 interrupts/s per vector; the RX vector ignored it.
         let w = effect_check(&rx_usecs(1000), End::Local, &vectors).unwrap();
         assert!(

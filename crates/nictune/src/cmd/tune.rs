@@ -290,14 +290,10 @@ fn too_small(c: &Checked, e: TooSmall) -> anyhow::Error {
 /// veth testbed; one real-driver guest) and the workload (request/response).
 fn can_predict(c: &Checked) -> bool {
     let target = matches!(c.target, TargetArg::Testbed | TargetArg::Synthetic { .. })
-        || matches!(c.target, TargetArg::Guest(_)) && !c.both_ends && !runtime_on_e1000e(c);
+        || matches!(c.target, TargetArg::Guest(_))
+            && !c.both_ends
+            && !check::runtime_on_e1000e(c.runtime, &c.target);
     target && c.workload == Workload::Rr
-}
-
-/// A run-time tune of e1000e: every candidate sets `rx-usecs`, which the QEMU model does
-/// not predict there.
-fn runtime_on_e1000e(c: &Checked) -> bool {
-    c.runtime && c.target == TargetArg::Guest(nictune_tune::knob::Driver::E1000e)
 }
 
 fn rate_unit(w: &Workload) -> RateUnit {
