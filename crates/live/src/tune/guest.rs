@@ -338,14 +338,6 @@ fn environment(
              every other candidate before it was measured."
                 .into(),
         );
-        if runtime && info.kind == "e1000e" {
-            notes.push(
-                "Predictions are left out for e1000e's run-time rx-usecs: the model has no \
-                 mechanism for it (from its dynamic mode the driver's RX vector keeps writing \
-                 its own EITR)."
-                    .into(),
-            );
-        }
     }
     Environment {
         target: TargetKind::RealDriverTestbed,

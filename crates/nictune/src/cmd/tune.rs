@@ -290,9 +290,7 @@ fn too_small(c: &Checked, e: TooSmall) -> anyhow::Error {
 /// veth testbed; one real-driver guest) and the workload (request/response).
 fn can_predict(c: &Checked) -> bool {
     let target = matches!(c.target, TargetArg::Testbed | TargetArg::Synthetic { .. })
-        || matches!(c.target, TargetArg::Guest(_))
-            && !c.both_ends
-            && !check::runtime_on_e1000e(c.runtime, &c.target);
+        || matches!(c.target, TargetArg::Guest(_)) && !c.both_ends;
     target && c.workload == Workload::Rr
 }
 
@@ -514,15 +512,12 @@ mod tests {
             "{err}"
         );
         assert!(parse(&["--iface", "eth1", "--peer", "h", "--runtime"]).is_err());
-        // The model predicts e1000's run-time space, not e1000e's rx-usecs.
-        let c = parse(&["--testbed", "e1000", "--runtime", "--predict"]).unwrap();
-        assert!(can_predict(&c));
-        let err = format!(
-            "{:#}",
-            parse(&["--testbed", "e1000e", "--runtime", "--predict"]).unwrap_err()
-        );
-        assert!(err.contains("no e1000e run-time rx-usecs"), "{err}");
-        let c = parse(&["--testbed", "e1000e", "--runtime", "--budget", "3"]).unwrap();
+        // The model predicts both guests' run-time spaces; not both ends.
+        for driver in ["e1000", "e1000e"] {
+            let c = parse(&["--testbed", driver, "--runtime", "--predict"]).unwrap();
+            assert!(can_predict(&c), "{driver}");
+        }
+        let c = parse(&["--testbed", "e1000e", "--runtime", "--both-ends"]).unwrap();
         assert!(!can_predict(&c));
     }
 

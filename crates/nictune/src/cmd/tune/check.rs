@@ -80,15 +80,6 @@ pub fn check(a: &Opts) -> Result<Checked> {
     let target = target(a)?;
     check_both_ends(a.both_ends, &target)?;
     check_runtime(a.runtime, &target)?;
-    if a.predict && runtime_on_e1000e(a.runtime, &target) {
-        let why = "--predict cannot be used with --testbed e1000e --runtime: the simulator's \
-                   QEMU model has no e1000e run-time rx-usecs (from its dynamic mode the \
-                   driver's RX vector keeps its own rate), and every candidate sets it";
-        return Err(anyhow::Error::new(nictune_core::error::Hinted::new(
-            why,
-            "drop --predict and narrow the search with --only KEY=V1,V2, or use --testbed e1000",
-        )));
-    }
     if a.both_ends && a.predict {
         let why = "--predict cannot be used with --both-ends: the simulator has no model of \
                    both ends' NICs yet";
@@ -130,12 +121,6 @@ fn check_both_ends(both_ends: bool, target: &TargetArg) -> Result<()> {
         "--iface IF --peer HOST, or --testbed e1000|e1000e",
     ))
     .hint("the veth testbed already changes both of its ends alike; drop --both-ends")
-}
-
-/// A run-time tune of e1000e: every candidate sets `rx-usecs`, which the QEMU model does
-/// not predict there.
-pub fn runtime_on_e1000e(runtime: bool, target: &TargetArg) -> bool {
-    runtime && *target == TargetArg::Guest(nictune_tune::knob::Driver::E1000e)
 }
 
 /// `--runtime` chooses between a real-driver guest's two spaces; the veth testbed has only

@@ -245,6 +245,35 @@
 //! `tests::held_out_figures_are_as_documented` recomputes both tables and fails when a row
 //! drifts from them.
 //!
+//! **e1000e at run time.** A run-time tune of the e1000e guest (`nictune tune --testbed e1000e
+//! --runtime`) counted 3.5 interrupts per transaction at its settings as found, where two
+//! vectors with one cause each give 2: QEMU 7.2's per-vector pending flag, once set by any
+//! postponement since QEMU started, is never cleared (not even by `e1000e_intrmgr_reset`), so
+//! every later EITR expiry notifies its vector as well. A guest that has carried traffic is in
+//! that state; one just booted may not be (a fresh guest's bench counted 1.1–1.2 interrupts
+//! per transaction per vector). [`QemuNicCosts::calibrate_with_interrupts`] takes the state
+//! nearer the baseline's count ([`QemuNicCosts::postponed_before`]); the flag is a state of
+//! the device, not a fitted value. Calibrated on that tune's settings as found (3,275 trans/s,
+//! 11,551 interrupts/s; flags set) and held out, predicted for 5 s from seed 1
+//! (`tests::an_e1000e_guest_whose_vectors_were_once_postponed_fires_at_every_expiry`):
+//!
+//! | point | trans/s measured | predicted | error | ints/s measured | predicted | error |
+//! |---|---:|---:|---:|---:|---:|---:|
+//! | rx-usecs on the 128 µs floor (0, 1, 3, 10, 50, 125; mean) | 3,419 | 3,281 | −4 % | 11,940 | 13,123 | +10 % |
+//! | rx-usecs 500 | 2,400 | 2,388 | −1 % | 4,840 | 4,792 | −1 % |
+//! | floor, deferral 2 / 20 µs (mean) | 2,906 | 2,549 | −12 % | 9,844 | 10,195 | +4 % |
+//! | floor, deferral 2 / 100 µs (mean) | 3,066 | 2,661 | −13 % | 5,727 | 6,314 | +10 % |
+//!
+//! With the flags clear the same calibration gives 6,100 interrupts/s at the baseline
+//! (−47 %). Deferral halves the interrupts instead of removing them as on e1000: it masks
+//! the RX vector only, and `e1000_intr_msix_tx` cleans tx in the TX vector's own handler.
+//! Not modelled: rx-usecs 4 set at run time. `e1000_set_coalesce` writes 10⁹/(4·256), which
+//! the 16-bit EITR field cuts to ≈15 ms between interrupts, until the watchdog's next pass
+//! (≤ 2 s) writes 2,000/s for the symmetric RR: the first run after switching to it measured
+//! 123 and 143 trans/s in two tunes, the later ones ≈2,500 (as rx-usecs 500). The model starts
+//! mode 4 as after a driver load on an idle link (8,000/s until its watchdog's first pass), so
+//! it predicts those points ≈30 % high and misses the stall.
+//!
 //! # Not modelled
 //!
 //! - The "other" vector: link changes only; its rate is reported as 0. (QEMU 7.2 also raises
@@ -481,6 +510,11 @@ pub struct QemuNicCosts {
     /// How late QEMU's main loop runs a window's expiry: [`MAIN_LOOP_WAKE`], or calibrated
     /// from the baseline run's interrupt count.
     pub main_loop_wake: Nanos,
+    /// e1000e: a notification was postponed on the vectors before the run, so QEMU 7.2's
+    /// flag makes every EITR expiry notify ([`qemu::E1000eMsix::postponed_before`]). Which
+    /// state a guest is in depends on its history since QEMU started; calibration reads it
+    /// from the baseline run's interrupt count. Unused on e1000.
+    pub postponed_before: bool,
 }
 
 /// The seed and length of the runs calibration inverts: any fixed seed (a calibration is a
@@ -500,6 +534,7 @@ impl QemuNicCosts {
             host_turnaround: HOST_TURNAROUND,
             vcpu_wake: VCPU_WAKE,
             main_loop_wake: MAIN_LOOP_WAKE,
+            postponed_before: false,
         }
     }
 
@@ -512,7 +547,8 @@ impl QemuNicCosts {
         baseline: &QemuNicSettings,
         measured_trans_per_s: f64,
     ) -> Result<QemuNicCosts, QemuNicError> {
-        QemuNicCosts::calibrate_request(nic, baseline, measured_trans_per_s, MAIN_LOOP_WAKE)
+        let least = QemuNicCosts::with_request(Nanos::ZERO);
+        QemuNicCosts::calibrate_request(nic, baseline, measured_trans_per_s, least)
     }
 
     /// Calibrates from the baseline run's transactions/s and the guest's interrupts/s over the
@@ -521,17 +557,16 @@ impl QemuNicCosts {
     /// more replies' write-backs wait in the window with the next request and share its
     /// interrupt: two interrupts per transaction at [`MAIN_LOOP_WAKE`], towards one as it
     /// grows), and the rate then fixes the guest's work per request. It bisects the lateness,
-    /// inverting the rate at each step. On e1000e each cause has its own vector, two
-    /// interrupts per transaction whatever the lateness: the count is not used.
+    /// inverting the rate at each step. On e1000e each cause has its own vector and the
+    /// lateness does not merge them; the count tells instead whether QEMU 7.2's pending flags
+    /// were already set (every EITR expiry then notifies as well, up to twice the interrupts):
+    /// calibration takes the state whose interrupts per transaction lie nearer the measured.
     pub fn calibrate_with_interrupts(
         nic: QemuNic,
         baseline: &QemuNicSettings,
         measured_trans_per_s: f64,
         measured_interrupts_per_s: f64,
     ) -> Result<QemuNicCosts, QemuNicError> {
-        if nic == QemuNic::E1000e {
-            return QemuNicCosts::calibrate(nic, baseline, measured_trans_per_s);
-        }
         if !(measured_interrupts_per_s.is_finite() && measured_interrupts_per_s > 0.0) {
             return Err(QemuNicError::NoInterrupts);
         }
@@ -540,8 +575,21 @@ impl QemuNicCosts {
             let p = predict_rr(nic, baseline, costs, CALIBRATION_SEED, CALIBRATION_RUN)?;
             Ok(p.interrupts_per_sec / p.transactions_per_sec)
         };
-        let least =
-            QemuNicCosts::calibrate_request(nic, baseline, measured_trans_per_s, MAIN_LOOP_WAKE)?;
+        let fresh = QemuNicCosts::with_request(Nanos::ZERO);
+        let least = QemuNicCosts::calibrate_request(nic, baseline, measured_trans_per_s, fresh)?;
+        if nic == QemuNic::E1000e {
+            let flagged = QemuNicCosts {
+                postponed_before: true,
+                ..fresh
+            };
+            let flagged =
+                QemuNicCosts::calibrate_request(nic, baseline, measured_trans_per_s, flagged)?;
+            let off = |c: &QemuNicCosts| per_transaction(c).map(|n| (n - target).abs());
+            return Ok(match off(&flagged)? < off(&least)? {
+                true => flagged,
+                false => least,
+            });
+        }
         if target >= per_transaction(&least)? {
             return Ok(least);
         }
@@ -551,7 +599,11 @@ impl QemuNicCosts {
         let mut best = least;
         while hi - lo > LATENESS_RESOLUTION.0 {
             let mid = lo + (hi - lo) / 2;
-            match QemuNicCosts::calibrate_request(nic, baseline, measured_trans_per_s, Nanos(mid)) {
+            let late = QemuNicCosts {
+                main_loop_wake: Nanos(mid),
+                ..fresh
+            };
+            match QemuNicCosts::calibrate_request(nic, baseline, measured_trans_per_s, late) {
                 Ok(costs) => {
                     if per_transaction(&costs)? > target {
                         lo = mid;
@@ -567,20 +619,20 @@ impl QemuNicCosts {
         Ok(best)
     }
 
-    /// Bisects the guest's work per request for `measured_trans_per_s` with the main loop
-    /// ending windows `main_loop_wake` late.
+    /// Bisects the guest's work per request for `measured_trans_per_s`, everything else as
+    /// in `given`.
     fn calibrate_request(
         nic: QemuNic,
         baseline: &QemuNicSettings,
         measured_trans_per_s: f64,
-        main_loop_wake: Nanos,
+        given: QemuNicCosts,
     ) -> Result<QemuNicCosts, QemuNicError> {
         if !(measured_trans_per_s.is_finite() && measured_trans_per_s > 0.0) {
             return Err(QemuNicError::NoRate);
         }
         let costs = |request: u64| QemuNicCosts {
-            main_loop_wake,
-            ..QemuNicCosts::with_request(Nanos(request))
+            request: Nanos(request),
+            ..given
         };
         let rate = |request: u64| -> Result<f64, QemuNicError> {
             predict_rr(

@@ -221,6 +221,17 @@ impl E1000eMsix {
         m
     }
 
+    /// The device after a notification was postponed on every vector, at any time since QEMU
+    /// started: in 7.2 the flag stays set for good — `e1000e_intrmgr_reset` (every device
+    /// reset, so every driver load) stops the EITR timers and leaves `eitr_intr_pending`
+    /// alone — so from then on every expiry of a vector's timer notifies it.
+    pub fn postponed_before(mut self) -> E1000eMsix {
+        for s in &mut self.vectors {
+            s.sticky = true;
+        }
+        self
+    }
+
     /// `e1000e_set_eitr`.
     pub fn write_eitr(&mut self, v: Vector, value: u32) {
         self.vectors[v.index()].eitr = (value & 0xFFFF).max(MIN_XITR);

@@ -196,7 +196,11 @@ pub fn predict_rr(
         // when the rate is 0; QEMU keeps at least 500.
         QemuNic::E1000e => {
             let w = itr_units(regs.interval_ns).max(1);
-            Device::E1000e(E1000eMsix::new([w, w, w]))
+            let m = E1000eMsix::new([w, w, w]);
+            Device::E1000e(match costs.postponed_before {
+                true => m.postponed_before(),
+                false => m,
+            })
         }
     };
     let end = duration.0;
