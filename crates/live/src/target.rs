@@ -19,12 +19,13 @@ use nictune_apply::journal::{RevertBy, Summary};
 use nictune_apply::plan;
 use nictune_apply::state::{Lock, StateDir};
 use nictune_apply::txn::{self, ApplyRequest, TxnClock};
+use nictune_core::units::Nanos;
 use nictune_host::write::setting::Setting as HostSetting;
 use nictune_host::write::value::HostValue;
 use nictune_host::write::HostWrite;
 use nictune_linux::write::ns::NsHost;
 use nictune_linux::write::LinuxWriter;
-use nictune_tune::knob::{Knob, Setting};
+use nictune_tune::knob::{Driver, Knob, Setting};
 use nictune_tune::session::{Target, TargetError, TargetOp};
 
 /// One veth end: its namespace's host and its interface.
@@ -56,6 +57,8 @@ pub struct LiveTarget<'a> {
     /// Transactions of the candidate in place, in apply order.
     open: Vec<String>,
     clock: TxnClock,
+    /// The driver of `local`, when a tune knows its waits ([`Target::settle_time`]).
+    driver: Option<Driver>,
 }
 
 /// Every setting a tune may touch, as `<namespace or host> <object> <key>`, with its value.
@@ -76,7 +79,14 @@ impl<'a> LiveTarget<'a> {
             knobs,
             open: Vec::new(),
             clock: TxnClock::default(),
+            driver: None,
         }
+    }
+
+    /// The same, for an interface whose driver is `driver` (its settings' waits to settle).
+    pub fn on_driver(mut self, driver: Option<Driver>) -> Self {
+        self.driver = driver;
+        self
     }
 
     /// The target for `--iface`: `iface` in this process's namespace (`netns`: named, as
@@ -337,6 +347,10 @@ impl Target for LiveTarget<'_> {
 
     fn restore(&mut self, _snapshot: &Values) -> Result<(), TargetError> {
         self.revert_open()
+    }
+
+    fn settle_time(&self, settings: &[Setting]) -> Nanos {
+        nictune_tune::knob::settle_time(self.driver, settings)
     }
 }
 

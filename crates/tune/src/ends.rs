@@ -7,8 +7,9 @@
 //! place, and put back by one request ([`PeerSide::change`] with nothing), so a candidate
 //! that changes one end costs nothing on the other.
 
-use crate::knob::{End, Knob, Setting};
+use crate::knob::{Driver, End, Knob, Setting};
 use crate::session::{Target, TargetError, TargetOp};
+use nictune_core::units::Nanos;
 use std::collections::BTreeMap;
 
 /// The far end's settings, changed by its own host.
@@ -84,6 +85,15 @@ impl<T: Target, P: PeerSide> Target for BothEnds<T, P> {
         let peer = self.peer.restore(&snapshot.peer).map_err(Self::on_peer);
         local.and(peer)
     }
+
+    /// The longer of the two ends' waits (both settle at once).
+    fn settle_time(&self, settings: &[Setting]) -> Nanos {
+        let (peer, local): (Vec<Setting>, Vec<Setting>) =
+            settings.iter().partition(|s| s.end == End::Peer);
+        self.local
+            .settle_time(&local)
+            .max(self.peer.settle_time(&peer))
+    }
 }
 
 /// One end whose settings are made by its own host through a change session
@@ -99,6 +109,8 @@ pub struct Served<P> {
     keys: Vec<String>,
     /// The settings in place (`KEY=VALUE`), as far as this target made them.
     now: Vec<String>,
+    /// The driver of the port the session changes, when known: what settles after a change.
+    driver: Option<Driver>,
 }
 
 impl<P: PeerSide> Served<P> {
@@ -111,6 +123,15 @@ impl<P: PeerSide> Served<P> {
             session,
             keys,
             now: Vec::new(),
+            driver: None,
+        }
+    }
+
+    /// The same, for a port of `driver` ([`Target::settle_time`] then knows its waits).
+    pub fn on_driver(self, driver: Driver) -> Served<P> {
+        Served {
+            driver: Some(driver),
+            ..self
         }
     }
 
@@ -157,12 +178,16 @@ impl<P: PeerSide> Target for Served<P> {
     fn restore(&mut self, _: &Self::Snapshot) -> Result<(), TargetError> {
         self.set(TargetOp::Restore, Vec::new())
     }
+
+    fn settle_time(&self, settings: &[Setting]) -> Nanos {
+        crate::knob::settle_time(self.driver, settings)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::knob::{Driver, KnobValue, ModuleParam};
+    use crate::knob::{KnobValue, ModuleParam};
 
     /// A host as a map of key → value, logging every call.
     #[derive(Debug, Default)]
@@ -301,5 +326,23 @@ mod tests {
             end.session.calls,
             [format!("change {key}=500"), "change ".to_string()]
         );
+    }
+
+    #[test]
+    fn a_served_end_of_a_known_driver_waits_for_its_settings_to_settle_and_both_ends_the_longer() {
+        use crate::knob::WATCHDOG_SETTLE;
+        let key = Knob::RxUsecs.key();
+        let mode4 = Setting::new(Knob::RxUsecs, KnobValue::Duration(Nanos::from_micros(4)));
+        let fixed = Setting::new(Knob::RxUsecs, KnobValue::Duration(Nanos::from_micros(125)));
+        let unknown = Served::new(Host::with(key, "3"), &[Knob::RxUsecs]);
+        assert_eq!(unknown.settle_time(&[mode4]), Nanos::ZERO);
+        let e1000e = unknown.on_driver(Driver::E1000e);
+        assert_eq!(e1000e.settle_time(&[fixed, mode4]), WATCHDOG_SETTLE);
+        assert_eq!(e1000e.settle_time(&[fixed]), Nanos::ZERO);
+        // This end knows no driver; the peer is an e1000 guest.
+        let mut both = BothEnds::new(Host::with(key, "3"), Host::with(key, "3"), &[Knob::RxUsecs]);
+        both.peer = both.peer.on_driver(Driver::E1000);
+        assert_eq!(both.settle_time(&[mode4]), Nanos::ZERO);
+        assert_eq!(both.settle_time(&[mode4.on(End::Peer)]), WATCHDOG_SETTLE);
     }
 }

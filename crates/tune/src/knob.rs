@@ -328,11 +328,58 @@ impl Setting {
     pub fn to_key_value(&self) -> String {
         format!("{}={}", self.knob.key(), self.knob.render(self.value))
     }
+
+    /// How long after this setting is made at run time on a port of `driver` the port takes
+    /// to run as it then stays, with traffic flowing; zero for most.
+    ///
+    /// e1000 and e1000e `rx-usecs 4` (simplified balancing): `e1000_set_coalesce` writes
+    /// 10⁹/(4·256) into the throttle register, whose 16-bit interval field keeps 59,058 units,
+    /// ≈15 ms between interrupts, until the watchdog's next pass writes
+    /// 2000 + 6000·|tx − rx|/(tx + rx) from the last period's good octets (Linux 6.1
+    /// `e1000_ethtool.c`, `e1000e/ethtool.c`; `e1000_watchdog`, `e1000_watchdog_task`). That
+    /// pass comes 2 s after the previous one on e1000 (`schedule_delayed_work(..., 2 * HZ)`)
+    /// and at the whole second after 2 s on e1000e (`round_jiffies(jiffies + 2 * HZ)`): at
+    /// most [`WATCHDOG_SETTLE`] after the change.
+    pub fn settle_time(&self, driver: Driver) -> Nanos {
+        match (self.knob, self.value) {
+            (Knob::RxUsecs, KnobValue::Duration(d)) if d == Nanos::from_micros(4) => match driver {
+                Driver::E1000 | Driver::E1000e => WATCHDOG_SETTLE,
+            },
+            _ => Nanos::ZERO,
+        }
+    }
 }
+
+/// The longest [`Setting::settle_time`] of `settings` on a port of `driver`; zero when the
+/// driver is not known.
+pub fn settle_time(driver: Option<Driver>, settings: &[Setting]) -> Nanos {
+    let Some(driver) = driver else {
+        return Nanos::ZERO;
+    };
+    let waits = settings.iter().map(|s| s.settle_time(driver));
+    waits.max().unwrap_or(Nanos::ZERO)
+}
+
+/// The longest wait for an e1000 or e1000e watchdog pass: e1000e's 2 s rounded up to the
+/// next whole second ([`Setting::settle_time`]).
+pub const WATCHDOG_SETTLE: Nanos = Nanos::from_secs(3);
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_simplified_balancing_on_the_e1000_family_waits_for_a_watchdog_pass() {
+        let us = |n| Setting::new(Knob::RxUsecs, KnobValue::Duration(Nanos::from_micros(n)));
+        for d in Driver::ALL {
+            assert_eq!(us(4).settle_time(d), WATCHDOG_SETTLE);
+            for n in [0, 1, 3, 10, 125, 500] {
+                assert_eq!(us(n).settle_time(d), Nanos::ZERO, "{n} on {d}");
+            }
+        }
+        let defer = Setting::new(Knob::DeferHardIrqs, KnobValue::Count(4));
+        assert_eq!(defer.settle_time(Driver::E1000), Nanos::ZERO);
+    }
 
     #[test]
     fn napi_timers_render_in_nanoseconds_and_sysctls_in_microseconds() {

@@ -36,6 +36,13 @@ pub trait Target {
     fn apply(&mut self, settings: &[Setting]) -> Result<(), TargetError>;
     /// Puts every setting back as in `snapshot`.
     fn restore(&mut self, snapshot: &Self::Snapshot) -> Result<(), TargetError>;
+    /// How long the target runs with traffic after `settings` were made before it behaves as
+    /// it then stays ([`crate::knob::Setting::settle_time`]): the first run after a change
+    /// warms up at least this long. Zero unless a target knows better.
+    fn settle_time(&self, settings: &[Setting]) -> Nanos {
+        let _ = settings;
+        Nanos::ZERO
+    }
 }
 
 /// Runs traffic and measures it.
@@ -326,9 +333,10 @@ impl<T: Target, M: Measurer> LoopEval<'_, '_, T, M> {
     /// Puts candidate `index`'s settings in place. A candidate that leaves a knob the
     /// previous one set untouched starts from the settings as found, so nothing leaks from
     /// one candidate into the next.
-    fn put_in_place(&mut self, index: usize) -> Result<(), TargetError> {
+    /// Returns whether it changed anything.
+    fn put_in_place(&mut self, index: usize) -> Result<bool, TargetError> {
         if self.applied == Some(index) {
-            return Ok(());
+            return Ok(false);
         }
         let previous = self.applied.take().map(|i| &self.candidates[i]);
         let c = &self.candidates[index];
@@ -345,7 +353,7 @@ impl<T: Target, M: Measurer> LoopEval<'_, '_, T, M> {
             g.target.apply(&c.settings)?;
         }
         self.applied = Some(index);
-        Ok(())
+        Ok(true)
     }
 
     /// Measures the baseline twice, calibrates, ranks, and keeps what the budget covers.
@@ -412,11 +420,16 @@ impl<T: Target, M: Measurer> Evaluate for LoopEval<'_, '_, T, M> {
             return Err(StepError::Cancelled);
         }
         self.controls.progress.message(&self.candidates[index].id());
-        self.put_in_place(index).map_err(StepError::Apply)?;
+        let changed = self.put_in_place(index).map_err(StepError::Apply)?;
         let c = &self.candidates[index];
-        if self.config.warm_up > Nanos::ZERO {
+        let settle = match changed {
+            true => self.guard.target.settle_time(&c.settings),
+            false => Nanos::ZERO,
+        };
+        let warm_up = self.config.warm_up.max(settle);
+        if warm_up > Nanos::ZERO {
             self.measurer
-                .warm_up(c, self.config.warm_up)
+                .warm_up(c, warm_up)
                 .map_err(StepError::Measure)?;
         }
         let m = self

@@ -40,7 +40,14 @@ struct Faulty {
     restore_forgets_busy_read: bool,
     restores: usize,
     cancel_at: Option<(usize, &'static AtomicBool)>,
+    /// Candidates with this setting take [`SETTLE`] to settle after a change.
+    settles: Option<Setting>,
+    /// Applies (`apply`, `restore`) and warm-ups (`warm <id> <ns>`), in order.
+    log: Vec<String>,
 }
+
+/// How long [`Faulty::settles`]'s candidates take to settle.
+const SETTLE: Nanos = Nanos::from_secs(3);
 
 impl Faulty {
     fn new() -> Faulty {
@@ -57,6 +64,8 @@ impl Faulty {
             restore_forgets_busy_read: false,
             restores: 0,
             cancel_at: None,
+            settles: None,
+            log: Vec::new(),
         }
     }
 }
@@ -68,6 +77,7 @@ impl Target for Faulty {
     }
     fn apply(&mut self, settings: &[Setting]) -> Result<(), TargetError> {
         self.applies += 1;
+        self.log.push("apply".into());
         if self.fail_apply_at == Some(self.applies) {
             // Half-applied: the first setting went in before the failure.
             self.inner.apply(&settings[..1])?;
@@ -81,6 +91,7 @@ impl Target for Faulty {
     }
     fn restore(&mut self, snapshot: &State) -> Result<(), TargetError> {
         self.restores += 1;
+        self.log.push("restore".into());
         if self.fail_restore {
             return Err(TargetError {
                 op: TargetOp::Restore,
@@ -105,7 +116,9 @@ struct Bench<'a>(&'a std::cell::RefCell<Faulty>);
 
 impl Measurer for Bench<'_> {
     fn warm_up(&mut self, c: &Candidate, d: Nanos) -> Result<(), MeasureError> {
-        self.0.borrow_mut().bench.warm_up(c, d)
+        let mut f = self.0.borrow_mut();
+        f.log.push(format!("warm {} {}", c.id(), d.0));
+        f.bench.warm_up(c, d)
     }
     fn measure(&mut self, c: &Candidate, d: Nanos) -> Result<Metrics, MeasureError> {
         let mut f = self.0.borrow_mut();
@@ -143,6 +156,13 @@ impl Target for Host<'_> {
     }
     fn restore(&mut self, s: &State) -> Result<(), TargetError> {
         self.0.borrow_mut().restore(s)
+    }
+    fn settle_time(&self, settings: &[Setting]) -> Nanos {
+        let f = self.0.borrow();
+        match f.settles {
+            Some(k) if settings.contains(&k) => SETTLE,
+            _ => Nanos::ZERO,
+        }
     }
 }
 
@@ -192,6 +212,35 @@ fn a_full_tune_restores_the_settings_as_found() {
     assert_eq!(f.inner.state(), found_state());
     assert!(f.measures <= 80 && f.measures >= 60, "{} runs", f.measures);
     assert!(f.applies > 0);
+}
+
+#[test]
+fn the_first_run_after_a_change_that_settles_warms_up_until_it_has() {
+    let fake = std::cell::RefCell::new(Faulty::new());
+    let busy = Setting::new(Knob::BusyRead, KnobValue::Duration(Nanos::from_micros(50)));
+    fake.borrow_mut().settles = Some(busy);
+    tune(&fake, 80).unwrap();
+    let f = fake.borrow();
+    let settles = |id: &str| id.contains("busy_read=50µs");
+    let (mut changed, mut long, mut short_after_change) = (false, 0, 0);
+    for e in &f.log {
+        if e == "apply" || e == "restore" {
+            changed = true;
+            continue;
+        }
+        let (id, ns) = e["warm ".len()..].rsplit_once(' ').unwrap();
+        let want = match changed && settles(id) {
+            true => SETTLE,
+            false => Nanos::from_millis(500),
+        };
+        assert_eq!(ns.parse::<u64>().unwrap(), want.0, "{e} in {:#?}", f.log);
+        long += usize::from(want == SETTLE);
+        short_after_change += usize::from(changed && want != SETTLE);
+        changed = false;
+    }
+    // Both kinds of change happened, and the baseline's second run followed no change.
+    assert!(long > 0 && short_after_change > 0, "{:#?}", f.log);
+    assert_eq!(f.log[1..3], ["warm as found @cross-cpu 500000000"; 2]);
 }
 
 #[test]

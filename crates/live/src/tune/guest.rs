@@ -176,7 +176,7 @@ fn tune_one(
             Ok(client) => client,
             Err(e) => return (Err(GuestError::Claim(e)), None),
         };
-        let mut target = Served::new(client, &knobs(t.config));
+        let mut target = Served::new(client, &knobs(t.config)).on_driver(t.driver);
         let outcome = run(&mut target, &mut measurer, parts, notes);
         let released = target.session.release();
         return (outcome.map_err(GuestError::Session), Some(released));
@@ -253,7 +253,9 @@ fn tune_pair(
         knobs_on(t.config, End::Peer),
     );
     if let Some(this_side) = this_side {
-        let mut both = BothEnds::new(Served::new(this_side, &here), client, &there);
+        let here = Served::new(this_side, &here).on_driver(t.driver);
+        let mut both = BothEnds::new(here, client, &there);
+        both.peer = both.peer.on_driver(t.driver);
         let outcome = run(&mut both, &mut measurer, parts, notes);
         // Both sessions are released, whatever either answers.
         let released = [both.local.session.release(), both.peer.session.release()];

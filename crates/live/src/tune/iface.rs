@@ -22,7 +22,7 @@ use nictune_core::progress::Progress;
 use nictune_host::snapshot::{self, HostSnapshot};
 use nictune_linux::host::LinuxHost;
 use nictune_tune::ends::BothEnds;
-use nictune_tune::knob::End;
+use nictune_tune::knob::{Driver, End};
 use nictune_tune::results::{Environment, TargetKind};
 use nictune_tune::session::TuneConfig;
 use nictune_tune::space::Capabilities;
@@ -196,7 +196,12 @@ fn tune_on(
 ) -> (Result<Finished, IfaceError>, Released) {
     let (state, lock) = (&held.state, &held.locks.state);
     let local = (t.at.iface.to_string(), t.at.netns.map(str::to_string));
-    let target = LiveTarget::local(state, lock, local, knobs(t.config));
+    let driver = t
+        .snapshot
+        .nic(t.at.iface)
+        .and_then(|n| n.driver.value().cloned());
+    let driver = driver.as_deref().and_then(Driver::from_name);
+    let target = LiveTarget::local(state, lock, local, knobs(t.config)).on_driver(driver);
     let live = LiveMeasurer {
         server: ServerSide::Peer(t.peer),
         cancel: held.cancel.clone(),
@@ -224,7 +229,11 @@ fn tune_on(
         let outcome = run(&mut { target }, &mut measurer, parts, notes);
         return (outcome.map_err(IfaceError::Session), None);
     };
+    let peer_driver = client.grant().driver.as_deref().and_then(Driver::from_name);
     let mut both = BothEnds::new(target, client, &knobs_on(t.config, End::Peer));
+    if let Some(d) = peer_driver {
+        both.peer = both.peer.on_driver(d);
+    }
     let outcome = run(&mut both, &mut measurer, parts, notes);
     let released = both.peer.session.release();
     (outcome.map_err(IfaceError::Session), Some(released))

@@ -104,7 +104,9 @@ pub struct Opts {
     /// Length of each measurement run: seconds (2) or with a unit (2s, 500ms).
     #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = duration::arg)]
     pub duration: Nanos,
-    /// Traffic before each run, not measured (`--warm-up` is an old spelling).
+    /// Traffic before each run, not measured (`--warm-up` is an old spelling); at least 3 s
+    /// for the first run after a change that settles only at the driver's next watchdog pass
+    /// (e1000/e1000e rx-usecs 4).
     #[arg(long, value_name = "DURATION", default_value = "500ms", value_parser = duration::arg,
           alias = "warm-up")]
     pub warmup: Nanos,

@@ -263,16 +263,19 @@
 //! | rx-usecs 500 | 2,400 | 2,388 | −1 % | 4,840 | 4,792 | −1 % |
 //! | floor, deferral 2 / 20 µs (mean) | 2,906 | 2,549 | −12 % | 9,844 | 10,195 | +4 % |
 //! | floor, deferral 2 / 100 µs (mean) | 3,066 | 2,661 | −13 % | 5,727 | 6,314 | +10 % |
+//! | rx-usecs 4, after the watchdog's pass (mean of 3) | 2,443 | 2,388 | −2 % | 4,904 | 4,792 | −2 % |
 //!
 //! With the flags clear the same calibration gives 6,100 interrupts/s at the baseline
 //! (−47 %). Deferral halves the interrupts instead of removing them as on e1000: it masks
 //! the RX vector only, and `e1000_intr_msix_tx` cleans tx in the TX vector's own handler.
-//! Not modelled: rx-usecs 4 set at run time. `e1000_set_coalesce` writes 10⁹/(4·256), which
-//! the 16-bit EITR field cuts to ≈15 ms between interrupts, until the watchdog's next pass
-//! (≤ 2 s) writes 2,000/s for the symmetric RR: the first run after switching to it measured
-//! 123 and 143 trans/s in two tunes, the later ones ≈2,500 (as rx-usecs 500). The model starts
-//! mode 4 as after a driver load on an idle link (8,000/s until its watchdog's first pass), so
-//! it predicts those points ≈30 % high and misses the stall.
+//! rx-usecs 4 set at run time: `e1000_set_coalesce` writes 10⁹/(4·256), which the 16-bit
+//! EITR field cuts to ≈15 ms between interrupts, until the watchdog's next pass (≤ 3 s on
+//! e1000e) writes 2,000/s for the symmetric RR. The first run after switching to it measured
+//! 123 and 143 trans/s in two tunes, the later ones ≈2,500 (as rx-usecs 500). A tune now waits
+//! for that pass under traffic before the first run (`Setting::settle_time` in the tune
+//! crate), and the model starts such a run as the pass leaves it (2,000/s from the RR's
+//! symmetric octets); the module parameter 4 keeps the start a module load gives, the idle
+//! link's 8,000/s until the first pass.
 //!
 //! # Not modelled
 //!
