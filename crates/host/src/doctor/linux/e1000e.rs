@@ -30,8 +30,9 @@ use nictune_core::catalog::{self, CatalogValue, Context};
 /// The driver's smallest fixed rx-usecs (`E1000_MIN_ITR_USECS`); 0–4 select modes.
 const MIN_FIXED_USECS: u64 = 10;
 /// How far above the limit a vector may fire before it counts as not throttled (the
-/// emulated 82574L in the testbed overshoots by ~1.6× on both vectors alike, hence also the
-/// comparison with the TX vector).
+/// emulated 82574L in the testbed overshoots by ~1.6× on both vectors alike — QEMU 7.2 never
+/// clears a vector's `eitr_intr_pending` once set, so every EITR expiry notifies as well —
+/// hence also the comparison with the TX vector).
 const SLACK: f64 = 1.3;
 const PARAM: &str = "InterruptThrottleRate";
 
