@@ -435,11 +435,13 @@ fn a_runtime_tune_of_e1000e_is_predicted_from_its_own_baseline() {
             .unwrap_or_else(|| panic!("a prediction for {}", p["id"]))
     };
     let near = |got: f64, want: f64, within: f64| (got - want).abs() <= within * want;
-    // The baseline: its interrupts are the calibration's, whichever flag state it chose.
+    // The baseline: its interrupts are the calibration's, whichever flag state it chose
+    // (3.5–3.75 per transaction in six tunes on this VM: set). A guest whose flags were set
+    // during the baseline's runs counts between the states' 2 and ≈4, hence the margin.
     let base = point(&r, "as found @unpinned");
     let measured = end_ints(&base, "server");
     assert!(
-        near(predicted(&base, "ints"), measured, 0.3),
+        near(predicted(&base, "ints"), measured, 0.4),
         "{measured}/s measured: {base}"
     );
     // rx-usecs 500: 2,000/s on both vectors, held out (−1 and −2 % in two tunes on this VM).
