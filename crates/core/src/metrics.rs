@@ -60,6 +60,24 @@ pub struct HostMetrics {
     /// measured (the simulator, results from before it was recorded).
     #[serde(default)]
     pub net_rx_softirqs_per_sec: Option<f64>,
+    /// The NIC's interrupt lines one by one when it has several (MSI-X: e1000e's RX, TX and
+    /// other-causes vectors; a multi-queue NIC's queues), from `/proc/interrupts`: the split
+    /// of `interrupts_per_sec`, as a tune records it. Empty (and left out of JSON) where the
+    /// NIC has one line, none fired, or none was counted (veth, the simulator, the bench's
+    /// own document, which lists them as `nic_vectors`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub vectors: Vec<VectorRate>,
+}
+
+/// One interrupt line and its rate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VectorRate {
+    /// The IRQ number in `/proc/interrupts`.
+    pub irq: u32,
+    /// Its handlers' names, comma-separated (`eth0-rx-0`).
+    pub action: String,
+    /// Interrupts per second on this line, all CPUs summed.
+    pub per_sec: f64,
 }
 
 /// CPU time as fractions 0–1 that sum to 1 for each core.

@@ -2,7 +2,7 @@
 //! client and server threads pinned as the candidate's placement says.
 
 use nictune_bench::{BenchSpec, SpecRunner, TestKind};
-use nictune_core::metrics::Metrics;
+use nictune_core::metrics::{Metrics, VectorRate};
 use nictune_core::progress::NoProgress;
 use nictune_core::units::Nanos;
 use nictune_tune::candidate::Candidate;
@@ -84,9 +84,35 @@ impl<M: SpecRunner> Measurer for BenchMeasurer<M> {
         if let Some(w) = self.check.and_then(|check| check(candidate, &result)) {
             self.warnings.insert(w);
         }
+        let metrics = with_vectors(&result);
         self.warnings.extend(result.warnings);
-        Ok(result.metrics)
+        Ok(metrics)
     }
+}
+
+/// `result`'s metrics with each host's NIC vectors, where it has several and one fired: what
+/// tells which vector a setting moved (e1000e's NAPI deferral masks the RX vector only).
+fn with_vectors(result: &nictune_bench::BenchResult) -> Metrics {
+    let mut metrics = result.metrics.clone();
+    for (name, host) in &mut metrics.hosts {
+        let Some(acc) = result.accounting.get(name) else {
+            continue;
+        };
+        let fired = acc.nic_vectors.iter().any(|v| v.per_sec > 0.0);
+        if acc.nic_vectors.len() < 2 || !fired {
+            continue;
+        }
+        host.vectors = acc
+            .nic_vectors
+            .iter()
+            .map(|v| VectorRate {
+                irq: v.irq,
+                action: v.action.clone(),
+                per_sec: v.per_sec,
+            })
+            .collect();
+    }
+    metrics
 }
 
 #[cfg(test)]
@@ -135,6 +161,56 @@ mod tests {
             (Some(2), Some(2))
         );
         assert_eq!(specs[1].duration, Nanos::from_secs(2));
+    }
+
+    #[test]
+    fn a_hosts_vectors_join_its_metrics_when_it_has_several() {
+        use nictune_bench::accounting::{Accounting, IrqRate};
+        use nictune_core::metrics::HostMetrics;
+        let mut metrics = Metrics::default();
+        for host in ["client", "server"] {
+            metrics.hosts.insert(host.into(), HostMetrics::default());
+        }
+        let mut result =
+            nictune_bench::BenchResult::synthetic(&BenchSpec::new(TestKind::Rr), metrics);
+        let line = |irq, action: &str, per_sec| IrqRate {
+            irq,
+            action: action.into(),
+            per_sec,
+        };
+        let server = Accounting {
+            nic_vectors: vec![line(24, "eth0-rx-0", 990.0), line(25, "eth0-tx-0", 4800.0)],
+            ..Accounting::default()
+        };
+        let client = Accounting {
+            nic_vectors: vec![line(11, "eth0", 3000.0)],
+            ..Accounting::default()
+        };
+        let idle = Accounting {
+            nic_vectors: vec![
+                line(30, "virtio2-input.0", 0.0),
+                line(31, "virtio2-output.0", 0.0),
+            ],
+            ..Accounting::default()
+        };
+        result
+            .metrics
+            .hosts
+            .insert("idle".into(), HostMetrics::default());
+        result.accounting.insert("idle".into(), idle);
+        result.accounting.insert("server".into(), server);
+        result.accounting.insert("client".into(), client);
+        let m = with_vectors(&result);
+        let v = &m.hosts["server"].vectors;
+        assert_eq!(v.len(), 2);
+        assert_eq!(
+            (v[0].irq, v[0].action.as_str(), v[0].per_sec),
+            (24, "eth0-rx-0", 990.0)
+        );
+        assert_eq!(v[1].per_sec, 4800.0);
+        // One line is the total already, and lines that never fired say nothing: not added.
+        assert!(m.hosts["client"].vectors.is_empty());
+        assert!(m.hosts["idle"].vectors.is_empty());
     }
 
     #[test]

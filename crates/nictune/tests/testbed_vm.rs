@@ -454,6 +454,16 @@ fn a_runtime_tune_of_e1000e_is_predicted_from_its_own_baseline() {
     assert!(near(predicted(&slow, "rate"), rate, 0.25), "{slow}");
     let ints = end_ints(&slow, "server");
     assert!(near(predicted(&slow, "ints"), ints, 0.25), "{slow}");
+    // Each run names the guest's MSI-X lines one by one, and they add up to its total.
+    for run in slow["runs"].as_array().unwrap() {
+        let host = &run["hosts"]["server"];
+        let lines = host["vectors"].as_array().expect("the lines");
+        let named = |n: &str| lines.iter().any(|l| l["action"].as_str() == Some(n));
+        assert!(named("eth0-rx-0") && named("eth0-tx-0"), "{host}");
+        let sum: f64 = lines.iter().map(|l| l["per_sec"].as_f64().unwrap()).sum();
+        let total = host["interrupts_per_sec"].as_f64().unwrap();
+        assert!((sum - total).abs() < 1.0, "{host}");
+    }
     let _ = std::fs::remove_dir_all(&out_dir);
 }
 

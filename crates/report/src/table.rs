@@ -4,21 +4,27 @@ use crate::escape::esc;
 use crate::format::{label, num};
 use crate::plot::interrupts::Measure;
 use crate::plot::{role_class, rows};
-use nictune_tune::results::TuneResults;
+use nictune_tune::results::{Point, TuneResults};
 use nictune_tune::stats::Estimate;
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// The table of all points, in the plots' order.
 pub fn render(r: &TuneResults) -> String {
     let u = r.rate_unit;
     let measure = crate::plot::interrupts::measure(r).unwrap_or(Measure::Interrupts);
+    let lines = r.points.iter().any(|p| !vectors_cell(p).is_empty());
     let mut s = format!(
-        r#"<table class="points"><thead><tr><th>setting</th><th>runs</th><th>p50 µs</th><th>p99 µs (95 % interval)</th><th>{}</th><th>{}</th><th>busy CPUs</th><th>{}</th><th>notes</th></tr></thead><tbody>"#,
+        r#"<table class="points"><thead><tr><th>setting</th><th>runs</th><th>p50 µs</th><th>p99 µs (95 % interval)</th><th>{}</th><th>{}</th><th>busy CPUs</th><th>{}</th>{}<th>notes</th></tr></thead><tbody>"#,
         u.rate_label(),
         u.cost_label(),
         match measure == Measure::Interrupts && crate::plot::interrupts::of_both_ends(r) {
             true => "interrupts/s (this end + peer)",
             false => measure.unit(),
+        },
+        match lines {
+            true => "<th>per interrupt line, /s</th>",
+            false => "",
         }
     );
     for p in rows(r) {
@@ -33,9 +39,13 @@ pub fn render(r: &TuneResults) -> String {
         if !m.feasible {
             flags.push("misses the constraint");
         }
+        let per_line = match lines {
+            true => format!("<td>{}</td>", esc(&vectors_cell(p))),
+            false => String::new(),
+        };
         let _ = write!(
             s,
-            r#"<tr class="{}"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>"#,
+            r#"<tr class="{}"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{}<td>{}</td></tr>"#,
             role_class(r, p),
             esc(&label(p)),
             p.runs.len(),
@@ -45,11 +55,41 @@ pub fn render(r: &TuneResults) -> String {
             mean(m.cpu_us_per_unit),
             mean(m.busy_cores),
             crate::plot::interrupts::cell(r, p, measure),
+            per_line,
             flags.join(", ")
         );
     }
     s.push_str("</tbody></table>");
     s
+}
+
+/// Each NIC interrupt line's mean rate over the point's runs (`eth0-rx-0 990 · eth0-tx-0
+/// 4.8k`), for every host that counted several lines, named when more than one did; empty
+/// when none did.
+fn vectors_cell(p: &Point) -> String {
+    let mut hosts: BTreeMap<&str, BTreeMap<&str, (f64, usize)>> = BTreeMap::new();
+    for run in &p.runs {
+        for (host, h) in &run.hosts {
+            for v in &h.vectors {
+                let line = hosts.entry(host).or_default().entry(&v.action).or_default();
+                line.0 += v.per_sec;
+                line.1 += 1;
+            }
+        }
+    }
+    let named = hosts.len() > 1;
+    let host_cells = hosts.iter().map(|(host, lines)| {
+        let lines = lines
+            .iter()
+            .map(|(action, (sum, n))| format!("{action} {}", num(sum / *n as f64)))
+            .collect::<Vec<_>>()
+            .join(" · ");
+        match named {
+            true => format!("{host}: {lines}"),
+            false => lines,
+        }
+    });
+    host_cells.collect::<Vec<_>>().join("; ")
 }
 
 fn mean(e: Option<Estimate>) -> String {

@@ -272,6 +272,47 @@ fn a_tune_of_both_ends_splits_each_bar_between_the_ends() {
     assert!(!one.contains("bar here") && !one.contains("(this end + peer)"));
 }
 
+/// An MSI-X NIC counted line by line: the table of all points gives each line's mean rate,
+/// which shows what the total hides (e1000e's NAPI deferral masks the RX vector only).
+#[test]
+fn each_interrupt_line_shows_in_the_table_where_a_nic_has_several() {
+    use nictune_core::metrics::VectorRate;
+    let mut r = results();
+    for p in &mut r.points {
+        for (i, run) in p.runs.iter_mut().enumerate() {
+            let host = run.hosts.values_mut().next().expect("a host");
+            host.vectors = vec![
+                VectorRate {
+                    irq: 24,
+                    action: "eth0-rx-0".into(),
+                    per_sec: 900.0 + 200.0 * (i % 2) as f64,
+                },
+                VectorRate {
+                    irq: 25,
+                    action: "eth0-tx-0".into(),
+                    per_sec: 4_800.0,
+                },
+            ];
+        }
+    }
+    let html = report_html(&r);
+    let table = &html[html.find(r#"<table class="points">"#).unwrap()..];
+    let table = &table[..table.find("</table>").unwrap()];
+    assert!(table.contains("<th>per interrupt line, /s</th>"), "{table}");
+    let rows = table.matches("<tr class=").count();
+    let cells = table.matches("<td>eth0-rx-0 ").count();
+    assert_eq!(cells, rows, "{table}");
+    assert_eq!(
+        table.matches(" · eth0-tx-0 4800</td>").count(),
+        rows,
+        "{table}"
+    );
+    // A point measured twice averages its runs: 900 and 1100.
+    assert!(table.contains("<td>eth0-rx-0 1000 · "), "{table}");
+    // Without lines the column is not there.
+    assert!(!report_html(&results()).contains("per interrupt line"));
+}
+
 #[test]
 fn with_nothing_counted_the_panel_says_so() {
     let mut r = veth_like();

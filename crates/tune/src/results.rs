@@ -1,4 +1,4 @@
-//! `results.json` (`nictune.tune/v2`): every measured point with its settings and metrics, the
+//! `results.json` (`nictune.tune/v3`): every measured point with its settings and metrics, the
 //! Pareto front, the recommendation and the environment. The report renders from this model
 //! alone, so a results file from another machine renders the same report.
 
@@ -18,8 +18,10 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 /// The version of the `nictune.tune` schema this crate writes. v2: a point's setting values
-/// are JSON numbers and booleans (v1: strings such as `"20000"` and `"on"`, still read).
-pub const SCHEMA_VERSION: u32 = 2;
+/// are JSON numbers and booleans (v1: strings such as `"20000"` and `"on"`, still read). v3:
+/// a run's host carries `vectors` (each NIC interrupt line and its rate) where the NIC has
+/// several (v1 and v2 files, which have none, still read).
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// A point's value for one setting, in the unit the catalog gives the key (`napi.*` timers in
 /// ns, busy-poll windows and `rx-usecs` in µs): a number, or a switch as a boolean.
@@ -265,7 +267,7 @@ impl Recommendation {
     }
 }
 
-/// The whole `nictune.tune/v2` document body.
+/// The whole `nictune.tune/v3` document body.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TuneResults {
     /// Where and how the numbers were produced.

@@ -148,6 +148,9 @@ pub fn account(
             drops: drops(before, after, &interface_drops),
             time_squeeze: Some(softnet_delta(before, after, |r| r.time_squeeze)),
             net_rx_softirqs_per_sec: Some(net_rx),
+            // The bench's document lists them once, as `nic_vectors`; a tune's results copy
+            // them here (`nictune_live::measure`).
+            vectors: Vec::new(),
         },
         interface_drops,
         notes: Vec::new(),

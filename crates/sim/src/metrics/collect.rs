@@ -60,5 +60,6 @@ fn host_metrics(h: &HostReport, sim_ns: u64) -> HostMetrics {
         time_squeeze: Some(h.stats.time_squeeze),
         // The simulator models interrupts, not the softirq raises between them.
         net_rx_softirqs_per_sec: None,
+        vectors: Vec::new(),
     }
 }
