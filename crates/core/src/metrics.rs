@@ -66,18 +66,25 @@ pub struct HostMetrics {
     /// NIC has one line, none fired, or none was counted (veth, the simulator, the bench's
     /// own document, which lists them as `nic_vectors`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub vectors: Vec<VectorRate>,
+    pub vectors: Vec<IrqRate>,
 }
 
-/// One interrupt line and its rate.
+/// One interrupt line's rate over an interval.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct VectorRate {
+pub struct IrqRate {
     /// The IRQ number in `/proc/interrupts`.
     pub irq: u32,
-    /// Its handlers' names, comma-separated (`eth0-rx-0`).
+    /// Its handlers' names, comma-separated (`eth0-rx-0`; `virtio0-input.0`).
     pub action: String,
     /// Interrupts per second on this line, all CPUs summed.
     pub per_sec: f64,
+}
+
+impl IrqRate {
+    /// `<irq>:<action>`, as warnings and the text output name a vector.
+    pub fn label(&self) -> String {
+        format!("{}:{}", self.irq, self.action)
+    }
 }
 
 /// CPU time as fractions 0–1 that sum to 1 for each core.

@@ -2,7 +2,7 @@
 //! client and server threads pinned as the candidate's placement says.
 
 use nictune_bench::{BenchSpec, SpecRunner, TestKind};
-use nictune_core::metrics::{Metrics, VectorRate};
+use nictune_core::metrics::Metrics;
 use nictune_core::progress::NoProgress;
 use nictune_core::units::Nanos;
 use nictune_tune::candidate::Candidate;
@@ -77,23 +77,22 @@ impl<M: SpecRunner> Measurer for BenchMeasurer<M> {
         let spec = self
             .spec(candidate, duration, warm_up)
             .ok_or_else(|| fail(format!("placement {} needs two CPUs", candidate.placement)))?;
-        let result = self
+        let mut result = self
             .live
             .measure(&spec, &NoProgress)
             .map_err(|e| fail(nictune_core::error::chain(&e)))?;
         if let Some(w) = self.check.and_then(|check| check(candidate, &result)) {
             self.warnings.insert(w);
         }
-        let metrics = with_vectors(&result);
-        self.warnings.extend(result.warnings);
-        Ok(metrics)
+        self.warnings.extend(std::mem::take(&mut result.warnings));
+        Ok(with_vectors(result))
     }
 }
 
 /// `result`'s metrics with each host's NIC vectors, where it has several and one fired: what
 /// tells which vector a setting moved (e1000e's NAPI deferral masks the RX vector only).
-fn with_vectors(result: &nictune_bench::BenchResult) -> Metrics {
-    let mut metrics = result.metrics.clone();
+fn with_vectors(result: nictune_bench::BenchResult) -> Metrics {
+    let mut metrics = result.metrics;
     for (name, host) in &mut metrics.hosts {
         let Some(acc) = result.accounting.get(name) else {
             continue;
@@ -102,15 +101,7 @@ fn with_vectors(result: &nictune_bench::BenchResult) -> Metrics {
         if acc.nic_vectors.len() < 2 || !fired {
             continue;
         }
-        host.vectors = acc
-            .nic_vectors
-            .iter()
-            .map(|v| VectorRate {
-                irq: v.irq,
-                action: v.action.clone(),
-                per_sec: v.per_sec,
-            })
-            .collect();
+        host.vectors = acc.nic_vectors.clone();
     }
     metrics
 }
@@ -200,7 +191,7 @@ mod tests {
         result.accounting.insert("idle".into(), idle);
         result.accounting.insert("server".into(), server);
         result.accounting.insert("client".into(), client);
-        let m = with_vectors(&result);
+        let m = with_vectors(result);
         let v = &m.hosts["server"].vectors;
         assert_eq!(v.len(), 2);
         assert_eq!(

@@ -327,6 +327,16 @@ fn end_ints(p: &serde_json::Value, end: &str) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
 }
 
+/// A point's predicted transactions/s (`"rate"`) or the serving guest's interrupts/s.
+fn predicted(p: &serde_json::Value, what: &str) -> f64 {
+    let v = match what {
+        "rate" => &p["predicted"]["transactions_per_sec"],
+        _ => &p["predicted"]["hosts"]["server"]["interrupts_per_sec"],
+    };
+    v.as_f64()
+        .unwrap_or_else(|| panic!("a prediction for {}", p["id"]))
+}
+
 /// The point with this id in a tune's JSON.
 fn point(r: &serde_json::Value, id: &str) -> serde_json::Value {
     let p = r["points"]
@@ -389,15 +399,13 @@ fn a_runtime_tune_sets_a_guests_coalescing_and_napi_deferral_without_reloading()
     // this VM): at the low end the model lets the 100 µs deferral run out on a good share of
     // requests (731 against 4,600/s in one run), so only the direction is checked here; the
     // model's own tests check the size at fixed calibrations.
-    let predicted_ints = |p: &serde_json::Value| {
-        p["predicted"]["hosts"]["server"]["interrupts_per_sec"]
-            .as_f64()
-            .unwrap_or_else(|| panic!("a prediction for {}", p["id"]))
-    };
     let masked = point(&r, "rx-usecs=3 defer=2 gro-flush=100µs @unpinned");
-    assert!(predicted_ints(&masked) < predicted_ints(&base), "{masked}");
+    assert!(
+        predicted(&masked, "ints") < predicted(&base, "ints"),
+        "{masked}"
+    );
     for p in r["points"].as_array().unwrap() {
-        predicted_ints(p);
+        predicted(p, "ints");
     }
     let _ = std::fs::remove_dir_all(&out_dir);
 }
@@ -426,14 +434,6 @@ fn a_runtime_tune_of_e1000e_is_predicted_from_its_own_baseline() {
             "8",
         ],
     );
-    let predicted = |p: &serde_json::Value, what: &str| {
-        let v = match what {
-            "rate" => &p["predicted"]["transactions_per_sec"],
-            _ => &p["predicted"]["hosts"]["server"]["interrupts_per_sec"],
-        };
-        v.as_f64()
-            .unwrap_or_else(|| panic!("a prediction for {}", p["id"]))
-    };
     let near = |got: f64, want: f64, within: f64| (got - want).abs() <= within * want;
     // The baseline: its interrupts are the calibration's, whichever flag state it chose
     // (3.5–3.75 per transaction in six tunes on this VM: set). A guest whose flags were set

@@ -13,7 +13,8 @@ use std::fmt::Write;
 pub fn render(r: &TuneResults) -> String {
     let u = r.rate_unit;
     let measure = crate::plot::interrupts::measure(r).unwrap_or(Measure::Interrupts);
-    let lines = r.points.iter().any(|p| !vectors_cell(p).is_empty());
+    let rows: Vec<(&Point, String)> = rows(r).into_iter().map(|p| (p, vectors_cell(p))).collect();
+    let lines = rows.iter().any(|(_, cell)| !cell.is_empty());
     let mut s = format!(
         r#"<table class="points"><thead><tr><th>setting</th><th>runs</th><th>p50 µs</th><th>p99 µs (95 % interval)</th><th>{}</th><th>{}</th><th>busy CPUs</th><th>{}</th>{}<th>notes</th></tr></thead><tbody>"#,
         u.rate_label(),
@@ -27,7 +28,7 @@ pub fn render(r: &TuneResults) -> String {
             false => "",
         }
     );
-    for p in rows(r) {
+    for (p, cell) in rows {
         let m = &p.summary;
         let mut flags = Vec::new();
         if p.finalist {
@@ -40,7 +41,7 @@ pub fn render(r: &TuneResults) -> String {
             flags.push("misses the constraint");
         }
         let per_line = match lines {
-            true => format!("<td>{}</td>", esc(&vectors_cell(p))),
+            true => format!("<td>{}</td>", esc(&cell)),
             false => String::new(),
         };
         let _ = write!(

@@ -276,18 +276,18 @@ fn a_tune_of_both_ends_splits_each_bar_between_the_ends() {
 /// which shows what the total hides (e1000e's NAPI deferral masks the RX vector only).
 #[test]
 fn each_interrupt_line_shows_in_the_table_where_a_nic_has_several() {
-    use nictune_core::metrics::VectorRate;
+    use nictune_core::metrics::IrqRate;
     let mut r = results();
     for p in &mut r.points {
         for (i, run) in p.runs.iter_mut().enumerate() {
             let host = run.hosts.values_mut().next().expect("a host");
             host.vectors = vec![
-                VectorRate {
+                IrqRate {
                     irq: 24,
                     action: "eth0-rx-0".into(),
                     per_sec: 900.0 + 200.0 * (i % 2) as f64,
                 },
-                VectorRate {
+                IrqRate {
                     irq: 25,
                     action: "eth0-tx-0".into(),
                     per_sec: 4_800.0,

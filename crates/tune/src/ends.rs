@@ -69,8 +69,7 @@ impl<T: Target, P: PeerSide> Target for BothEnds<T, P> {
     }
 
     fn apply(&mut self, settings: &[Setting]) -> Result<(), TargetError> {
-        let (peer, local): (Vec<Setting>, Vec<Setting>) =
-            settings.iter().partition(|s| s.end == End::Peer);
+        let (local, peer) = by_end(settings);
         if !local.is_empty() {
             self.local.apply(&local)?;
         }
@@ -88,12 +87,17 @@ impl<T: Target, P: PeerSide> Target for BothEnds<T, P> {
 
     /// The longer of the two ends' waits (both settle at once).
     fn settle_time(&self, settings: &[Setting]) -> Nanos {
-        let (peer, local): (Vec<Setting>, Vec<Setting>) =
-            settings.iter().partition(|s| s.end == End::Peer);
+        let (local, peer) = by_end(settings);
         self.local
             .settle_time(&local)
             .max(self.peer.settle_time(&peer))
     }
+}
+
+/// A candidate's settings split into this end's and the peer's.
+fn by_end(settings: &[Setting]) -> (Vec<Setting>, Vec<Setting>) {
+    let (peer, local) = settings.iter().partition(|s| s.end == End::Peer);
+    (local, peer)
 }
 
 /// One end whose settings are made by its own host through a change session

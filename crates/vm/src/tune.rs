@@ -203,18 +203,18 @@ impl QemuPredictor {
     fn settings(&self, candidate: &Candidate) -> Result<QemuNicSettings, String> {
         let mut s = QemuNicSettings::driver_defaults(self.nic);
         for setting in &candidate.settings {
-            let (param, n) = match (setting.knob, setting.value, self.nic) {
-                (Knob::Module(_, param), KnobValue::Count(n), _) => (param, n),
-                (Knob::RxUsecs, KnobValue::Duration(d), _) => {
+            let (param, n) = match (setting.knob, setting.value) {
+                (Knob::Module(_, param), KnobValue::Count(n)) => (param, n),
+                (Knob::RxUsecs, KnobValue::Duration(d)) => {
                     let us = u32::try_from(d.0 / 1_000).map_err(|e| e.to_string())?;
                     s.rx_usecs = Some(us);
                     continue;
                 }
-                (Knob::DeferHardIrqs, KnobValue::Count(n), _) => {
+                (Knob::DeferHardIrqs, KnobValue::Count(n)) => {
                     s.napi_defer_hard_irqs = u32::try_from(n).map_err(|e| e.to_string())?;
                     continue;
                 }
-                (Knob::GroFlushTimeout, KnobValue::Duration(d), _) => {
+                (Knob::GroFlushTimeout, KnobValue::Duration(d)) => {
                     s.gro_flush_timeout = d;
                     continue;
                 }

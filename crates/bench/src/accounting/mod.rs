@@ -18,6 +18,7 @@ mod split;
 pub use sample::{read_live, ProcTexts, Sample};
 
 use nictune_core::metrics::HostMetrics;
+pub use nictune_core::metrics::IrqRate;
 use nictune_core::units::Nanos;
 use nictune_host::procfs::{IrqLine, IrqSource, NetDevCounters};
 use serde::{Deserialize, Serialize};
@@ -63,24 +64,6 @@ pub struct Accounting {
     pub irq_time_accounted: Option<bool>,
     /// How to read these numbers on this host.
     pub notes: Vec<String>,
-}
-
-/// One interrupt line's rate over the interval.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct IrqRate {
-    /// The IRQ number in `/proc/interrupts`.
-    pub irq: u32,
-    /// Its handlers' names, comma-separated (`eth0-rx-0`; `virtio0-input.0`).
-    pub action: String,
-    /// Interrupts per second on this line, all CPUs summed.
-    pub per_sec: f64,
-}
-
-impl IrqRate {
-    /// `<irq>:<action>`, as warnings and the text output name a vector.
-    pub fn label(&self) -> String {
-        format!("{}:{}", self.irq, self.action)
-    }
 }
 
 /// Each line's rate by its [`IrqRate::label`].

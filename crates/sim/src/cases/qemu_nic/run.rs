@@ -142,7 +142,6 @@ impl Measure {
     }
 }
 
-/// Resolves the driver's moderation setting into its policy and first registers.
 /// Octets each way of the traffic a tune runs while a run-time `rx-usecs 4` settles: one
 /// watchdog period (2 s) of the RR at 1,000 transactions/s. Only its symmetry matters — the
 /// watchdog's rate is 2000 + 6000·|tx − rx|/(tx + rx) for any total of 10,000 octets or more.
