@@ -118,3 +118,32 @@ fn json_metrics_have_the_simulator_fields() {
     assert!(v["metrics"]["hosts"]["client"]["cpu"]["per_core"].is_array());
     assert!(v["metrics"]["latency_us"]["p999"].is_number());
 }
+
+/// Every interface of this namespace that hangs below a device is read with that device's
+/// sysfs name (rtnetlink's IFLA_PARENT_DEV_NAME, or sysfs on kernels before 5.14): the key
+/// that tells a virtio-net NIC's queue lines apart from another one's.
+#[test]
+fn a_sample_names_the_device_below_each_interface_that_has_one() {
+    let mut with_device = Vec::new();
+    for entry in std::fs::read_dir("/sys/class/net").unwrap() {
+        let path = entry.unwrap().path();
+        if let Ok(target) = std::fs::read_link(path.join("device")) {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            let device = target.file_name().unwrap().to_string_lossy().into_owned();
+            with_device.push((name, device));
+        }
+    }
+    if with_device.is_empty() {
+        nictune_core::live::skip("no interface on this machine hangs below a device");
+        return;
+    }
+    let texts = nictune_bench::accounting::read_live(None).unwrap();
+    for pair in &with_device {
+        assert!(
+            texts.parents.contains(pair),
+            "{pair:?} not in {:?}",
+            texts.parents
+        );
+    }
+    assert!(texts.parents.iter().all(|(name, _)| name != "lo"));
+}

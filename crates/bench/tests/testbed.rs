@@ -44,6 +44,12 @@ fn one_testbed_serves_many_runs_and_is_gone_afterwards() {
     let r = run(&rr, ServerSide::Testbed(&bed), &NoProgress).unwrap();
     assert_sane(&r);
     assert_eq!(r.target, "testbed");
+    // A veth has no device and no interrupt line: whatever this machine's own NICs (on a
+    // virtual machine, virtio queues) did meanwhile is not the testbed's.
+    for (side, acc) in &r.accounting {
+        assert!(acc.nic_vectors.is_empty(), "{side}: {:?}", acc.nic_vectors);
+        assert_eq!(acc.host.interrupts_per_sec, Some(0.0), "{side}");
+    }
     assert_eq!(r.placement.client.cpus_seen, [0]);
     assert!(bed.napi_mode(), "{:?}", bed.warnings());
     assert_eq!(r.napi.verified, Some(true), "{:?}", r.napi);

@@ -107,7 +107,8 @@ pub fn account(
     let (device, arch) = irq_rates(before, after, secs);
     let nic_names = moved_names(after, interfaces);
     let nic_vectors = nic_vectors(before, after, secs, &nic_names);
-    let nic_irqs = nic_vectors.iter().map(|v| v.per_sec).sum::<f64>();
+    // Folded from +0.0: an empty f64 sum is -0.0, which JSON would print as `-0.0`.
+    let nic_irqs = nic_vectors.iter().fold(0.0, |sum, v| sum + v.per_sec);
     let interface_drops = interface_drops(before, after, interfaces);
     let busy_ns = split::busy_nanos(&before.stat, &after.stat, user_hz);
     let net_rx = softirq_delta(before, after, "NET_RX") as f64 / secs;
@@ -209,15 +210,41 @@ fn moved_names(after: &Sample, interfaces: Option<&[String]>) -> Vec<String> {
     }
 }
 
-/// True for a device IRQ of a network interface: an action naming one of `ifaces`
-/// (`eth0-TxRx-3`, `ice-eth0-TxRx-0`) or a virtio-net queue (`virtio2-input.0`), which
-/// carries no interface name.
-pub fn is_nic_irq(actions: &[String], ifaces: &[String]) -> bool {
-    let virtio_net =
-        |a: &str| a.starts_with("virtio") && (a.contains("-input.") || a.contains("-output."));
+/// True for a device IRQ of a network interface: an action naming one of `ifaces` as a
+/// whole word (`eth0`, `eth0-TxRx-3`, `ice-eth0-TxRx-0`, never `eth10-TxRx-0` for `eth1`), or a virtio-net queue (`virtio2-input.0`,
+/// `virtio2-output.0`), which names its device instead, when that device (`virtio2`) is the
+/// parent of one of `ifaces` in `parents`. Another virtio NIC's queues are not the measured
+/// path's: on a virtual machine the machine's own `eth0` is one, and its traffic (a login
+/// session, say) must not count as a veth or tap testbed's interrupts.
+pub fn is_nic_irq(
+    actions: &[String],
+    ifaces: &[String],
+    parents: &BTreeMap<String, String>,
+) -> bool {
+    let measured_virtio = |a: &str| {
+        let Some((device, queue)) = a.split_once('-') else {
+            return false;
+        };
+        let is_queue = queue.starts_with("input.") || queue.starts_with("output.");
+        is_queue
+            && device.starts_with("virtio")
+            && ifaces
+                .iter()
+                .any(|i| parents.get(i).is_some_and(|p| p == device))
+    };
     actions
         .iter()
-        .any(|a| virtio_net(a) || ifaces.iter().any(|i| a.contains(i.as_str())))
+        .any(|a| measured_virtio(a) || ifaces.iter().any(|i| names_word(a, i)))
+}
+
+/// True when `word` occurs in `action` bounded on each side by its start or end or a
+/// separator drivers put around the interface name (`-`, `:`, `@`, `[`, `]`).
+fn names_word(action: &str, word: &str) -> bool {
+    let sep = |c: Option<char>| c.is_none_or(|c| matches!(c, '-' | ':' | '@' | '[' | ']'));
+    !word.is_empty()
+        && action.match_indices(word).any(|(at, _)| {
+            sep(action[..at].chars().next_back()) && sep(action[at + word.len()..].chars().next())
+        })
 }
 
 /// Interrupts per second of each NIC vector; their sum is the simulator's
@@ -227,7 +254,7 @@ fn nic_vectors(before: &Sample, after: &Sample, secs: f64, ifaces: &[String]) ->
         .interrupts
         .lines
         .iter()
-        .filter(|l| is_nic_irq(&l.actions, ifaces))
+        .filter(|l| is_nic_irq(&l.actions, ifaces, &after.parents))
         .filter_map(|l| {
             Some(IrqRate {
                 irq: l.irq()?,
