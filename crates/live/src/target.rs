@@ -352,6 +352,23 @@ impl Target for LiveTarget<'_> {
     fn settle_time(&self, settings: &[Setting]) -> Nanos {
         nictune_tune::knob::settle_time(self.driver, settings)
     }
+
+    /// The settle time of `--iface`'s values as found (`local eth0 coalesce.rx-usecs` → 4)
+    /// of the knobs `undone` had set; the driver is known for that interface only.
+    fn settle_time_as_found(&self, snapshot: &Values, undone: &[Setting]) -> Nanos {
+        let knobs: Vec<Knob> = undone.iter().map(|s| s.knob).collect();
+        nictune_tune::knob::settle_time(self.driver, &found_locally(snapshot, &knobs))
+    }
+}
+
+/// The values `--iface`'s interface was found at (the snapshot's `local …` entries) of
+/// `knobs`, as settings.
+fn found_locally(snapshot: &Values, knobs: &[Knob]) -> Vec<Setting> {
+    let entries = snapshot
+        .iter()
+        .filter(|(name, _)| name.starts_with("local "))
+        .map(|(name, v)| (name.as_str(), v.to_string()));
+    nictune_tune::knob::found_settings(entries, knobs)
 }
 
 impl Drop for LiveTarget<'_> {
@@ -404,5 +421,38 @@ fn fail(op: TargetOp, object: &str, reason: impl std::fmt::Display) -> TargetErr
         op,
         object: object.to_string(),
         reason: reason.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nictune_tune::knob::KnobValue;
+
+    #[test]
+    fn the_interfaces_values_as_found_are_read_from_its_own_entries_only() {
+        let snapshot: Values = vec![
+            (
+                "nictune-tb-s eth0 coalesce.rx-usecs".into(),
+                HostValue::Int(3),
+            ),
+            ("local eth0 coalesce.rx-usecs".into(), HostValue::Int(4)),
+            (
+                "local eth0 coalesce.adaptive-rx".into(),
+                HostValue::Bool(true),
+            ),
+            (
+                "host netns sysctl.net.core.busy_read".into(),
+                HostValue::Int(50),
+            ),
+        ];
+        let knobs = [Knob::RxUsecs, Knob::AdaptiveRx, Knob::BusyRead];
+        assert_eq!(
+            found_locally(&snapshot, &knobs),
+            [
+                Setting::new(Knob::RxUsecs, KnobValue::Duration(Nanos::from_micros(4))),
+                Setting::new(Knob::AdaptiveRx, KnobValue::Switch(true)),
+            ]
+        );
     }
 }

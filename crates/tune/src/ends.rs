@@ -92,6 +92,13 @@ impl<T: Target, P: PeerSide> Target for BothEnds<T, P> {
             .settle_time(&local)
             .max(self.peer.settle_time(&peer))
     }
+
+    /// The same for what went back as found on each end.
+    fn settle_time_as_found(&self, snapshot: &Self::Snapshot, undone: &[Setting]) -> Nanos {
+        let (local, peer) = by_end(undone);
+        let here = self.local.settle_time_as_found(&snapshot.local, &local);
+        here.max(self.peer.settle_time_as_found(&snapshot.peer, &peer))
+    }
 }
 
 /// A candidate's settings split into this end's and the peer's.
@@ -186,6 +193,14 @@ impl<P: PeerSide> Target for Served<P> {
     fn settle_time(&self, settings: &[Setting]) -> Nanos {
         crate::knob::settle_time(self.driver, settings)
     }
+
+    /// The settle time of the values found (the session's reading, `eth0
+    /// coalesce.rx-usecs` → `4`) of the knobs `undone` had set.
+    fn settle_time_as_found(&self, snapshot: &Self::Snapshot, undone: &[Setting]) -> Nanos {
+        let knobs: Vec<Knob> = undone.iter().map(|s| s.knob).collect();
+        let entries = snapshot.iter().map(|(k, v)| (k.as_str(), v.clone()));
+        crate::knob::settle_time(self.driver, &crate::knob::found_settings(entries, &knobs))
+    }
 }
 
 #[cfg(test)]
@@ -238,10 +253,15 @@ mod tests {
     }
 
     impl PeerSide for Host {
+        /// Each value whose name is the key or ends with it (`eth0 coalesce.rx-usecs`, as a
+        /// real session names the objects a key expands to).
         fn read(&mut self, keys: &[String]) -> Result<BTreeMap<String, String>, String> {
-            Ok(keys
+            let wanted = |name: &str| keys.iter().any(|k| name.rsplit(' ').next() == Some(k));
+            Ok(self
+                .values
                 .iter()
-                .map(|k| (k.clone(), self.values[k].clone()))
+                .filter(|(name, _)| wanted(name))
+                .map(|(name, v)| (name.clone(), v.clone()))
                 .collect())
         }
         fn change(&mut self, settings: &[String]) -> Result<(), String> {
@@ -348,5 +368,30 @@ mod tests {
         both.peer = both.peer.on_driver(Driver::E1000);
         assert_eq!(both.settle_time(&[mode4]), Nanos::ZERO);
         assert_eq!(both.settle_time(&[mode4.on(End::Peer)]), WATCHDOG_SETTLE);
+    }
+
+    #[test]
+    fn rx_usecs_4_as_found_waits_again_when_a_candidate_that_changed_it_is_undone() {
+        use crate::knob::WATCHDOG_SETTLE;
+        let fixed = Setting::new(Knob::RxUsecs, KnobValue::Duration(Nanos::from_micros(125)));
+        let defer = Setting::new(Knob::DeferHardIrqs, KnobValue::Count(2));
+        // As the session reads it: the object, then the key.
+        let found = |v: &str| Host::with(&format!("eth0 {}", Knob::RxUsecs.key()), v);
+        let mut end = Served::new(found("4"), &[Knob::RxUsecs]).on_driver(Driver::E1000);
+        let snap = end.snapshot().unwrap();
+        assert_eq!(end.settle_time_as_found(&snap, &[fixed]), WATCHDOG_SETTLE);
+        // Nothing that touched rx-usecs was undone, or it was found at a value that does not
+        // stall.
+        assert_eq!(end.settle_time_as_found(&snap, &[defer]), Nanos::ZERO);
+        let mut other = Served::new(found("3"), &[Knob::RxUsecs]).on_driver(Driver::E1000);
+        let three = other.snapshot().unwrap();
+        assert_eq!(other.settle_time_as_found(&three, &[fixed]), Nanos::ZERO);
+        // Both ends: the peer's undone setting is looked up in the peer's values.
+        let mut both = BothEnds::new(found("3"), found("4"), &[Knob::RxUsecs]);
+        both.peer = both.peer.on_driver(Driver::E1000e);
+        let snap = both.snapshot().unwrap();
+        assert_eq!(both.settle_time_as_found(&snap, &[fixed]), Nanos::ZERO);
+        let undone = [fixed.on(End::Peer)];
+        assert_eq!(both.settle_time_as_found(&snap, &undone), WATCHDOG_SETTLE);
     }
 }

@@ -235,6 +235,52 @@ impl Knob {
     }
 }
 
+impl Knob {
+    /// The inverse of [`Knob::render`]: `text` in the knob's native unit (`4` µs for
+    /// `rx-usecs`, `20000` ns for `gro-flush-timeout`, `on`/`off` for a switch) as a value;
+    /// `None` when it is not one.
+    pub fn parse_native(self, text: &str) -> Option<KnobValue> {
+        let text = text.trim();
+        match self {
+            Knob::AdaptiveRx | Knob::AdaptiveTx => match text {
+                "on" | "true" | "1" => Some(KnobValue::Switch(true)),
+                "off" | "false" | "0" => Some(KnobValue::Switch(false)),
+                _ => None,
+            },
+            Knob::GroFlushTimeout | Knob::IrqSuspendTimeout => {
+                Some(KnobValue::Duration(Nanos(text.parse().ok()?)))
+            }
+            Knob::RxUsecs | Knob::TxUsecs | Knob::BusyRead | Knob::BusyPoll => {
+                Some(KnobValue::Duration(Nanos::from_micros(text.parse().ok()?)))
+            }
+            Knob::RxFrames | Knob::CombinedChannels | Knob::DeferHardIrqs | Knob::Module(..) => {
+                Some(KnobValue::Count(text.parse().ok()?))
+            }
+        }
+    }
+}
+
+/// The settings as found of `knobs`, from a snapshot's entries: each entry is named as the
+/// apply engine names a host setting, the key last (`eth0 coalesce.rx-usecs`, `nictune-tb-s
+/// eth0 napi[8193] napi.defer-hard-irqs`), its value in the key's native unit. An entry whose
+/// value does not parse is left out.
+pub fn found_settings<'a>(
+    entries: impl IntoIterator<Item = (&'a str, String)>,
+    knobs: &[Knob],
+) -> Vec<Setting> {
+    let mut found = Vec::new();
+    for (name, value) in entries {
+        let key = name.rsplit(' ').next().unwrap_or(name);
+        let Some(knob) = knobs.iter().copied().find(|k| k.key() == key) else {
+            continue;
+        };
+        if let Some(v) = knob.parse_native(&value) {
+            found.push(Setting::new(knob, v));
+        }
+    }
+    found
+}
+
 impl fmt::Display for Knob {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.key())
@@ -392,6 +438,61 @@ mod tests {
         assert_eq!(gft.to_key_value(), "napi.gro-flush-timeout=20000");
         assert_eq!(busy.to_key_value(), "sysctl.net.core.busy_read=50");
         assert_eq!(adaptive.to_key_value(), "coalesce.adaptive-rx=on");
+    }
+
+    #[test]
+    fn every_knobs_native_text_reads_back_as_its_value() {
+        let knobs = [
+            Knob::RxUsecs,
+            Knob::RxFrames,
+            Knob::TxUsecs,
+            Knob::AdaptiveRx,
+            Knob::AdaptiveTx,
+            Knob::CombinedChannels,
+            Knob::DeferHardIrqs,
+            Knob::GroFlushTimeout,
+            Knob::IrqSuspendTimeout,
+            Knob::BusyRead,
+            Knob::BusyPoll,
+            Knob::Module(Driver::E1000, ModuleParam::InterruptThrottleRate),
+        ];
+        for knob in knobs {
+            let values = match knob.parse_native("0").unwrap() {
+                KnobValue::Duration(_) => {
+                    [0, 4, 20_000].map(|us| KnobValue::Duration(Nanos::from_micros(us)))
+                }
+                KnobValue::Count(_) => [0, 2, 8000].map(KnobValue::Count),
+                KnobValue::Switch(_) => [false, true, true].map(KnobValue::Switch),
+            };
+            for v in values {
+                assert_eq!(knob.parse_native(&knob.render(v)), Some(v), "{knob} {v}");
+            }
+            assert_eq!(knob.parse_native("fast"), None, "{knob}");
+        }
+    }
+
+    #[test]
+    fn found_settings_pick_the_knobs_asked_for_by_the_key_their_entry_ends_with() {
+        let entries = [
+            ("local eth0 coalesce.rx-usecs", "4".to_string()),
+            (
+                "local eth0 napi[8193] napi.defer-hard-irqs",
+                "2".to_string(),
+            ),
+            ("host netns sysctl.net.core.busy_read", "50".to_string()),
+            ("eth0 coalesce.rx-frames", "many".to_string()),
+        ];
+        let found = found_settings(entries.clone(), &[Knob::RxUsecs, Knob::RxFrames]);
+        let us = |n| KnobValue::Duration(Nanos::from_micros(n));
+        assert_eq!(found, [Setting::new(Knob::RxUsecs, us(4))]);
+        let all = found_settings(entries, &[Knob::DeferHardIrqs, Knob::BusyRead]);
+        assert_eq!(
+            all,
+            [
+                Setting::new(Knob::DeferHardIrqs, KnobValue::Count(2)),
+                Setting::new(Knob::BusyRead, us(50)),
+            ]
+        );
     }
 
     #[test]

@@ -43,6 +43,15 @@ pub trait Target {
         let _ = settings;
         Nanos::ZERO
     }
+    /// The same wait for settings put back as found: `undone` are the previous candidate's
+    /// settings that the change to the next candidate returned to their values in
+    /// `snapshot` (their own values are the ones undone). `rx-usecs 4` as found on an e1000
+    /// stalls after being written back just as after being set. Zero unless a target knows
+    /// better.
+    fn settle_time_as_found(&self, snapshot: &Self::Snapshot, undone: &[Setting]) -> Nanos {
+        let _ = (snapshot, undone);
+        Nanos::ZERO
+    }
 }
 
 /// Runs traffic and measures it.
@@ -333,27 +342,35 @@ impl<T: Target, M: Measurer> LoopEval<'_, '_, T, M> {
     /// Puts candidate `index`'s settings in place. A candidate that leaves a knob the
     /// previous one set untouched starts from the settings as found, so nothing leaks from
     /// one candidate into the next.
-    /// Returns whether it changed anything.
-    fn put_in_place(&mut self, index: usize) -> Result<bool, TargetError> {
+    /// Returns how long the target then takes to settle ([`Target::settle_time`] of what
+    /// was made, [`Target::settle_time_as_found`] of what went back), or `None` when nothing
+    /// changed.
+    fn put_in_place(&mut self, index: usize) -> Result<Option<Nanos>, TargetError> {
         if self.applied == Some(index) {
-            return Ok(false);
+            return Ok(None);
         }
         let previous = self.applied.take().map(|i| &self.candidates[i]);
         let c = &self.candidates[index];
-        let covers = |p: &Candidate| {
-            p.settings
-                .iter()
-                .all(|s| c.value_on(s.end, s.knob).is_some())
-        };
+        // The previous candidate's settings this one does not make: they go back as found.
+        let undone: Vec<Setting> = previous
+            .map(|p| &p.settings[..])
+            .unwrap_or_default()
+            .iter()
+            .filter(|s| c.value_on(s.end, s.knob).is_none())
+            .cloned()
+            .collect();
         let g = &mut *self.guard;
-        if c.is_baseline() || !previous.is_none_or(covers) {
+        if c.is_baseline() || !undone.is_empty() {
             g.target.restore(&g.snapshot)?;
         }
         if !c.is_baseline() {
             g.target.apply(&c.settings)?;
         }
         self.applied = Some(index);
-        Ok(true)
+        let settle = g.target.settle_time(&c.settings);
+        Ok(Some(
+            settle.max(g.target.settle_time_as_found(&g.snapshot, &undone)),
+        ))
     }
 
     /// Measures the baseline twice, calibrates, ranks, and keeps what the budget covers.
@@ -420,13 +437,9 @@ impl<T: Target, M: Measurer> Evaluate for LoopEval<'_, '_, T, M> {
             return Err(StepError::Cancelled);
         }
         self.controls.progress.message(&self.candidates[index].id());
-        let changed = self.put_in_place(index).map_err(StepError::Apply)?;
+        let settle = self.put_in_place(index).map_err(StepError::Apply)?;
         let c = &self.candidates[index];
-        let settle = match changed {
-            true => self.guard.target.settle_time(&c.settings),
-            false => Nanos::ZERO,
-        };
-        let warm_up = self.config.warm_up.max(settle);
+        let warm_up = self.config.warm_up.max(settle.unwrap_or(Nanos::ZERO));
         if warm_up > Nanos::ZERO {
             self.measurer
                 .warm_up(c, warm_up)

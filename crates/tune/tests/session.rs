@@ -42,6 +42,8 @@ struct Faulty {
     cancel_at: Option<(usize, &'static AtomicBool)>,
     /// Candidates with this setting take [`SETTLE`] to settle after a change.
     settles: Option<Setting>,
+    /// This knob's value as found takes [`SETTLE`] to settle after being put back.
+    settles_as_found: Option<Knob>,
     /// Applies (`apply`, `restore`) and warm-ups (`warm <id> <ns>`), in order.
     log: Vec<String>,
 }
@@ -65,6 +67,7 @@ impl Faulty {
             restores: 0,
             cancel_at: None,
             settles: None,
+            settles_as_found: None,
             log: Vec::new(),
         }
     }
@@ -164,6 +167,13 @@ impl Target for Host<'_> {
             _ => Nanos::ZERO,
         }
     }
+    fn settle_time_as_found(&self, snapshot: &State, undone: &[Setting]) -> Nanos {
+        let f = self.0.borrow();
+        match f.settles_as_found {
+            Some(k) if snapshot.contains_key(&k) && undone.iter().any(|s| s.knob == k) => SETTLE,
+            _ => Nanos::ZERO,
+        }
+    }
 }
 
 fn config(budget: usize) -> TuneConfig {
@@ -214,6 +224,30 @@ fn a_full_tune_restores_the_settings_as_found() {
     assert!(f.applies > 0);
 }
 
+/// Checks every warm-up in `log`: [`SETTLE`] exactly when a change came before it and
+/// `settles(previous id, id)` holds, else the configured 500 ms. Returns how many long
+/// warm-ups and how many short ones after a change there were.
+fn check_warm_ups(log: &[String], settles: impl Fn(Option<&str>, &str) -> bool) -> (usize, usize) {
+    let (mut changed, mut previous, mut long, mut short_after_change) = (false, None, 0, 0);
+    for e in log {
+        if e == "apply" || e == "restore" {
+            changed = true;
+            continue;
+        }
+        let (id, ns) = e["warm ".len()..].rsplit_once(' ').unwrap();
+        let want = match changed && settles(previous, id) {
+            true => SETTLE,
+            false => Nanos::from_millis(500),
+        };
+        assert_eq!(ns.parse::<u64>().unwrap(), want.0, "{e} in {log:#?}");
+        long += usize::from(want == SETTLE);
+        short_after_change += usize::from(changed && want != SETTLE);
+        changed = false;
+        previous = Some(id);
+    }
+    (long, short_after_change)
+}
+
 #[test]
 fn the_first_run_after_a_change_that_settles_warms_up_until_it_has() {
     let fake = std::cell::RefCell::new(Faulty::new());
@@ -221,26 +255,25 @@ fn the_first_run_after_a_change_that_settles_warms_up_until_it_has() {
     fake.borrow_mut().settles = Some(busy);
     tune(&fake, 80).unwrap();
     let f = fake.borrow();
-    let settles = |id: &str| id.contains("busy_read=50µs");
-    let (mut changed, mut long, mut short_after_change) = (false, 0, 0);
-    for e in &f.log {
-        if e == "apply" || e == "restore" {
-            changed = true;
-            continue;
-        }
-        let (id, ns) = e["warm ".len()..].rsplit_once(' ').unwrap();
-        let want = match changed && settles(id) {
-            true => SETTLE,
-            false => Nanos::from_millis(500),
-        };
-        assert_eq!(ns.parse::<u64>().unwrap(), want.0, "{e} in {:#?}", f.log);
-        long += usize::from(want == SETTLE);
-        short_after_change += usize::from(changed && want != SETTLE);
-        changed = false;
-    }
+    let (long, short_after_change) = check_warm_ups(&f.log, |_, id| id.contains("busy_read=50µs"));
     // Both kinds of change happened, and the baseline's second run followed no change.
     assert!(long > 0 && short_after_change > 0, "{:#?}", f.log);
     assert_eq!(f.log[1..3], ["warm as found @cross-cpu 500000000"; 2]);
+}
+
+#[test]
+fn the_first_run_after_a_setting_that_settles_went_back_as_found_warms_up_until_it_has() {
+    let fake = std::cell::RefCell::new(Faulty::new());
+    // gro-flush-timeout as found (5 µs) settles after being written back: the run after a
+    // candidate that set it and before one that sets it again.
+    fake.borrow_mut().settles_as_found = Some(Knob::GroFlushTimeout);
+    tune(&fake, 80).unwrap();
+    let f = fake.borrow();
+    let sets_it = |id: &str| id.contains("gro-flush=");
+    let (long, short_after_change) = check_warm_ups(&f.log, |previous, id| {
+        previous.is_some_and(sets_it) && !sets_it(id)
+    });
+    assert!(long > 0 && short_after_change > 0, "{:#?}", f.log);
 }
 
 #[test]
