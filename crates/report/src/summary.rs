@@ -188,8 +188,12 @@ fn context(r: &TuneResults) -> String {
     item(
         "search",
         format!(
-            "{} of {} candidates measured in {runs}; {}; finalists re-measured {} times on fresh runs",
-            q.measured, q.space_size, q.method, q.plan.final_reps
+            "{} of {} candidates measured in {runs}{}; {}; finalists re-measured {} times on fresh runs",
+            q.measured,
+            q.space_size,
+            q.between_runs(),
+            q.method,
+            q.plan.final_reps
         ),
     );
     item("rounds", rounds(r));

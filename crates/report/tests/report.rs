@@ -347,3 +347,15 @@ fn every_abbreviation_in_the_labels_is_in_the_legend() {
     }
     assert!(legend.contains("gro_flush_timeout"));
 }
+
+#[test]
+fn a_time_budget_spent_on_switching_is_said_beside_the_run_count() {
+    let mut r = results();
+    assert!(!text(&report_html(&r)).contains("switching between candidates"));
+    r.search.spent_between_runs = 84;
+    let page = text(&report_html(&r));
+    // The page escapes the apostrophe.
+    let said = "switching between candidates (driver reloads, settling) took the budget&#39;s \
+                time of 84 more";
+    assert!(page.contains(said), "{page}");
+}

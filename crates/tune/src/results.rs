@@ -1,4 +1,4 @@
-//! `results.json` (`nictune.tune/v3`): every measured point with its settings and metrics, the
+//! `results.json` (`nictune.tune/v4`): every measured point with its settings and metrics, the
 //! Pareto front, the recommendation and the environment. The report renders from this model
 //! alone, so a results file from another machine renders the same report.
 
@@ -20,8 +20,10 @@ use std::fmt;
 /// The version of the `nictune.tune` schema this crate writes. v2: a point's setting values
 /// are JSON numbers and booleans (v1: strings such as `"20000"` and `"on"`, still read). v3:
 /// a run's host carries `vectors` (each NIC interrupt line and its rate) where the NIC has
-/// several (v1 and v2 files, which have none, still read).
-pub const SCHEMA_VERSION: u32 = 3;
+/// several (v1 and v2 files, which have none, still read). v4: the search records
+/// `spent_between_runs`, the runs' worth of a time budget that went on switching between
+/// candidates (v1–v3 files read it as 0).
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// A point's value for one setting, in the unit the catalog gives the key (`napi.*` timers in
 /// ns, busy-poll windows and `rx-usecs` in µs): a number, or a switch as a boolean.
@@ -191,6 +193,11 @@ pub struct SearchSummary {
     pub measured: usize,
     /// Runs made in total.
     pub measurements: usize,
+    /// Runs' worth of a time budget that went on switching between candidates instead of
+    /// runs (driver reloads, a settle's longer warm-up, starting the traffic); 0 for a
+    /// budget of runs.
+    #[serde(default)]
+    pub spent_between_runs: usize,
     /// The elimination rounds in order (the finals are not a round).
     pub rounds: Vec<RoundIds>,
     /// Whether `--predict` ranked and pruned the space before measuring.
@@ -199,6 +206,21 @@ pub struct SearchSummary {
     pub warm_up_s: f64,
     /// Length of each measurement, seconds.
     pub duration_s: f64,
+}
+
+impl SearchSummary {
+    /// What switching between candidates cost a time budget, as a clause to follow the run
+    /// count (`; switching between candidates … took the budget's time of 30 more`); empty
+    /// when nothing.
+    pub fn between_runs(&self) -> String {
+        match self.spent_between_runs {
+            0 => String::new(),
+            n => format!(
+                "; switching between candidates (driver reloads, settling) took the budget's \
+                 time of {n} more"
+            ),
+        }
+    }
 }
 
 /// A round, by point id.
@@ -267,7 +289,7 @@ impl Recommendation {
     }
 }
 
-/// The whole `nictune.tune/v3` document body.
+/// The whole `nictune.tune/v4` document body.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TuneResults {
     /// Where and how the numbers were produced.
@@ -382,6 +404,7 @@ fn search_summary(run: &TuneRun, config: &TuneConfig, measured: usize) -> Search
         space_size: run.space_size,
         measured,
         measurements: run.record.measurements,
+        spent_between_runs: run.record.spent_between_runs,
         rounds: run
             .record
             .rounds

@@ -25,6 +25,12 @@ pub trait Evaluate {
     type Error;
     /// One run of candidate `index`.
     fn evaluate(&mut self, index: usize) -> Result<Observation, Self::Error>;
+    /// Whole runs' worth of the budget spent since the last call on something other than
+    /// runs (a time budget also pays for switching between candidates: driver reloads, a
+    /// settle's longer warm-up). Zero unless the evaluator counts such time.
+    fn spent_between_runs(&mut self) -> usize {
+        0
+    }
 }
 
 /// How the budget is spent.
@@ -38,7 +44,8 @@ pub struct SearchPlan {
     pub finalists: usize,
     /// Runs each finalist and the baseline have after the finals.
     pub final_reps: usize,
-    /// No candidate is run more often than this; leftover budget is not spent.
+    /// No candidate is judged on more runs than this (a finalist's fresh runs, the
+    /// baseline's all); leftover budget is not spent.
     pub max_reps: usize,
 }
 
@@ -119,6 +126,10 @@ pub struct SearchRecord {
     pub finals_from: Vec<usize>,
     /// Runs made in total.
     pub measurements: usize,
+    /// Runs' worth of the budget that went on switching between candidates instead
+    /// ([`Evaluate::spent_between_runs`]; a time budget only).
+    #[serde(default)]
+    pub spent_between_runs: usize,
 }
 
 /// Runs successive halving over the candidates `prior` has a slot for, of which `baseline` is
@@ -156,6 +167,7 @@ pub fn successive_halving<E: Evaluate>(
         finalists,
         finals_from,
         measurements: s.spent,
+        spent_between_runs: s.between,
     };
     let judged = record.judged_runs(baseline);
     record.finalists = rank_runs(&judged, &record.finalists, baseline, objective);
@@ -200,7 +212,10 @@ struct State<'a, E: Evaluate> {
     eval: &'a mut E,
     runs: Vec<Vec<Observation>>,
     rounds: Vec<Round>,
+    /// Runs made.
     spent: usize,
+    /// Runs' worth of budget spent between runs ([`Evaluate::spent_between_runs`]).
+    between: usize,
 }
 
 impl<'a, E: Evaluate> State<'a, E> {
@@ -218,7 +233,28 @@ impl<'a, E: Evaluate> State<'a, E> {
             runs,
             rounds: Vec::new(),
             spent,
+            between: 0,
         }
+    }
+
+    /// The budget used so far: runs made and what went on between them.
+    fn used(&self) -> usize {
+        self.spent + self.between
+    }
+
+    /// What one more run is expected to cost the budget: 1, plus the share of time spent
+    /// between runs so far ([`Evaluate::spent_between_runs`]); a run of a round or the
+    /// finals is a switch as much as the runs before it were, since both are interleaved.
+    fn cost_per_run(&self) -> f64 {
+        match self.spent {
+            0 => 1.0,
+            n => self.used() as f64 / n as f64,
+        }
+    }
+
+    /// How many runs `budget` units buy at [`State::cost_per_run`].
+    fn runs_for(&self, budget: usize) -> usize {
+        (budget as f64 / self.cost_per_run()).floor() as usize
     }
 
     /// `reps` runs of each of `ids`, interleaved: all once, then all again.
@@ -231,6 +267,7 @@ impl<'a, E: Evaluate> State<'a, E> {
                     .map_err(|source| SearchError::Run { index, source })?;
                 self.runs[index].push(obs);
                 self.spent += 1;
+                self.between += self.eval.spent_between_runs();
             }
         }
         Ok(())
@@ -238,8 +275,9 @@ impl<'a, E: Evaluate> State<'a, E> {
 
     /// Runs left for the rounds after reserving the finals.
     fn round_budget(&self, candidates: usize) -> usize {
-        let reserve = self.plan.finals_reserve(candidates);
-        self.plan.budget.saturating_sub(self.spent + reserve)
+        let left = self.plan.budget.saturating_sub(self.used());
+        self.runs_for(left)
+            .saturating_sub(self.plan.finals_reserve(candidates))
     }
 
     /// Elimination rounds until only the finalists are left; returns them best first.
@@ -249,15 +287,16 @@ impl<'a, E: Evaluate> State<'a, E> {
         baseline: usize,
     ) -> Result<Vec<usize>, SearchError<E::Error>> {
         let sizes = round_sizes(alive.len(), self.plan.eta, self.plan.finalists);
-        let mut left = self.round_budget(alive.len());
+        let others = alive.len();
         for (round, &size) in sizes.iter().enumerate() {
             // What this round may spend: an even share of what is left, less one run for
-            // each candidate of every later round (the minimum they need).
+            // each candidate of every later round (the minimum they need). What is left is
+            // read afresh each round: time spent between runs shrinks it.
+            let left = self.round_budget(others);
             let later: usize = sizes[round + 1..].iter().sum();
-            let share = (left - later) / (sizes.len() - round);
+            let share = left.saturating_sub(later) / (sizes.len() - round);
             let reps = (share / size.max(1)).max(1);
             self.run_interleaved(&alive, reps)?;
-            left -= reps * size;
             let ranked = self.ranked(&alive, baseline);
             let keep = sizes.get(round + 1).copied().unwrap_or(self.plan.finalists);
             let kept: Vec<usize> = ranked.iter().copied().take(keep).collect();
@@ -271,8 +310,10 @@ impl<'a, E: Evaluate> State<'a, E> {
         Ok(alive)
     }
 
-    /// Tops the finalists and the baseline up to `final_reps`, then spends what is left of
-    /// the budget on them, round-robin, up to `max_reps` each.
+    /// Gives each finalist `final_reps` fresh runs (those it is judged on: the runs that
+    /// chose it would carry their luck into the verdict) and tops the baseline, all of whose
+    /// runs are judged, up to `final_reps`; then spends what is left of the budget on them,
+    /// round-robin, up to `max_reps` judged runs each.
     fn finals(
         &mut self,
         finalists: &[usize],
@@ -280,19 +321,21 @@ impl<'a, E: Evaluate> State<'a, E> {
     ) -> Result<(), SearchError<E::Error>> {
         let mut group = finalists.to_vec();
         group.push(baseline);
+        let before: Vec<usize> = group
+            .iter()
+            .map(|&i| if i == baseline { 0 } else { self.runs[i].len() })
+            .collect();
+        let judged = |s: &Self, k: usize| s.runs[group[k]].len() - before[k];
         let target = self.plan.final_reps;
         for _ in 0..target {
-            let short: Vec<usize> = group
-                .iter()
-                .copied()
-                .filter(|&i| self.runs[i].len() < target)
+            let short: Vec<usize> = (0..group.len())
+                .filter(|&k| judged(self, k) < target)
+                .map(|k| group[k])
                 .collect();
             self.run_interleaved(&short, 1)?;
         }
-        while self.spent + group.len() <= self.plan.budget
-            && group
-                .iter()
-                .all(|&i| self.runs[i].len() < self.plan.max_reps)
+        while self.runs_for(self.plan.budget.saturating_sub(self.used())) >= group.len()
+            && (0..group.len()).all(|k| judged(self, k) < self.plan.max_reps)
         {
             self.run_interleaved(&group, 1)?;
         }

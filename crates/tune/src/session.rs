@@ -166,6 +166,12 @@ pub struct TuneConfig {
     /// Candidates of the space left out to fit the budget ([`crate::fit::fit_space`]): not
     /// in `candidates`, but counted in the results' space size.
     pub left_out: usize,
+    /// The budget was wall time (`--budget 3m`): what a run takes beyond its warm-up and
+    /// measurement — putting the candidate in place (a driver reload), a settle's longer
+    /// warm-up, starting the traffic — is spent from `plan` too, in runs of warm-up plus
+    /// measurement ([`crate::search::Evaluate::spent_between_runs`]), so the search ends
+    /// near the time asked for. A budget of runs counts runs only.
+    pub time_budget: bool,
 }
 
 /// What the loop measured. Candidate indices refer to `candidates`.
@@ -305,6 +311,7 @@ fn search<T: Target, M: Measurer>(
         metrics: vec![Vec::new(); config.candidates.len()],
         applied: None,
         controls,
+        between: Nanos::ZERO,
     };
     let mut baseline = config.baseline;
     let mut prior = vec![Vec::new(); config.candidates.len()];
@@ -336,6 +343,9 @@ struct LoopEval<'g, 'a, T: Target, M: Measurer> {
     /// The candidate whose settings are in place, to skip re-applying them.
     applied: Option<usize>,
     controls: Controls<'g>,
+    /// Wall time runs took beyond warm-up plus measurement, not yet spent from the budget
+    /// ([`TuneConfig::time_budget`] only).
+    between: Nanos,
 }
 
 impl<T: Target, M: Measurer> LoopEval<'_, '_, T, M> {
@@ -436,6 +446,7 @@ impl<T: Target, M: Measurer> Evaluate for LoopEval<'_, '_, T, M> {
         if self.controls.cancel.requested() {
             return Err(StepError::Cancelled);
         }
+        let started = std::time::Instant::now();
         self.controls.progress.message(&self.candidates[index].id());
         let settle = self.put_in_place(index).map_err(StepError::Apply)?;
         let c = &self.candidates[index];
@@ -452,6 +463,25 @@ impl<T: Target, M: Measurer> Evaluate for LoopEval<'_, '_, T, M> {
         let obs = Observation::of(&m, self.config.unit, self.config.scope);
         self.metrics[index].push(m);
         self.controls.progress.advance(1);
+        if self.config.time_budget {
+            let took = Nanos(u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX));
+            self.between += took.saturating_sub(self.run_length());
+        }
         Ok(obs)
+    }
+
+    fn spent_between_runs(&mut self) -> usize {
+        let run = self.run_length().0.max(1);
+        let whole = self.between.0 / run;
+        self.between = Nanos(self.between.0 - whole * run);
+        self.controls.progress.advance(whole);
+        whole as usize
+    }
+}
+
+impl<T: Target, M: Measurer> LoopEval<'_, '_, T, M> {
+    /// A run as the budget counts it: warm-up plus measurement.
+    fn run_length(&self) -> Nanos {
+        self.config.warm_up + self.config.duration
     }
 }

@@ -174,6 +174,7 @@ pub fn demo_config(goal: Goal, budget: usize) -> TuneConfig {
         duration: Nanos::ZERO,
         notes: Vec::new(),
         left_out: 0,
+        time_budget: false,
     }
 }
 

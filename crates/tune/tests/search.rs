@@ -40,6 +40,90 @@ impl Evaluate for Noisy {
     }
 }
 
+/// [`Noisy`] where every run of a candidate other than the one before it costs `switch`
+/// runs' worth of budget besides (a driver reload on a time budget).
+struct Reloading {
+    noisy: Noisy,
+    switch: usize,
+    last: Option<usize>,
+    owed: usize,
+}
+
+impl Evaluate for Reloading {
+    type Error = std::convert::Infallible;
+    fn evaluate(&mut self, i: usize) -> Result<Observation, Self::Error> {
+        if self.last.replace(i) != Some(i) {
+            self.owed += self.switch;
+        }
+        self.noisy.evaluate(i)
+    }
+    fn spent_between_runs(&mut self) -> usize {
+        std::mem::take(&mut self.owed)
+    }
+}
+
+#[test]
+fn time_spent_between_runs_comes_out_of_the_budget_down_to_the_smallest_search() {
+    let means = bowl();
+    let search = |switch: usize, budget: usize| {
+        let mut eval = Reloading {
+            noisy: Noisy {
+                means: means.clone(),
+                sigma: 0.06,
+                noise: Noise::new(7),
+                runs: 0,
+            },
+            switch,
+            last: None,
+            owed: 0,
+        };
+        let plan = SearchPlan::with_budget(budget);
+        let prior = vec![Vec::new(); means.len()];
+        let objective = Objective::new(Goal::Latency);
+        let record = successive_halving(prior, 0, &plan, &objective, &mut eval).unwrap();
+        assert_eq!(record.measurements, eval.noisy.runs);
+        record
+    };
+    let free = search(0, 400);
+    assert_eq!(free.spent_between_runs, 0);
+    assert!(free.measurements > 350, "{}", free.measurements);
+    // One run's worth per switch: about half the budget goes on switching, and the search
+    // makes about half the runs, ending within one interleaved pass of the budget.
+    let paying = search(1, 400);
+    eprintln!(
+        "free {} paying {} + {} rounds {:?}",
+        free.measurements,
+        paying.measurements,
+        paying.spent_between_runs,
+        paying
+            .rounds
+            .iter()
+            .map(|r| (r.measured.len(), r.reps))
+            .collect::<Vec<_>>()
+    );
+    let used = paying.measurements + paying.spent_between_runs;
+    assert!(paying.spent_between_runs > 100, "{paying:?}");
+    assert!(paying.measurements < 250, "{}", paying.measurements);
+    assert!(used <= 400 + 8, "{used}");
+    // Switching dearer than the whole budget leaves the smallest search: every candidate
+    // once, the kept third again, the finals.
+    let broke = search(10, 400);
+    let minimum = SearchPlan::with_budget(0).minimum_budget(means.len());
+    assert_eq!(broke.measurements, minimum);
+    assert!(
+        broke.rounds.iter().all(|r| r.reps == 1),
+        "{:?}",
+        broke.rounds
+    );
+    // Even then each finalist is judged on five fresh runs, not topped up to five in all
+    // from the runs that chose it.
+    for &f in &broke.finalists {
+        let fresh = broke.runs[f].len() - broke.finals_from[f];
+        assert_eq!(fresh, 5, "finalist {f}: {:?}", broke.finals_from);
+    }
+    assert_eq!(broke.runs[0].len(), 5);
+}
+
 /// 81 candidates on a bowl: p99 = 100 µs + 4 µs per grid step from the optimum at (6, 2).
 fn bowl() -> Vec<f64> {
     let mut means = vec![150.0]; // the baseline
@@ -155,6 +239,7 @@ fn testbed_config(budget: usize, goal: Goal) -> TuneConfig {
         duration: Nanos::from_secs(2),
         notes: Vec::new(),
         left_out: 0,
+        time_budget: false,
     }
 }
 

@@ -44,6 +44,8 @@ struct Faulty {
     settles: Option<Setting>,
     /// This knob's value as found takes [`SETTLE`] to settle after being put back.
     settles_as_found: Option<Knob>,
+    /// Each apply takes this long (a driver reload).
+    apply_takes: std::time::Duration,
     /// Applies (`apply`, `restore`) and warm-ups (`warm <id> <ns>`), in order.
     log: Vec<String>,
 }
@@ -68,6 +70,7 @@ impl Faulty {
             cancel_at: None,
             settles: None,
             settles_as_found: None,
+            apply_takes: std::time::Duration::ZERO,
             log: Vec::new(),
         }
     }
@@ -81,6 +84,7 @@ impl Target for Faulty {
     fn apply(&mut self, settings: &[Setting]) -> Result<(), TargetError> {
         self.applies += 1;
         self.log.push("apply".into());
+        std::thread::sleep(self.apply_takes);
         if self.fail_apply_at == Some(self.applies) {
             // Half-applied: the first setting went in before the failure.
             self.inner.apply(&settings[..1])?;
@@ -191,6 +195,7 @@ fn config(budget: usize) -> TuneConfig {
         duration: Nanos::from_secs(2),
         notes: Vec::new(),
         left_out: 0,
+        time_budget: false,
     }
 }
 
@@ -212,6 +217,41 @@ fn tune(fake: &std::cell::RefCell<Faulty>, budget: usize) -> Result<(), TuneErro
         controls,
     )
     .map(|_| ())
+}
+
+#[test]
+fn a_time_budget_pays_for_slow_applies_with_runs_and_a_budget_of_runs_does_not() {
+    let tune_with = |time_budget: bool| {
+        let fake = std::cell::RefCell::new(Faulty::new());
+        // Runs of 4 ms (the fake bench returns at once, so a run takes no time but its
+        // apply); every apply takes 8 ms, two runs' worth.
+        fake.borrow_mut().apply_takes = std::time::Duration::from_millis(8);
+        let config = TuneConfig {
+            warm_up: Nanos::from_millis(1),
+            duration: Nanos::from_millis(3),
+            time_budget,
+            ..config(120)
+        };
+        let cancel = AtomicBool::new(false);
+        let controls = Controls {
+            progress: &NoProgress,
+            cancel: &cancel,
+        };
+        let run = run(&mut Host(&fake), &mut Bench(&fake), &config, None, controls).unwrap();
+        assert_eq!(fake.borrow().inner.state(), found_state());
+        let applies = fake.borrow().applies;
+        (run.record, applies)
+    };
+    let (runs, _) = tune_with(false);
+    assert_eq!(runs.spent_between_runs, 0);
+    assert!(runs.measurements > 100, "{}", runs.measurements);
+    let (timed, applies) = tune_with(true);
+    // A run with an apply takes 8 ms against the 4 ms a run is counted as: at least one
+    // run's worth per apply went to the budget (a sleep never ends early).
+    let (between, made) = (timed.spent_between_runs, timed.measurements);
+    assert!(between + 1 >= applies, "{between} for {applies} applies");
+    assert!(made < runs.measurements, "{made} runs");
+    assert!(made + between <= 120 + 8, "{made} runs + {between}");
 }
 
 #[test]

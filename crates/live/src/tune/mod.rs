@@ -231,6 +231,7 @@ mod tests {
             duration: Nanos::from_millis(500),
             notes: Vec::new(),
             left_out: 0,
+            time_budget: false,
         }
     }
 

@@ -16,7 +16,7 @@ use nictune_core::duration;
 use nictune_core::privilege::Privilege;
 use nictune_core::units::Nanos;
 use nictune_live::tune::{Finished, HoldError, Parts, SessionError};
-use nictune_tune::fit::{fit_space, Fitted, FittedSpace, RunLength, TooSmall};
+use nictune_tune::fit::{fit_space, Budget, Fitted, FittedSpace, RunLength, TooSmall};
 use nictune_tune::objective::Goal;
 use nictune_tune::observe::{CpuScope, RateUnit};
 use nictune_tune::predict::Predictor;
@@ -98,7 +98,8 @@ pub struct Opts {
     /// or a workload FILE.
     #[arg(long, value_name = "rr|stream|mixed|FILE", default_value = "rr")]
     pub workload: String,
-    /// How much to measure: a number of runs (e.g. 72) or a duration (e.g. 3m, 90s).
+    /// How much to measure: a number of runs (e.g. 72), or the search's wall time (e.g. 3m,
+    /// 90s), which also pays for switching between candidates (driver reloads, settling).
     #[arg(long, value_name = "N|DURATION", default_value = "3m")]
     pub budget: String,
     /// Length of each measurement run: seconds (2) or with a unit (2s, 500ms).
@@ -271,6 +272,7 @@ pub fn tune_config(c: &Checked, caps: &Capabilities) -> Result<TuneConfig> {
         duration: fitted.run.duration,
         notes: fitted.notes,
         left_out,
+        time_budget: matches!(c.budget, Budget::Time(_)),
     })
 }
 

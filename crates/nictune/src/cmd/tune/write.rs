@@ -73,8 +73,11 @@ pub fn human(r: &TuneResults, out: &Path, journals: usize) -> String {
         ));
     }
     lines.push(format!(
-        "{} of {} candidates measured in {} runs.",
-        r.search.measured, r.search.space_size, r.search.measurements
+        "{} of {} candidates measured in {} runs{}.",
+        r.search.measured,
+        r.search.space_size,
+        r.search.measurements,
+        r.search.between_runs()
     ));
     let peer = match rec.peer_settings.is_empty() {
         true => String::new(),
