@@ -210,35 +210,26 @@ fn moved_names(after: &Sample, interfaces: Option<&[String]>) -> Vec<String> {
     }
 }
 
-/// True for a device IRQ of a network interface: an action naming one of `ifaces` as a
-/// whole word (`eth0`, `eth0-TxRx-3`, `ice-eth0-TxRx-0`, never `eth10-TxRx-0` for `eth1`), or a virtio-net queue (`virtio2-input.0`,
-/// `virtio2-output.0`), which names its device instead, when that device (`virtio2`) is the
-/// parent of one of `ifaces` in `parents`. Another virtio NIC's queues are not the measured
-/// path's: on a virtual machine the machine's own `eth0` is one, and its traffic (a login
-/// session, say) must not count as a veth or tap testbed's interrupts.
+/// True for a device IRQ of one of the measured interfaces `ifaces`: an action naming the
+/// interface as a whole word (`eth0`, `eth0-TxRx-3`, `ice-eth0-TxRx-0`; never `eth10-TxRx-0`
+/// for `eth1`), or naming the device below it (its `parents` entry), as drivers that do not
+/// name the interface do: virtio-net (`virtio2-input.0` below `virtio2`), mlx5
+/// (`mlx5_comp3@pci:0000:03:00.0` below `0000:03:00.0`). Another device's lines are not the
+/// measured path's: on a virtual machine the machine's own `eth0` is a virtio NIC too, and its
+/// traffic (a login session, say) must not count as a veth or tap testbed's interrupts.
 pub fn is_nic_irq(
     actions: &[String],
     ifaces: &[String],
     parents: &BTreeMap<String, String>,
 ) -> bool {
-    let measured_virtio = |a: &str| {
-        let Some((device, queue)) = a.split_once('-') else {
-            return false;
-        };
-        let is_queue = queue.starts_with("input.") || queue.starts_with("output.");
-        is_queue
-            && device.starts_with("virtio")
-            && ifaces
-                .iter()
-                .any(|i| parents.get(i).is_some_and(|p| p == device))
+    let names = |a: &str, i: &String| {
+        names_word(a, i) || parents.get(i).is_some_and(|device| names_word(a, device))
     };
-    actions
-        .iter()
-        .any(|a| measured_virtio(a) || ifaces.iter().any(|i| names_word(a, i)))
+    actions.iter().any(|a| ifaces.iter().any(|i| names(a, i)))
 }
 
 /// True when `word` occurs in `action` bounded on each side by its start or end or a
-/// separator drivers put around the interface name (`-`, `:`, `@`, `[`, `]`).
+/// separator drivers put around an interface or device name (`-`, `:`, `@`, `[`, `]`).
 fn names_word(action: &str, word: &str) -> bool {
     let sep = |c: Option<char>| c.is_none_or(|c| matches!(c, '-' | ':' | '@' | '[' | ']'));
     !word.is_empty()

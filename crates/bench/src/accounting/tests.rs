@@ -104,32 +104,40 @@ fn softnet_counters_wrap_at_32_bits() {
 }
 
 #[test]
-fn nic_irqs_are_recognised_by_interface_or_by_the_virtio_device_below_it() {
-    let ifaces = ["eth1".to_string()];
-    let parents = BTreeMap::from([("eth1".to_string(), "virtio2".to_string())]);
+fn nic_irqs_are_recognised_by_interface_or_by_the_device_below_it() {
+    let ifaces = ["eth1".to_string(), "enp3s0f0np0".to_string()];
+    let parents = BTreeMap::from([
+        ("eth1".to_string(), "virtio2".to_string()),
+        ("enp3s0f0np0".to_string(), "0000:03:00.0".to_string()),
+    ]);
     let nic = |s: &str| is_nic_irq(&[s.to_string()], &ifaces, &parents);
-    for yes in [
+    let yes = [
         "eth1",
         "eth1-TxRx-3",
         "ice-eth1-TxRx-0",
         "eth1-rx-0",
         "virtio2-input.0",
-    ] {
-        assert!(nic(yes), "{yes}");
+        "virtio2-output.1",
+        "virtio2-config",
+        "mlx5_comp3@pci:0000:03:00.0",
+        "mlx5_async0@pci:0000:03:00.0",
+    ];
+    for line in yes {
+        assert!(nic(line), "{line}");
     }
-    assert!(nic("virtio2-output.1"));
-    // Another interface whose name starts the same, another virtio NIC, its config vector,
-    // other virtio devices and other hardware.
-    for no in [
+    // Another interface whose name starts the same, another virtio NIC, the other port of
+    // the same card, other virtio devices and other hardware.
+    let no = [
         "eth10-TxRx-0",
         "veth1",
         "virtio3-input.0",
-        "virtio2-config",
-        "virtio0-requests",
         "virtio22-input.0",
+        "virtio0-requests",
+        "mlx5_comp3@pci:0000:03:00.1",
         "ahci[0000:00:1f.2]",
-    ] {
-        assert!(!nic(no), "{no}");
+    ];
+    for line in no {
+        assert!(!nic(line), "{line}");
     }
 }
 
