@@ -386,23 +386,30 @@ impl Setting {
     /// pass comes 2 s after the previous one on e1000 (`schedule_delayed_work(..., 2 * HZ)`)
     /// and at the whole second after 2 s on e1000e (`round_jiffies(jiffies + 2 * HZ)`): at
     /// most [`WATCHDOG_SETTLE`] after the change.
+    ///
+    /// The module parameter `InterruptThrottleRate=4` waits as long after its reload: the
+    /// watchdog pass that brings the carrier up sees an idle link and writes 8,000/s, and the
+    /// rate for the traffic comes with the next pass, 2 s later (`e1000_check_options` keeps
+    /// `itr` 4, so `e1000_configure_rx` first writes the same 16-bit cut; Linux 6.1).
     pub fn settle_time(&self, driver: Driver) -> Nanos {
-        match (self.knob, self.value) {
-            (Knob::RxUsecs, KnobValue::Duration(d)) if d == Nanos::from_micros(4) => match driver {
-                Driver::E1000 | Driver::E1000e => WATCHDOG_SETTLE,
-            },
-            _ => Nanos::ZERO,
+        let mode_4 = match (self.knob, self.value) {
+            (Knob::RxUsecs, KnobValue::Duration(d)) => d == Nanos::from_micros(4),
+            (Knob::Module(_, ModuleParam::InterruptThrottleRate), KnobValue::Count(n)) => n == 4,
+            _ => false,
+        };
+        match (mode_4, driver) {
+            (true, Driver::E1000 | Driver::E1000e) => WATCHDOG_SETTLE,
+            (false, _) => Nanos::ZERO,
         }
     }
 }
 
-/// The longest [`Setting::settle_time`] of `settings` on a port of `driver`; zero when the
-/// driver is not known.
+/// The longest [`Setting::settle_time`] of `settings` on a port of `driver` (a module
+/// parameter's own driver for it); zero for a setting whose driver is not known.
 pub fn settle_time(driver: Option<Driver>, settings: &[Setting]) -> Nanos {
-    let Some(driver) = driver else {
-        return Nanos::ZERO;
-    };
-    let waits = settings.iter().map(|s| s.settle_time(driver));
+    let waits = settings
+        .iter()
+        .filter_map(|s| Some(s.settle_time(s.knob.driver().or(driver)?)));
     waits.max().unwrap_or(Nanos::ZERO)
 }
 
@@ -425,6 +432,23 @@ mod tests {
         }
         let defer = Setting::new(Knob::DeferHardIrqs, KnobValue::Count(4));
         assert_eq!(defer.settle_time(Driver::E1000), Nanos::ZERO);
+        // The module parameter, by its own driver even where the port's is not known.
+        for d in Driver::ALL {
+            let itr = |n| {
+                let knob = Knob::Module(d, ModuleParam::InterruptThrottleRate);
+                Setting::new(knob, KnobValue::Count(n))
+            };
+            assert_eq!(settle_time(None, &[itr(4)]), WATCHDOG_SETTLE);
+            for n in [0, 1, 3, 2000, 8000] {
+                assert_eq!(settle_time(None, &[itr(n)]), Nanos::ZERO, "{n} on {d}");
+            }
+            let delay = Setting::new(
+                Knob::Module(d, ModuleParam::TxIntDelay),
+                KnobValue::Count(4),
+            );
+            assert_eq!(settle_time(None, &[delay]), Nanos::ZERO);
+        }
+        assert_eq!(settle_time(None, &[us(4)]), Nanos::ZERO);
     }
 
     #[test]

@@ -342,6 +342,12 @@ pub struct QemuNicSettings {
     /// The device's `gro_flush_timeout` (sysfs): the NAPI timer's period while deferring
     /// (deferral needs it non-zero).
     pub gro_flush_timeout: Nanos,
+    /// Mode 4 (`InterruptThrottleRate=4`) only: the run starts after the watchdog's first
+    /// pass with traffic, as a tune measures it (it warms up until that pass, the tune
+    /// crate's `Setting::settle_time`); `false`: right after the module load, from the idle
+    /// link's pass (8,000/s) that brought the carrier up. `rx-usecs 4` set at run time always
+    /// starts settled.
+    pub after_watchdog_pass: bool,
 }
 
 impl QemuNicSettings {
@@ -363,6 +369,7 @@ impl QemuNicSettings {
             // Linux 6.1 net/core/dev.c: both 0 unless set.
             napi_defer_hard_irqs: 0,
             gro_flush_timeout: Nanos::ZERO,
+            after_watchdog_pass: false,
         }
     }
 }

@@ -152,7 +152,8 @@ const SETTLE_OCTETS: u64 = 2_000 * FRAME_OCTETS;
 /// it: after its wait for the watchdog's pass (`Setting::settle_time` in the tune crate),
 /// which computed the rate from the symmetric RR traffic of that wait — not from the idle
 /// link a module load leaves (8,000/s), nor from the 16-bit cut of 10⁹/(4·256) that
-/// `e1000_set_coalesce` writes first.
+/// `e1000_set_coalesce` writes first. The module parameter starts there too when
+/// [`QemuNicSettings::after_watchdog_pass`] says the run waited for that pass.
 pub(super) fn driver(
     settings: &QemuNicSettings,
 ) -> Result<(E1000Policy, Coalescing, NicCounters), QemuNicError> {
@@ -173,7 +174,9 @@ pub(super) fn driver(
         E1000Policy::new(Generation::V7_3, value, delays).map_err(QemuNicError::Itr)?;
     let mut regs = policy.initial();
     let mut counters = NicCounters::default();
-    if settings.rx_usecs == Some(4) {
+    // Mode 4, set at run time (always waited for) or loaded and waited for.
+    let settled = settings.rx_usecs.is_some() || settings.after_watchdog_pass;
+    if value == 4 && settled {
         counters.tx_bytes = SETTLE_OCTETS;
         counters.rx_bytes = SETTLE_OCTETS;
         let ctx = ModerationCtx {

@@ -333,6 +333,39 @@ fn rx_usecs_4_set_at_run_time_starts_from_the_watchdogs_pass_over_the_rr() {
 }
 
 #[test]
+fn module_mode_4_waited_for_runs_as_rx_usecs_4_does() {
+    // A tune warms mode 4 up until the watchdog's first pass with traffic, after a reload as
+    // after an ethtool change: then the module parameter and rx-usecs 4 are one register
+    // state, paced at the RR's symmetric 2,000/s from the start.
+    for nic in [QemuNic::E1000, QemuNic::E1000e] {
+        let binding = QemuNicSettings {
+            tx_int_delay: 0,
+            ..defaults(nic)
+        };
+        let waited = QemuNicSettings {
+            interrupt_throttle_rate: 4,
+            after_watchdog_pass: true,
+            ..binding
+        };
+        let at_run_time = QemuNicSettings {
+            rx_usecs: Some(4),
+            ..binding
+        };
+        let (a, b) = (predict(nic, waited), predict(nic, at_run_time));
+        assert_eq!(a.transactions_per_sec, b.transactions_per_sec, "{nic:?}");
+        let straight = QemuNicSettings {
+            after_watchdog_pass: false,
+            ..waited
+        };
+        let straight = predict(nic, straight).transactions_per_sec;
+        assert!(
+            straight > a.transactions_per_sec * 1.05,
+            "{nic:?}: {straight} vs {a:?}"
+        );
+    }
+}
+
+#[test]
 fn a_prediction_is_a_function_of_its_seed() {
     let s = e1000e(2_000);
     let a = predict_rr(QemuNic::E1000e, &s, &costs(), 7, RUN).unwrap();
