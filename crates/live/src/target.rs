@@ -356,19 +356,17 @@ impl Target for LiveTarget<'_> {
     /// The settle time of `--iface`'s values as found (`local eth0 coalesce.rx-usecs` → 4)
     /// of the knobs `undone` had set; the driver is known for that interface only.
     fn settle_time_as_found(&self, snapshot: &Values, undone: &[Setting]) -> Nanos {
-        let knobs: Vec<Knob> = undone.iter().map(|s| s.knob).collect();
-        nictune_tune::knob::settle_time(self.driver, &found_locally(snapshot, &knobs))
+        nictune_tune::knob::settle_time_as_found(self.driver, local_entries(snapshot), undone)
     }
 }
 
-/// The values `--iface`'s interface was found at (the snapshot's `local …` entries) of
-/// `knobs`, as settings.
-fn found_locally(snapshot: &Values, knobs: &[Knob]) -> Vec<Setting> {
-    let entries = snapshot
+/// The snapshot's entries of `--iface`'s interface (`local …`), the one whose driver is known,
+/// as [`nictune_tune::knob::found_settings`] reads them.
+fn local_entries(snapshot: &Values) -> impl Iterator<Item = (&str, String)> {
+    snapshot
         .iter()
         .filter(|(name, _)| name.starts_with("local "))
-        .map(|(name, v)| (name.as_str(), v.to_string()));
-    nictune_tune::knob::found_settings(entries, knobs)
+        .map(|(name, v)| (name.as_str(), v.to_string()))
 }
 
 impl Drop for LiveTarget<'_> {
@@ -448,7 +446,7 @@ mod tests {
         ];
         let knobs = [Knob::RxUsecs, Knob::AdaptiveRx, Knob::BusyRead];
         assert_eq!(
-            found_locally(&snapshot, &knobs),
+            nictune_tune::knob::found_settings(local_entries(&snapshot), &knobs),
             [
                 Setting::new(Knob::RxUsecs, KnobValue::Duration(Nanos::from_micros(4))),
                 Setting::new(Knob::AdaptiveRx, KnobValue::Switch(true)),

@@ -197,9 +197,8 @@ impl<P: PeerSide> Target for Served<P> {
     /// The settle time of the values found (the session's reading, `eth0
     /// coalesce.rx-usecs` → `4`) of the knobs `undone` had set.
     fn settle_time_as_found(&self, snapshot: &Self::Snapshot, undone: &[Setting]) -> Nanos {
-        let knobs: Vec<Knob> = undone.iter().map(|s| s.knob).collect();
         let entries = snapshot.iter().map(|(k, v)| (k.as_str(), v.clone()));
-        crate::knob::settle_time(self.driver, &crate::knob::found_settings(entries, &knobs))
+        crate::knob::settle_time_as_found(self.driver, entries, undone)
     }
 }
 

@@ -233,9 +233,7 @@ impl Knob {
             (_, KnobValue::Switch(false)) => "off".to_string(),
         }
     }
-}
 
-impl Knob {
     /// The inverse of [`Knob::render`]: `text` in the knob's native unit (`4` µs for
     /// `rx-usecs`, `20000` ns for `gro-flush-timeout`, `on`/`off` for a switch) as a value;
     /// `None` when it is not one.
@@ -279,6 +277,19 @@ pub fn found_settings<'a>(
         }
     }
     found
+}
+
+/// The longest wait after `undone` (a previous candidate's settings) went back to their
+/// values in a snapshot's `entries`, read as [`found_settings`] reads them: the
+/// [`crate::session::Target::settle_time_as_found`] of a target whose snapshot names its
+/// settings so, on a port of `driver`.
+pub fn settle_time_as_found<'a>(
+    driver: Option<Driver>,
+    entries: impl IntoIterator<Item = (&'a str, String)>,
+    undone: &[Setting],
+) -> Nanos {
+    let knobs: Vec<Knob> = undone.iter().map(|s| s.knob).collect();
+    settle_time(driver, &found_settings(entries, &knobs))
 }
 
 impl fmt::Display for Knob {

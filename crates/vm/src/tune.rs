@@ -161,10 +161,8 @@ impl Target for GuestTarget<'_> {
 
     /// The same for a module parameter put back as found: the reload restarts the wait.
     fn settle_time_as_found(&self, snapshot: &GuestSnapshot, undone: &[Setting]) -> Nanos {
-        let knobs: Vec<Knob> = undone.iter().map(|s| s.knob).collect();
         let entries = snapshot.iter().map(|(k, v)| (k.as_str(), v.clone()));
-        let found = nictune_tune::knob::found_settings(entries, &knobs);
-        nictune_tune::knob::settle_time(None, &found)
+        nictune_tune::knob::settle_time_as_found(None, entries, undone)
     }
 }
 
