@@ -25,7 +25,8 @@ use crate::engine::GRACE;
 use crate::error::{BenchError, Result};
 use crate::net::server::{self, RunningServer, ServerPlan};
 use crate::protocol::{self, PeerReport, Reply, Request, WireError, BUSY, VERSION};
-use crate::spec::{BenchSpec, Limits};
+use crate::spec::{BenchSpec, Limits, Sides};
+use crate::sys;
 use crate::token::Token;
 use nictune_core::units::Nanos;
 use std::collections::VecDeque;
@@ -252,7 +253,14 @@ fn session(
         Request::Claim { idle_ms } => return change_session(&mut c, idle_ms, cfg, state, log),
         other => return Err(c.refuse(format!("expected start, got {other:?}"))),
     };
-    if let Err(e) = spec.validate(&cfg.limits) {
+    let checked = spec
+        .validate(&cfg.limits)
+        .and_then(|()| match sys::allowed_cpus() {
+            Ok(allowed) => spec.check_cpus(&allowed, Sides::Server),
+            // Unreadable affinity: pinning itself will say what is wrong.
+            Err(_) => Ok(()),
+        });
+    if let Err(e) = checked {
         return Err(c.refuse(e.to_string()));
     }
     let slot = match state.claim(peer, Duration::from_nanos((spec.total() + GRACE).0)) {

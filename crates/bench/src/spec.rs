@@ -167,7 +167,7 @@ impl BenchSpec {
     pub fn validate(&self, limits: &Limits) -> Result<(), InvalidInput> {
         check_duration(self.duration, limits)?;
         check_range(
-            "warm-up",
+            "--warmup",
             self.warmup.0,
             0,
             Nanos::from_secs(10).0,
@@ -187,7 +187,7 @@ impl BenchSpec {
             limits,
         )?;
         check_size("--response-size", self.response_size, 1, limits)?;
-        check_range("outstanding", self.outstanding.into(), 1, 64, "1 to 64")?;
+        check_range("--outstanding", self.outstanding.into(), 1, 64, "1 to 64")?;
         if self.zerocopy && self.test != TestKind::Stream {
             return Err(InvalidInput::new(
                 "--zerocopy",
@@ -207,6 +207,37 @@ impl BenchSpec {
             .map_or(Ok(()), |l| check_load(&l, self.test, limits))
     }
 
+    /// Checks the CPUs the spec pins to against `allowed`, the CPUs this process may run on
+    /// ([`crate::sys::allowed_cpus`]): `--client-cpu` where the client runs here, and
+    /// `--server-cpu` where the server does (not for a peer's server, whose own `serve`
+    /// checks it). A CPU outside the set would fail at `sched_setaffinity` after the testbed
+    /// or the peer's test had started.
+    pub fn check_cpus(&self, allowed: &[u32], here: Sides) -> Result<(), InvalidInput> {
+        let pins = [
+            ("--client-cpu", self.client_cpu, here != Sides::Server),
+            ("--server-cpu", self.server_cpu, here != Sides::Client),
+        ];
+        for (flag, cpu, checked) in pins {
+            match cpu {
+                Some(cpu) if checked && !allowed.contains(&cpu) => {
+                    let list: nictune_core::cpuset::CpuSet = allowed.iter().copied().collect();
+                    // Said to the client: on the serving side, "this process" is not its own.
+                    let who = match here {
+                        Sides::Server => "the peer's `nictune serve`",
+                        Sides::Both | Sides::Client => "this process",
+                    };
+                    return Err(InvalidInput::new(
+                        flag,
+                        cpu,
+                        format!("a CPU {who} may run on: {}", list.to_list()),
+                    ));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
     /// Ping probes carry a sequence number and a timestamp.
     fn min_request(&self) -> u64 {
         if self.test == TestKind::Ping {
@@ -220,6 +251,17 @@ impl BenchSpec {
     pub fn total(&self) -> Nanos {
         self.warmup + self.duration
     }
+}
+
+/// Which sides of a test run on this machine ([`BenchSpec::check_cpus`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sides {
+    /// Client and server (loopback, or a testbed's two namespaces).
+    Both,
+    /// The client only: the server is a peer's `nictune serve`.
+    Client,
+    /// The server only: `nictune serve` answering a peer's client.
+    Server,
 }
 
 /// Bounds a spec must stay within.
@@ -404,6 +446,35 @@ mod tests {
         let mut s = BenchSpec::new(TestKind::Stream);
         s.load = Some(Load::streams(1));
         assert_eq!(s.validate(&Limits::LOCAL).unwrap_err().what, "--load");
+    }
+
+    #[test]
+    fn pins_are_checked_on_the_sides_that_run_here_only() {
+        let mut s = BenchSpec::new(TestKind::Rr);
+        s.client_cpu = Some(1);
+        s.server_cpu = Some(5);
+        let allowed = [0, 1, 2];
+        let e = s.check_cpus(&allowed, Sides::Both).unwrap_err();
+        assert_eq!((e.what.as_str(), e.value.as_str()), ("--server-cpu", "5"));
+        assert_eq!(e.allowed, "a CPU this process may run on: 0-2");
+        // A peer's server is pinned on the peer; `serve` checks only its own side.
+        s.check_cpus(&allowed, Sides::Client).unwrap();
+        s.client_cpu = Some(3);
+        let e = s.check_cpus(&allowed, Sides::Client).unwrap_err();
+        assert_eq!(e.what, "--client-cpu");
+        let e = s.check_cpus(&[0, 5], Sides::Server);
+        assert!(
+            e.is_ok(),
+            "the client's CPU is not the server's to check: {e:?}"
+        );
+        let e = s.check_cpus(&[0, 1], Sides::Server).unwrap_err();
+        assert_eq!(
+            e.allowed,
+            "a CPU the peer's `nictune serve` may run on: 0-1"
+        );
+        s.client_cpu = None;
+        s.server_cpu = None;
+        s.check_cpus(&[], Sides::Both).unwrap();
     }
 
     #[test]

@@ -46,6 +46,26 @@ pub fn pin_task(tid: libc::pid_t, cpu: u32) -> io::Result<()> {
     Ok(())
 }
 
+/// The CPUs the calling thread may run on: its affinity mask, as `taskset -p` shows it and
+/// as [`pin_task`] will accept them (a cpuset or an earlier `taskset` can leave out CPUs that
+/// are online).
+pub fn allowed_cpus() -> io::Result<Vec<u32>> {
+    // SAFETY: cpu_set_t is plain data; sched_getaffinity writes at most the size we pass;
+    // CPU_ISSET reads within the set for every index below CPU_SETSIZE.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        check(libc::sched_getaffinity(
+            0,
+            std::mem::size_of_val(&set),
+            &mut set,
+        ))?;
+        Ok((0..libc::CPU_SETSIZE as usize)
+            .filter(|&cpu| libc::CPU_ISSET(cpu, &set))
+            .map(|cpu| cpu as u32)
+            .collect())
+    }
+}
+
 /// The CPU the calling thread is running on now.
 pub fn current_cpu() -> Option<u32> {
     // SAFETY: no arguments, no memory access.
@@ -177,6 +197,19 @@ mod tests {
         std::thread::spawn(|| {
             pin_current_thread(0).unwrap();
             assert_eq!(current_cpu(), Some(0));
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn the_allowed_cpus_include_the_one_running_now_and_pinning_keeps_to_them() {
+        let allowed = allowed_cpus().unwrap();
+        assert!(allowed.contains(&current_cpu().unwrap()), "{allowed:?}");
+        let last = *allowed.last().unwrap();
+        std::thread::spawn(move || {
+            pin_current_thread(last).unwrap();
+            assert_eq!(allowed_cpus().unwrap(), [last]);
         })
         .join()
         .unwrap();

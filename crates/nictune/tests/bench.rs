@@ -57,6 +57,52 @@ fn a_bad_value_exits_2_naming_the_flag_and_a_hint() {
 }
 
 #[test]
+fn a_pin_outside_this_process_cpus_is_refused_before_any_testbed_exists() {
+    // CPU 4095 is beyond any CPU set this test runs under (CPU_SETSIZE is 1024). The check
+    // comes before the testbed, so it is the answer as root and without root alike.
+    for flag in ["--client-cpu", "--server-cpu"] {
+        let out = nictune()
+            .args([
+                "bench",
+                "rr",
+                "--testbed",
+                flag,
+                "4095",
+                "--duration",
+                "0.5",
+            ])
+            .output()
+            .unwrap();
+        assert_exit(&out, 2);
+        let err = stderr(&out);
+        assert!(
+            err.contains(flag) && err.contains("4095") && err.contains("may run on"),
+            "{err}"
+        );
+        assert!(err.contains("hint:"), "{err}");
+    }
+}
+
+#[test]
+fn a_negative_number_is_a_bad_value_of_its_flag_not_an_unknown_flag() {
+    for args in [
+        &["bench", "rr", "--loopback", "--connections", "-5"][..],
+        &["bench", "rr", "--loopback", "--duration", "-1"],
+        &["tune", "--budget", "-5"],
+        &["sim", "seed-e1000-rr", "--duration", "-2"],
+    ] {
+        let out = nictune().args(args).output().unwrap();
+        assert_exit(&out, 2);
+        let err = stderr(&out);
+        let flag = args[args.len() - 2];
+        assert!(
+            err.contains(flag) && !err.contains("unexpected argument"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
 fn serve_without_a_token_refuses_to_start() {
     let out = nictune()
         .args(["serve", "--bind", "127.0.0.1:0"])
@@ -166,4 +212,30 @@ fn stopped_peer_run(kind: &str) {
     // the silence must be reported within 2 s after that.
     let bound = std::time::Duration::from_millis(2_000 + 2_000 + 400);
     assert!(elapsed < bound, "{kind} took {elapsed:?}: {err}");
+}
+
+/// The peer's `serve` checks the server's pin against its own CPUs and refuses the test
+/// before it starts, naming the flag, instead of failing inside it.
+#[test]
+fn a_peer_refuses_a_server_pin_outside_its_cpus_before_the_test_starts() {
+    let server = LoopbackServe::start();
+    let out = nictune()
+        .args([
+            "bench",
+            "rr",
+            "--peer",
+            &server.addr,
+            "--server-cpu",
+            "4095",
+        ])
+        .args(["--duration", "0.5", "--warmup", "0.2"])
+        .env("NICTUNE_TOKEN", SERVE_TOKEN)
+        .output()
+        .unwrap();
+    assert_exit(&out, 2);
+    let err = stderr(&out);
+    assert!(
+        err.contains("--server-cpu") && err.contains("4095") && err.contains("peer's"),
+        "{err}"
+    );
 }

@@ -25,7 +25,8 @@ use crate::error::{BenchError, Result};
 use crate::net::icmp::IcmpSocket;
 use crate::peer::PeerTarget;
 use crate::result::BenchResult;
-use crate::spec::{BenchSpec, Limits, TestKind};
+use crate::spec::{BenchSpec, Limits, Sides, TestKind};
+use crate::sys;
 use crate::testbed::Testbed;
 use crate::window::{Window, INTERIM};
 use nictune_core::progress::Progress;
@@ -49,6 +50,11 @@ pub enum ServerSide<'a> {
     Peer(&'a PeerTarget),
 }
 
+/// The CPUs this process may run on ([`sys::allowed_cpus`]), for [`BenchSpec::check_cpus`].
+pub fn allowed_cpus() -> Result<Vec<u32>> {
+    sys::allowed_cpus().map_err(|e| BenchError::system("reading", "this process's CPU affinity", e))
+}
+
 /// How long all clients may take to connect.
 pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -69,6 +75,11 @@ pub fn run_cancellable(
     cancel: &Cancel,
 ) -> Result<BenchResult> {
     spec.validate(&Limits::LOCAL)?;
+    let here = match target {
+        ServerSide::Peer(_) => Sides::Client,
+        ServerSide::Loopback | ServerSide::Testbed(_) => Sides::Both,
+    };
+    spec.check_cpus(&allowed_cpus()?, here)?;
     let route = Route::of(target);
     let clock = MonotonicClock::new();
     let mut far = Far::start(spec, target, &route)?;

@@ -46,6 +46,8 @@ pub struct StateArgs {
   nictune apply --netns lab --iface v0 napi.gro-flush-timeout=20000 napi.defer-hard-irqs=2 \\
       --confirm-within 30s
   nictune confirm")]
+// `--connections -5` reaches the flag's own check instead of reading as an unknown flag.
+#[command(allow_negative_numbers = true)]
 pub struct Args {
     /// Settings as KEY=VALUE, e.g. napi.gro-flush-timeout=20000, rps.cpus@0=3.
     #[arg(value_name = "KEY=VALUE")]

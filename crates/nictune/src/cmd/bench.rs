@@ -6,7 +6,7 @@ use crate::output::{Ctx, HintExt, Outcome};
 use anyhow::{Context, Result};
 use nictune_bench::cancel::Cancel;
 use nictune_bench::{
-    peer, BenchError, BenchSpec, Limits, PeerTarget, ServerSide, TestKind, Testbed, Token,
+    peer, BenchError, BenchSpec, Limits, PeerTarget, ServerSide, Sides, TestKind, Testbed, Token,
 };
 use nictune_core::duration;
 use nictune_core::error::InvalidInput;
@@ -25,6 +25,8 @@ Examples:
   nictune bench rr --loopback --rate 20000        (open loop: no coordinated omission)
   sudo nictune bench ping --load stream:8 --rate 100   (latency under 8 bulk streams)
   NICTUNE_TOKEN=... nictune bench stream --peer 198.18.0.2")]
+// `--connections -5` reaches the flag's own check instead of reading as an unknown flag.
+#[command(allow_negative_numbers = true)]
 pub struct Args {
     /// Test: rr (TCP request/response), udp-rr, stream (TCP bulk) or ping (probes).
     #[arg(value_enum)]
@@ -117,6 +119,13 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
     let spec = spec_of(&args)?;
     spec.validate(&Limits::LOCAL)
         .hint("see `nictune bench --help` for the allowed values")?;
+    // Before any testbed or guest exists: a peer's or a guest's server is pinned there.
+    let here = match args.peer.is_some() || args.testbed.and_then(TestbedArg::nic).is_some() {
+        true => Sides::Client,
+        false => Sides::Both,
+    };
+    spec.check_cpus(&nictune_bench::allowed_cpus()?, here)
+        .hint("`nproc` and `taskset -p $$` show the CPUs this shell may use")?;
     let cancel = Cancel::new();
     cancel
         .on_signals()

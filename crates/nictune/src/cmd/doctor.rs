@@ -13,6 +13,8 @@ use nictune_host::snapshot;
 use serde::Serialize;
 
 #[derive(Debug, clap::Args)]
+// `--connections -5` reaches the flag's own check instead of reading as an unknown flag.
+#[command(allow_negative_numbers = true)]
 pub struct Args {
     /// Interfaces to examine (default: all).
     #[arg(value_name = "IFACE")]

@@ -12,6 +12,8 @@ use nictune_host::snapshot::{self, HostSnapshot};
 use serde::Serialize;
 
 #[derive(Debug, clap::Args)]
+// `--connections -5` reaches the flag's own check instead of reading as an unknown flag.
+#[command(allow_negative_numbers = true)]
 pub struct Args {
     /// Interfaces to show (default: all).
     #[arg(value_name = "IFACE")]

@@ -18,6 +18,8 @@ use std::path::Path;
 use std::time::Instant;
 
 #[derive(Debug, clap::Args)]
+// `--connections -5` reaches the flag's own check instead of reading as an unknown flag.
+#[command(allow_negative_numbers = true)]
 pub struct Args {
     /// A built-in scenario name (see --list) or a scenario TOML file.
     #[arg(value_name = "NAME_OR_FILE", required_unless_present_any = ["list", "keys"])]

@@ -39,6 +39,8 @@ pub use write::write_outputs;
 /// `nictune tune`'s arguments; boxed so the `Command` enum stays small.
 #[derive(Debug, clap::Args)]
 #[command(after_help = TUNE_HELP)]
+// `--connections -5` reaches the flag's own check instead of reading as an unknown flag.
+#[command(allow_negative_numbers = true)]
 pub struct Args {
     #[command(flatten)]
     pub opts: Box<Opts>,
