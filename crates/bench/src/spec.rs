@@ -208,7 +208,7 @@ impl BenchSpec {
     }
 
     /// Checks the CPUs the spec pins to against `allowed`, the CPUs this process may run on
-    /// ([`crate::sys::allowed_cpus`]): `--client-cpu` where the client runs here, and
+    /// ([`crate::allowed_cpus`]): `--client-cpu` where the client runs here, and
     /// `--server-cpu` where the server does (not for a peer's server, whose own `serve`
     /// checks it). A CPU outside the set would fail at `sched_setaffinity` after the testbed
     /// or the peer's test had started.

@@ -226,6 +226,9 @@ impl<'a, E: Evaluate> State<'a, E> {
         eval: &'a mut E,
     ) -> Self {
         let spent = runs.iter().map(Vec::len).sum();
+        // What went on switching before the search (the prior runs' and any timing of a
+        // switch) is spent already: the first round's share must not count it as left.
+        let between = eval.spent_between_runs();
         State {
             plan,
             objective,
@@ -233,7 +236,7 @@ impl<'a, E: Evaluate> State<'a, E> {
             runs,
             rounds: Vec::new(),
             spent,
-            between: 0,
+            between,
         }
     }
 

@@ -124,6 +124,46 @@ fn time_spent_between_runs_comes_out_of_the_budget_down_to_the_smallest_search()
     assert_eq!(broke.runs[0].len(), 5);
 }
 
+/// What went on switching before the search (a timed switch, the prior runs' own) is owed
+/// when the search starts: the first round is sized on what is left after it, not on the
+/// whole budget. Before this was counted, a `--predict` tune on the real-driver testbed
+/// gave its first round two runs each and ran 159 runs' worth of a 120-run budget.
+#[test]
+fn switching_owed_before_the_search_is_spent_before_the_first_round() {
+    let means = bowl();
+    let search = |owed: usize| {
+        let mut eval = Reloading {
+            noisy: Noisy {
+                means: means.clone(),
+                sigma: 0.06,
+                noise: Noise::new(7),
+                runs: 0,
+            },
+            switch: 1,
+            last: Some(0),
+            owed,
+        };
+        let plan = SearchPlan::with_budget(600);
+        let objective = Objective::new(Goal::Latency);
+        let prior = vec![Vec::new(); means.len()];
+        successive_halving(prior, 0, &plan, &objective, &mut eval).unwrap()
+    };
+    // The smallest search here is 137 runs, each behind a switch: 274 of the 600.
+    let none = search(0);
+    let owing = search(200);
+    assert!(
+        owing.rounds[0].reps < none.rounds[0].reps || owing.measurements < none.measurements,
+        "{:?} against {:?}",
+        owing.rounds,
+        none.rounds
+    );
+    let used = owing.measurements + owing.spent_between_runs;
+    assert!(owing.spent_between_runs >= 200, "{owing:?}");
+    // Within one interleaved pass of the finals group (3 finalists and the baseline, each
+    // behind a switch: 8 runs' worth) of the budget.
+    assert!(used <= 600 + 8, "{used}");
+}
+
 /// 81 candidates on a bowl: p99 = 100 µs + 4 µs per grid step from the optimum at (6, 2).
 fn bowl() -> Vec<f64> {
     let mut means = vec![150.0]; // the baseline
@@ -239,7 +279,7 @@ fn testbed_config(budget: usize, goal: Goal) -> TuneConfig {
         duration: Nanos::from_secs(2),
         notes: Vec::new(),
         left_out: 0,
-        time_budget: false,
+        time_budget: None,
     }
 }
 
@@ -265,7 +305,7 @@ fn tune_synthetic(seed: u64, config: &TuneConfig, p: Option<&mut dyn Predictor>)
     };
     let run = run(&mut host, &mut bench, config, p, controls).unwrap();
     assert_eq!(host.state(), State::new(), "settings restored");
-    TuneResults::build(&run, config, environment())
+    TuneResults::build(&run, environment())
 }
 
 fn busy_polls(id: &str, results: &TuneResults) -> bool {

@@ -50,7 +50,8 @@ pub enum ServerSide<'a> {
     Peer(&'a PeerTarget),
 }
 
-/// The CPUs this process may run on ([`sys::allowed_cpus`]), for [`BenchSpec::check_cpus`].
+/// The CPUs this process may run on (its affinity mask, as `taskset -p` shows it), for
+/// [`BenchSpec::check_cpus`].
 pub fn allowed_cpus() -> Result<Vec<u32>> {
     sys::allowed_cpus().map_err(|e| BenchError::system("reading", "this process's CPU affinity", e))
 }
