@@ -15,6 +15,12 @@
 //! level of every setting (and every placement) is in at least one measured candidate, and
 //! says which part of the space went unmeasured. Only a budget that cannot hold the baseline
 //! and two candidates is refused.
+//!
+//! A time budget also pays for switching between candidates (a driver reload takes seconds):
+//! [`fit_space_switching`] fits with that time before every run, which shortening the runs
+//! does not shrink. The tune loop measures it on its first switch
+//! ([`crate::session::TimeBudget`]) and fits again when the plan made without it would not
+//! hold.
 
 use crate::candidate::{Candidate, Placement};
 use crate::knob::Setting;
@@ -64,6 +70,20 @@ impl RunLength {
     }
 }
 
+/// Runs `budget` pays for at `run` length (warm-up plus measurement) when each run also
+/// costs `switch` (time spent putting the candidate in place before it, starting the
+/// traffic). A budget of runs counts runs only.
+pub(crate) fn runs_affordable(budget: Budget, run: Nanos, switch: Nanos) -> usize {
+    match budget {
+        Budget::Runs(n) => n,
+        Budget::Time(t) => (t.0 / (run.0 + switch.0).max(1)) as usize,
+    }
+}
+
+fn affordable(budget: Budget, run: RunLength, switch: Nanos) -> usize {
+    runs_affordable(budget, run.total(), switch)
+}
+
 /// A search that fits: its plan, its run length and what fitting changed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fitted {
@@ -78,7 +98,7 @@ pub struct Fitted {
 /// Why no search fits.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "--budget buys {runs} runs{}, but even the smallest search (the settings as found and {} \
+    "--budget buys {runs} runs{}{}, but even the smallest search (the settings as found and {} \
      of the {candidates} candidates, one run each, and fresh runs for two finalists) needs {needed}",
     if *.timed {
         format!(
@@ -86,6 +106,11 @@ pub struct Fitted {
             .shortest.duration.as_secs_f64(),
             .shortest.warm_up.as_secs_f64()
         )
+    } else {
+        String::new()
+    },
+    if *.switch > Nanos::ZERO {
+        format!(" with {} of switching before each", seconds(*.switch))
     } else {
         String::new()
     },
@@ -104,16 +129,34 @@ pub struct TooSmall {
     pub needed: usize,
     /// A time budget (already tried at the shortest run length).
     pub timed: bool,
-    /// The smallest budget that fits, in runs, and in time at the shortest length.
+    /// The smallest budget that fits, in runs, and in time at the shortest length (with
+    /// [`TooSmall::switch`] before each run).
     pub minimum: (usize, Nanos),
+    /// Time spent switching to the candidate before each run (zero when not known).
+    pub switch: Nanos,
+}
+
+/// `4.1 s` or `8 ms`: a switching time for notes, to a tenth of a second from 1 s up.
+pub(crate) fn seconds(t: Nanos) -> String {
+    match t < Nanos::from_secs(1) {
+        true => format!("{} ms", (t.0 as f64 / 1e6).round()),
+        false => format!("{:.1} s", t.as_secs_f64()),
+    }
 }
 
 /// Fits a search over `candidates` (baseline included) at `asked` run length into
-/// `budget`: as asked if it covers the space; otherwise shorter runs (a time budget), then
-/// smaller finals (three finalists at five runs → two at three).
-fn fit(budget: Budget, asked: RunLength, candidates: usize) -> Result<Fitted, TooSmall> {
+/// `budget`, each run costing `switch` besides: as asked if it covers the space; otherwise
+/// shorter runs (a time budget), then smaller finals (three finalists at five runs → two at
+/// three). The plan's budget counts runs of warm-up plus measurement only: the search pays
+/// switching from it as it goes ([`crate::search::Evaluate::spent_between_runs`]).
+fn fit(
+    budget: Budget,
+    asked: RunLength,
+    candidates: usize,
+    switch: Nanos,
+) -> Result<Fitted, TooSmall> {
     let plan = SearchPlan::with_budget(asked.runs_in(budget));
-    if plan.budget >= plan.minimum_budget(candidates) {
+    if affordable(budget, asked, switch) >= plan.minimum_budget(candidates) {
         return Ok(Fitted {
             plan,
             run: asked,
@@ -126,13 +169,13 @@ fn fit(budget: Budget, asked: RunLength, candidates: usize) -> Result<Fitted, To
             (plan.finalists, plan.final_reps) = (2, 3);
         }
         let needed = plan.minimum_budget(candidates);
-        let Some(run) = run_for(budget, asked, needed) else {
+        let Some(run) = run_for(budget, asked, needed, switch) else {
             continue;
         };
         plan.budget = run.runs_in(budget);
         let mut notes = Vec::new();
         if run != asked {
-            notes.push(shortened(asked, run, budget, candidates, needed));
+            notes.push(shortened(asked, run, budget, candidates, needed, switch));
         }
         if trimmed {
             notes.push(format!(
@@ -146,13 +189,19 @@ fn fit(budget: Budget, asked: RunLength, candidates: usize) -> Result<Fitted, To
     (plan.finalists, plan.final_reps) = (2, 3);
     let needed = plan.minimum_budget(candidates);
     let shortest = shortest(asked);
+    let timed = matches!(budget, Budget::Time(_));
+    let switch = if timed { switch } else { Nanos::ZERO };
     Err(TooSmall {
-        runs: shortest.runs_in(budget),
+        runs: affordable(budget, shortest, switch),
         shortest,
         candidates,
         needed,
-        timed: matches!(budget, Budget::Time(_)),
-        minimum: (needed, Nanos(shortest.total().0 * needed as u64)),
+        timed,
+        minimum: (
+            needed,
+            Nanos((shortest.total().0 + switch.0) * needed as u64),
+        ),
+        switch,
     })
 }
 
@@ -188,15 +237,27 @@ pub fn fit_space(
     asked: RunLength,
     candidates: Vec<Candidate>,
 ) -> Result<FittedSpace, TooSmall> {
+    fit_space_switching(budget, asked, candidates, Nanos::ZERO)
+}
+
+/// [`fit_space`] where each run of a time budget also costs `switch`: the time to put the
+/// candidate in place (a driver reload, a settle's longer warm-up, starting the traffic),
+/// which shorter runs do not save.
+pub fn fit_space_switching(
+    budget: Budget,
+    asked: RunLength,
+    candidates: Vec<Candidate>,
+    switch: Nanos,
+) -> Result<FittedSpace, TooSmall> {
     let all = candidates.len();
-    let refused = match fit(budget, asked, all) {
+    let refused = match fit(budget, asked, all, switch) {
         Ok(fitted) => return Ok(FittedSpace { fitted, candidates }),
         Err(e) => e,
     };
     let mut trimmed = SearchPlan::with_budget(0);
     (trimmed.finalists, trimmed.final_reps) = (2, 3);
     let floor = shortest(asked);
-    let runs = floor.runs_in(budget);
+    let runs = affordable(budget, floor, refused.switch);
     let Some(k) = (FEWEST_CANDIDATES..all)
         .rev()
         .find(|&k| trimmed.minimum_budget(k) <= runs)
@@ -204,19 +265,23 @@ pub fn fit_space(
         let needed = trimmed.minimum_budget(FEWEST_CANDIDATES.min(all));
         return Err(TooSmall {
             needed,
-            minimum: (needed, Nanos(floor.total().0 * needed as u64)),
+            minimum: (
+                needed,
+                Nanos((floor.total().0 + refused.switch.0) * needed as u64),
+            ),
             ..refused
         });
     };
     let chosen = cover(&candidates, k);
-    let mut fitted = fit(budget, asked, chosen.len())?;
+    let mut fitted = fit(budget, asked, chosen.len(), switch)?;
     let complete = refused.minimum;
     fitted.notes.push(format!(
-        "Only {} of the {all} candidates fit the budget, even at the shortest runs with trimmed finals: \
+        "Only {} of the {all} candidates fit the budget, even at the shortest runs with trimmed finals{}: \
          they were chosen so that every level of every setting (and every placement) is measured \
          at least once, and the settings as found are among them; the other {} combinations were \
          not measured, so the best may be among them. --budget {}s (or {} runs) measures them all.",
         chosen.len(),
+        switching(switch),
         all - chosen.len(),
         complete.1.as_secs_f64().ceil(),
         complete.0
@@ -275,11 +340,11 @@ enum Item {
 
 /// The longest run length, no longer than `asked` and no shorter than [`shortest`], at
 /// which `budget` buys `needed` runs; `None` when even the shortest does not.
-fn run_for(budget: Budget, asked: RunLength, needed: usize) -> Option<RunLength> {
+fn run_for(budget: Budget, asked: RunLength, needed: usize, switch: Nanos) -> Option<RunLength> {
     let Budget::Time(t) = budget else {
         return (needed <= asked.runs_in(budget)).then_some(asked);
     };
-    let per_run = Nanos(t.0 / needed.max(1) as u64);
+    let per_run = Nanos((t.0 / needed.max(1) as u64).saturating_sub(switch.0));
     if per_run >= asked.total() {
         return Some(asked);
     }
@@ -295,12 +360,24 @@ fn run_for(budget: Budget, asked: RunLength, needed: usize) -> Option<RunLength>
     (duration >= SHORTEST.duration).then_some(RunLength { duration, warm_up })
 }
 
+/// `, with 4.1 s of switching to the candidate before each run` when `switch` is known.
+fn switching(switch: Nanos) -> String {
+    match switch > Nanos::ZERO {
+        true => format!(
+            ", with {} of switching to the candidate before each run",
+            seconds(switch)
+        ),
+        false => String::new(),
+    }
+}
+
 fn shortened(
     asked: RunLength,
     run: RunLength,
     budget: Budget,
     candidates: usize,
     needed: usize,
+    switch: Nanos,
 ) -> String {
     let noise = (asked.duration.as_secs_f64() / run.duration.as_secs_f64()).sqrt();
     let spent = match budget {
@@ -308,7 +385,8 @@ fn shortened(
         Budget::Runs(n) => format!("{n} runs"),
     };
     format!(
-        "Runs were shortened to fit the budget of {spent} ({candidates} candidates need at least {needed} runs): {} s measured after {} s warm-up instead of {} s after {} s. Each figure is about {noise:.1}× as noisy (noise shrinks with the square root of the measured time), so close candidates are less likely to be told apart; a larger --budget buys the asked length back.",
+        "Runs were shortened to fit the budget of {spent} ({candidates} candidates need at least {needed} runs{}): {} s measured after {} s warm-up instead of {} s after {} s. Each figure is about {noise:.1}× as noisy (noise shrinks with the square root of the measured time), so close candidates are less likely to be told apart; a larger --budget buys the asked length back.",
+        switching(switch),
         run.duration.as_secs_f64(),
         run.warm_up.as_secs_f64(),
         asked.duration.as_secs_f64(),
@@ -327,7 +405,7 @@ mod tests {
 
     #[test]
     fn a_budget_that_covers_the_space_is_used_as_asked() {
-        let f = fit(Budget::Time(Nanos::from_secs(180)), ASKED, 20).unwrap();
+        let f = fit(Budget::Time(Nanos::from_secs(180)), ASKED, 20, Nanos::ZERO).unwrap();
         assert_eq!((f.run, f.plan.budget, f.notes.len()), (ASKED, 72, 0));
     }
 
@@ -335,7 +413,7 @@ mod tests {
     fn a_short_time_budget_shortens_the_runs_and_says_what_it_costs() {
         let budget = Budget::Time(Nanos::from_secs(60));
         let needed = SearchPlan::with_budget(0).minimum_budget(40);
-        let f = fit(budget, ASKED, 40).unwrap();
+        let f = fit(budget, ASKED, 40, Nanos::ZERO).unwrap();
         assert!(f.run.total() < ASKED.total(), "{:?}", f.run);
         assert!(f.run.duration >= SHORTEST.duration && f.run.warm_up >= SHORTEST.warm_up);
         assert!(f.plan.budget >= f.plan.minimum_budget(40), "{f:?}");
@@ -363,19 +441,25 @@ mod tests {
         assert!(trimmed < base);
         // Enough for the trimmed finals at the shortest length, not for the full ones.
         let t = Nanos(shortest.0 * trimmed as u64);
-        let f = fit(Budget::Time(t), ASKED, 30).unwrap();
+        let f = fit(Budget::Time(t), ASKED, 30, Nanos::ZERO).unwrap();
         assert_eq!((f.plan.finalists, f.plan.final_reps), (2, 3));
         assert_eq!(f.run, SHORTEST);
         assert_eq!(f.notes.len(), 2, "{:?}", f.notes);
         // One run less: refused, naming the minimum.
-        let e = fit(Budget::Time(Nanos(t.0 - shortest.0)), ASKED, 30).unwrap_err();
+        let e = fit(
+            Budget::Time(Nanos(t.0 - shortest.0)),
+            ASKED,
+            30,
+            Nanos::ZERO,
+        )
+        .unwrap_err();
         assert_eq!(e.needed, trimmed);
         assert_eq!(e.minimum, (trimmed, t));
     }
 
     #[test]
     fn the_shortest_length_in_the_refusal_is_the_one_used() {
-        let e = fit(Budget::Time(Nanos::from_secs(1)), ASKED, 30).unwrap_err();
+        let e = fit(Budget::Time(Nanos::from_secs(1)), ASKED, 30, Nanos::ZERO).unwrap_err();
         let text = e.to_string();
         let shortest = format!(
             "{} s measured after {} s warm-up",
@@ -383,7 +467,7 @@ mod tests {
             SHORTEST.warm_up.as_secs_f64()
         );
         assert!(text.contains(&shortest), "{text}");
-        let e = fit(Budget::Runs(3), ASKED, 30).unwrap_err();
+        let e = fit(Budget::Runs(3), ASKED, 30, Nanos::ZERO).unwrap_err();
         assert!(!e.to_string().contains("shortest"), "{e}");
     }
 
@@ -477,14 +561,68 @@ mod tests {
         assert_eq!(cover(&cands, 1), [0]);
     }
 
+    /// The real-driver testbed's module-parameter space: 25 candidates, a driver reload of
+    /// about 4 s before every run (measured there: 84 runs of 2.5 s spent between 52 runs).
+    #[test]
+    fn switching_before_each_run_shortens_the_runs_since_it_cannot_be_shortened_itself() {
+        let budget = Budget::Time(Nanos::from_secs(300));
+        let switch = Nanos::from_secs(4);
+        let free = fit(budget, ASKED, 25, Nanos::ZERO).unwrap();
+        assert_eq!(
+            (free.run, free.plan.budget, free.notes.len()),
+            (ASKED, 120, 0)
+        );
+        let f = fit(budget, ASKED, 25, switch).unwrap();
+        let needed = f.plan.minimum_budget(25);
+        assert_eq!(needed, 52);
+        assert!(f.run.total() < ASKED.total(), "{f:?}");
+        // The smallest search with its switches fits the 300 s: 52 × (run + 4 s).
+        let spent = (f.run.total().0 + switch.0) * needed as u64;
+        assert!(spent <= Nanos::from_secs(300).0, "{f:?}");
+        // ... and only just: 2 ms longer runs would not.
+        assert!((f.run.total().0 + 2_000_000 + switch.0) * needed as u64 > 300_000_000_000);
+        // The plan counts runs of warm-up plus measurement; the search pays the switches.
+        assert_eq!(f.plan.budget, affordable(budget, f.run, Nanos::ZERO));
+        assert!(f.notes[0].contains("4.0 s of switching"), "{}", f.notes[0]);
+        // A budget of runs is a number of runs, whatever switching costs.
+        let runs = fit(Budget::Runs(52), ASKED, 25, switch).unwrap();
+        assert_eq!((runs.run, runs.plan.budget), (ASKED, 52));
+    }
+
+    #[test]
+    fn switching_that_even_the_shortest_runs_cannot_pay_for_measures_a_subset_or_is_refused() {
+        let cands = space(3, 2);
+        assert_eq!(cands.len(), 13);
+        let switch = Nanos::from_secs(4);
+        let budget = Budget::Time(Nanos::from_secs(100));
+        let f = fit_space_switching(budget, ASKED, cands.clone(), switch).unwrap();
+        let k = f.candidates.len();
+        assert!((FEWEST_CANDIDATES..13).contains(&k), "{k}");
+        let plan = f.fitted.plan;
+        let spent = (f.fitted.run.total().0 + switch.0) * plan.minimum_budget(k) as u64;
+        assert!(spent <= Nanos::from_secs(100).0, "{f:?}");
+        let note = f.fitted.notes.last().unwrap();
+        assert!(note.contains(&format!("Only {k} of the 13")), "{note}");
+        assert!(note.contains("4.0 s of switching"), "{note}");
+        // Without switching the same budget measures every candidate.
+        let free = fit_space(budget, ASKED, cands.clone()).unwrap();
+        assert_eq!(free.candidates.len(), 13);
+        // Too little even for three candidates: the refusal's minimum pays the switches.
+        let e = fit_space_switching(Budget::Time(Nanos::from_secs(20)), ASKED, cands, switch)
+            .unwrap_err();
+        let per_run = SHORTEST.total().0 + switch.0;
+        assert_eq!(e.minimum, (e.needed, Nanos(per_run * e.needed as u64)));
+        assert!(e.to_string().contains("with 4.0 s of switching"), "{e}");
+    }
+
     #[test]
     fn a_run_count_budget_keeps_the_run_length_and_trims_the_finals() {
         let mut small = SearchPlan::with_budget(0);
         (small.finalists, small.final_reps) = (2, 3);
         let trimmed = small.minimum_budget(30);
-        let f = fit(Budget::Runs(trimmed), ASKED, 30).unwrap();
+        let f = fit(Budget::Runs(trimmed), ASKED, 30, Nanos::ZERO).unwrap();
         assert_eq!(f.run, ASKED);
         assert_eq!(f.plan.final_reps, 3);
-        assert!(fit(Budget::Runs(trimmed - 1), ASKED, 30).is_err());
+        assert!(fit(Budget::Runs(trimmed - 1), ASKED, 30, Nanos::ZERO).is_err());
     }
 }

@@ -315,8 +315,10 @@ pub struct TuneResults {
 }
 
 impl TuneResults {
-    /// The results of `run`, searched under `config`, in `environment`.
-    pub fn build(run: &TuneRun, config: &TuneConfig, mut environment: Environment) -> TuneResults {
+    /// The results of `run`, searched under `run.config` (as given, or fitted again to the
+    /// switching cost the loop measured), in `environment`.
+    pub fn build(run: &TuneRun, mut environment: Environment) -> TuneResults {
+        let config = &run.config;
         environment.notes.extend(config.notes.iter().cloned());
         let runs = &run.record.runs;
         let reference = reference_of(&runs[run.baseline]);

@@ -9,6 +9,7 @@
 //! traffic. Tests use fakes; the binary passes the apply engine and the bench engine.
 
 use crate::candidate::Candidate;
+use crate::fit::{fit_space_switching, runs_affordable, seconds, Budget, RunLength};
 use crate::knob::Setting;
 use crate::objective::Objective;
 use crate::observe::{CpuScope, Observation, RateUnit};
@@ -170,13 +171,41 @@ pub struct TuneConfig {
     /// measurement — putting the candidate in place (a driver reload), a settle's longer
     /// warm-up, starting the traffic — is spent from `plan` too, in runs of warm-up plus
     /// measurement ([`crate::search::Evaluate::spent_between_runs`]), so the search ends
-    /// near the time asked for. A budget of runs counts runs only.
-    pub time_budget: bool,
+    /// near the time asked for; and the loop times one switch before the search and fits
+    /// the search again when the plan cannot pay for its switches ([`TimeBudget`]). `None`:
+    /// a budget of runs, which counts runs only.
+    pub time_budget: Option<TimeBudget>,
+}
+
+/// A budget of wall time as asked, kept so the loop can fit the search again once it knows
+/// what a run costs on this target besides its warm-up and measurement.
+///
+/// The fit before the loop ([`crate::fit::fit_space`]) knows the run length but not that
+/// cost: on the real-driver testbed every candidate is a driver reload and each run starts
+/// traffic through the guest, 4.3 s besides a 2.5 s run, and a 5-minute budget fitted
+/// without it ran 5 min 54 s. So before the search the loop puts the first candidate in
+/// place and the settings as found back, measures the settings as found once (kept as the
+/// baseline's first run), and — when the smallest search with that cost before every run
+/// would not fit the time left — fits again with it
+/// ([`crate::fit::fit_space_switching`]): shorter runs, then smaller finals, then a subset
+/// of the candidates, each said in the notes (the probe's run is then dropped: its length
+/// may have changed). With a predictor the pruning keeps what the time pays for at that
+/// cost instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimeBudget {
+    /// The wall time asked for (`--budget 5m`).
+    pub wall: Nanos,
+    /// The run length asked for (`--duration`, `--warmup`), before any fitting.
+    pub asked: RunLength,
 }
 
 /// What the loop measured. Candidate indices refer to `candidates`.
 #[derive(Debug, Clone)]
 pub struct TuneRun {
+    /// The configuration the search ran under: as given, or fitted again to the switching
+    /// cost the loop measured ([`TimeBudget`]): its plan, run length, notes and left-out
+    /// count are the ones the results report.
+    pub config: TuneConfig,
     /// The candidates searched (after `--predict` pruning), baseline included.
     pub candidates: Vec<Candidate>,
     /// Index of the host-as-found candidate in `candidates` (0 after `--predict` pruning).
@@ -306,23 +335,33 @@ fn search<T: Target, M: Measurer>(
     let mut eval = LoopEval {
         guard,
         measurer,
-        config,
+        config: config.clone(),
         candidates: config.candidates.clone(),
         metrics: vec![Vec::new(); config.candidates.len()],
         applied: None,
         controls,
         between: Nanos::ZERO,
+        pending_settle: None,
     };
-    let mut baseline = config.baseline;
-    let mut prior = vec![Vec::new(); config.candidates.len()];
-    let mut predicted = vec![None; config.candidates.len()];
+    // Before the search, so that the run length may still change.
+    let (switch, probe_runs) = match config.time_budget {
+        Some(time) => eval.time_a_switch(time, predictor.is_none())?,
+        None => (None, Vec::new()),
+    };
+    let mut baseline = eval.config.baseline;
+    let mut prior = vec![Vec::new(); eval.candidates.len()];
+    prior[baseline] = probe_runs;
+    let mut predicted = vec![None; eval.candidates.len()];
     if let Some(p) = predictor {
-        let (b, runs, preds) = eval.predict_and_prune(p)?;
+        let base_runs = std::mem::take(&mut prior[baseline]);
+        let (b, runs, preds) = eval.predict_and_prune(p, switch, base_runs)?;
         (baseline, prior, predicted) = (b, runs, preds);
     }
-    let record = successive_halving(prior, baseline, &config.plan, &config.objective, &mut eval)
+    let plan = eval.config.plan;
+    let record = successive_halving(prior, baseline, &plan, &config.objective, &mut eval)
         .map_err(TuneError::Search)?;
     Ok(TuneRun {
+        config: eval.config,
         candidates: eval.candidates,
         baseline,
         record,
@@ -336,7 +375,8 @@ fn search<T: Target, M: Measurer>(
 struct LoopEval<'g, 'a, T: Target, M: Measurer> {
     guard: &'g mut Restoring<'a, T>,
     measurer: &'g mut M,
-    config: &'g TuneConfig,
+    /// The configuration as given, or as fitted again to the measured switching cost.
+    config: TuneConfig,
     /// Candidates in search order (pruned and reordered by `--predict`).
     candidates: Vec<Candidate>,
     metrics: Vec<Vec<Metrics>>,
@@ -346,6 +386,9 @@ struct LoopEval<'g, 'a, T: Target, M: Measurer> {
     /// Wall time runs took beyond warm-up plus measurement, not yet spent from the budget
     /// ([`TuneConfig::time_budget`] only).
     between: Nanos,
+    /// The settle of a change made before the search ([`LoopEval::time_a_switch`] puts the
+    /// settings as found back): the first run warms up for it.
+    pending_settle: Option<Nanos>,
 }
 
 impl<T: Target, M: Measurer> LoopEval<'_, '_, T, M> {
@@ -383,16 +426,138 @@ impl<T: Target, M: Measurer> LoopEval<'_, '_, T, M> {
         ))
     }
 
-    /// Measures the baseline twice, calibrates, ranks, and keeps what the budget covers.
-    /// Returns the new baseline index, the baseline's runs as prior runs, and predictions.
+    /// Times what a run costs beyond its warm-up and measurement ([`TimeBudget`]): one
+    /// switch each way between the settings as found and the first other candidate, then one
+    /// run of the settings as found (the traffic's own start and stop, the samples). Returns
+    /// that cost (the mean switch plus the run's overhead: in the search every run follows a
+    /// switch) and the probe run's observation, kept as the baseline's first run; `None` and
+    /// no runs when there is no other candidate. With `refit`, fits the search again when the
+    /// plan cannot pay that cost before every run, and drops the probe run (its length may
+    /// have changed); else the probe's time is paid from the budget like any run's.
+    fn time_a_switch(
+        &mut self,
+        time: TimeBudget,
+        refit: bool,
+    ) -> Result<(Option<Nanos>, Vec<Observation>), TuneError> {
+        let base = self.config.baseline;
+        let Some(first) = (0..self.candidates.len()).find(|&i| i != base) else {
+            return Ok((None, Vec::new()));
+        };
+        let started = std::time::Instant::now();
+        let mut extra = Nanos::ZERO;
+        let mut settle = None;
+        for index in [first, base] {
+            if self.controls.cancel.requested() {
+                return Err(run_error(index, StepError::Cancelled));
+            }
+            self.controls.progress.message(&self.candidates[index].id());
+            settle = self
+                .put_in_place(index)
+                .map_err(|e| run_error(index, StepError::Apply(e)))?;
+            extra += settle
+                .unwrap_or(Nanos::ZERO)
+                .saturating_sub(self.config.warm_up);
+        }
+        // The settings as found are in place again; their settle is the probe run's.
+        self.pending_settle = settle;
+        let switched = elapsed(started);
+        let run_started = std::time::Instant::now();
+        let obs = self
+            .evaluate(base)
+            .map_err(|source| run_error(base, source))?;
+        let run = self.run_length();
+        let back = settle
+            .unwrap_or(Nanos::ZERO)
+            .saturating_sub(self.config.warm_up);
+        let overhead = elapsed(run_started)
+            .saturating_sub(run)
+            .saturating_sub(back);
+        let per_run = Nanos((switched.0 + extra.0) / 2 + overhead.0);
+        let left = time
+            .wall
+            .saturating_sub(switched)
+            .saturating_sub(elapsed(run_started));
+        let n = self.candidates.len();
+        // The probe's run is the baseline's first of the smallest search.
+        let holds = runs_affordable(Budget::Time(left), run, per_run) + 1
+            >= self.config.plan.minimum_budget(n);
+        // Fitting keeps the baseline first ([`crate::fit::cover`]).
+        let refitted = !holds && refit && base == 0 && self.refit(time.asked, left, per_run);
+        if !refitted {
+            self.between += switched;
+            return Ok((Some(per_run), vec![obs]));
+        }
+        // The new plan is the time left after the probe: nothing of it is owed.
+        self.between = Nanos::ZERO;
+        Ok((Some(per_run), Vec::new()))
+    }
+
+    /// Fits the search again into `left` with `per_run` before every run, over the
+    /// candidates fitted so far; the notes of the first fit are replaced by this one's and
+    /// the runs so far (the probe's) dropped. False when no fit came out, the plan unchanged.
+    fn refit(&mut self, asked: RunLength, left: Nanos, per_run: Nanos) -> bool {
+        let switch = per_run;
+        let budget = Budget::Time(left);
+        let candidates = self.candidates.clone();
+        let fitted =
+            fit_space_switching(budget, asked, candidates.clone(), switch).or_else(|too_small| {
+                // Not even the smallest search fits: run the smallest, which takes longer
+                // than asked, and say so.
+                let (_, minimum) = too_small.minimum;
+                let mut f = fit_space_switching(Budget::Time(minimum), asked, candidates, switch)?;
+                f.fitted.notes.push(format!(
+                    "Even the smallest search ({} of the candidates, {} runs) takes about {} s \
+                     here with {} of switching to the candidate before each run, more than \
+                     the {:.0} s left of the budget: this tune runs over.",
+                    f.candidates.len(),
+                    too_small.needed,
+                    minimum.as_secs_f64().ceil(),
+                    seconds(switch),
+                    left.as_secs_f64()
+                ));
+                Ok::<_, crate::fit::TooSmall>(f)
+            });
+        let Ok(fitted) = fitted else {
+            // Unreachable by the figures (the minimum fits itself); keep the plan as it was.
+            return false;
+        };
+        let kept = fitted.candidates.len();
+        let mut notes = vec![format!(
+            "A run took {} here besides its warm-up and measurement (switching to the \
+             candidate, a settle's longer warm-up, starting the traffic: timed once before the \
+             search), so the search was fitted again to pay for that before every run.",
+            seconds(switch)
+        )];
+        notes.extend(fitted.fitted.notes);
+        let c = &mut self.config;
+        c.left_out += c.candidates.len() - kept;
+        c.candidates = fitted.candidates.clone();
+        c.plan = fitted.fitted.plan;
+        c.warm_up = fitted.fitted.run.warm_up;
+        c.duration = fitted.fitted.run.duration;
+        c.notes = notes;
+        self.candidates = fitted.candidates;
+        self.metrics = vec![Vec::new(); kept];
+        // The baseline stays first and in place; the others were not measured yet.
+        self.applied = Some(0);
+        c.baseline = 0;
+        self.controls.progress.start(c.plan.budget as u64, "tune");
+        true
+    }
+
+    /// Measures the baseline twice (counting `runs`, those it already has), calibrates,
+    /// ranks, and keeps what the budget covers (with `switch`, what a run costs beyond its
+    /// warm-up and measurement on a time budget, timed before the search). Returns the new
+    /// baseline index, the baseline's runs as prior runs, and predictions.
     #[allow(clippy::type_complexity)]
     fn predict_and_prune(
         &mut self,
         predictor: &mut dyn Predictor,
+        switch: Option<Nanos>,
+        mut runs: Vec<Observation>,
     ) -> Result<(usize, Vec<Vec<Observation>>, Vec<Option<Metrics>>), TuneError> {
         let base = self.config.baseline;
-        let mut runs = Vec::new();
-        for _ in 0..2 {
+        for _ in runs.len()..2 {
             let obs = self.evaluate(base).map_err(|source| {
                 TuneError::Search(SearchError::Run {
                     index: base,
@@ -413,7 +578,25 @@ impl<T: Target, M: Measurer> LoopEval<'_, '_, T, M> {
             self.config.unit,
             self.config.scope,
         );
-        let keep = affordable(&self.config.plan, ranking.order.len());
+        // What one run costs the plan, switching included (1 for a budget of runs), and what
+        // went on switching already (the probe's switches), in runs.
+        let run = self.run_length().as_secs_f64();
+        let in_runs = |t: Nanos| match run > 0.0 {
+            true => t.as_secs_f64() / run,
+            false => 0.0,
+        };
+        let cost = 1.0 + switch.map_or(0.0, in_runs);
+        let spent = in_runs(self.between);
+        let others = ranking.order.len();
+        let keep = affordable(&self.config.plan, others, cost, spent);
+        if let (Some(s), true) = (switch, keep < others) {
+            self.config.notes.push(format!(
+                "A run took {} here besides its warm-up and measurement (switching to the \
+                 candidate and starting the traffic, timed before the search), so the budget \
+                 measures the {keep} of the {others} candidates the model ranks best.",
+                seconds(s)
+            ));
+        }
         let mut chosen = vec![base];
         chosen.extend(ranking.keep(keep));
         self.candidates = chosen.iter().map(|&i| self.candidates[i].clone()).collect();
@@ -431,12 +614,24 @@ impl<T: Target, M: Measurer> LoopEval<'_, '_, T, M> {
     }
 }
 
-/// How many non-baseline candidates a plan's budget can search.
-fn affordable(plan: &SearchPlan, others: usize) -> usize {
+/// How many non-baseline candidates a plan's budget can search when each run costs `cost`
+/// runs of the budget (a switch before every run on a time budget; 1 otherwise) and
+/// `spent` runs' worth went on switching already.
+fn affordable(plan: &SearchPlan, others: usize, cost: f64, spent: f64) -> usize {
     (0..=others)
         .rev()
-        .find(|&k| plan.minimum_budget(k + 1) <= plan.budget)
+        .find(|&k| plan.minimum_budget(k + 1) as f64 * cost + spent <= plan.budget as f64)
         .unwrap_or(0)
+}
+
+/// Wall time since `started`.
+fn elapsed(started: std::time::Instant) -> Nanos {
+    Nanos(u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX))
+}
+
+/// A failed or cancelled step outside the search, reported as the search's own would be.
+fn run_error(index: usize, source: StepError) -> TuneError {
+    TuneError::Search(SearchError::Run { index, source })
 }
 
 impl<T: Target, M: Measurer> Evaluate for LoopEval<'_, '_, T, M> {
@@ -448,7 +643,11 @@ impl<T: Target, M: Measurer> Evaluate for LoopEval<'_, '_, T, M> {
         }
         let started = std::time::Instant::now();
         self.controls.progress.message(&self.candidates[index].id());
-        let settle = self.put_in_place(index).map_err(StepError::Apply)?;
+        let pending = self.pending_settle.take();
+        let settle = self
+            .put_in_place(index)
+            .map_err(StepError::Apply)?
+            .or(pending);
         let c = &self.candidates[index];
         let warm_up = self.config.warm_up.max(settle.unwrap_or(Nanos::ZERO));
         if warm_up > Nanos::ZERO {
@@ -463,9 +662,8 @@ impl<T: Target, M: Measurer> Evaluate for LoopEval<'_, '_, T, M> {
         let obs = Observation::of(&m, self.config.unit, self.config.scope);
         self.metrics[index].push(m);
         self.controls.progress.advance(1);
-        if self.config.time_budget {
-            let took = Nanos(u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX));
-            self.between += took.saturating_sub(self.run_length());
+        if self.config.time_budget.is_some() {
+            self.between += elapsed(started).saturating_sub(self.run_length());
         }
         Ok(obs)
     }

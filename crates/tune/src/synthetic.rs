@@ -141,7 +141,7 @@ pub fn demo_with(seed: u64, config: &TuneConfig, predict: bool) -> Result<TuneRe
     let mut oracle = Oracle;
     let predictor: Option<&mut dyn Predictor> = if predict { Some(&mut oracle) } else { None };
     let run = run(&mut host, &mut bench, config, predictor, controls)?;
-    Ok(TuneResults::build(&run, config, demo_environment()))
+    Ok(TuneResults::build(&run, demo_environment()))
 }
 
 /// A predictor that knows the synthetic surface without its noise: what a perfectly
@@ -174,7 +174,7 @@ pub fn demo_config(goal: Goal, budget: usize) -> TuneConfig {
         duration: Nanos::ZERO,
         notes: Vec::new(),
         left_out: 0,
-        time_budget: false,
+        time_budget: None,
     }
 }
 

@@ -5,13 +5,14 @@ use nictune_core::metrics::Metrics;
 use nictune_core::progress::NoProgress;
 use nictune_core::units::Nanos;
 use nictune_tune::candidate::{Candidate, Placement};
+use nictune_tune::fit::RunLength;
 use nictune_tune::knob::{Knob, KnobValue, Setting};
 use nictune_tune::objective::{Goal, Objective};
 use nictune_tune::observe::{CpuScope, RateUnit};
 use nictune_tune::search::SearchPlan;
 use nictune_tune::session::{
-    run, Controls, MeasureError, Measurer, StepError, Target, TargetError, TargetOp, TuneConfig,
-    TuneError,
+    run, Controls, MeasureError, Measurer, StepError, Target, TargetError, TargetOp, TimeBudget,
+    TuneConfig, TuneError,
 };
 use nictune_tune::space::{Capabilities, Space};
 use nictune_tune::synthetic::{synthetic, State, SyntheticBench, SyntheticHost};
@@ -46,6 +47,8 @@ struct Faulty {
     settles_as_found: Option<Knob>,
     /// Each apply takes this long (a driver reload).
     apply_takes: std::time::Duration,
+    /// Each measurement takes this long besides (starting the traffic, the samples).
+    measure_takes: std::time::Duration,
     /// Applies (`apply`, `restore`) and warm-ups (`warm <id> <ns>`), in order.
     log: Vec<String>,
 }
@@ -71,6 +74,7 @@ impl Faulty {
             settles: None,
             settles_as_found: None,
             apply_takes: std::time::Duration::ZERO,
+            measure_takes: std::time::Duration::ZERO,
             log: Vec::new(),
         }
     }
@@ -130,6 +134,7 @@ impl Measurer for Bench<'_> {
     fn measure(&mut self, c: &Candidate, d: Nanos) -> Result<Metrics, MeasureError> {
         let mut f = self.0.borrow_mut();
         f.measures += 1;
+        std::thread::sleep(f.measure_takes);
         let n = f.measures;
         if f.panic_measure_at == Some(n) {
             drop(f);
@@ -195,7 +200,7 @@ fn config(budget: usize) -> TuneConfig {
         duration: Nanos::from_secs(2),
         notes: Vec::new(),
         left_out: 0,
-        time_budget: false,
+        time_budget: None,
     }
 }
 
@@ -221,15 +226,22 @@ fn tune(fake: &std::cell::RefCell<Faulty>, budget: usize) -> Result<(), TuneErro
 
 #[test]
 fn a_time_budget_pays_for_slow_applies_with_runs_and_a_budget_of_runs_does_not() {
-    let tune_with = |time_budget: bool| {
+    let tune_with = |timed: bool| {
         let fake = std::cell::RefCell::new(Faulty::new());
         // Runs of 4 ms (the fake bench returns at once, so a run takes no time but its
         // apply); every apply takes 8 ms, two runs' worth.
         fake.borrow_mut().apply_takes = std::time::Duration::from_millis(8);
-        let config = TuneConfig {
+        let asked = RunLength {
             warm_up: Nanos::from_millis(1),
             duration: Nanos::from_millis(3),
-            time_budget,
+        };
+        let config = TuneConfig {
+            warm_up: asked.warm_up,
+            duration: asked.duration,
+            time_budget: timed.then_some(TimeBudget {
+                wall: Nanos(asked.total().0 * 120),
+                asked,
+            }),
             ..config(120)
         };
         let cancel = AtomicBool::new(false);
@@ -470,4 +482,224 @@ fn no_setting_leaks_from_one_candidate_into_the_next() {
     run(&mut host, &mut exact, &config, None, controls).unwrap();
     assert!(exact.checked >= 20, "{} runs checked", exact.checked);
     assert_eq!(host.state(), found);
+}
+
+/// A time budget the plan made without switching cannot keep when every switch is slow: the
+/// loop times one switch each way before the first run and fits the search again, and the
+/// search then spends about the time asked, where the plan as made would have run over.
+#[test]
+fn a_time_budget_is_fitted_again_to_the_switching_cost_timed_before_the_first_run() {
+    let asked = RunLength {
+        warm_up: Nanos::from_millis(1),
+        duration: Nanos::from_millis(3),
+    };
+    let base = config(1);
+    let n = base.candidates.len();
+    // Exactly the smallest search at 4 ms a run, nothing to spare for switching.
+    let runs = SearchPlan::with_budget(0).minimum_budget(n);
+    let wall = Nanos(asked.total().0 * runs as u64);
+    let tune_with = |time_budget: Option<TimeBudget>| {
+        let fake = std::cell::RefCell::new(Faulty::new());
+        // Every apply takes 8 ms, two runs' worth.
+        fake.borrow_mut().apply_takes = std::time::Duration::from_millis(8);
+        tune_timed(&fake, asked, runs, time_budget)
+    };
+    let (fitted, took) = tune_with(Some(TimeBudget { wall, asked }));
+    let c = &fitted.config;
+    assert!(c.notes[0].starts_with("A run took"), "{:?}", c.notes);
+    // Runs shorter than the shortest are never lengthened, so a subset was measured, still
+    // covering every level, and the space size still counts them all.
+    let kept = c.candidates.len();
+    assert!(kept < n && c.left_out == n - kept, "{kept} of {n}");
+    assert_eq!(fitted.space_size, n);
+    assert_eq!(fitted.candidates.len(), kept);
+    assert!(c
+        .notes
+        .iter()
+        .any(|x| x.contains(&format!("Only {kept} of the {n}"))));
+    // The search made the smallest search over the subset and stayed near the time asked.
+    // What it may overrun by: the search ends a pass of the finals group once begun, four
+    // runs of 4 ms each behind an 8 ms switch, 48 ms of the 208 ms (23 %).
+    let record = &fitted.record;
+    assert!(record.measurements >= c.plan.minimum_budget(kept));
+    assert!(
+        took.as_secs_f64() <= wall.as_secs_f64() * 1.25,
+        "{took:?} for {wall:?}"
+    );
+    // Without the refit (a budget of runs), every candidate is measured at least once,
+    // each behind its 8 ms apply: well over the same wall time.
+    let (as_made, took_as_made) = tune_with(None);
+    assert_eq!(as_made.config.candidates.len(), n);
+    assert!(took_as_made > took, "{took_as_made:?} against {took:?}");
+
+    // The same when the switches are free but every run costs 8 ms besides its length
+    // (starting the traffic on a guest, reading its samples): the probe's run times that.
+    let fake = std::cell::RefCell::new(Faulty::new());
+    fake.borrow_mut().measure_takes = std::time::Duration::from_millis(8);
+    let (fitted, took) = tune_timed(&fake, asked, runs, Some(TimeBudget { wall, asked }));
+    assert!(
+        fitted.config.candidates.len() < n,
+        "{:?}",
+        fitted.config.notes
+    );
+    assert!(
+        took.as_secs_f64() <= wall.as_secs_f64() * 1.25,
+        "{took:?} for {wall:?}"
+    );
+}
+
+/// A tune of `fake` with runs of `asked` length and a plan of `runs`: the run and its wall
+/// time.
+fn tune_timed(
+    fake: &std::cell::RefCell<Faulty>,
+    asked: RunLength,
+    runs: usize,
+    time_budget: Option<TimeBudget>,
+) -> (nictune_tune::session::TuneRun, std::time::Duration) {
+    let config = TuneConfig {
+        warm_up: asked.warm_up,
+        duration: asked.duration,
+        time_budget,
+        ..config(runs)
+    };
+    let cancel = AtomicBool::new(false);
+    let controls = Controls {
+        progress: &NoProgress,
+        cancel: &cancel,
+    };
+    let started = std::time::Instant::now();
+    let run = run(&mut Host(fake), &mut Bench(fake), &config, None, controls).unwrap();
+    assert_eq!(fake.borrow().inner.state(), found_state());
+    (run, started.elapsed())
+}
+
+/// The switch timed before the search puts the settings as found back last; when what went
+/// back settles (`rx-usecs 4` as found on an e1000), the first run waits for it as after any
+/// other change.
+#[test]
+fn after_the_switch_timed_before_the_search_the_first_run_warms_up_for_what_went_back() {
+    let fake = std::cell::RefCell::new(Faulty::new());
+    fake.borrow_mut().settles_as_found = Some(Knob::GroFlushTimeout);
+    let mut config = config(80);
+    let sets_gro = config
+        .candidates
+        .iter()
+        .position(|c| c.settings.iter().any(|s| s.knob == Knob::GroFlushTimeout))
+        .unwrap();
+    config.candidates.swap(1, sets_gro);
+    let asked = RunLength {
+        warm_up: config.warm_up,
+        duration: config.duration,
+    };
+    // Ample time: the plan holds, so nothing is fitted again.
+    config.time_budget = Some(TimeBudget {
+        wall: Nanos::from_secs(3600),
+        asked,
+    });
+    let cancel = AtomicBool::new(false);
+    let controls = Controls {
+        progress: &NoProgress,
+        cancel: &cancel,
+    };
+    let run = run(&mut Host(&fake), &mut Bench(&fake), &config, None, controls).unwrap();
+    assert_eq!(run.config.candidates, config.candidates);
+    let f = fake.borrow();
+    assert_eq!(f.inner.state(), found_state());
+    let baseline = config.candidates[0].id();
+    assert_eq!(
+        f.log[..3],
+        [
+            "apply".to_string(),
+            "restore".into(),
+            format!("warm {baseline} {}", SETTLE.0)
+        ],
+        "{:#?}",
+        f.log
+    );
+    // The baseline's second run follows no change.
+    assert_eq!(
+        f.log[3],
+        format!("warm {baseline} 500000000"),
+        "{:#?}",
+        f.log
+    );
+}
+
+/// The synthetic surface, exactly: a predictor that ranks as the fake host behaves.
+struct Oracle;
+
+impl nictune_tune::predict::Predictor for Oracle {
+    fn calibrate(
+        &mut self,
+        _: &Candidate,
+        _: &[Metrics],
+    ) -> Result<(), nictune_tune::predict::PredictError> {
+        Ok(())
+    }
+    fn predict(&self, c: &Candidate) -> Result<Metrics, nictune_tune::predict::PredictError> {
+        let state: State = c.settings.iter().map(|s| (s.knob, s.value)).collect();
+        Ok(nictune_tune::synthetic::expected(&state, c.placement))
+    }
+}
+
+/// `--predict` on a time budget keeps as many of the best-ranked candidates as the budget
+/// pays for with the switch timed before the search: fewer when switching is slow.
+#[test]
+fn predict_on_a_time_budget_keeps_what_the_time_pays_for_with_its_switches() {
+    let asked = RunLength {
+        warm_up: Nanos::from_millis(1),
+        duration: Nanos::from_millis(3),
+    };
+    let tune_with = |apply_takes_ms: u64| {
+        let fake = std::cell::RefCell::new(Faulty::new());
+        fake.borrow_mut().apply_takes = std::time::Duration::from_millis(apply_takes_ms);
+        let config = TuneConfig {
+            warm_up: asked.warm_up,
+            duration: asked.duration,
+            time_budget: Some(TimeBudget {
+                wall: Nanos(asked.total().0 * 60),
+                asked,
+            }),
+            ..config(60)
+        };
+        let cancel = AtomicBool::new(false);
+        let controls = Controls {
+            progress: &NoProgress,
+            cancel: &cancel,
+        };
+        let run = run(
+            &mut Host(&fake),
+            &mut Bench(&fake),
+            &config,
+            Some(&mut Oracle),
+            controls,
+        )
+        .unwrap();
+        assert_eq!(fake.borrow().inner.state(), found_state());
+        run
+    };
+    let free = tune_with(0);
+    let slow = tune_with(8);
+    let (kept_free, kept_slow) = (free.candidates.len(), slow.candidates.len());
+    assert!(
+        kept_slow < kept_free,
+        "{kept_slow} with 8 ms switches, {kept_free} without"
+    );
+    assert!(
+        kept_slow >= 2,
+        "the baseline and at least one candidate: {kept_slow}"
+    );
+    // Pruning is the fitting with --predict: the run length stays as given, and one note
+    // says what a run cost and how many of the ranked candidates that left.
+    assert_eq!(slow.config.duration, asked.duration);
+    let others = free.config.candidates.len() - 1;
+    let said = format!(
+        "measures the {} of the {others} candidates the model ranks best",
+        kept_slow - 1
+    );
+    assert!(
+        slow.config.notes.iter().any(|n| n.contains(&said)),
+        "{:?}",
+        slow.config.notes
+    );
 }

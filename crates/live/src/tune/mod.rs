@@ -110,7 +110,7 @@ pub fn run<T: Target, M: Measurer>(
         ));
     }
     Ok(Finished {
-        results: TuneResults::build(&run, parts.config, environment),
+        results: TuneResults::build(&run, environment),
         moved_journals: moved,
     })
 }
@@ -231,7 +231,7 @@ mod tests {
             duration: Nanos::from_millis(500),
             notes: Vec::new(),
             left_out: 0,
-            time_budget: false,
+            time_budget: None,
         }
     }
 

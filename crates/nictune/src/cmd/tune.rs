@@ -21,7 +21,7 @@ use nictune_tune::objective::Goal;
 use nictune_tune::observe::{CpuScope, RateUnit};
 use nictune_tune::predict::Predictor;
 use nictune_tune::search::SearchPlan;
-use nictune_tune::session::{TuneConfig, TuneError};
+use nictune_tune::session::{TimeBudget, TuneConfig, TuneError};
 use nictune_tune::space::{Capabilities, Space};
 use nictune_tune::synthetic::{demo_environment, synthetic, Oracle, State};
 use std::path::{Path, PathBuf};
@@ -274,7 +274,10 @@ pub fn tune_config(c: &Checked, caps: &Capabilities) -> Result<TuneConfig> {
         duration: fitted.run.duration,
         notes: fitted.notes,
         left_out,
-        time_budget: matches!(c.budget, Budget::Time(_)),
+        time_budget: match c.budget {
+            Budget::Time(wall) => Some(TimeBudget { wall, asked }),
+            Budget::Runs(_) => None,
+        },
     })
 }
 
