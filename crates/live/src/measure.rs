@@ -84,9 +84,24 @@ impl<M: SpecRunner> Measurer for BenchMeasurer<M> {
         if let Some(w) = self.check.and_then(|check| check(candidate, &result)) {
             self.warnings.insert(w);
         }
-        self.warnings.extend(std::mem::take(&mut result.warnings));
+        let own = own_sysctls(candidate);
+        let caveats = std::mem::take(&mut result.warnings)
+            .into_iter()
+            .filter(|w| !own.iter().any(|key| w.starts_with(&format!("{key} = "))));
+        self.warnings.extend(caveats);
         Ok(with_vectors(result))
     }
+}
+
+/// The sysctls `candidate` sets (`net.core.busy_poll`): the bench's caveat that one of them
+/// differs from the kernel default ("results compare only with runs under the same value")
+/// is about the host as found, not a setting the tune made for the run and puts back.
+fn own_sysctls(candidate: &Candidate) -> Vec<&'static str> {
+    candidate
+        .settings
+        .iter()
+        .filter_map(|s| s.knob.key().strip_prefix("sysctl."))
+        .collect()
 }
 
 /// `result`'s metrics with each host's NIC vectors, where it has several and one fired: what
@@ -128,6 +143,51 @@ mod tests {
             })
         }));
         (fake, seen)
+    }
+
+    /// A bench engine whose every result carries the caveats of a host where busy_poll and
+    /// netdev_budget differ from the kernel's defaults.
+    struct Caveats;
+
+    impl SpecRunner for Caveats {
+        fn measure(
+            &self,
+            spec: &BenchSpec,
+            _: &dyn nictune_core::progress::Progress,
+        ) -> Result<nictune_bench::BenchResult, BenchError> {
+            let mut r = nictune_bench::BenchResult::synthetic(spec, Metrics::default());
+            r.warnings = vec![
+                "net.core.busy_poll = 50 on this host (kernel default 0): results compare \
+                 only with runs under the same value"
+                    .into(),
+                "net.core.netdev_budget = 600 on this host (kernel default 300): results \
+                 compare only with runs under the same value"
+                    .into(),
+            ];
+            Ok(r)
+        }
+    }
+
+    #[test]
+    fn a_sysctl_the_candidate_set_is_not_a_caveat_about_the_host() {
+        use nictune_tune::knob::{Knob, KnobValue, Setting};
+        let mut m = BenchMeasurer::new(Caveats, TestKind::Rr, vec![0, 1]);
+        let busy = Setting::new(Knob::BusyPoll, KnobValue::Duration(Nanos::from_micros(50)));
+        let candidate = Candidate::new(vec![busy], Placement::Unpinned);
+        m.measure(&candidate, Nanos::from_secs(1)).unwrap();
+        let said: Vec<&str> = m.warnings.iter().map(String::as_str).collect();
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(
+            said[0].starts_with("net.core.netdev_budget = 600"),
+            "{said:?}"
+        );
+        // The settings as found set nothing: there the same value is the host's own.
+        m.measure(
+            &Candidate::baseline(Placement::Unpinned),
+            Nanos::from_secs(1),
+        )
+        .unwrap();
+        assert_eq!(m.warnings.len(), 2, "{:?}", m.warnings);
     }
 
     #[test]
