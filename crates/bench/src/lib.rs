@@ -75,7 +75,7 @@ pub use measure::{FakeMeasurer, LiveMeasurer, SpecRunner};
 pub use peer::PeerTarget;
 pub use result::{BenchResult, TestbedInfo};
 pub use run::{allowed_cpus, run, run_cancellable, ServerSide};
-pub use spec::{BenchSpec, Limits, Load, Sides, TestKind};
+pub use spec::{BenchSpec, Limits, Load, Sides, TestKind, MAX_OUTSTANDING};
 pub use sys::pin_task;
 pub use testbed::Testbed;
 pub use token::Token;

@@ -187,7 +187,13 @@ impl BenchSpec {
             limits,
         )?;
         check_size("--response-size", self.response_size, 1, limits)?;
-        check_range("--outstanding", self.outstanding.into(), 1, 64, "1 to 64")?;
+        check_range(
+            "--outstanding",
+            self.outstanding.into(),
+            1,
+            MAX_OUTSTANDING.into(),
+            &format!("1 to {MAX_OUTSTANDING}"),
+        )?;
         if self.zerocopy && self.test != TestKind::Stream {
             return Err(InvalidInput::new(
                 "--zerocopy",
@@ -252,6 +258,9 @@ impl BenchSpec {
         self.warmup + self.duration
     }
 }
+
+/// Most requests in flight per connection (`--outstanding`).
+pub const MAX_OUTSTANDING: u32 = 64;
 
 /// Which sides of a test run on this machine ([`BenchSpec::check_cpus`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,6 +7,7 @@ use anyhow::{Context, Result};
 use nictune_bench::cancel::Cancel;
 use nictune_bench::{
     peer, BenchError, BenchSpec, Limits, PeerTarget, ServerSide, Sides, TestKind, Testbed, Token,
+    MAX_OUTSTANDING,
 };
 use nictune_core::duration;
 use nictune_core::error::InvalidInput;
@@ -54,25 +55,27 @@ pub struct Args {
           alias = "warm-up")]
     pub warmup: Nanos,
     /// Parallel connections.
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    #[arg(long, default_value_t = 1, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(Limits::LOCAL.max_connections)))]
     pub connections: u32,
     /// Request size (rr, udp-rr), write size (stream) or probe size (ping), bytes.
-    #[arg(long, value_name = "B")]
+    #[arg(long, value_name = "B", value_parser = message_size())]
     pub request_size: Option<u64>,
     /// Response size, bytes (rr, udp-rr).
-    #[arg(long, value_name = "B")]
+    #[arg(long, value_name = "B", value_parser = message_size())]
     pub response_size: Option<u64>,
     /// Requests in flight per connection (netperf -b burst + 1).
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    #[arg(long, default_value_t = 1, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_OUTSTANDING)))]
     pub outstanding: u32,
     /// Open loop: total requests (or probes) per second; latency from intended send times.
     #[arg(long, value_name = "PPS")]
     pub rate: Option<f64>,
     /// Pin the client to this CPU.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = cpu_id())]
     pub client_cpu: Option<u32>,
     /// Pin the server to this CPU.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = cpu_id())]
     pub server_cpu: Option<u32>,
     /// ping: ICMP echo instead of UDP echo, through a ping socket where
     /// net.ipv4.ping_group_range admits the caller's group, else through a raw socket as root
@@ -89,6 +92,18 @@ pub struct Args {
     /// user space (as iperf3 -Z).
     #[arg(long)]
     pub zerocopy: bool,
+}
+
+/// A request or response size: 1 byte up to the largest message (`-1` is out of range, not an
+/// unparsable number).
+fn message_size() -> clap::builder::RangedI64ValueParser<u64> {
+    let max = i64::try_from(Limits::LOCAL.max_message.0).unwrap_or(i64::MAX);
+    clap::builder::RangedI64ValueParser::new().range(1..=max)
+}
+
+/// A CPU id, 0 to [`nictune_core::cpuset::MAX_CPU`].
+fn cpu_id() -> clap::builder::RangedI64ValueParser<u32> {
+    clap::builder::RangedI64ValueParser::new().range(0..=i64::from(nictune_core::cpuset::MAX_CPU))
 }
 
 fn parse_load(text: &str) -> std::result::Result<nictune_bench::Load, String> {

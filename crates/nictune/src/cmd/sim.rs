@@ -43,7 +43,9 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub seed: Option<String>,
     /// Worker threads for a sweep (default: all cores).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N",
+          value_parser = clap::builder::RangedI64ValueParser::<usize>::new()
+              .range(1..=i64::from(nictune_core::cpuset::MAX_CPU) + 1))]
     pub threads: Option<usize>,
     /// Print the model's assumptions for the scenario and its keys, then exit.
     #[arg(long)]
