@@ -82,8 +82,13 @@ pub fn read_host() -> Reading {
     }
 }
 
+/// Whose values a warning is about: the measuring host's ([`warnings`]' `host`).
+pub const THIS_HOST: &str = "this host";
+/// Whose values a warning is about: the far end's `nictune serve`.
+pub const THE_PEER: &str = "the peer";
+
 /// One warning per value that differs from the kernel's default; `host` says whose values
-/// they are (`this host`, `the peer`).
+/// they are ([`THIS_HOST`], [`THE_PEER`]).
 pub fn warnings(values: &Values, host: &str) -> Vec<String> {
     KEYS.iter()
         .filter_map(|(key, default)| {

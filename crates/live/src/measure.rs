@@ -1,11 +1,13 @@
 //! The live [`Measurer`]: each run is one bench-engine measurement on the testbed, with the
 //! client and server threads pinned as the candidate's placement says.
 
-use nictune_bench::{BenchSpec, SpecRunner, TestKind};
+use nictune_bench::result::SysctlsInForce;
+use nictune_bench::{sysctls, BenchSpec, SpecRunner, TestKind};
 use nictune_core::metrics::Metrics;
 use nictune_core::progress::NoProgress;
 use nictune_core::units::Nanos;
 use nictune_tune::candidate::Candidate;
+use nictune_tune::knob::End;
 use nictune_tune::session::{MeasureError, Measurer};
 use std::collections::BTreeSet;
 
@@ -84,24 +86,36 @@ impl<M: SpecRunner> Measurer for BenchMeasurer<M> {
         if let Some(w) = self.check.and_then(|check| check(candidate, &result)) {
             self.warnings.insert(w);
         }
-        let own = own_sysctls(candidate);
+        let own = own_caveats(candidate, &result.sysctls);
         let caveats = std::mem::take(&mut result.warnings)
             .into_iter()
-            .filter(|w| !own.iter().any(|key| w.starts_with(&format!("{key} = "))));
+            .filter(|w| !own.contains(w));
         self.warnings.extend(caveats);
         Ok(with_vectors(result))
     }
 }
 
-/// The sysctls `candidate` sets (`net.core.busy_poll`): the bench's caveat that one of them
-/// differs from the kernel default ("results compare only with runs under the same value")
-/// is about the host as found, not a setting the tune made for the run and puts back.
-fn own_sysctls(candidate: &Candidate) -> Vec<&'static str> {
-    candidate
-        .settings
-        .iter()
-        .filter_map(|s| s.knob.key().strip_prefix("sysctl."))
-        .collect()
+/// The bench's caveats about host-wide sysctls that `candidate` itself set for the run
+/// (`net.core.busy_poll`), made again by the bench's own [`sysctls::warnings`] from the
+/// values in force: "differs from the kernel default, results compare only with runs under
+/// the same value" is about a host as found, not about a setting the tune made and puts
+/// back. A local setting is this host's value, a `--both-ends` peer setting the peer's.
+fn own_caveats(candidate: &Candidate, in_force: &SysctlsInForce) -> BTreeSet<String> {
+    let mut own = BTreeSet::new();
+    for s in &candidate.settings {
+        let Some(key) = s.knob.key().strip_prefix("sysctl.") else {
+            continue;
+        };
+        let (values, host) = match s.end {
+            End::Local => (Some(&in_force.client), sysctls::THIS_HOST),
+            End::Peer => (in_force.server.as_ref(), sysctls::THE_PEER),
+        };
+        if let Some(&value) = values.and_then(|v| v.get(key)) {
+            let one = sysctls::Values::from([(key.to_string(), value)]);
+            own.extend(sysctls::warnings(&one, host));
+        }
+    }
+    own
 }
 
 /// `result`'s metrics with each host's NIC vectors, where it has several and one fired: what
@@ -156,14 +170,11 @@ mod tests {
             _: &dyn nictune_core::progress::Progress,
         ) -> Result<nictune_bench::BenchResult, BenchError> {
             let mut r = nictune_bench::BenchResult::synthetic(spec, Metrics::default());
-            r.warnings = vec![
-                "net.core.busy_poll = 50 on this host (kernel default 0): results compare \
-                 only with runs under the same value"
-                    .into(),
-                "net.core.netdev_budget = 600 on this host (kernel default 300): results \
-                 compare only with runs under the same value"
-                    .into(),
-            ];
+            r.sysctls.client = sysctls::Values::from([
+                ("net.core.busy_poll".to_string(), 50),
+                ("net.core.netdev_budget".to_string(), 600),
+            ]);
+            r.warnings = sysctls::warnings(&r.sysctls.client, sysctls::THIS_HOST);
             Ok(r)
         }
     }

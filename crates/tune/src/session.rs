@@ -344,19 +344,19 @@ fn search<T: Target, M: Measurer>(
         pending_settle: None,
     };
     // Before the search, so that the run length may still change.
-    let (switch, probe_runs) = match config.time_budget {
-        Some(time) => eval.time_a_switch(time, predictor.is_none())?,
+    let (switch, base_runs) = match config.time_budget {
+        Some(time) => eval.price_a_run(time, predictor.is_none())?,
         None => (None, Vec::new()),
     };
-    let mut baseline = eval.config.baseline;
-    let mut prior = vec![Vec::new(); eval.candidates.len()];
-    prior[baseline] = probe_runs;
-    let mut predicted = vec![None; eval.candidates.len()];
-    if let Some(p) = predictor {
-        let base_runs = std::mem::take(&mut prior[baseline]);
-        let (b, runs, preds) = eval.predict_and_prune(p, switch, base_runs)?;
-        (baseline, prior, predicted) = (b, runs, preds);
-    }
+    let (baseline, prior, predicted) = match predictor {
+        Some(p) => eval.predict_and_prune(p, switch, base_runs)?,
+        None => {
+            let n = eval.candidates.len();
+            let mut prior = vec![Vec::new(); n];
+            prior[eval.config.baseline] = base_runs;
+            (eval.config.baseline, prior, vec![None; n])
+        }
+    };
     let plan = eval.config.plan;
     let record = successive_halving(prior, baseline, &plan, &config.objective, &mut eval)
         .map_err(TuneError::Search)?;
@@ -386,7 +386,7 @@ struct LoopEval<'g, 'a, T: Target, M: Measurer> {
     /// Wall time runs took beyond warm-up plus measurement, not yet spent from the budget
     /// ([`TuneConfig::time_budget`] only).
     between: Nanos,
-    /// The settle of a change made before the search ([`LoopEval::time_a_switch`] puts the
+    /// The settle of a change made before the search ([`LoopEval::price_a_run`] puts the
     /// settings as found back): the first run warms up for it.
     pending_settle: Option<Nanos>,
 }
@@ -434,7 +434,7 @@ impl<T: Target, M: Measurer> LoopEval<'_, '_, T, M> {
     /// no runs when there is no other candidate. With `refit`, fits the search again when the
     /// plan cannot pay that cost before every run, and drops the probe run (its length may
     /// have changed); else the probe's time is paid from the budget like any run's.
-    fn time_a_switch(
+    fn price_a_run(
         &mut self,
         time: TimeBudget,
         refit: bool,
@@ -444,35 +444,33 @@ impl<T: Target, M: Measurer> LoopEval<'_, '_, T, M> {
             return Ok((None, Vec::new()));
         };
         let started = std::time::Instant::now();
-        let mut extra = Nanos::ZERO;
-        let mut settle = None;
-        for index in [first, base] {
+        // Each switch's settle beyond the warm-up: the run after it warms up that much longer.
+        let mut longer = [Nanos::ZERO; 2];
+        for (k, index) in [first, base].into_iter().enumerate() {
             if self.controls.cancel.requested() {
                 return Err(run_error(index, StepError::Cancelled));
             }
             self.controls.progress.message(&self.candidates[index].id());
-            settle = self
+            let settle = self
                 .put_in_place(index)
                 .map_err(|e| run_error(index, StepError::Apply(e)))?;
-            extra += settle
+            longer[k] = settle
                 .unwrap_or(Nanos::ZERO)
                 .saturating_sub(self.config.warm_up);
+            // The settings as found are in place last; their settle is the probe run's.
+            self.pending_settle = settle;
         }
-        // The settings as found are in place again; their settle is the probe run's.
-        self.pending_settle = settle;
         let switched = elapsed(started);
         let run_started = std::time::Instant::now();
         let obs = self
             .evaluate(base)
             .map_err(|source| run_error(base, source))?;
         let run = self.run_length();
-        let back = settle
-            .unwrap_or(Nanos::ZERO)
-            .saturating_sub(self.config.warm_up);
+        // The probe run's own overhead, without the settle it warmed up for.
         let overhead = elapsed(run_started)
             .saturating_sub(run)
-            .saturating_sub(back);
-        let per_run = Nanos((switched.0 + extra.0) / 2 + overhead.0);
+            .saturating_sub(longer[1]);
+        let per_run = Nanos((switched.0 + longer[0].0 + longer[1].0) / 2 + overhead.0);
         let left = time
             .wall
             .saturating_sub(switched)
@@ -492,11 +490,10 @@ impl<T: Target, M: Measurer> LoopEval<'_, '_, T, M> {
         Ok((Some(per_run), Vec::new()))
     }
 
-    /// Fits the search again into `left` with `per_run` before every run, over the
+    /// Fits the search again into `left` with `switch` before every run, over the
     /// candidates fitted so far; the notes of the first fit are replaced by this one's and
     /// the runs so far (the probe's) dropped. False when no fit came out, the plan unchanged.
-    fn refit(&mut self, asked: RunLength, left: Nanos, per_run: Nanos) -> bool {
-        let switch = per_run;
+    fn refit(&mut self, asked: RunLength, left: Nanos, switch: Nanos) -> bool {
         let budget = Budget::Time(left);
         let candidates = self.candidates.clone();
         let fitted =
@@ -538,9 +535,9 @@ impl<T: Target, M: Measurer> LoopEval<'_, '_, T, M> {
         c.notes = notes;
         self.candidates = fitted.candidates;
         self.metrics = vec![Vec::new(); kept];
-        // The baseline stays first and in place; the others were not measured yet.
+        // The baseline (0: the caller checked) stays first and in place; the others were not
+        // measured yet.
         self.applied = Some(0);
-        c.baseline = 0;
         self.controls.progress.start(c.plan.budget as u64, "tune");
         true
     }

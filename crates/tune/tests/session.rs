@@ -231,26 +231,8 @@ fn a_time_budget_pays_for_slow_applies_with_runs_and_a_budget_of_runs_does_not()
         // Runs of 4 ms (the fake bench returns at once, so a run takes no time but its
         // apply); every apply takes 8 ms, two runs' worth.
         fake.borrow_mut().apply_takes = std::time::Duration::from_millis(8);
-        let asked = RunLength {
-            warm_up: Nanos::from_millis(1),
-            duration: Nanos::from_millis(3),
-        };
-        let config = TuneConfig {
-            warm_up: asked.warm_up,
-            duration: asked.duration,
-            time_budget: timed.then_some(TimeBudget {
-                wall: Nanos(asked.total().0 * 120),
-                asked,
-            }),
-            ..config(120)
-        };
-        let cancel = AtomicBool::new(false);
-        let controls = Controls {
-            progress: &NoProgress,
-            cancel: &cancel,
-        };
-        let run = run(&mut Host(&fake), &mut Bench(&fake), &config, None, controls).unwrap();
-        assert_eq!(fake.borrow().inner.state(), found_state());
+        let wall = timed.then_some(Nanos(RUN_4MS.total().0 * 120));
+        let (run, _) = tune_under(&fake, &timed_config(RUN_4MS, 120, wall), None);
         let applies = fake.borrow().applies;
         (run.record, applies)
     };
@@ -489,22 +471,19 @@ fn no_setting_leaks_from_one_candidate_into_the_next() {
 /// search then spends about the time asked, where the plan as made would have run over.
 #[test]
 fn a_time_budget_is_fitted_again_to_the_switching_cost_timed_before_the_first_run() {
-    let asked = RunLength {
-        warm_up: Nanos::from_millis(1),
-        duration: Nanos::from_millis(3),
-    };
+    let asked = RUN_4MS;
     let base = config(1);
     let n = base.candidates.len();
     // Exactly the smallest search at 4 ms a run, nothing to spare for switching.
     let runs = SearchPlan::with_budget(0).minimum_budget(n);
     let wall = Nanos(asked.total().0 * runs as u64);
-    let tune_with = |time_budget: Option<TimeBudget>| {
+    let tune_with = |wall: Option<Nanos>| {
         let fake = std::cell::RefCell::new(Faulty::new());
         // Every apply takes 8 ms, two runs' worth.
         fake.borrow_mut().apply_takes = std::time::Duration::from_millis(8);
-        tune_timed(&fake, asked, runs, time_budget)
+        tune_under(&fake, &timed_config(asked, runs, wall), None)
     };
-    let (fitted, took) = tune_with(Some(TimeBudget { wall, asked }));
+    let (fitted, took) = tune_with(Some(wall));
     let c = &fitted.config;
     assert!(c.notes[0].starts_with("A run took"), "{:?}", c.notes);
     // Runs shorter than the shortest are never lengthened, so a subset was measured, still
@@ -536,7 +515,7 @@ fn a_time_budget_is_fitted_again_to_the_switching_cost_timed_before_the_first_ru
     // (starting the traffic on a guest, reading its samples): the probe's run times that.
     let fake = std::cell::RefCell::new(Faulty::new());
     fake.borrow_mut().measure_takes = std::time::Duration::from_millis(8);
-    let (fitted, took) = tune_timed(&fake, asked, runs, Some(TimeBudget { wall, asked }));
+    let (fitted, took) = tune_under(&fake, &timed_config(asked, runs, Some(wall)), None);
     assert!(
         fitted.config.candidates.len() < n,
         "{:?}",
@@ -548,27 +527,44 @@ fn a_time_budget_is_fitted_again_to_the_switching_cost_timed_before_the_first_ru
     );
 }
 
-/// A tune of `fake` with runs of `asked` length and a plan of `runs`: the run and its wall
-/// time.
-fn tune_timed(
-    fake: &std::cell::RefCell<Faulty>,
-    asked: RunLength,
-    runs: usize,
-    time_budget: Option<TimeBudget>,
-) -> (nictune_tune::session::TuneRun, std::time::Duration) {
-    let config = TuneConfig {
+/// Runs of 4 ms: 1 ms warm-up, 3 ms measured (the fake bench returns at once).
+const RUN_4MS: RunLength = RunLength {
+    warm_up: Nanos::from_millis(1),
+    duration: Nanos::from_millis(3),
+};
+
+/// [`config`] with runs of `asked` length and a plan of `runs`; a time budget of `wall`
+/// when given.
+fn timed_config(asked: RunLength, runs: usize, wall: Option<Nanos>) -> TuneConfig {
+    TuneConfig {
         warm_up: asked.warm_up,
         duration: asked.duration,
-        time_budget,
+        time_budget: wall.map(|wall| TimeBudget { wall, asked }),
         ..config(runs)
-    };
+    }
+}
+
+/// A whole tune of `fake` under `config` (with `predictor`, if any), checked to leave the
+/// settings as found: the run and its wall time.
+fn tune_under(
+    fake: &std::cell::RefCell<Faulty>,
+    config: &TuneConfig,
+    predictor: Option<&mut dyn nictune_tune::predict::Predictor>,
+) -> (nictune_tune::session::TuneRun, std::time::Duration) {
     let cancel = AtomicBool::new(false);
     let controls = Controls {
         progress: &NoProgress,
         cancel: &cancel,
     };
     let started = std::time::Instant::now();
-    let run = run(&mut Host(fake), &mut Bench(fake), &config, None, controls).unwrap();
+    let run = run(
+        &mut Host(fake),
+        &mut Bench(fake),
+        config,
+        predictor,
+        controls,
+    )
+    .unwrap();
     assert_eq!(fake.borrow().inner.state(), found_state());
     (run, started.elapsed())
 }
@@ -596,15 +592,9 @@ fn after_the_switch_timed_before_the_search_the_first_run_warms_up_for_what_went
         wall: Nanos::from_secs(3600),
         asked,
     });
-    let cancel = AtomicBool::new(false);
-    let controls = Controls {
-        progress: &NoProgress,
-        cancel: &cancel,
-    };
-    let run = run(&mut Host(&fake), &mut Bench(&fake), &config, None, controls).unwrap();
+    let (run, _) = tune_under(&fake, &config, None);
     assert_eq!(run.config.candidates, config.candidates);
     let f = fake.borrow();
-    assert_eq!(f.inner.state(), found_state());
     let baseline = config.candidates[0].id();
     assert_eq!(
         f.log[..3],
@@ -646,37 +636,12 @@ impl nictune_tune::predict::Predictor for Oracle {
 /// pays for with the switch timed before the search: fewer when switching is slow.
 #[test]
 fn predict_on_a_time_budget_keeps_what_the_time_pays_for_with_its_switches() {
-    let asked = RunLength {
-        warm_up: Nanos::from_millis(1),
-        duration: Nanos::from_millis(3),
-    };
+    let asked = RUN_4MS;
     let tune_with = |apply_takes_ms: u64| {
         let fake = std::cell::RefCell::new(Faulty::new());
         fake.borrow_mut().apply_takes = std::time::Duration::from_millis(apply_takes_ms);
-        let config = TuneConfig {
-            warm_up: asked.warm_up,
-            duration: asked.duration,
-            time_budget: Some(TimeBudget {
-                wall: Nanos(asked.total().0 * 60),
-                asked,
-            }),
-            ..config(60)
-        };
-        let cancel = AtomicBool::new(false);
-        let controls = Controls {
-            progress: &NoProgress,
-            cancel: &cancel,
-        };
-        let run = run(
-            &mut Host(&fake),
-            &mut Bench(&fake),
-            &config,
-            Some(&mut Oracle),
-            controls,
-        )
-        .unwrap();
-        assert_eq!(fake.borrow().inner.state(), found_state());
-        run
+        let config = timed_config(asked, 60, Some(Nanos(asked.total().0 * 60)));
+        tune_under(&fake, &config, Some(&mut Oracle)).0
     };
     let free = tune_with(0);
     let slow = tune_with(8);

@@ -137,10 +137,13 @@ fn napi_check(
 fn sysctls_in_force(far: &FarReport, warnings: &mut Vec<String>) -> SysctlsInForce {
     let here = crate::sysctls::read_host();
     warnings.extend(here.note);
-    warnings.extend(crate::sysctls::warnings(&here.values, "this host"));
+    warnings.extend(crate::sysctls::warnings(
+        &here.values,
+        crate::sysctls::THIS_HOST,
+    ));
     let server = match &far.sysctls {
         FarSysctls::Peer(Some(peer)) => {
-            warnings.extend(crate::sysctls::warnings(peer, "the peer"));
+            warnings.extend(crate::sysctls::warnings(peer, crate::sysctls::THE_PEER));
             Some(peer.clone())
         }
         FarSysctls::Peer(None) => {
