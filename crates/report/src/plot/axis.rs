@@ -90,7 +90,25 @@ impl Scale {
     }
 }
 
+/// 1-2-5 per decade; a log axis spanning less than that (rates of 1.8–3.4 k in a tune of a
+/// slow guest) gets the linear 1-2-5 steps instead, so it never shows one lone tick.
 fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let decades = per_decade(lo, hi);
+    if decades.len() >= 3 {
+        return decades;
+    }
+    let linear: Vec<f64> = linear_ticks(lo, hi)
+        .into_iter()
+        .filter(|v| *v > 0.0)
+        .collect();
+    if linear.len() > decades.len() {
+        linear
+    } else {
+        decades
+    }
+}
+
+fn per_decade(lo: f64, hi: f64) -> Vec<f64> {
     let mut out = Vec::new();
     let mut decade = 10f64.powf(lo.log10().floor());
     while decade <= hi {
@@ -225,6 +243,15 @@ mod tests {
         assert!((s.px(100.0) - 100.0).abs() < 1e-9);
         assert_eq!(s.px(1.0), 0.0, "clamped");
         assert_eq!(s.ticks(), [10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0]);
+    }
+
+    #[test]
+    fn a_narrow_log_axis_gets_round_linear_ticks() {
+        // The e1000 guest's rates and CPU costs: less than one 1-2-5 step apart.
+        assert_eq!(log_ticks(1450.0, 3400.0), [1500.0, 2000.0, 2500.0, 3000.0]);
+        assert_eq!(log_ticks(450.0, 900.0), [500.0, 600.0, 700.0, 800.0, 900.0]);
+        // Wide enough for the 1-2-5 decades: unchanged.
+        assert_eq!(log_ticks(9.0, 60.0), [10.0, 20.0, 50.0]);
     }
 
     #[test]
