@@ -19,6 +19,18 @@
 //! addresses come back by themselves; static IPv6 addresses and routes other than the
 //! connected ones are not restored — which is why `apply` refuses a port that carries the
 //! default route or the SSH session.
+//!
+//! A reload that cannot finish must not take the driver away:
+//! - the load flags are settled before the unload: a compressed module file (`.ko.xz`,
+//!   `.ko.zst`, `.ko.gz`, as Fedora, Ubuntu and Debian 13 ship them) is handed to the kernel
+//!   with `MODULE_INIT_COMPRESSED_FILE` when `/sys/module/compression` names its format
+//!   (Linux 5.17+, `CONFIG_MODULE_DECOMPRESS`); otherwise nothing is unloaded;
+//! - parameters the driver refuses: it is loaded again with the parameters it ran with, and
+//!   its ports are put back all the same;
+//! - the ports' state is written (`<module>.ports` beside the parameter record) before the
+//!   unload and removed once they are back, so a reload cut short between unload and load (a
+//!   kill, the OOM killer) is completed by the next write, the revert: a module that is not
+//!   loaded is simply loaded, and ports that have not reappeared come from that file.
 
 #![allow(unsafe_code)]
 
@@ -144,7 +156,8 @@ pub fn write(
     s: &Setting,
 ) -> Result<(), HostError> {
     let fail = |kind| HostError::new(Op::Write, s, kind);
-    let mut params = loaded_params(roots, module);
+    let was = loaded_params(roots, module);
+    let mut params = was.clone();
     for (param, value) in set {
         let text = match value {
             HostValue::Text(t) => t.trim().to_string(),
@@ -157,16 +170,92 @@ pub fn write(
         }
     }
     let file = module_file(roots, module).map_err(|e| fail(HostErrorKind::NotFound(e)))?;
-    let ports = ports_of(roots, module);
-    reload(module, &file, &params).map_err(|e| fail(HostErrorKind::Rejected(e)))?;
-    std::fs::create_dir_all(&roots.records)
-        .and_then(|()| std::fs::write(roots.record(module), render_record(&params)))
-        .map_err(|e| {
-            fail(HostErrorKind::Rejected(format!(
-                "recording the parameters: {e}"
-            )))
-        })?;
-    restore_ports(roots, &ports).map_err(|e| fail(HostErrorKind::Rejected(e)))
+    let flags =
+        load_flags(roots, module, &file).map_err(|e| fail(HostErrorKind::Unsupported(e)))?;
+    let ports = ports_to_restore(roots, module);
+    save_pending_ports(roots, module, &ports).map_err(|e| {
+        fail(HostErrorKind::Rejected(format!(
+            "recording the ports before unloading {module} (nothing was unloaded): {e}"
+        )))
+    })?;
+    // Everything the load needs is in hand before the unload: the file, open.
+    let opened = std::fs::File::open(&file)
+        .map_err(|e| fail(HostErrorKind::NotFound(format!("{}: {e}", file.display()))))?;
+    let args = [&params, &was].map(|p| CString::new(param_string(p)));
+    let [Ok(args), Ok(old)] = args else {
+        return Err(fail(HostErrorKind::Rejected(
+            "a parameter with a NUL byte".into(),
+        )));
+    };
+    if let Err(e) = unload(module) {
+        let _ = std::fs::remove_file(pending_ports_path(roots, module));
+        return Err(fail(HostErrorKind::Rejected(e)));
+    }
+    let loaded = load(module, &opened, flags, &args, &old);
+    let running = if loaded.is_ok() { &params } else { &was };
+    let recorded = std::fs::write(roots.record(module), render_record(running));
+    let restored = restore_ports(roots, &ports);
+    if restored.is_ok() {
+        let _ = std::fs::remove_file(pending_ports_path(roots, module));
+    }
+    loaded.map_err(|e| fail(HostErrorKind::Rejected(e)))?;
+    recorded.map_err(|e| {
+        fail(HostErrorKind::Rejected(format!(
+            "recording the parameters: {e}"
+        )))
+    })?;
+    restored.map_err(|e| fail(HostErrorKind::Rejected(e)))
+}
+
+/// How a module file is packed, from its name: the kernel's name for the compression.
+fn compression(file: &Path) -> Result<Option<&'static str>, String> {
+    let name = file.file_name().unwrap_or_default().to_string_lossy();
+    [
+        (".ko", None),
+        (".ko.xz", Some("xz")),
+        (".ko.zst", Some("zstd")),
+        (".ko.gz", Some("gzip")),
+    ]
+    .into_iter()
+    .find(|(ext, _)| name.ends_with(ext))
+    .map(|(_, kind)| kind)
+    .ok_or_else(|| {
+        format!(
+            "{}: not a module file nictune can load (.ko, .ko.xz, .ko.zst or .ko.gz)",
+            file.display()
+        )
+    })
+}
+
+/// The kernel's `MODULE_INIT_COMPRESSED_FILE` (include/uapi/linux/module.h, Linux 5.17).
+const MODULE_INIT_COMPRESSED_FILE: libc::c_uint = 4;
+
+/// The `finit_module` flags that load `file`, decided before anything is unloaded: a
+/// compressed file only if the kernel decompresses that format itself.
+fn load_flags(
+    roots: &ModuleRoots,
+    module: &str,
+    file: &Path,
+) -> Result<nix::kmod::ModuleInitFlags, String> {
+    let Some(kind) = compression(file)? else {
+        return Ok(nix::kmod::ModuleInitFlags::empty());
+    };
+    let kernel = std::fs::read_to_string(roots.sys.join("module/compression")).unwrap_or_default();
+    if kernel.trim() == kind {
+        return Ok(nix::kmod::ModuleInitFlags::from_bits_retain(
+            MODULE_INIT_COMPRESSED_FILE,
+        ));
+    }
+    let why = match kernel.trim() {
+        "" => "no /sys/module/compression: built without CONFIG_MODULE_DECOMPRESS".to_string(),
+        other => format!("it decompresses {other} only"),
+    };
+    Err(format!(
+        "{module}'s file {} is {kind}-compressed and this kernel does not decompress {kind} \
+         modules itself ({why}); nictune does not unpack module files, so {module} was not \
+         unloaded. Set the parameter in modprobe.d (nictune export) and reload the driver or reboot",
+        file.display()
+    ))
 }
 
 /// `/lib/modules/<release>/<path from modules.dep>`.
@@ -181,26 +270,35 @@ fn module_file(roots: &ModuleRoots, module: &str) -> Result<PathBuf, String> {
         .ok_or_else(|| format!("{module} is not in {}", base.join("modules.dep").display()))
 }
 
-fn reload(module: &str, file: &Path, params: &Params) -> Result<(), String> {
+/// Unloads `module`; one that is not loaded (a reload cut short) is fine.
+fn unload(module: &str) -> Result<(), String> {
     let name = CString::new(module).map_err(|_| "module name with a NUL byte".to_string())?;
-    let args = CString::new(param_string(params)).map_err(|_| "parameter with a NUL byte")?;
-    let f = std::fs::File::open(file).map_err(|e| format!("{}: {e}", file.display()))?;
-    nix::kmod::delete_module(&name, nix::kmod::DeleteModuleFlags::O_NONBLOCK)
-        .map_err(|e| format!("unloading {module}: {e}"))?;
-    match nix::kmod::finit_module(&f, &args, nix::kmod::ModuleInitFlags::empty()) {
+    match nix::kmod::delete_module(&name, nix::kmod::DeleteModuleFlags::O_NONBLOCK) {
+        Ok(()) | Err(nix::errno::Errno::ENOENT) => Ok(()),
+        Err(e) => Err(format!(
+            "unloading {module} (still loaded, nothing changed): {e}"
+        )),
+    }
+}
+
+/// Loads `module` from `file` with `args`; if the driver refuses them, loads it again with
+/// `was`, the parameters it ran with.
+fn load(
+    module: &str,
+    file: &std::fs::File,
+    flags: nix::kmod::ModuleInitFlags,
+    args: &CString,
+    was: &CString,
+) -> Result<(), String> {
+    match nix::kmod::finit_module(file, args, flags) {
         Ok(()) => Ok(()),
         Err(e) => {
-            // Leave the driver loaded even if the new parameters were refused.
-            let empty = CString::default();
-            let back = nix::kmod::finit_module(&f, &empty, nix::kmod::ModuleInitFlags::empty());
-            let note = match back {
-                Ok(()) => "; loaded again with its defaults",
-                Err(_) => "; could not load it again",
+            // Leave the driver loaded, as it ran, if the new parameters were refused.
+            let note = match nix::kmod::finit_module(file, was, flags) {
+                Ok(()) => format!("; loaded again with {was:?}"),
+                Err(e) => format!("; could not load it again ({e})"),
             };
-            Err(format!(
-                "loading {module} with {:?}: {e}{note}",
-                param_string(params)
-            ))
+            Err(format!("loading {module} with {args:?}: {e}{note}"))
         }
     }
 }
@@ -231,6 +329,89 @@ struct Port {
     addrs: Vec<(Ipv4Addr, u8)>,
     mtu: u32,
     up: bool,
+    /// Whether it had a link: only then is one waited for after the reload.
+    carrier: bool,
+}
+
+impl Port {
+    /// One line of the pending-ports file: name, device, MTU, up, carrier, addresses.
+    fn line(&self) -> String {
+        let addrs: Vec<String> = self.addrs.iter().map(|(a, p)| format!("{a}/{p}")).collect();
+        format!(
+            "{}\t{}\t{}\t{}\t{}\t{}",
+            self.name,
+            self.device.display(),
+            self.mtu,
+            u8::from(self.up),
+            u8::from(self.carrier),
+            addrs.join(",")
+        )
+    }
+
+    fn parse(line: &str) -> Option<Port> {
+        let f: Vec<&str> = line.split('\t').collect();
+        let [name, device, mtu, up, carrier, addrs] = f.as_slice() else {
+            return None;
+        };
+        let addrs = addrs
+            .split(',')
+            .filter(|a| !a.is_empty())
+            .map(|a| {
+                let (ip, prefix) = a.split_once('/')?;
+                let prefix: u8 = prefix.parse().ok()?;
+                (prefix <= 32).then_some((ip.parse().ok()?, prefix))
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(Port {
+            name: name.to_string(),
+            device: PathBuf::from(device),
+            mtu: mtu.parse().ok()?,
+            up: *up == "1",
+            carrier: *carrier == "1",
+            addrs,
+        })
+    }
+}
+
+fn pending_ports_path(roots: &ModuleRoots, module: &str) -> PathBuf {
+    roots.records.join(format!("{module}.ports"))
+}
+
+/// The ports a reload must put back: those bound now, and those a reload cut short left
+/// behind (in the pending file, at a device with no interface now).
+fn ports_to_restore(roots: &ModuleRoots, module: &str) -> Vec<Port> {
+    let mut ports = ports_of(roots, module);
+    let limit = nictune_core::input::KERNEL_FILE;
+    let left = nictune_core::input::read_file(&pending_ports_path(roots, module), limit)
+        .unwrap_or_default();
+    for port in left.lines().filter_map(Port::parse) {
+        if !ports.iter().any(|p| p.device == port.device) && !has_interface(roots, &port.device) {
+            ports.push(port);
+        }
+    }
+    ports
+}
+
+fn has_interface(roots: &ModuleRoots, device: &Path) -> bool {
+    let Ok(dir) = std::fs::read_dir(roots.sys.join("class/net")) else {
+        return false;
+    };
+    dir.flatten()
+        .any(|e| std::fs::canonicalize(e.path().join("device")).is_ok_and(|d| d == device))
+}
+
+/// Writes the ports' state, durably, before the unload.
+fn save_pending_ports(roots: &ModuleRoots, module: &str, ports: &[Port]) -> std::io::Result<()> {
+    use std::io::Write;
+    std::fs::create_dir_all(&roots.records)?;
+    let path = pending_ports_path(roots, module);
+    let tmp = path.with_extension("ports.tmp");
+    let mut f = std::fs::File::create(&tmp)?;
+    for p in ports {
+        writeln!(f, "{}", p.line())?;
+    }
+    f.sync_all()?;
+    std::fs::rename(&tmp, &path)
 }
 
 /// The interfaces whose device is bound to `module`.
@@ -254,6 +435,7 @@ fn ports_of(roots: &ModuleRoots, module: &str) -> Vec<Port> {
                 addrs: ipv4_addrs(&name),
                 mtu: read("mtu").trim().parse().unwrap_or(0),
                 up: flags.is_ok_and(|f| f & libc::IFF_UP as u32 != 0),
+                carrier: read("carrier").trim() == "1",
                 name,
                 device,
             });
@@ -275,29 +457,41 @@ fn ipv4_addrs(iface: &str) -> Vec<(Ipv4Addr, u8)> {
         .collect()
 }
 
-/// Waits for each port to reappear at its device, then restores it.
+/// Waits for each port to reappear at its device, then restores it; a port that fails does
+/// not stop the others, and the error names every one that did.
 fn restore_ports(roots: &ModuleRoots, ports: &[Port]) -> Result<(), String> {
-    for port in ports {
-        let name = wait_for_device(roots, &port.device).ok_or_else(|| {
-            format!(
-                "{} did not come back within {} s",
-                port.name,
-                PORT_WAIT.as_secs()
-            )
-        })?;
-        ifconfig::bring_up(&name, port).map_err(|e| format!("restoring {name}: {e}"))?;
-        if port.up && !wait_for_carrier(roots, &name) {
-            return Err(format!(
-                "{name} is back but its link did not come up within {} s",
-                PORT_WAIT.as_secs()
-            ));
-        }
-        // The addresses last, once the link is up: a neighbour entry created before it (by
-        // traffic sent to the restored route) would spend its first ARP probes on a link
-        // without carrier and wait a whole retransmit interval (1 s) for the next.
-        ifconfig::addresses(&name, port).map_err(|e| format!("restoring {name}: {e}"))?;
+    let failed: Vec<String> = ports
+        .iter()
+        .filter_map(|p| restore_port(roots, p).err())
+        .collect();
+    match failed.is_empty() {
+        true => Ok(()),
+        false => Err(failed.join("; ")),
     }
-    Ok(())
+}
+
+fn restore_port(roots: &ModuleRoots, port: &Port) -> Result<(), String> {
+    let name = wait_for_device(roots, &port.device).ok_or_else(|| {
+        format!(
+            "{} did not come back within {} s",
+            port.name,
+            PORT_WAIT.as_secs()
+        )
+    })?;
+    ifconfig::bring_up(&name, port).map_err(|e| format!("restoring {name}: {e}"))?;
+    // The addresses once the link is up: a neighbour entry created before it (by traffic
+    // sent to the restored route) would spend its first ARP probes on a link without
+    // carrier and wait a whole retransmit interval (1 s) for the next. A port that had no
+    // link before gets its addresses without waiting.
+    let linked = !(port.up && port.carrier) || wait_for_carrier(roots, &name);
+    ifconfig::addresses(&name, port).map_err(|e| format!("restoring {name}: {e}"))?;
+    match linked {
+        true => Ok(()),
+        false => Err(format!(
+            "{name} is back but its link did not come up within {} s",
+            PORT_WAIT.as_secs()
+        )),
+    }
 }
 
 /// Waits until `name` has a carrier again (a reloaded NIC renegotiates its link: ≈2–3 s
@@ -456,6 +650,88 @@ mod tests {
             param_string(&p),
             "InterruptThrottleRate=500,500 TxIntDelay=0"
         );
+    }
+
+    fn roots_in(dir: &Path) -> ModuleRoots {
+        ModuleRoots {
+            sys: dir.join("sys"),
+            proc: dir.join("proc"),
+            etc_modprobe: dir.join("modprobe.d"),
+            records: dir.join("records"),
+        }
+    }
+
+    #[test]
+    fn a_compressed_module_loads_only_if_the_kernel_unpacks_its_format() {
+        let dir = tempfile::tempdir().unwrap();
+        let roots = roots_in(dir.path());
+        let plain = Path::new("/lib/modules/6.1/e1000.ko");
+        let xz = Path::new("/lib/modules/6.1/e1000.ko.xz");
+        let zst = Path::new("/lib/modules/6.1/e1000.ko.zst");
+        assert_eq!(
+            load_flags(&roots, "e1000", plain).unwrap(),
+            nix::kmod::ModuleInitFlags::empty()
+        );
+        // No /sys/module/compression: a kernel without CONFIG_MODULE_DECOMPRESS.
+        let e = load_flags(&roots, "e1000", xz).unwrap_err();
+        assert!(
+            e.contains("xz-compressed") && e.contains("CONFIG_MODULE_DECOMPRESS"),
+            "{e}"
+        );
+        assert!(e.contains("was not unloaded"), "{e}");
+        std::fs::create_dir_all(roots.sys.join("module")).unwrap();
+        std::fs::write(roots.sys.join("module/compression"), "zstd\n").unwrap();
+        assert_eq!(
+            load_flags(&roots, "e1000", zst).unwrap().bits(),
+            MODULE_INIT_COMPRESSED_FILE
+        );
+        let e = load_flags(&roots, "e1000", xz).unwrap_err();
+        assert!(e.contains("it decompresses zstd only"), "{e}");
+        let e = load_flags(&roots, "e1000", Path::new("/x/e1000.o")).unwrap_err();
+        assert!(e.contains(".ko.zst"), "{e}");
+    }
+
+    #[test]
+    fn the_pending_ports_survive_a_reload_cut_short() {
+        let dir = tempfile::tempdir().unwrap();
+        let roots = roots_in(dir.path());
+        std::fs::create_dir_all(roots.sys.join("class/net")).unwrap();
+        let gone = Port {
+            name: "eth1".into(),
+            device: dir.path().join("pci0000:00/0000:00:03.0"),
+            addrs: vec![
+                ("198.18.0.1".parse().unwrap(), 24),
+                ("198.18.1.1".parse().unwrap(), 32),
+            ],
+            mtu: 9000,
+            up: true,
+            carrier: false,
+        };
+        save_pending_ports(&roots, "e1000", std::slice::from_ref(&gone)).unwrap();
+        // The unload happened and the load did not: no interface at that device, so the
+        // next reload (the revert) puts the port back from the file.
+        let left = ports_to_restore(&roots, "e1000");
+        assert_eq!(left.len(), 1);
+        assert_eq!(left[0].line(), gone.line());
+        assert_eq!(left[0].addrs, gone.addrs);
+        // Garbage lines are skipped, not trusted.
+        let path = pending_ports_path(&roots, "e1000");
+        std::fs::write(
+            &path,
+            format!(
+                "{}\nx\ty\n{}\t/a\t1\t1\t1\t1.2.3.4/99\n",
+                gone.line(),
+                "eth2"
+            ),
+        )
+        .unwrap();
+        assert_eq!(ports_to_restore(&roots, "e1000").len(), 1);
+        // An interface at that device again: its state now is what counts, not the file's.
+        let dev = &gone.device;
+        std::fs::create_dir_all(dev).unwrap();
+        std::fs::create_dir_all(roots.sys.join("class/net/eth1")).unwrap();
+        std::os::unix::fs::symlink(dev, roots.sys.join("class/net/eth1/device")).unwrap();
+        assert!(ports_to_restore(&roots, "e1000").is_empty());
     }
 
     #[test]
