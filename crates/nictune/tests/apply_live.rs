@@ -430,6 +430,13 @@ fn the_default_route_interface_needs_force() {
         "dev",
         "v0",
     ]);
+    // A dry run shows the plan and says the real one would be refused.
+    let dry = ok(&bed.apply(&["napi.defer-hard-irqs=2"], &["--dry-run"]));
+    assert!(
+        dry.contains("without --dry-run this change would be refused")
+            && dry.contains("v0 carries the default route"),
+        "{dry}"
+    );
     let refused = bed.apply(&["napi.defer-hard-irqs=2"], &[]);
     let err = String::from_utf8_lossy(&refused.stderr);
     assert_eq!(refused.status.code(), Some(2), "{err}");

@@ -173,6 +173,11 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
         true => None,
         false => Some(lock_live(&state, 1)?),
     };
+    if locks.is_some() {
+        // Again under the lock: a change that ended pending while this one waited for it
+        // would otherwise be journaled as this change's "old" values.
+        refuse_if_unfinished(&state)?;
+    }
     if let Some(name) = &req.netns {
         netns::enter(name).hint("create it with `ip netns add NAME`; entering needs root")?;
     }
@@ -180,6 +185,8 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
     let plan = plan::resolve(&req.settings, req.iface.as_deref(), &mut host)
         .hint("nothing was changed; `nictune show` lists what this device supports")?;
     let Some(locks) = locks else {
+        let mut plan = plan;
+        plan.notes.extend(would_refuse(&state, &req, args.force));
         ctx.emit(
             "apply",
             &render::PlanBody::new(&plan, true),
@@ -221,15 +228,19 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
         },
         None => None,
     };
-    if watchdog.is_some() && cancel.is_cancelled() {
-        // A signal while the watchdog was starting: the person is not there to confirm.
-        let why = "interrupted by a signal as it finished";
+    // A signal until the report is out means the person is not there to see it (or to
+    // confirm): the change is put back, as a signal during the steps does.
+    let why = "interrupted by a signal as it finished";
+    if cancel.is_cancelled() {
         return revert_unannounced(&state, &locks, &applied.id, why);
     }
     let effect = match args.no_effect_check {
         true => Vec::new(),
         false => changes::verify_by_effect(req.iface.as_deref(), &req.settings),
     };
+    if cancel.is_cancelled() {
+        return revert_unannounced(&state, &locks, &applied.id, why);
+    }
     let body = render::AppliedBody {
         plan: &plan,
         applied: &applied,
@@ -243,8 +254,28 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
             let why = format!("its report could not be written ({e:#})");
             revert_unannounced(&state, &locks, &applied.id, &why)
         }
+        _ if applied.steps.iter().any(not_taken) => Ok(Outcome::Problems),
         _ => Ok(Outcome::Success),
     }
+}
+
+/// A write the host accepted but did not take: the value read back is still the old one.
+pub(crate) fn not_taken(step: &nictune_apply::engine::StepResult) -> bool {
+    step.effective != step.new && step.effective == step.old
+}
+
+/// What would stop this change without `--dry-run`, as notes on the dry run's plan.
+fn would_refuse(state: &StateDir, req: &Request, force: bool) -> Vec<nictune_apply::checks::Note> {
+    let unfinished = refuse_if_unfinished(state).err();
+    let risky = refuse_risky(req, force).err();
+    [unfinished, risky]
+        .into_iter()
+        .flatten()
+        .map(|e| nictune_apply::checks::Note {
+            settings: Vec::new(),
+            message: format!("without --dry-run this change would be refused: {e}"),
+        })
+        .collect()
 }
 
 /// Both locks of a change of the live host (`attempts` × 50 ms to wait for them), with the

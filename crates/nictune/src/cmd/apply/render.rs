@@ -129,6 +129,8 @@ pub fn applied_text(b: &AppliedBody) -> String {
             let t = s.setting.target.to_string();
             let effective = if s.effective == s.new {
                 s.effective.to_string()
+            } else if super::not_taken(s) {
+                format!("{} (NOT taken: the driver kept it)", s.effective)
             } else {
                 format!("{} (driver adjusted)", s.effective)
             };
@@ -142,6 +144,14 @@ pub fn applied_text(b: &AppliedBody) -> String {
         })
         .collect();
     out += &table(&["OBJECT", "SETTING", "WAS", "SET", "READ BACK"], &rows);
+    let kept = a.steps.iter().filter(|s| super::not_taken(s)).count();
+    if kept > 0 {
+        let _ = writeln!(
+            out,
+            "problem: {kept} setting(s) NOT taken: the driver accepted the write but reads back \
+             the old value (exit 1). The rest is in place; `nictune revert` puts it back."
+        );
+    }
     out += &notes_text(b.plan);
     for e in b.effect {
         let _ = writeln!(out, "{}", e.line());
@@ -612,6 +622,43 @@ mod tests {
             .map(|a| parse_assignment(a).unwrap())
             .collect();
         nictune_apply::plan::resolve(&desired, Some("v0"), &mut host).unwrap()
+    }
+
+    /// A write the driver accepted and ignored reads back the old value: that row says NOT
+    /// taken and a problem line follows; a value the driver rounded stays "adjusted".
+    #[test]
+    fn a_write_the_driver_kept_is_not_taken_and_a_rounded_one_is_adjusted() {
+        let p = plan();
+        let step = |i: usize, effective: HostValue| nictune_apply::engine::StepResult {
+            setting: p.changes[i].setting.clone(),
+            old: p.changes[i].old.clone(),
+            new: p.changes[i].new.clone(),
+            effective,
+        };
+        let rounded = step(1, HostValue::Int(48));
+        let kept = step(1, p.changes[1].old.clone());
+        assert!(!super::super::not_taken(&rounded) && super::super::not_taken(&kept));
+        let text = |steps| {
+            let applied = nictune_apply::txn::Applied {
+                id: "1-1".into(),
+                steps,
+                confirm_deadline_unix_ms: None,
+            };
+            applied_text(&AppliedBody {
+                plan: &p,
+                applied: &applied,
+                watchdog_pid: None,
+                effect: &[],
+            })
+        };
+        let fine = text(vec![step(0, p.changes[0].new.clone()), rounded]);
+        assert!(
+            fine.contains("48 (driver adjusted)") && !fine.contains("NOT taken"),
+            "{fine}"
+        );
+        let bad = text(vec![step(0, p.changes[0].new.clone()), kept]);
+        assert!(bad.contains("  0 (NOT taken: the driver kept it)"), "{bad}");
+        assert!(bad.contains("problem: 1 setting(s) NOT taken"), "{bad}");
     }
 
     #[test]
