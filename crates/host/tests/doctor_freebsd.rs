@@ -165,13 +165,71 @@ fn hw_ncpu_minus_one_is_an_error_naming_the_range_not_gigabytes() {
         );
         inputs.insert("sysctl.txt".into(), sysctl);
         let err = freebsd::snapshot(&inputs).unwrap_err().to_string();
-        assert!(
-            err.contains(&format!(
-                "hw.ncpu: {bad} is out of range; allowed: 1..=8192"
-            )),
-            "{err}"
+        let what = if bad.parse::<i128>().is_ok() {
+            "is out of range"
+        } else {
+            "is not an integer"
+        };
+        // hw.ncpu is the fixture's fourth line: the error names it, not "line 0".
+        assert_eq!(
+            err,
+            format!(
+                "parsing sysctl.txt: line 4: hw.ncpu = \"{bad}\" {what}; \
+                 allowed: an integer from 1 to 8192"
+            )
         );
     }
+}
+
+/// A value the doctor reads as a number that is not one (or too large for its sysctl) is an
+/// error naming file, line and key, never read as unset: `hw.igb.rxd: 2⁶⁴` and
+/// `hw.igb.rxd=abc` once fell back to the default 1024 descriptors and sized the
+/// nmbclusters fix at 51200 instead of Case 5's 204800.
+#[test]
+fn an_unreadable_number_is_an_error_naming_file_line_and_key_not_a_default() {
+    let cases = [
+        (
+            "sysctl.txt",
+            "hw.igb.rxd: 4096",
+            "hw.igb.rxd: 18446744073709551616",
+        ),
+        ("sysctl.txt", "hw.igb.rxd: 4096", "hw.igb.rxd: -5"),
+        ("loader.conf", "hw.igb.rxd=4096", "hw.igb.rxd=abc"),
+        (
+            "sysctl.txt",
+            "kern.ipc.nmbclusters: 25600",
+            "kern.ipc.nmbclusters: 25k",
+        ),
+        (
+            "loader.conf",
+            "hw.igb.num_queues=4",
+            "hw.igb.num_queues=4096",
+        ),
+    ];
+    for (file, good, bad) in cases {
+        let mut inputs = inputs("freebsd-case5-before");
+        let text = inputs[file].replace(good, bad);
+        assert_ne!(text, inputs[file], "{file} states {good}");
+        let line = text.lines().position(|l| l == bad).unwrap() + 1;
+        inputs.insert(file.into(), text);
+        let err = freebsd::snapshot(&inputs).unwrap_err();
+        assert_eq!((err.input, err.line), (file, line), "{err}");
+        let (key, value) = bad.split_once([':', '=']).unwrap();
+        assert!(
+            err.problem
+                .starts_with(&format!("{key} = {:?} ", value.trim())),
+            "{err}"
+        );
+        assert!(err.problem.contains("allowed: an integer from "), "{err}");
+    }
+    // A bad line a later one overrides is not the value the system ends up with.
+    let mut inputs = inputs("freebsd-case5-before");
+    let text = format!("hw.igb.rxd=abc\n{}", inputs["loader.conf"]);
+    inputs.insert("loader.conf".into(), text);
+    assert_eq!(
+        findings(&inputs).len(),
+        findings(&self::inputs("freebsd-case5-before")).len()
+    );
 }
 
 #[test]

@@ -15,7 +15,7 @@ mod vmstat_i;
 pub use dmesg::{parse_dmesg, DmesgFacts};
 pub use ifconfig::{parse_ifconfig, IfInfo};
 pub use ipfw::{parse_nat_config, parse_rules, IpfwNat, NatInstance, NatRules};
-pub use kv::parse_kv;
+pub use kv::{kv_lines, parse_kv};
 pub use netstat_m::{parse_netstat_m, MbufStats};
 pub use top::{parse_top, parse_top_processes, TopCpu, TopProcess};
 pub use topology::parse_smt_groups;
@@ -98,8 +98,13 @@ impl FreeBsdSnapshot {
             .map(String::as_str)
     }
 
-    /// A setting parsed as an integer.
+    /// A setting parsed as an integer: `None` only when it is not set, for [`snapshot`] has
+    /// checked every value of a key it reads as a number is an integer within its range.
     pub fn setting_i64(&self, key: &str) -> Option<i64> {
+        debug_assert!(
+            numeric_range(key).is_some(),
+            "{key} is read as an integer but not listed in NUMERIC"
+        );
         self.setting(key)?.trim().parse().ok()
     }
 
@@ -123,22 +128,88 @@ impl FreeBsdSnapshot {
     }
 }
 
-/// Counts the doctor sizes its work by must be sane: `hw.ncpu: -1` once meant 4 billion CPUs.
-fn check_counts(snap: &FreeBsdSnapshot) -> Result<(), ParseError> {
-    let sources = [
-        (&snap.sysctl, "sysctl -a"),
-        (&snap.sysctl_conf, "sysctl.conf"),
-        (&snap.loader_conf, "loader.conf"),
-    ];
-    for (map, input_name) in sources {
-        let Some(n) = map
-            .get("hw.ncpu")
-            .and_then(|v| v.trim().parse::<i128>().ok())
-        else {
+/// C `int`'s largest value: most FreeBSD tunables are `int` sysctls.
+const INT_MAX: i128 = i32::MAX as i128;
+
+/// The settings read as integers ([`FreeBsdSnapshot::setting_i64`]), each with the range it
+/// may hold; `*` stands for one dot-separated part (`hw.igb.rxd`, `dev.igb.0.…`). A value
+/// outside its range or not a number at all stops [`snapshot`] naming file, line and key:
+/// read as unset it would size the doctor's fixes by defaults (`hw.igb.rxd=abc` once hid
+/// loader.conf's 4096 behind the default 1024 and undersized kern.ipc.nmbclusters).
+const NUMERIC: [(&str, i128, i128); 12] = [
+    ("hw.ncpu", 1, input::MAX_CPUS as i128),
+    ("kern.hz", 1, INT_MAX),
+    ("kern.ipc.nmbclusters", 0, INT_MAX),
+    ("kern.polling.burst", 0, INT_MAX),
+    ("kern.polling.burst_max", 0, INT_MAX),
+    ("kern.polling.idle_poll", 0, INT_MAX),
+    ("kern.polling.lost_polls", 0, i64::MAX as i128),
+    ("kern.polling.stalled", 0, i64::MAX as i128),
+    ("hw.*.rxd", 0, INT_MAX),
+    ("hw.*.num_queues", 0, input::MAX_QUEUES as i128 - 1),
+    ("hw.*.rx_process_limit", -1, INT_MAX),
+    ("dev.*.*.rx_processing_limit", -1, INT_MAX),
+];
+
+/// Counters read as integers, unbounded but for `u64`'s range.
+const NUMERIC_COUNTERS: [&str; 1] = ["dev.*.*.mac_stats.good_pkts_recvd"];
+
+/// The range a setting read as an integer may hold; `None` for a setting not read as one.
+fn numeric_range(key: &str) -> Option<(i128, i128)> {
+    let matches = |pattern: &str| {
+        let (mut p, mut k) = (pattern.split('.'), key.split('.'));
+        loop {
+            match (p.next(), k.next()) {
+                (None, None) => return true,
+                (Some(a), Some(b)) if a == "*" || a == b => {}
+                _ => return false,
+            }
+        }
+    };
+    NUMERIC
+        .iter()
+        .find(|(p, ..)| matches(p))
+        .map(|(_, lo, hi)| (*lo, *hi))
+        .or_else(|| {
+            NUMERIC_COUNTERS
+                .iter()
+                .any(|p| matches(p))
+                .then_some((0, i64::MAX as i128))
+        })
+}
+
+/// Every value read as an integer must be one within its range ([`NUMERIC`]), and the CPU
+/// count the doctor sizes its work by sane (`hw.ncpu: -1` once meant 4 billion CPUs).
+fn check_numbers(inputs: &FreeBsdInputs, snap: &FreeBsdSnapshot) -> Result<(), ParseError> {
+    for file in ["sysctl.txt", "sysctl.conf", "loader.conf"] {
+        let Some((name, text)) = inputs.get_key_value(file) else {
             continue;
         };
-        input::in_range("hw.ncpu", n, 1, input::MAX_CPUS)
-            .map_err(|e| ParseError::new(input_name, 0, e.to_string()))?;
+        let file: &'static str = FILES.iter().find(|f| **f == name).copied().unwrap_or("?");
+        // Later lines win, as when the system reads the file: check the line that counts.
+        let mut last: BTreeMap<&str, (usize, &str)> = BTreeMap::new();
+        for (line, key, value) in kv_lines(text) {
+            last.insert(key, (line, value));
+        }
+        for (key, (line, value)) in last {
+            let Some((lo, hi)) = numeric_range(key) else {
+                continue;
+            };
+            let n = value.trim().parse::<i128>().ok();
+            if n.is_some_and(|n| (lo..=hi).contains(&n)) {
+                continue;
+            }
+            let what = if n.is_some() {
+                "is out of range"
+            } else {
+                "is not an integer"
+            };
+            return Err(ParseError::new(
+                file,
+                line,
+                format!("{key} = {value:?} {what}; allowed: an integer from {lo} to {hi}"),
+            ));
+        }
     }
     if let Some(cpus) = &snap.cpus {
         input::in_range("CPU lines", cpus.len() as i128, 0, input::MAX_CPUS)
@@ -219,6 +290,6 @@ pub fn snapshot(inputs: &FreeBsdInputs) -> Result<FreeBsdSnapshot, ParseError> {
             .map(|f| f.to_string())
             .collect(),
     };
-    check_counts(&snap)?;
+    check_numbers(inputs, &snap)?;
     Ok(snap)
 }
