@@ -18,7 +18,7 @@ use nictune_apply::engine::Left;
 use nictune_apply::journal::{Phase, RevertBy, Summary};
 use nictune_apply::plan;
 use nictune_apply::state::{
-    self, LiveLocks, StateDir, StateError, DEFAULT_STATE_DIR, STATE_DIR_ENV,
+    self, LiveLocks, Lock, StateDir, StateError, DEFAULT_STATE_DIR, STATE_DIR_ENV,
 };
 use nictune_apply::txn::{self, ApplyRequest};
 use nictune_bench::cancel::Cancel;
@@ -223,7 +223,7 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
             Ok(pid) => Some(pid),
             Err(e) => {
                 let why = format!("its auto-revert watchdog could not be started ({e:#})");
-                return revert_unannounced(&state, &locks, &applied.id, &why);
+                return revert_unannounced(&state, &locks.state, &applied.id, &why);
             }
         },
         None => None,
@@ -232,14 +232,14 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
     // confirm): the change is put back, as a signal during the steps does.
     let why = "interrupted by a signal as it finished";
     if cancel.is_cancelled() {
-        return revert_unannounced(&state, &locks, &applied.id, why);
+        return revert_unannounced(&state, &locks.state, &applied.id, why);
     }
     let effect = match args.no_effect_check {
         true => Vec::new(),
         false => changes::verify_by_effect(req.iface.as_deref(), &req.settings),
     };
     if cancel.is_cancelled() {
-        return revert_unannounced(&state, &locks, &applied.id, why);
+        return revert_unannounced(&state, &locks.state, &applied.id, why);
     }
     let body = render::AppliedBody {
         plan: &plan,
@@ -252,7 +252,7 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
             // Nobody learns that the change is in place (a full disk under a redirected
             // stdout, a terminal gone): an error exit must not leave values changed.
             let why = format!("its report could not be written ({e:#})");
-            revert_unannounced(&state, &locks, &applied.id, &why)
+            revert_unannounced(&state, &locks.state, &applied.id, &why)
         }
         _ if applied.steps.iter().any(not_taken) => Ok(Outcome::Problems),
         _ => Ok(Outcome::Success),
@@ -304,15 +304,20 @@ pub(crate) fn state_error(e: StateError, dir: &Path) -> anyhow::Error {
     anyhow::Error::new(Hinted::new(e, hint))
 }
 
-/// Reverts change `id`, applied but not announced (`why` says what came between), and exits
-/// 3 when every value is back, else 4.
-fn revert_unannounced(state: &StateDir, locks: &LiveLocks, id: &str, why: &str) -> Result<Outcome> {
+/// Reverts change `id`, just applied, because nobody can be told it is in place (or its
+/// watchdog is missing): exit 3 when every value is back, 4 when some are not.
+pub(crate) fn revert_unannounced(
+    state: &StateDir,
+    lock: &Lock,
+    id: &str,
+    why: &str,
+) -> Result<Outcome> {
     let all = state.transactions()?;
     let txn = all
         .iter()
         .find(|s| s.id == id)
         .with_context(|| format!("change {id} has no journal"))?;
-    let reverted = revert_txn(state, &locks.state, txn, RevertBy::User)?;
+    let reverted = revert_txn(state, lock, txn, RevertBy::User)?;
     let message = format!("change {id} was applied, but {why}; it was reverted");
     let (hint, code) = match reverted.complete && reverted.unrecorded.is_none() {
         true => (

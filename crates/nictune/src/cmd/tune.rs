@@ -427,20 +427,51 @@ fn hold_error(e: HoldError, state_dir: &Path) -> anyhow::Error {
 
 /// A failed tune's error with what to do next: nothing when the settings were restored,
 /// `nictune revert` when restoring failed.
+/// A restore that failed leaves values changed: exit 4, as `apply` does.
 fn with_recovery_hint(e: TuneError) -> anyhow::Error {
-    let hint = match e {
-        TuneError::Restore { .. } => {
-            "restoring failed: run `nictune revert` to put back the settings from the journal"
-        }
-        _ => "the settings as found were restored; nothing was left changed",
+    let restore_failed = matches!(e, TuneError::Restore { .. });
+    let hint = match restore_failed {
+        true => "restoring failed: run `nictune revert` to put back the settings from the journal",
+        false => "the settings as found were restored; nothing was left changed",
     };
-    anyhow::Error::new(nictune_core::error::Hinted::new(e, hint))
+    let error = anyhow::Error::new(nictune_core::error::Hinted::new(e, hint));
+    match restore_failed {
+        true => crate::output::ExitWith::wrap(error, crate::output::EXIT_PARTIAL_NOT_ROLLED_BACK),
+        false => error,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::check::parse_args as parse;
     use super::*;
+
+    /// The exit-code contract: a tune whose restore failed left values changed (exit 4, as
+    /// `apply`); any other failure restored them (exit 2).
+    #[test]
+    fn a_failed_restore_exits_4_and_other_failures_2() {
+        use nictune_tune::session::{TargetError, TargetOp};
+        let restore = TuneError::Restore {
+            source: TargetError {
+                op: TargetOp::Restore,
+                object: "eth1 coalesce.rx-usecs".into(),
+                reason: "refused by the kernel".into(),
+            },
+            after: None,
+        };
+        let e = with_recovery_hint(restore);
+        assert_eq!(crate::output::exit_code(&e), 4, "{e:#}");
+        assert!(
+            format!("{e:#}").contains("RESTORING THE SETTINGS FAILED"),
+            "{e:#}"
+        );
+        let search = TuneError::Snapshot(TargetError {
+            op: TargetOp::Snapshot,
+            object: "settings".into(),
+            reason: "no such device".into(),
+        });
+        assert_eq!(crate::output::exit_code(&with_recovery_hint(search)), 2);
+    }
 
     #[test]
     fn only_narrows_the_space_and_both_ends_triples_it() {

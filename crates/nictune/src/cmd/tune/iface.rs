@@ -136,7 +136,11 @@ fn apply_recommended(
         eprintln!("--apply: the recommendation is already in place");
         return Ok(());
     };
-    watchdog::start(state, &applied.id)?;
+    if let Err(e) = watchdog::start(state, &applied.id) {
+        // Nothing would revert it unconfirmed: put it back now, as `apply` does.
+        let why = format!("its auto-revert watchdog could not be started ({e:#})");
+        crate::cmd::apply::revert_unannounced(state, lock, &applied.id, &why)?;
+    }
     // On stderr: with --json, stdout holds only the results envelope.
     eprintln!(
         "--apply: applied {} as change {}; it reverts in {:.0} s unless `nictune confirm` runs",
