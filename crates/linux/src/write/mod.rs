@@ -84,6 +84,54 @@ fn unsupported(op: Op, s: &Setting, why: &str) -> HostError {
     HostError::new(op, s, HostErrorKind::Unsupported(why.to_string()))
 }
 
+/// Refuses a setting whose names could not come from the kernel: every name below becomes
+/// part of a path under /proc, /sys or /run that root writes, and a setting may come from a
+/// journal on disk rather than from the command line (a revert, the watchdog). An interface
+/// is 1–15 bytes without `/`, whitespace or `:` and is not `.` or `..` (the kernel's
+/// `dev_valid_name`, net/core/dev.c); a sysctl is what `apply` accepts: `net.` then letters,
+/// digits, `_`, `-` and single dots; a module name is letters, digits and `_`/`-`.
+fn check_names(op: Op, s: &Setting) -> Result<(), HostError> {
+    let bad = |why: String| Err(HostError::new(op, s, HostErrorKind::NotFound(why)));
+    let iface_ok = |n: &str| {
+        (1..16).contains(&n.len())
+            && n != "."
+            && n != ".."
+            && !n
+                .bytes()
+                .any(|b| b == b'/' || b == b':' || b.is_ascii_whitespace() || b == 0)
+    };
+    match &s.target {
+        Object::Device { iface }
+        | Object::Napi { iface, .. }
+        | Object::RxQueue { iface, .. }
+        | Object::TxQueue { iface, .. }
+            if !iface_ok(iface) =>
+        {
+            return bad(format!("{iface:?} is not an interface name"));
+        }
+        Object::Module { module }
+            if module.is_empty()
+                || !module
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') =>
+        {
+            return bad(format!("{module:?} is not a module name"));
+        }
+        _ => {}
+    }
+    if let Key::Sysctl(name) = &s.key {
+        let ok = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+        let sysctl = name.starts_with("net.")
+            && name.chars().all(ok)
+            && !name.contains("..")
+            && !name.ends_with('.');
+        if !sysctl {
+            return bad(format!("{name:?} is not a net.* sysctl"));
+        }
+    }
+    Ok(())
+}
+
 impl HostWrite for LinuxWriter {
     fn napi_count(&mut self, iface: &str) -> Result<u32, HostError> {
         let s = Setting::new(
@@ -116,6 +164,7 @@ impl HostWrite for LinuxWriter {
     }
 
     fn read(&mut self, s: &Setting) -> Result<HostValue, HostError> {
+        check_names(Op::Read, s)?;
         if let (Object::Module { module }, Key::ModuleParam { param, .. }) = (&s.target, &s.key) {
             return module::read(&module::ModuleRoots::from(&self.roots), module, param, s);
         }
@@ -142,6 +191,7 @@ impl HostWrite for LinuxWriter {
     }
 
     fn write(&mut self, s: &Setting, value: &HostValue) -> Result<(), HostError> {
+        check_names(Op::Write, s)?;
         if let (Object::Module { module }, Key::ModuleParam { param, .. }) = (&s.target, &s.key) {
             let roots = module::ModuleRoots::from(&self.roots);
             return module::write(&roots, module, &[(param, value)], s);
@@ -163,6 +213,9 @@ impl HostWrite for LinuxWriter {
 
     /// Parameters of one module go in one reload; anything else one by one.
     fn write_all(&mut self, items: &[(&Setting, &HostValue)]) -> Result<(), HostError> {
+        for (s, _) in items {
+            check_names(Op::Write, s)?;
+        }
         let Some(module) = nictune_host::write::one_reload(items) else {
             return items.iter().try_for_each(|(s, v)| self.write(s, v));
         };
@@ -175,5 +228,55 @@ impl HostWrite for LinuxWriter {
             .collect();
         let roots = module::ModuleRoots::from(&self.roots);
         module::write(&roots, module, &params, items[0].0)
+    }
+}
+
+#[cfg(test)]
+mod name_tests {
+    use super::*;
+
+    /// A journal is a file: a revert must not follow names in it out of /proc and /sys.
+    #[test]
+    fn names_that_would_leave_proc_and_sys_are_refused_before_any_access() {
+        let mut w = LinuxWriter::live();
+        let sysctl = |name: &str| Setting::new(Object::Netns, Key::Sysctl(name.into()));
+        let dev = |iface: &str| {
+            Setting::new(
+                Object::Device {
+                    iface: iface.into(),
+                },
+                Key::Coalesce("rx-usecs".into()),
+            )
+        };
+        let module = |m: &str| {
+            Setting::new(
+                Object::Module { module: m.into() },
+                Key::ModuleParam {
+                    module: m.into(),
+                    param: "InterruptThrottleRate".into(),
+                },
+            )
+        };
+        let v = HostValue::Text("x".into());
+        for s in [
+            sysctl("/root/.ssh/authorized_keys"),
+            sysctl("net/../../etc/passwd"),
+            sysctl("net..core"),
+            sysctl("kernel.panic"),
+            dev("../../etc"),
+            dev(".."),
+            dev("eth0/x"),
+            dev("a-name-too-long-0"),
+            module("../e1000"),
+            module(""),
+        ] {
+            let e = w.write(&s, &v).unwrap_err();
+            assert!(matches!(e.kind, HostErrorKind::NotFound(_)), "{s}: {e}");
+            assert!(w.read(&s).is_err(), "{s}");
+            assert!(w.write_all(&[(&s, &v)]).is_err(), "{s}");
+        }
+        assert!(check_names(Op::Write, &sysctl("net.core.busy_poll")).is_ok());
+        assert!(check_names(Op::Write, &dev("enp3s0f1.100")).is_ok());
+        assert!(check_names(Op::Write, &module("e1000e")).is_ok());
     }
 }
