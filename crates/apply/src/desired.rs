@@ -5,7 +5,7 @@
 //! second NAPI instance only, `rps.cpus@0=3` receive queue 0 (a hex mask, as the file takes), `irq.affinity@45=2` IRQ 45.
 //! Without `@N`, per-NAPI and per-queue keys apply to every instance of the interface.
 
-use nictune_core::names;
+use nictune_core::{input, names};
 use nictune_host::write::setting::{kernel_feature, Channel, Key, Napi, Ring, Steering, SysfsNapi};
 use nictune_host::write::value::{parse_value, HostValue, ValueError};
 use serde::{Deserialize, Serialize};
@@ -126,7 +126,7 @@ pub fn parse_pair(key_text: &str, value_text: &str) -> Result<Desired, DesiredEr
         crate::catalog::check_appliable(entry)?;
     }
     let key = parse_key(&canonical).map_err(|e| with_suggestions(e, name))?;
-    check_instance(&key, instance, key_text)?;
+    let instance = check_instance(&key, instance, key_text)?;
     if matches!(key, Key::ModuleParam { .. }) && value.trim() == MODULE_DEFAULT {
         // Not given at the next load: the driver's own default.
         return Ok(Desired {
@@ -179,27 +179,63 @@ pub fn check_key_text(key_text: &str) -> Result<&str, DesiredError> {
     Ok(name)
 }
 
-fn split_instance(text: &str) -> Result<(&str, Option<u32>), DesiredError> {
+/// `KEY@N` split: the name and `N`, read as a number of any size so that a number too
+/// large for its kind of index is told apart from text that is none.
+fn split_instance(text: &str) -> Result<(&str, Option<Index<'_>>), DesiredError> {
     let Some((name, n)) = text.split_once('@') else {
         return Ok((text, None));
     };
-    let n = n.parse().map_err(|_| DesiredError::BadInstance {
-        key: text.to_string(),
-        why: format!("{n:?} after @ is not an index; allowed: a number such as @0"),
-    })?;
-    Ok((name, Some(n)))
+    if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(DesiredError::BadInstance {
+            key: text.to_string(),
+            why: format!("{n:?} after @ is not an index; allowed: a number such as @0"),
+        });
+    }
+    // All digits: only too many of them fail to parse, and then any limit is exceeded.
+    Ok((name, Some(Index(n, n.parse().unwrap_or(u64::MAX)))))
 }
 
-fn check_instance(key: &Key, instance: Option<u32>, text: &str) -> Result<(), DesiredError> {
+/// The `N` of `KEY@N` as typed and its value.
+#[derive(Clone, Copy)]
+struct Index<'a>(&'a str, u64);
+
+/// Largest IRQ number (`unsigned int` in the kernel).
+const MAX_IRQ: u64 = u32::MAX as u64;
+
+/// The index a key takes: a queue or NAPI index below [`input::MAX_QUEUES`] for per-queue
+/// and per-NAPI keys, an IRQ number for `irq.affinity`, none for a device-wide key.
+fn check_instance(
+    key: &Key,
+    instance: Option<Index>,
+    text: &str,
+) -> Result<Option<u32>, DesiredError> {
     let per_instance = matches!(key, Key::Napi(_) | Key::Steering(_) | Key::IrqAffinity);
     let why = match (per_instance, instance, key) {
-        (_, None, Key::IrqAffinity) => "needs an IRQ number, e.g. irq.affinity@45=0-3",
-        (false, Some(_), _) => "is set device-wide or namespace-wide; drop the @ suffix",
-        _ => return Ok(()),
+        (_, None, Key::IrqAffinity) => "needs an IRQ number, e.g. irq.affinity@45=0-3".to_string(),
+        (false, Some(_), _) => {
+            "is set device-wide or namespace-wide; drop the @ suffix".to_string()
+        }
+        (_, None, _) => return Ok(None),
+        (_, Some(Index(typed, n)), Key::IrqAffinity) if n > MAX_IRQ => format!(
+            "IRQ number {typed} is too large; allowed: 0–{MAX_IRQ}, as /proc/interrupts lists them"
+        ),
+        (_, Some(Index(typed, n)), _) if n >= input::MAX_QUEUES && *key != Key::IrqAffinity => {
+            let what = match key {
+                Key::Napi(_) => "NAPI index",
+                _ => "queue index",
+            };
+            format!(
+                "{what} {typed} is too large; allowed: 0–{} (queue numbers are below {})",
+                input::MAX_QUEUES - 1,
+                input::MAX_QUEUES
+            )
+        }
+        // Within u32: checked against MAX_IRQ or MAX_QUEUES above.
+        (_, Some(Index(_, n)), _) => return Ok(Some(n as u32)),
     };
     Err(DesiredError::BadInstance {
         key: text.to_string(),
-        why: why.to_string(),
+        why,
     })
 }
 
@@ -534,6 +570,57 @@ mod tests {
         );
         assert!(check_key_text("rps.cpus@x").is_err(), "not an index");
         assert!(check_key_text("irq.affinity").is_err(), "needs an IRQ");
+    }
+
+    /// README "Input limits": queue numbers are below 4096, an index too large for its kind
+    /// is named as such (not "not a number"), for `check` and `apply` alike.
+    #[test]
+    fn indexes_past_their_limit_are_refused_naming_it() {
+        assert_eq!(check_key_text("rps.cpus@4095").unwrap(), "rps.cpus");
+        assert_eq!(
+            parse_assignment("napi.defer-hard-irqs@4095=2")
+                .unwrap()
+                .instance,
+            Some(4095)
+        );
+        let queue =
+            "queue index 99999999 is too large; allowed: 0–4095 (queue numbers are below 4096)";
+        let cases = [
+            ("rps.cpus@99999999", queue.to_string()),
+            (
+                "xps.cpus@18446744073709551615",
+                queue.replace("99999999", "18446744073709551615"),
+            ),
+            (
+                "napi.defer-hard-irqs@4096",
+                "NAPI index 4096 is too large; allowed: 0–4095 (queue numbers are below 4096)"
+                    .to_string(),
+            ),
+            (
+                "irq.affinity@4294967296",
+                "IRQ number 4294967296 is too large; allowed: 0–4294967295, as /proc/interrupts \
+                 lists them"
+                    .to_string(),
+            ),
+            (
+                "rps.cpus@1e3",
+                "\"1e3\" after @ is not an index; allowed: a number such as @0".to_string(),
+            ),
+        ];
+        for (key, why) in cases {
+            let err = check_key_text(key).unwrap_err().to_string();
+            assert_eq!(err, format!("setting {key}: {why}"));
+            let err = parse_assignment(&format!("{key}=1"))
+                .unwrap_err()
+                .to_string();
+            assert_eq!(err, format!("setting {key}: {why}"));
+        }
+        assert_eq!(
+            parse_assignment("irq.affinity@4294967295=1")
+                .unwrap()
+                .instance,
+            Some(u32::MAX)
+        );
     }
 
     #[test]

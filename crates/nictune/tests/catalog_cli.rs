@@ -396,3 +396,27 @@ fn former_channels_keys_read_as_channel() {
         stdout(&out)
     );
 }
+
+/// README "Input limits": queue numbers are below 4096; `@N` past it is refused at parse
+/// time naming the limit, and a number too large is not called "not a number".
+#[test]
+fn check_refuses_an_index_past_the_queue_limit() {
+    for (arg, why) in [
+        (
+            "rps.cpus@99999999=f",
+            "setting rps.cpus@99999999: queue index 99999999 is too large; allowed: 0–4095",
+        ),
+        (
+            "rps.cpus@18446744073709551615=f",
+            "setting rps.cpus@18446744073709551615: queue index 18446744073709551615 is too large",
+        ),
+    ] {
+        let out = nictune(&["check", arg]);
+        assert_exit(&out, 2);
+        let err = stderr(&out);
+        assert!(err.contains(why), "{err}");
+        assert!(!err.contains("not an index"), "{err}");
+        assert!(err.contains("hint: per-queue keys take @QUEUE"), "{err}");
+    }
+    assert_exit(&nictune(&["check", "rps.cpus@4095=f"]), 0);
+}
