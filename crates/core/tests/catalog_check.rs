@@ -241,6 +241,29 @@ fn generations_change_defaults_and_unknown_ones_are_refused() {
     assert!(known.contains(&"7.0".to_string()) && known.contains(&"7.3+".to_string()));
 }
 
+/// README: an unknown generation exits 2 — also for a setting with one set of values for
+/// every generation (e1000e's InterruptThrottleRate, igb's rx-usecs), which once took any
+/// name; a generation the driver knows elsewhere still reads there.
+#[test]
+fn unknown_generations_are_refused_where_the_values_never_changed() {
+    let itr = catalog().get("e1000e.InterruptThrottleRate").unwrap();
+    let err = select_spec(itr, &ctx(None, None, Some("zzz"))).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "e1000e.InterruptThrottleRate: no generation \"zzz\" known for driver e1000e; the \
+         catalog has one set of values for every generation: drop --generation"
+    );
+    let usecs = catalog().get("coalesce.rx-usecs").unwrap();
+    assert!(select_spec(usecs, &ctx(Some("igb"), None, Some("bogus"))).is_err());
+    let err = select_spec(usecs, &ctx(Some("e1000"), None, Some("6.0"))).unwrap_err();
+    assert!(err.to_string().contains("known: 7.3+, 7.0, "), "{err}");
+    let spec = select_spec(usecs, &ctx(Some("e1000"), None, Some("7.0"))).unwrap();
+    assert_eq!(
+        spec,
+        select_spec(usecs, &ctx(Some("e1000"), None, None)).unwrap()
+    );
+}
+
 #[test]
 fn rx_int_delay_nonzero_warns() {
     let report = check_text("e1000.RxIntDelay", "32", &Context::default());

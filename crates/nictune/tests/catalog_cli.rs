@@ -420,3 +420,39 @@ fn check_refuses_an_index_past_the_queue_limit() {
     }
     assert_exit(&nictune(&["check", "rps.cpus@4095=f"]), 0);
 }
+
+/// README: an unknown generation exits 2, also for a setting whose values never changed.
+#[test]
+fn check_unknown_generation_exits_2_where_there_is_one_generation() {
+    for args in [
+        &[
+            "check",
+            "e1000e.InterruptThrottleRate=8000",
+            "--generation",
+            "zzz",
+        ][..],
+        &[
+            "check",
+            "rx-usecs=50",
+            "--driver",
+            "igb",
+            "--generation",
+            "bogus",
+        ],
+    ] {
+        let out = nictune(args);
+        assert_exit(&out, 2);
+        let err = stderr(&out);
+        assert!(err.contains("no generation"), "{err}");
+        assert!(err.contains("hint: "), "{err}");
+    }
+    let out = nictune(&[
+        "check",
+        "rx-usecs=50",
+        "--driver",
+        "e1000",
+        "--generation",
+        "7.0",
+    ]);
+    assert_exit(&out, 0);
+}

@@ -56,7 +56,14 @@ impl CheckReport {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ContextError {
     /// The generation is not one the catalog knows for this driver.
-    #[error("{key}: no generation {generation:?} known for driver {driver}; known: {}", known.join(", "))]
+    #[error(
+        "{key}: no generation {generation:?} known for driver {driver}; {}",
+        if known.is_empty() {
+            "the catalog has one set of values for every generation: drop --generation".to_string()
+        } else {
+            format!("known: {}", known.join(", "))
+        }
+    )]
     UnknownGeneration {
         /// Canonical key.
         key: String,
@@ -207,7 +214,21 @@ fn by_generation<'e>(
         .filter_map(|s| s.generation.clone())
         .collect();
     if known.is_empty() {
-        return Ok(candidates);
+        // One set of values for every generation: any generation the catalog knows for the
+        // driver reads (`--generation 7.0` for the whole e1000 request), a made-up one not.
+        let driver_knows = driver_generations(context.driver.as_deref());
+        if driver_knows
+            .iter()
+            .any(|g| g.eq_ignore_ascii_case(generation))
+        {
+            return Ok(candidates);
+        }
+        return Err(ContextError::UnknownGeneration {
+            key: entry.key.clone(),
+            driver: context.driver.clone().unwrap_or_else(|| "(any)".into()),
+            generation: generation.to_string(),
+            known: driver_knows,
+        });
     }
     let chosen: Vec<&Spec> = candidates
         .into_iter()
@@ -226,6 +247,22 @@ fn by_generation<'e>(
         generation: generation.to_string(),
         known,
     })
+}
+
+/// The generations the catalog knows for `driver` (for any driver without one), in any entry.
+fn driver_generations(driver: Option<&str>) -> Vec<String> {
+    let mut all: Vec<String> = Vec::new();
+    for entry in super::catalog().entries() {
+        let specs = entry.specs.iter().filter(|s| {
+            driver.is_none_or(|d| s.driver.as_deref().or(entry.driver.as_deref()) == Some(d))
+        });
+        for g in specs.filter_map(|s| s.generation.as_ref()) {
+            if !all.contains(g) {
+                all.push(g.clone());
+            }
+        }
+    }
+    all
 }
 
 fn contains_ci(haystack: &str, needle: &str) -> bool {
