@@ -5,6 +5,7 @@
 
 use std::fs::{File, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 /// The machine-wide change lock, taken by every command that changes the live host (on top
@@ -32,6 +33,43 @@ pub enum LockError {
         /// The file-system error.
         source: std::io::Error,
     },
+    /// The lock's directory can be written by someone other than this process's user (or
+    /// root): journals there could be planted to make a root revert write what they say.
+    #[error("{dir} {why}; refusing to keep journals and locks there")]
+    Untrusted {
+        /// The directory.
+        dir: PathBuf,
+        /// What is wrong with it: its owner or mode.
+        why: String,
+    },
+}
+
+/// Whether a directory with this owner and mode may hold journals and locks for a process
+/// whose effective uid is `euid`: owned by that user or by root, and writable by no one else
+/// (group or other write without the sticky bit). `None` when it may.
+pub fn untrusted(owner: u32, mode: u32, euid: u32) -> Option<String> {
+    if owner != euid && owner != 0 {
+        return Some(format!("belongs to uid {owner}, not to uid {euid} or root"));
+    }
+    let shared = mode & 0o022 != 0 && mode & 0o1000 == 0;
+    shared.then(|| format!("is writable by other users (mode {:04o})", mode & 0o7777))
+}
+
+/// Refuses `dir` when it is [`untrusted`] by this process.
+pub fn trusted(dir: &Path) -> Result<(), LockError> {
+    let meta = std::fs::metadata(dir).map_err(|source| LockError::Io {
+        op: "checking",
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let euid = nix::unistd::geteuid().as_raw();
+    match untrusted(meta.uid(), meta.mode(), euid) {
+        Some(why) => Err(LockError::Untrusted {
+            dir: dir.to_path_buf(),
+            why,
+        }),
+        None => Ok(()),
+    }
 }
 
 /// ` by pid N` when the holder is known.
@@ -51,12 +89,15 @@ pub fn try_take(path: &Path) -> Result<File, LockError> {
     };
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(io("creating the directory of"))?;
+        trusted(dir)?;
     }
+    // Not through a symbolic link: the pid written below would land in its target.
     let mut file = File::options()
         .create(true)
         .truncate(false)
         .read(true)
         .write(true)
+        .custom_flags(libc::O_NOFOLLOW)
         .open(path)
         .map_err(io("opening"))?;
     match file.try_lock() {
@@ -118,6 +159,35 @@ impl MachineLock {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_directory_others_can_write_or_own_is_not_trusted() {
+        assert_eq!(untrusted(0, 0o40755, 0), None);
+        assert_eq!(
+            untrusted(1000, 0o40700, 1000),
+            None,
+            "a user's own directory"
+        );
+        assert_eq!(untrusted(0, 0o40755, 1000), None, "root's, for a user");
+        assert_eq!(untrusted(0, 0o41777, 0), None, "sticky, like /tmp");
+        let e = untrusted(1000, 0o40755, 0).unwrap();
+        assert!(e.contains("uid 1000"), "{e}");
+        let e = untrusted(0, 0o40777, 0).unwrap();
+        assert!(e.contains("mode 0777"), "{e}");
+        assert!(untrusted(0, 0o40775, 0).is_some(), "group-writable");
+    }
+
+    #[test]
+    fn a_lock_file_that_is_a_symbolic_link_is_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("precious");
+        std::fs::write(&target, "keep me\n").unwrap();
+        let path = dir.path().join("change.lock");
+        std::os::unix::fs::symlink(&target, &path).unwrap();
+        let e = MachineLock::try_take(&path).unwrap_err();
+        assert!(matches!(e, LockError::Io { op: "opening", .. }), "{e}");
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep me\n");
+    }
 
     #[test]
     fn a_busy_lock_names_its_holder_and_is_free_again_once_dropped() {

@@ -55,6 +55,14 @@ pub enum StateError {
         /// The holder's pid as the lock file names it; `None` when it names none.
         holder: Option<u32>,
     },
+    /// The state directory (or the machine lock's) can be written by other users.
+    #[error("{dir} {why}; refusing to keep journals and locks there")]
+    Untrusted {
+        /// The directory.
+        dir: PathBuf,
+        /// Its owner or mode, and why that is wrong.
+        why: String,
+    },
     /// A journal could not be created, opened, written or read.
     #[error(transparent)]
     Journal(#[from] JournalError),
@@ -144,6 +152,10 @@ impl StateDir {
 
     /// Takes the change lock without waiting.
     pub fn try_lock(&self) -> Result<Lock, StateError> {
+        if self.root.exists() {
+            // Before anything is created in it.
+            lock::trusted(&self.root)?;
+        }
         self.ensure()?;
         let file = lock::try_take(&self.root.join("lock"))?;
         Ok(Lock { _file: file })
@@ -371,6 +383,7 @@ impl From<LockError> for StateError {
         match e {
             LockError::Busy { path, holder } => StateError::Busy { path, holder },
             LockError::Io { op, path, source } => io_error(op, path, source),
+            LockError::Untrusted { dir, why } => StateError::Untrusted { dir, why },
         }
     }
 }

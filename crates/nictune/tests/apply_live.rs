@@ -415,6 +415,28 @@ fn unsupported_settings_on_veth_fail_clearly_and_change_nothing() {
     assert_eq!(journals, 0, "no journal: nothing was attempted");
 }
 
+/// A state directory other users can write could hold a planted journal that a root
+/// revert would obey: refused before any lock or write, naming the mode, with a way out.
+#[test]
+fn a_state_directory_other_users_can_write_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(bed) = Testbed::new() else { return };
+    let before = bed.state();
+    let shared = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(shared.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let dir = shared.path().to_str().unwrap();
+    let out = bed.apply(&["napi.defer-hard-irqs=2"], &["--state-dir", dir]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("is writable by other users (mode 0777)"),
+        "{err}"
+    );
+    assert!(err.contains("hint: give a directory only you"), "{err}");
+    assert_eq!(bed.state(), before, "nothing changed");
+    assert!(std::fs::read_dir(shared.path()).unwrap().next().is_none());
+}
+
 #[test]
 fn the_default_route_interface_needs_force() {
     let Some(bed) = Testbed::new() else { return };

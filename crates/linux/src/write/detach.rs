@@ -7,13 +7,19 @@
 //! otherwise: it leaves the terminal's session).
 
 use std::fs::OpenOptions;
+use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
 /// Starts `program args…` detached from our standard streams; returns its pid.
 pub fn spawn_detached(program: &Path, args: &[String], log: &Path) -> std::io::Result<u32> {
-    let out = OpenOptions::new().create(true).append(true).open(log)?;
+    // Not through a symbolic link planted in the state directory.
+    let out = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(log)?;
     let err = out.try_clone()?;
     // Its own process group from the start: a Ctrl-C or hang-up sent to the terminal's
     // group between this spawn and the child's setsid() must not reach it.

@@ -299,6 +299,9 @@ pub(crate) fn state_error(e: StateError, dir: &Path) -> anyhow::Error {
              NICTUNE_STATE_DIR), or run as root if it belongs to root",
             dir.display()
         ),
+        StateError::Untrusted { .. } => "give a directory only you (or root) can write, with \
+             --state-dir DIR or NICTUNE_STATE_DIR, or remove the other users' write access"
+            .to_string(),
         _ => "see `nictune status`".to_string(),
     };
     anyhow::Error::new(Hinted::new(e, hint))
