@@ -209,7 +209,7 @@ fn toml_value(key: &str, v: toml::Value) -> Result<ParamValue, ScenarioError> {
         other => Err(ScenarioError::BadValue {
             key: key.to_string(),
             value: other.to_string(),
-            problem: "wrong type",
+            problem: "of the wrong type",
             allowed: keys::find(key)
                 .map_or("a number or a string".to_string(), |d| d.kind.allowed()),
         }),

@@ -135,7 +135,7 @@ impl Kind {
             }
             (Kind::Choice(_), v @ ParamValue::Text(_)) => Err(bad("not a choice", &v)),
             (Kind::Text, v @ ParamValue::Text(_)) => Ok(v),
-            (_, v) => Err(bad("wrong type", &v)),
+            (_, v) => Err(bad("of the wrong type", &v)),
         }
     }
 
@@ -152,12 +152,22 @@ impl Kind {
                 .map(ParamValue::Float),
             Kind::Choice(_) | Kind::Text => Some(ParamValue::Text(t.to_string())),
         };
+        // Digits past i64 are an integer out of range, not a value of another type.
+        let digits = t.replace('_', "");
+        let digits = digits.strip_prefix(['-', '+']).unwrap_or(&digits);
+        let too_large = matches!(self, Kind::Int { .. })
+            && !digits.is_empty()
+            && digits.bytes().all(|b| b.is_ascii_digit());
         match v {
             Some(v) => self.check(key, v),
             None => Err(ScenarioError::BadValue {
                 key: key.to_string(),
                 value: format!("{t:?}"),
-                problem: "wrong type",
+                problem: if too_large {
+                    "out of range"
+                } else {
+                    "of the wrong type"
+                },
                 allowed: self.allowed(),
             }),
         }
@@ -184,6 +194,32 @@ mod tests {
         );
         let e = ITR.parse("client.itr", "fast").unwrap_err().to_string();
         assert!(e.contains("wrong type"), "{e}");
+    }
+
+    /// `sim --seed 9223372036854775808` said "is wrong type": it is an integer, too large.
+    #[test]
+    fn integers_past_64_bits_are_out_of_range_not_of_another_type() {
+        let seed = Kind::Int {
+            min: 0,
+            max: i64::MAX,
+            unit: "",
+        };
+        for text in [
+            "9223372036854775808",
+            "-9223372036854775809",
+            "1_000_000_000_000_000_000_000",
+        ] {
+            let e = seed.parse("seed", text).unwrap_err().to_string();
+            assert_eq!(
+                e,
+                format!(
+                    "scenario key `seed`: {text:?} is out of range; allowed: an integer from 0 \
+                     to 9223372036854775807"
+                )
+            );
+        }
+        let e = seed.parse("seed", "12x").unwrap_err().to_string();
+        assert!(e.contains("\"12x\" is of the wrong type"), "{e}");
     }
 
     #[test]
