@@ -319,6 +319,31 @@ fn unconfirmed_change_reverts_itself_and_confirmed_one_stays() {
     assert!(bed.napi_field("defer_hard_irqs").iter().all(|v| v == 2));
 }
 
+/// The watchdog reads only its own change's journal: another journal it cannot read (bytes
+/// that are not UTF-8 here) used to end it at its first look, and the change stayed.
+#[test]
+fn the_watchdog_reverts_even_when_another_journal_is_unreadable() {
+    let Some(bed) = Testbed::new() else { return };
+    let before = bed.napi_field("gro_flush_timeout_ns");
+    ok(&bed.apply(
+        &["napi.gro-flush-timeout=20000"],
+        &["--confirm-within", "2s"],
+    ));
+    // Damaged while the change waits for its confirmation (apply itself would refuse it).
+    let changes = bed.state.path().join("changes");
+    std::fs::write(changes.join("1-1.jsonl"), b"\xff\xfe not a journal\n").unwrap();
+    assert!(bed
+        .napi_field("gro_flush_timeout_ns")
+        .iter()
+        .all(|v| v == 20000));
+    sleep(Duration::from_secs(4));
+    assert_eq!(
+        bed.napi_field("gro_flush_timeout_ns"),
+        before,
+        "the watchdog restored the values"
+    );
+}
+
 #[test]
 fn kill_9_mid_apply_then_revert_restores_every_value() {
     kill_9_mid_apply(&[]);

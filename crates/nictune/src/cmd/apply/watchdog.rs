@@ -29,23 +29,46 @@ pub fn start(state: &StateDir, id: &str) -> Result<u32> {
 pub fn run(state: &StateDir, id: &str) -> Result<Outcome> {
     // Without a session of its own a closing terminal could take the watchdog with it.
     detach::become_session_leader().context("watchdog: leaving the terminal's session")?;
+    let mut told = false;
     loop {
-        let Some(deadline) = pending_deadline(state, id)? else {
-            return Ok(Outcome::Success);
+        // Only this change's journal is read. An error reading it (a transient EIO, a
+        // full disk's half-written line) does not end the safety net: it is said once and
+        // the journal read again at the next poll, the revert included.
+        let deadline = match pending_deadline(state, id) {
+            Ok(Some(deadline)) => deadline,
+            Ok(None) => return Ok(Outcome::Success),
+            Err(e) => {
+                if !std::mem::replace(&mut told, true) {
+                    eprintln!("nictune watchdog: change {id}: {e:#}; reading it again");
+                }
+                std::thread::sleep(POLL);
+                continue;
+            }
         };
         let now = now_unix_ms();
         if now >= deadline {
-            return revert_now(state, id);
+            match revert_now(state, id) {
+                Err(e) if e.downcast_ref::<NoJournal>().is_none() => {
+                    eprintln!("nictune watchdog: change {id} is due: {e:#}; trying again");
+                    std::thread::sleep(POLL);
+                    continue;
+                }
+                done => return done,
+            }
         }
         std::thread::sleep(POLL.min(Duration::from_millis(deadline - now)));
     }
 }
 
+/// The change's journal is gone: nothing is left for the watchdog to do or read.
+#[derive(Debug, thiserror::Error)]
+#[error("watchdog: change {0} has no journal")]
+struct NoJournal(String);
+
 fn find(state: &StateDir, id: &str) -> Result<Summary> {
-    let all = state.transactions()?;
-    all.into_iter()
-        .find(|s| s.id == id)
-        .with_context(|| format!("watchdog: change {id} has no journal"))
+    state
+        .transaction(id)?
+        .ok_or_else(|| anyhow::Error::new(NoJournal(id.to_string())))
 }
 
 fn pending_deadline(state: &StateDir, id: &str) -> Result<Option<u64>> {
