@@ -13,18 +13,21 @@ pub const ETH_OVERHEAD: u32 = 18;
 pub enum Payload {
     /// A frame of an open-loop stream, sunk by the receiving stack.
     Stream,
-    /// A TCP segment of request/response message `msg`; `last` ends the message.
+    /// A TCP segment of a request/response stream, `payload` bytes from byte `seq` of its
+    /// direction.
     Message {
-        /// Message number, counting up (wrapping) per workload.
-        msg: u32,
-        /// This segment is the message's last: its arrival completes the message.
-        last: bool,
-        /// A request (client to server, answered by the server's job); false for the
-        /// response.
+        /// Stream offset of the segment's first payload byte in its direction.
+        seq: u64,
+        /// Cumulative ACK it carries for the other direction: every byte below has arrived.
+        ack: u64,
+        /// A request segment (client to server); false for the response direction.
         request: bool,
     },
-    /// A pure TCP ACK (no data).
-    Ack,
+    /// A pure TCP ACK (no data), cumulative up to byte `ack` of the direction it acknowledges.
+    Ack {
+        /// Every byte below this offset has arrived.
+        ack: u64,
+    },
     /// ICMP echo request / reply number `seq`.
     Echo {
         /// Echo sequence number, pairing a reply with its request.

@@ -250,12 +250,12 @@ pub fn spec(p: &Params) -> Result<SimSpec, ScenarioError> {
     }
     let mss = int(p, "workload.mss")? as u32;
     let workload = match kind {
-        "rr" => Workload::Rr(Rr::new(RrConfig {
+        "rr" => Workload::Rr(Box::new(Rr::new(RrConfig {
             request: int(p, "workload.request_bytes")? as u32,
             response: int(p, "workload.response_bytes")? as u32,
             outstanding: int(p, "workload.outstanding")? as u32,
             mss,
-        })),
+        }))),
         "ping" => Workload::Ping(Ping::new(PingConfig {
             interval_ns: (num(p, "workload.interval_ms")? * 1e6).round() as u64,
             payload: int(p, "workload.payload_bytes")? as u32,

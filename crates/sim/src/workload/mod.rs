@@ -1,7 +1,8 @@
 //! Workloads: what the applications and traffic sources do, as state machines that react to
 //! received frames, finished application jobs and their own timers with [`Action`]s.
 //!
-//! - [`rr`]: closed-loop TCP request/response like netperf TCP_RR, with the ACKs and
+//! - [`rr`]: closed-loop TCP request/response like netperf TCP_RR, with the ACKs, loss
+//!   recovery (fast retransmit, retransmission timer) and
 //!   transmit completions it causes;
 //! - [`ping`]: ICMP echo at an interval, answered in the server's softirq;
 //! - [`stream`]: open-loop streams from a generator (constant, Poisson, on/off, size mixes);
@@ -75,7 +76,7 @@ pub struct Rx<'a> {
 #[derive(Debug)]
 pub enum Workload {
     /// netperf TCP_RR-like.
-    Rr(rr::Rr),
+    Rr(Box<rr::Rr>),
     /// ping-like.
     Ping(ping::Ping),
     /// Open-loop generator stream (the generator sits on the NIC's feed; this sinks it).
@@ -152,7 +153,8 @@ impl Workload {
         match self {
             Workload::Ping(w) => w.on_timer(now, costs, out),
             Workload::Bulk(w) => w.on_timer(tag, now, costs, out),
-            Workload::Rr(_) | Workload::Stream => {}
+            Workload::Rr(w) => w.on_timer(tag, now, out),
+            Workload::Stream => {}
         }
     }
 
