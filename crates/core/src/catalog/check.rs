@@ -293,7 +293,7 @@ fn check_against_spec(entry: &Entry, spec: &Spec, value: &CatalogValue, report: 
     }
 }
 
-fn out_of_range(entry: &Entry, spec: &Spec, n: i64) -> Finding {
+fn out_of_range(entry: &Entry, spec: &Spec, n: impl std::fmt::Display) -> Finding {
     let mut message = format!(
         "{n} is out of range for {}: allowed {}",
         spec.label,
@@ -306,6 +306,34 @@ fn out_of_range(entry: &Entry, spec: &Spec, n: i64) -> Finding {
         message,
         source: Some(spec.source.clone()),
     }
+}
+
+/// The error for an integer with more digits than 64 bits hold ([`ValueError::too_large`]),
+/// named against the spec `context` selects as any value out of range is: the label of the
+/// spec (`None` when the entry has no ranged one) and the finding.
+///
+/// [`ValueError::too_large`]: super::ValueError::too_large
+pub fn too_large(
+    entry: &Entry,
+    text: &str,
+    context: &Context,
+) -> Result<(Option<String>, Finding), ContextError> {
+    Ok(
+        match select_spec(entry, context)?.filter(|s| s.is_ranged()) {
+            Some(spec) => (Some(spec.label.clone()), out_of_range(entry, spec, text)),
+            None => (
+                None,
+                Finding {
+                    message: format!(
+                        "{text} is out of range for a 64-bit integer: allowed {}–{}",
+                        i64::MIN,
+                        i64::MAX
+                    ),
+                    source: None,
+                },
+            ),
+        },
+    )
 }
 
 impl Spec {

@@ -55,6 +55,9 @@ pub struct ValueError {
     /// What is wrong, naming what is allowed: `not an integer (µs)`, or for digits too many
     /// for any integer `out of range for kernel (any driver): allowed 0–4294967295 µs`.
     pub problem: String,
+    /// The value is an integer with more digits than 64 bits hold: out of range rather
+    /// than of the wrong type (`check` reports it as it reports any value out of range).
+    pub too_large: bool,
 }
 
 /// Why text is not an integer.
@@ -177,6 +180,7 @@ impl Entry {
             key: self.key.clone(),
             value: whole.to_string(),
             problem: format!("not {}", self.expected()),
+            too_large: false,
         })
     }
 
@@ -203,6 +207,7 @@ impl Entry {
             key: self.key.clone(),
             value: whole.to_string(),
             problem,
+            too_large: true,
         }
     }
 

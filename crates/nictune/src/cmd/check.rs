@@ -10,8 +10,8 @@ use crate::output::{Ctx, HintExt, Outcome};
 use anyhow::Result;
 use nictune_apply::desired::{self, Desired};
 use nictune_core::catalog::{
-    catalog, check_many, edit_distance, select_spec, CatalogValue, CheckReport, Context, Converted,
-    Entry, Finding, LookupError,
+    catalog, check_many, edit_distance, select_spec, too_large, CatalogValue, CheckReport, Context,
+    Converted, Entry, Finding, LookupError,
 };
 use nictune_core::error::InvalidInput;
 use serde::Serialize;
@@ -57,13 +57,16 @@ enum Report {
     Outside(OutsideReport),
 }
 
-/// [`CheckReport`]'s fields for a setting outside the catalog.
+/// [`CheckReport`]'s fields for a setting outside the catalog, or for an integer too large
+/// for any setting's type (`rx-usecs=18446744073709551616`).
 #[derive(Debug, Serialize)]
 struct OutsideReport {
     key: String,
-    /// `{"type": "integer"|"bool"|"cpus"|"text", "value": ...}`, as the catalog's values.
+    /// `{"type": "integer"|"bool"|"cpus"|"text", "value": ...}`, as the catalog's values;
+    /// `{"type": "integer", "value": null}` for an integer past 64 bits (`input` has it).
     value: serde_json::Value,
-    /// Always `null`: no spec applies.
+    /// `null` outside the catalog: no spec applies; the spec the too-large value is out of
+    /// range for otherwise.
     spec: Option<String>,
     errors: Vec<Finding>,
     warnings: Vec<Finding>,
@@ -104,6 +107,23 @@ impl OutsideReport {
             text: d.value.to_string(),
         }
     }
+
+    /// An integer with more digits than 64 bits hold: out of range of the spec the context
+    /// selects, reported as any value out of range is (exit 1), not as unusable input.
+    fn too_large(entry: &Entry, text: &str, context: &Context) -> Result<OutsideReport> {
+        let (spec, error) = too_large(entry, text, context)
+            .hint("`nictune explain KEY` lists the generations the catalog knows")?;
+        Ok(OutsideReport {
+            key: entry.key.clone(),
+            value: serde_json::json!({ "type": "integer", "value": null }),
+            spec,
+            errors: vec![error],
+            warnings: Vec::new(),
+            notes: Vec::new(),
+            conversions: Vec::new(),
+            text: text.to_string(),
+        })
+    }
 }
 
 impl Report {
@@ -127,6 +147,8 @@ enum Parsed<'a> {
     Catalog(&'a str, &'static Entry, CatalogValue),
     /// A key `apply` takes that the catalog does not list.
     Outside(&'a str, Desired),
+    /// A catalog entry and an integer value with more digits than 64 bits hold.
+    TooLarge(&'a str, &'static Entry, &'a str),
 }
 
 /// The `nictune.check/v1` document.
@@ -193,8 +215,11 @@ fn parse_setting<'a>(arg: &'a str, context: &Context) -> Result<Parsed<'a>> {
         }
         Err(e) => return Err(lookup_error(e)),
     };
-    let value = entry.parse_value(text).hint(value_hint(entry, context))?;
-    Ok(Parsed::Catalog(arg, entry, value))
+    match entry.parse_value(text) {
+        Ok(value) => Ok(Parsed::Catalog(arg, entry, value)),
+        Err(e) if e.too_large => Ok(Parsed::TooLarge(arg, entry, text.trim())),
+        Err(e) => Err(e).hint(value_hint(entry, context)),
+    }
 }
 
 /// `--driver`: a driver the catalog knows; an unknown one would silently fall back to the
@@ -257,23 +282,29 @@ fn check_all(parsed: Vec<Parsed>, context: &Context) -> Result<Vec<Checked>> {
         .iter()
         .filter_map(|p| match p {
             Parsed::Catalog(_, e, v) => Some((*e, v.clone())),
-            Parsed::Outside(..) => None,
+            Parsed::Outside(..) | Parsed::TooLarge(..) => None,
         })
         .collect();
     let mut reports = check_many(&set, context).hint(generations)?.into_iter();
-    Ok(parsed
+    parsed
         .iter()
-        .map(|p| match p {
-            Parsed::Catalog(input, ..) => Checked {
-                input: input.to_string(),
-                report: Report::Catalog(reports.next().expect("one report per entry")),
-            },
-            Parsed::Outside(input, d) => Checked {
-                input: input.to_string(),
-                report: Report::Outside(OutsideReport::new(d)),
-            },
+        .map(|p| {
+            Ok(match p {
+                Parsed::Catalog(input, ..) => Checked {
+                    input: input.to_string(),
+                    report: Report::Catalog(reports.next().expect("one report per entry")),
+                },
+                Parsed::Outside(input, d) => Checked {
+                    input: input.to_string(),
+                    report: Report::Outside(OutsideReport::new(d)),
+                },
+                Parsed::TooLarge(input, entry, text) => Checked {
+                    input: input.to_string(),
+                    report: Report::Outside(OutsideReport::too_large(entry, text, context)?),
+                },
+            })
         })
-        .collect())
+        .collect()
 }
 
 fn summarise(context: Context, settings: Vec<Checked>) -> Checks {
@@ -294,7 +325,13 @@ fn render(body: &Checks) -> String {
         match &setting.report {
             Report::Catalog(r) => render_one(&mut out, r),
             Report::Outside(r) => {
-                let _ = writeln!(out, "ok    {} = {}  (not in the catalog)", r.key, r.text);
+                let (verdict, spec) = match &r.spec {
+                    _ if r.errors.is_empty() => ("ok", "not in the catalog"),
+                    Some(spec) => ("ERROR", spec.as_str()),
+                    None => ("ERROR", "64-bit integer"),
+                };
+                let _ = writeln!(out, "{verdict:5} {} = {}  ({spec})", r.key, r.text);
+                findings(&mut out, "error", &r.errors);
                 findings(&mut out, "note", &r.notes);
                 out.push('\n');
             }
