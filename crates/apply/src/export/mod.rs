@@ -142,8 +142,16 @@ impl std::fmt::Display for Version {
 /// A value as the profile gave it, typed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub enum XValue {
-    /// An integer, in the catalog key's unit (enums as their number).
+    /// An integer, in the catalog key's unit.
     Int(i64),
+    /// One of a catalog key's named choices: ethtool takes the name (`tcp-data-split on`,
+    /// ethtool(8) accepts only `auto|off|on`), sysfs the number (`threaded` takes 0/1/2).
+    Enum {
+        /// The choice's name, as ethtool spells it.
+        name: String,
+        /// The number the kernel uses for it.
+        number: i64,
+    },
     /// A switch.
     Bool(bool),
     /// A CPU set (IRQ affinity, RPS/XPS masks), written as a list or a hex mask per format.
@@ -155,10 +163,12 @@ pub enum XValue {
 }
 
 impl XValue {
-    /// The value as `ethtool`, sysctl and sysfs spell it (`on`/`off` for switches).
+    /// The value as `ethtool` and sysctl spell it (`on`/`off` for switches, an enum's
+    /// name).
     pub fn plain(&self) -> String {
         match self {
             XValue::Int(n) => n.to_string(),
+            XValue::Enum { name, .. } => name.clone(),
             XValue::Bool(b) => (if *b { "on" } else { "off" }).to_string(),
             XValue::Cpus(c) => c.to_list(),
             XValue::Text(t) => t.clone(),
@@ -175,10 +185,12 @@ impl XValue {
         }
     }
 
-    /// A switch as 1/0; a CPU set as the hex mask sysfs takes; other values plain.
+    /// A switch as 1/0; a CPU set as the hex mask sysfs takes; an enum as its number;
+    /// other values plain.
     pub fn sysfs(&self) -> String {
         match self {
             XValue::Cpus(c) => c.to_mask(),
+            XValue::Enum { number, .. } => number.to_string(),
             other => other.word("1", "0"),
         }
     }
@@ -241,7 +253,9 @@ impl Item {
         match (self.key.as_str(), &self.value) {
             ("napi.gro-flush-timeout", XValue::Int(_)) => Some("gro_flush_timeout"),
             ("napi.defer-hard-irqs", XValue::Int(_)) => Some("napi_defer_hard_irqs"),
-            ("napi.threaded", XValue::Int(_) | XValue::Bool(_)) => Some("threaded"),
+            ("napi.threaded", XValue::Int(_) | XValue::Bool(_) | XValue::Enum { .. }) => {
+                Some("threaded")
+            }
             _ => None,
         }
     }
@@ -494,11 +508,6 @@ pub fn export(
     target: &ExportContext,
 ) -> Result<Exported, ExportError> {
     check_target(target)?;
-    let iface = || {
-        target.iface.ok_or(ExportError::NeedsIface {
-            format: format.name(),
-        })
-    };
     if target.version.is_some() && format.consumer().is_none() {
         return Err(ExportError::Unversioned {
             format: format.name(),
@@ -512,21 +521,7 @@ pub fn export(
             oldest,
         });
     }
-    let (path, body, omitted) = match format {
-        Format::SystemdLink => systemd_link::render(items, iface()?, version),
-        Format::Networkmanager => networkmanager::render(items, iface()?, version),
-        Format::Udev => udev::render(items, iface()?),
-        Format::Tuned => tuned::render(items, iface()?),
-        Format::Modprobe => modprobe::render(items),
-        Format::SysctlD => sysctl_d::render(items),
-        Format::LoaderConf => freebsd::loader_conf(items),
-        Format::FreebsdSysctlConf => freebsd::sysctl_conf(items),
-        Format::RcConf => freebsd::rc_conf(items, iface()?),
-        Format::Cpuset => cpuset::render(items, target.iface),
-        Format::Kernconf => freebsd::kernconf(items),
-        Format::Fstab => fstab::render(items),
-        Format::SystemdUnit => systemd_unit::render(items, target, iface()?),
-    };
+    let (path, body, omitted) = render(format, items, target, version)?;
     // Everything left out: refuse rather than write a file that changes nothing (an empty
     // .link would still replace 99-default.link for the interface).
     if omitted.len() == items.len() {
@@ -555,6 +550,110 @@ pub fn export(
     })
 }
 
+/// Path, body and omissions of `items` in `format` for a reader of `version`.
+fn render(
+    format: Format,
+    items: &[Item],
+    target: &ExportContext,
+    version: Version,
+) -> Result<(String, String, Vec<Omitted>), ExportError> {
+    let iface = || {
+        target.iface.ok_or(ExportError::NeedsIface {
+            format: format.name(),
+        })
+    };
+    Ok(match format {
+        Format::SystemdLink => systemd_link::render(items, iface()?, version),
+        Format::Networkmanager => networkmanager::render(items, iface()?, version),
+        Format::Udev => udev::render(items, iface()?),
+        Format::Tuned => tuned::render(items, iface()?),
+        Format::Modprobe => modprobe::render(items),
+        Format::SysctlD => sysctl_d::render(items),
+        Format::LoaderConf => freebsd::loader_conf(items),
+        Format::FreebsdSysctlConf => freebsd::sysctl_conf(items),
+        Format::RcConf => freebsd::rc_conf(items, iface()?),
+        Format::Cpuset => cpuset::render(items, target.iface),
+        Format::Kernconf => freebsd::kernconf(items),
+        Format::Fstab => fstab::render(items),
+        Format::SystemdUnit => systemd_unit::render(items, target, iface()?),
+    })
+}
+
+thread_local! {
+    /// Set while [`holds`] renders a format to see whether it takes a setting: the reasons
+    /// the renderers give for what they leave out are not needed then, and computing them
+    /// would probe again ([`kind_reason`] probes every format).
+    static PROBING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether `format` writes `item`: `Some(None)` for the reader nictune writes for by
+/// default, `Some(Some(v))` when only `--target-version v` does (systemd 256's
+/// `ReceivePacketSteeringCPUMask=`, NetworkManager 1.46's `channels-*`), `None` when it
+/// cannot hold it. Found by rendering the item alone, so the answer is what the renderer
+/// really does, not a second list that could drift from it.
+fn holds(format: Format, item: &Item) -> Option<Option<Version>> {
+    if format == Format::Kernconf && item.key == "freebsd.ifconfig.polling" {
+        // kernconf writes the `options DEVICE_POLLING` the flag needs, not the flag.
+        return None;
+    }
+    let target = ExportContext {
+        iface: Some("eth0"),
+        profile_path: "/etc/nictune/eth0.toml",
+        nictune: "/usr/local/sbin/nictune",
+        netns: None,
+        version: None,
+    };
+    let newer: &[Version] = match format {
+        Format::SystemdLink => &systemd_link::NEWER,
+        Format::Networkmanager => &[networkmanager::CHANNELS_SINCE],
+        _ => &[],
+    };
+    let was = PROBING.with(|p| p.replace(true));
+    let takes = |version: Version| {
+        render(format, std::slice::from_ref(item), &target, version)
+            .is_ok_and(|(_, _, omitted)| omitted.is_empty())
+    };
+    let found = if takes(target.version_for(format)) {
+        Some(None)
+    } else {
+        newer.iter().find(|v| takes(**v)).map(|v| Some(*v))
+    };
+    PROBING.with(|p| p.set(was));
+    found
+}
+
+/// `--format a, b or c` for the formats other than `here` that hold `item` (with the
+/// `--target-version` a format needs for it). The re-apply unit (systemd-unit) is named only
+/// when no native format holds the setting: it is the fallback for those. Empty when none
+/// does.
+fn formats_holding(item: &Item, here: Format) -> String {
+    let named = |formats: Vec<(Format, Option<Version>)>| -> Vec<String> {
+        formats
+            .into_iter()
+            .map(|(f, v)| match v {
+                None => f.name().to_string(),
+                Some(v) => format!("{} (--target-version {v})", f.name()),
+            })
+            .collect()
+    };
+    let all: Vec<(Format, Option<Version>)> = Format::ALL
+        .iter()
+        .filter(|(f, _)| *f != here)
+        .filter_map(|(f, _)| holds(*f, item).map(|v| (*f, v)))
+        .collect();
+    let native: Vec<(Format, Option<Version>)> = all
+        .iter()
+        .copied()
+        .filter(|(f, _)| *f != Format::SystemdUnit)
+        .collect();
+    let names = named(if native.is_empty() { all } else { native });
+    match names.as_slice() {
+        [] => String::new(),
+        [one] => format!("--format {one}"),
+        [rest @ .., last] => format!("--format {} or {last}", rest.join(", ")),
+    }
+}
+
 /// The comment block every file starts with: where it came from and what it leaves out.
 fn header(format: Format, version: Version, omitted: &[Omitted]) -> String {
     let mut out = format!(
@@ -576,14 +675,9 @@ fn header(format: Format, version: Version, omitted: &[Omitted]) -> String {
     out
 }
 
-/// The export formats that hold a FreeBSD setting, from the ways the catalog sets it.
+/// The export formats that hold a FreeBSD setting, from the ways the catalog sets it (for
+/// `apply`'s refusal of a FreeBSD key).
 pub(crate) fn freebsd_formats(entry: &Entry) -> String {
-    freebsd_formats_but(entry, None)
-}
-
-/// [`freebsd_formats`] without `here`, the format that could not take the setting (so the
-/// note never sends it back to the format that refused it).
-fn freebsd_formats_but(entry: &Entry, here: Option<Format>) -> String {
     let mut formats: Vec<&str> = Vec::new();
     for m in &entry.set {
         let format = match m.via {
@@ -594,50 +688,51 @@ fn freebsd_formats_but(entry: &Entry, here: Option<Format>) -> String {
             Via::Cpuset => "cpuset",
             _ => continue,
         };
-        if !formats.contains(&format) && here.map(Format::name) != Some(format) {
+        if !formats.contains(&format) {
             formats.push(format);
         }
     }
     match formats.as_slice() {
-        [] if here.is_some() => "FreeBSD setting no other export format holds".into(),
         [] => "FreeBSD setting: no export format holds it".into(),
         [one] => format!("FreeBSD setting: --format {one}"),
         [rest @ .., last] => format!("FreeBSD setting: --format {} or {last}", rest.join(", ")),
     }
 }
 
-/// What kind of setting an item is and which formats hold it instead, for omission lists.
+/// What kind of setting an item is and which formats hold it instead, for omission lists:
+/// the formats are found by rendering the item in each ([`formats_holding`]), so a note never
+/// names a format that would leave the setting out too.
 pub(crate) fn kind_reason(item: &Item, here: Format) -> String {
-    if item.unlisted_freebsd() {
-        return "FreeBSD sysctl (not in nictune's catalog): --format freebsd-sysctl.conf".into();
+    if PROBING.with(std::cell::Cell::get) {
+        return String::new();
     }
     let os_scope = item.entry.map(|e| (e.os, e.scope));
-    let reason = match (item.family(), os_scope) {
-        (_, Some((cat::Os::Freebsd, _))) => {
-            return freebsd_formats_but(
-                item.entry.expect("FreeBSD items come from the catalog"),
-                Some(here),
-            )
-        }
-        (_, Some((_, cat::Scope::Module))) => "module parameter: --format modprobe",
-        ("napi", _) if item.instance.is_some() => {
-            "one NAPI's setting (netdev netlink only): --format systemd-unit"
-        }
+    let kind = match (item.family(), os_scope) {
+        _ if item.unlisted_freebsd() => "FreeBSD sysctl (not in nictune's catalog)",
+        (_, Some((cat::Os::Freebsd, _))) => "FreeBSD setting",
+        (_, Some((_, cat::Scope::Module))) => "module parameter",
+        ("napi", _) if item.instance.is_some() => "one NAPI's setting (netdev netlink only)",
         ("napi", _) if item.device_wide_sysfs().is_none() => {
-            "NAPI setting without a sysfs file (netdev netlink only): --format systemd-unit"
+            "NAPI setting without a sysfs file (netdev netlink only)"
         }
-        ("napi", _) => "device-wide NAPI setting (sysfs): --format udev, tuned or systemd-unit",
-        ("sysctl", _) => "sysctl: --format sysctl.d or tuned",
-        ("nfs", _) => "NFS mount option: --format fstab",
-        ("route", _) => {
-            "route attribute: no format holds it; `nictune explain route.window` shows the ip route command"
-        }
-        ("irq", _) => "Linux IRQ affinity: --format systemd-unit",
-        ("sysfs", _) => "sysfs NAPI file: --format udev, tuned or systemd-unit",
-        ("rps" | "xps", _) => "queue steering: --format udev, tuned, systemd-link or systemd-unit",
-        _ => "device setting: --format systemd-link, networkmanager, udev, tuned or systemd-unit",
+        ("napi", _) => "device-wide NAPI setting (sysfs)",
+        ("sysctl", _) => "sysctl",
+        ("nfs", _) => "NFS mount option",
+        ("route", _) => "route attribute",
+        ("irq", _) => "Linux IRQ affinity",
+        ("sysfs", _) => "sysfs NAPI file",
+        ("rps" | "xps", _) => "queue steering",
+        _ => "device setting",
     };
-    reason.to_string()
+    let formats = formats_holding(item, here);
+    match (formats.is_empty(), item.family()) {
+        (false, _) => format!("{kind}: {formats}"),
+        (true, "route") => format!(
+            "{kind}: no format holds it; `nictune explain {}` shows the ip route command",
+            item.key
+        ),
+        (true, _) => format!("{kind}: no other export format holds it"),
+    }
 }
 
 /// Splits items into those `keep` accepts and omissions with the reason it gives.
@@ -745,7 +840,8 @@ fn parse_item(key_text: &str, raw: &str) -> Result<Item, DesiredError> {
         )));
     }
     let value = match parsed {
-        cat::CatalogValue::Integer(n) | cat::CatalogValue::Enum { number: n, .. } => XValue::Int(n),
+        cat::CatalogValue::Integer(n) => XValue::Int(n),
+        cat::CatalogValue::Enum { name, number } => XValue::Enum { name, number },
         cat::CatalogValue::Bool(b) => XValue::Bool(b),
         cat::CatalogValue::Cpus(c) => XValue::Cpus(c),
         cat::CatalogValue::PerPort(v) => {
@@ -949,7 +1045,7 @@ iface = "eth1"
             let text = err.to_string();
             assert!(text.contains("would write no settings"), "{text}");
             assert!(
-                text.contains("  sysctl.net.core.busy_poll=50: sysctl: --format sysctl.d or tuned"),
+                text.contains("  sysctl.net.core.busy_poll=50: sysctl: --format tuned or sysctl.d"),
                 "{text}"
             );
         }
@@ -1028,21 +1124,144 @@ iface = "eth1"
             .contains("names unit 7 and @3"));
     }
 
-    #[test]
-    fn a_note_never_sends_a_setting_back_to_the_format_that_left_it_out() {
-        for (format, name) in Format::ALL {
-            let Ok(out) = export(format, &items(), &target()) else {
-                continue;
-            };
-            for o in &out.omitted {
-                assert!(
-                    !o.reason.contains(&format!("--format {name}"))
-                        && !o.reason.contains(&format!(", {name}"))
-                        && !o.reason.contains(&format!(" or {name}")),
-                    "{name}: {o:?}"
+    /// One item per catalog key (a per-unit FreeBSD key as unit 0), with the first value of
+    /// a few typical ones the catalog accepts for it, plus the keys `apply` knows outside the
+    /// catalog and an unlisted FreeBSD sysctl.
+    fn every_key() -> Vec<Item> {
+        let mut items: Vec<Item> = cat::catalog()
+            .entries()
+            .iter()
+            .map(|entry| {
+                let key = entry.key.replacen(".N.", ".0.", 1);
+                let choice = entry.choices.first().map(|c| c.name.clone());
+                let low = entry
+                    .specs
+                    .iter()
+                    .flat_map(|s| s.ranges.iter())
+                    .map(|r| r[0].max(1).to_string())
+                    .next();
+                let tries = choice.into_iter().chain(low).chain(
+                    [
+                        "on",
+                        "8",
+                        "1",
+                        "100",
+                        "3000,3000",
+                        "1,1",
+                        "f",
+                        "2048",
+                        "4096 87380 6291456",
+                    ]
+                    .map(String::from),
                 );
+                tries
+                    .filter_map(|raw| parse_item(&key, &raw).ok())
+                    .next()
+                    .unwrap_or_else(|| panic!("no value found for {key}"))
+            })
+            .collect();
+        items.extend(items_of(
+            "[settings]\n\"sysctl.net.core.somaxconn\" = 4096\n\"feature.rx-checksum\" = \"on\"\n\
+             \"rps.flow-cnt@0\" = 4096\n\"kern.maxfiles\" = 200000\n\"rps.cpus@1\" = \"3\"\n\
+             \"napi.gro-flush-timeout@1\" = 20000\n\"irq.affinity@45\" = \"2-3\"\n",
+        ));
+        items
+    }
+
+    /// The formats a note sends a setting to: `--format a, b or c` (with a format's
+    /// `(--target-version V)` after its name).
+    fn named_formats(reason: &str) -> Vec<(Format, Option<Version>)> {
+        let Some(list) = reason.split("--format ").nth(1) else {
+            return Vec::new();
+        };
+        let list = list.split(';').next().unwrap_or_default();
+        list.split(", ")
+            .flat_map(|part| part.split(" or "))
+            .map(|part| {
+                let (name, version) = match part.split_once(" (--target-version ") {
+                    Some((n, v)) => (n, Version::parse(v.trim_end_matches(')'))),
+                    None => (part.trim(), None),
+                };
+                let format = Format::parse(name)
+                    .unwrap_or_else(|| panic!("{name:?} in {reason:?} is not a format"));
+                (format, version)
+            })
+            .collect()
+    }
+
+    /// Audit: notes sent settings to formats that cannot hold them (`coalesce.cqe-mode-rx`
+    /// to systemd-link, `xps.cpus` to systemd-link, `ring.hds-thresh` back to tuned). Every
+    /// format named for any key must write it when given it alone.
+    #[test]
+    fn a_note_never_sends_a_setting_to_a_format_that_leaves_it_out() {
+        let items = every_key();
+        let mut checked = 0;
+        for item in &items {
+            for (format, name) in Format::ALL {
+                let o = match export(format, std::slice::from_ref(item), &target()) {
+                    Err(ExportError::NothingToWrite { omitted, .. }) => omitted[0].clone(),
+                    Ok(_) => continue,
+                    Err(e) => panic!("{name}: {e}"),
+                };
+                for (other, version) in named_formats(&o.reason) {
+                    assert_ne!(other, format, "{name} sends {o:?} back to itself");
+                    let t = ExportContext {
+                        version,
+                        ..target()
+                    };
+                    let there = export(other, std::slice::from_ref(item), &t)
+                        .unwrap_or_else(|e| panic!("{name}: {o:?}: {} refuses: {e}", other.name()));
+                    assert!(
+                        there.omitted.is_empty(),
+                        "{name}: {o:?}, but {} leaves it out: {:?}",
+                        other.name(),
+                        there.omitted
+                    );
+                    checked += 1;
+                }
             }
         }
+        assert!(checked > items.len(), "only {checked} notes checked");
+        // The cases the audit found, by name.
+        let reason = |key: &str, format: Format| {
+            let item = items.iter().find(|i| i.key == key).unwrap();
+            match export(format, std::slice::from_ref(item), &target()) {
+                Err(ExportError::NothingToWrite { omitted, .. }) => omitted[0].reason.clone(),
+                other => panic!("{key} in {}: {other:?}", format.name()),
+            }
+        };
+        for key in ["coalesce.cqe-mode-rx", "ring.tcp-data-split"] {
+            let why = reason(key, Format::SysctlD);
+            assert!(
+                !why.contains("systemd-link") && !why.contains("networkmanager"),
+                "{key}: {why}"
+            );
+        }
+        // NetworkManager has ethtool.feature-rx-gro-list; systemd.link(5) has no key for it.
+        let why = reason("feature.rx-gro-list", Format::SysctlD);
+        assert!(!why.contains("systemd-link"), "{why}");
+        assert!(reason("ring.tcp-data-split", Format::SysctlD).contains("udev"));
+        assert!(!reason("xps.cpus", Format::SysctlD).contains("systemd-link"));
+        assert!(reason("rps.cpus", Format::SysctlD).contains("systemd-link (--target-version 256)"));
+    }
+
+    /// Audit: an enum went out as its number (`ethtool -G $name tcp-data-split 2`), which
+    /// ethtool(8) refuses: it takes `auto|off|on`. sysfs files keep the number.
+    #[test]
+    fn enums_are_names_for_ethtool_and_numbers_for_sysfs() {
+        let items = items_of(
+            "[settings]\n\"ring.tcp-data-split\" = \"on\"\n\"napi.threaded\" = \"enabled\"\n",
+        );
+        let udev = export(Format::Udev, &items, &target()).unwrap().text;
+        assert!(
+            udev.contains("RUN+=\"/usr/sbin/ethtool -G $name tcp-data-split on\""),
+            "{udev}"
+        );
+        assert!(udev.contains("ATTR{threaded}=\"1\""), "{udev}");
+        let unit = export(Format::SystemdUnit, &items, &target()).unwrap();
+        assert!(unit.omitted.is_empty(), "{:?}", unit.omitted);
+        assert_eq!(items[0].shown(), "napi.threaded=enabled");
+        assert_eq!(items[1].shown(), "ring.tcp-data-split=on");
     }
 
     #[test]

@@ -10,7 +10,7 @@ use super::{partition, Item, Omitted, Version};
 use nictune_core::catalog::AliasKind;
 
 /// The first NetworkManager with the `ethtool.channels-*` properties.
-const CHANNELS_SINCE: Version = Version(1, 46);
+pub(super) const CHANNELS_SINCE: Version = Version(1, 46);
 
 /// Path, body and omissions.
 pub fn render(items: &[Item], iface: &str, version: Version) -> (String, String, Vec<Omitted>) {

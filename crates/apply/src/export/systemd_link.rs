@@ -14,6 +14,9 @@ use nictune_core::catalog::{AliasKind, Unit};
 /// `[Link]` keys newer than systemd 252, with the version that introduced them.
 const SINCE: [(&str, Version); 1] = [("ReceivePacketSteeringCPUMask", Version(256, 0))];
 
+/// The versions in [`SINCE`], for finding the one a setting needs.
+pub(super) const NEWER: [Version; 1] = [SINCE[0].1];
+
 /// Path, body and omissions.
 pub fn render(items: &[Item], iface: &str, version: Version) -> (String, String, Vec<Omitted>) {
     let (kept, omitted) = partition(items, |i| {

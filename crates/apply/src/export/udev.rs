@@ -53,7 +53,7 @@ fn assignment(item: &Item) -> Result<String, String> {
             item
             .rate_as_usecs()
             .map(|(args, _)| format!("RUN+=\"/usr/sbin/ethtool -C $name {args}\""))
-                .map_err(|why| format!("{why} (module parameter: --format modprobe)"))
+                .map_err(|why| format!("{why}; {}", super::kind_reason(item, super::Format::Udev)))
         }
         ("sysctl", ..) => Err(super::kind_reason(item, super::Format::Udev)),
         ("irq", ..) => {
