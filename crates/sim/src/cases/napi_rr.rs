@@ -33,6 +33,7 @@ use crate::metrics::core_ns::cpu_split;
 use crate::metrics::histogram::Histogram;
 use crate::napi_extras::busy_poll::{BusyLoop, BusyPollConfig, BusyStep};
 use crate::napi_extras::complete::{Completion, Napi, NapiConfig};
+use crate::nic::frame::{MIN_FRAME, WIRE_OVERHEAD};
 use nictune_core::metrics::{HostMetrics, Metrics};
 use nictune_core::units::{Bytes, Nanos};
 use std::collections::VecDeque;
@@ -227,10 +228,22 @@ impl Params {
         })
     }
 
-    /// Requests per second the link carries at most.
-    pub fn line_rate(&self) -> f64 {
-        // Preamble, SFD and inter-frame gap: 20 bytes per frame (sim-notes §4.1).
-        self.link_bps / ((self.request.0 + 20) * 8) as f64
+    /// Requests per second the link carries at most, and the direction that limits it:
+    /// each request and each response is one frame on its own direction of the full-duplex
+    /// link, padded to the 64-byte Ethernet minimum, plus preamble, SFD and inter-frame gap
+    /// (20 bytes, sim-notes §4.1).
+    pub fn line_rate(&self) -> (f64, &'static str, u32) {
+        let wire = |b: Bytes| (b.0.max(MIN_FRAME as u64) + WIRE_OVERHEAD as u64) * 8;
+        let (req, resp) = (wire(self.request), wire(self.response));
+        if resp > req {
+            (
+                self.link_bps / resp as f64,
+                "response",
+                self.response.0 as u32,
+            )
+        } else {
+            (self.link_bps / req as f64, "request", self.request.0 as u32)
+        }
     }
 }
 
@@ -820,15 +833,15 @@ pub struct BadParam {
 
 /// Runs every queue and adds them up. Refuses a rate the link cannot carry.
 pub fn run(p: &Params) -> Result<Outcome, BadParam> {
-    let cap = p.line_rate();
+    let (cap, direction, frame) = p.line_rate();
     if p.rate > cap {
         return Err(BadParam {
             name: "rate",
             value: format!("{}", p.rate),
             allowed: format!(
-                "at most {cap:.0} requests/s: the line rate of {} Gbit/s for {}-byte frames",
+                "at most {cap:.0} requests/s: the line rate of {} Gbit/s for the {frame}-byte \
+                 {direction} frames (each padded to 64 bytes, plus 20 bytes of preamble and gap)",
                 p.link_bps / 1e9,
-                p.request.0
             ),
         });
     }
@@ -1061,5 +1074,22 @@ mod tests {
         let e = run(&p).unwrap_err();
         assert_eq!(e.name, "rate");
         assert!(e.allowed.contains("line rate"), "{}", e.allowed);
+    }
+
+    /// 45 M requests/s of 128 bytes fit 100 Gbit/s, but their 320-byte responses do not:
+    /// 100e9 / (340 · 8) ≈ 36.76 M/s.
+    #[test]
+    fn the_response_direction_limits_the_rate_too() {
+        let mut p = params(Policy::BusyPoll, 1e6, 0.001, 1);
+        let (cap, direction, _) = p.line_rate();
+        assert_eq!(direction, "response");
+        assert!((cap - 100e9 / (340.0 * 8.0)).abs() < 1.0, "{cap}");
+        p.rate = 45e6;
+        let e = run(&p).unwrap_err();
+        assert!(e.allowed.contains("320-byte response"), "{}", e.allowed);
+        // Frames below the Ethernet minimum occupy 64 bytes on the wire.
+        p.request = Bytes(40);
+        p.response = Bytes(40);
+        assert!((p.line_rate().0 - 100e9 / (84.0 * 8.0)).abs() < 1.0);
     }
 }
