@@ -591,7 +591,7 @@ fn router_keys() -> Vec<KeyDef> {
         KeyDef { name: "binding".into(), kind: Kind::Text, default: ParamValue::Text("default".into()), help: "default (queue N on CPU N), spread, or a map `igbP:que Q CPU` per line (the CLI reads FILE)" },
         int("nat_instances", 1, 64, "", d.nat_instances as i64, "ipfw NAT instances"),
         float("offered_pps", 1.0, 1e8, "packets/s", d.offered_pps as f64, "forwarded packets/s over all ports (206 kpps in + out)"),
-        int("frame_bytes", 60, 9018, "bytes", d.frame.0 as i64, "mean frame"),
+        int("frame_bytes", 64, 9018, "bytes", d.frame.0 as i64, "mean frame, Ethernet header to FCS (64: the Ethernet minimum; 9018: a 9000-byte MTU), without preamble and gap"),
         int("rx_process_limit", -1, rx_limit::MAX, "packets", -1, "dev.igb.N.rx_processing_limit: -1 unlimited, or 1..2147483647 (0 is rejected)"),
         choice("smt", &["on", "off"], "on", "hyper-threading: 24 logical CPUs on 12 cores, or 12 CPUs"),
         int("max_interrupt_rate", 100, 100_000, "interrupts/s", 8000, "hw.igb.max_interrupt_rate"),
@@ -902,6 +902,26 @@ mod tests {
             .unwrap();
         r.assign(&mut set, "duration", "0.001").unwrap();
         assert!(r.run(&set).is_ok());
+    }
+
+    /// Ethernet's smallest frame is 64 bytes with the FCS: one gigabit port carries at most
+    /// 1e9 / (84 · 8) = 1,488,095 of them a second.
+    #[test]
+    fn the_router_counts_minimum_frames_as_64_bytes() {
+        let r = find("seed-igb-router").unwrap();
+        let mut set = Params::new();
+        let e = r
+            .assign(&mut set, "frame_bytes", "60")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("frame_bytes") && e.contains("64"), "{e}");
+        assert!((router::line_rate_pps(1, Bytes(64)) - 1e9 / 672.0).abs() < 1e-6);
+        assert!((router::line_rate_pps(1, Bytes(60)) - 1e9 / 672.0).abs() < 1e-6);
+        r.assign(&mut set, "ports", "1").unwrap();
+        r.assign(&mut set, "frame_bytes", "64").unwrap();
+        r.assign(&mut set, "offered_pps", "1562500").unwrap();
+        let e = r.run(&set).unwrap_err().to_string();
+        assert!(e.contains("1488095"), "{e}");
     }
 
     #[test]

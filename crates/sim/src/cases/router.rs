@@ -27,6 +27,7 @@ use crate::multiqueue::binding::{Binding, Vector};
 use crate::multiqueue::nat::{Handoff, NatLocks};
 use crate::multiqueue::rss::{FlowKey, Rss};
 use crate::multiqueue::smt::{SiblingLayout, Topology};
+use crate::nic::frame::{MIN_FRAME, WIRE_OVERHEAD};
 use crate::pool::{bring_up, Pool, SetupError, ZoneLimits};
 use nictune_core::metrics::{HostMetrics, Metrics};
 use nictune_core::units::{Bytes, Nanos};
@@ -81,10 +82,11 @@ impl Default for RouterCosts {
 pub const PORT_BPS: f64 = 1e9;
 
 /// Packets per second `ports` gigabit ports carry at most with frames of `frame` bytes
-/// (counted with FCS): each frame also occupies 8 bytes of preamble and 12 of inter-frame gap
-/// on the wire (IEEE 802.3 clause 4; sim-notes §4.1).
+/// (Ethernet header to FCS, padded to the 64-byte minimum): each frame also occupies 8 bytes
+/// of preamble and 12 of inter-frame gap on the wire (IEEE 802.3 clause 4; sim-notes §4.1).
 pub fn line_rate_pps(ports: u32, frame: Bytes) -> f64 {
-    ports as f64 * PORT_BPS / ((frame.0 + 20) * 8) as f64
+    let wire = frame.0.max(MIN_FRAME as u64) + WIRE_OVERHEAD as u64;
+    ports as f64 * PORT_BPS / (wire * 8) as f64
 }
 
 /// Scenario parameters; defaults are the field report's (seed-cases.md Case 5).
