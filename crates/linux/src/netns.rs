@@ -47,6 +47,15 @@ pub fn enter(name: &str) -> Result<(), NetnsError> {
     private_sys(&failure(name))
 }
 
+/// Whether this process runs in the host's own network namespace (PID 1's): the two
+/// namespace handles name the same nsfs inode. `None` when either cannot be read (PID 1's
+/// needs root).
+pub fn in_init() -> Option<bool> {
+    use std::os::unix::fs::MetadataExt;
+    let ino = |p: &str| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+    Some(ino("/proc/self/ns/net")? == ino("/proc/1/ns/net")?)
+}
+
 /// Moves the calling (single-threaded) process back into the host's own network namespace
 /// ([`INIT_NETNS`]), as [`enter`] does for a named one: a revert of a change made there, run
 /// from inside another namespace (`ip netns exec`), must write where the change was made.

@@ -137,6 +137,7 @@ fn check_args(args: &Args) -> Result<Request> {
     if let Some(name) = &netns {
         check_netns_name(name)?;
     }
+    refuse_reload_in_a_namespace(&settings, netns.as_deref(), netns::in_init())?;
     let iface = args.iface.clone().or(iface);
     if let Some(name) = &iface {
         check_iface_name(name)?;
@@ -148,6 +149,35 @@ fn check_args(args: &Args) -> Result<Request> {
         netns,
         confirm_within_ms,
     })
+}
+
+/// A module parameter reloads the driver for every namespace: its ports elsewhere go down
+/// too, and the ports come back in the host's namespace. Refused with `--netns` or from
+/// inside another namespace (`in_init`: whether this process runs in the host's own).
+fn refuse_reload_in_a_namespace(
+    settings: &[Desired],
+    netns: Option<&str>,
+    in_init: Option<bool>,
+) -> Result<()> {
+    let Some(module) = settings.iter().find_map(|d| match &d.key {
+        nictune_host::write::setting::Key::ModuleParam { module, .. } => Some(module),
+        _ => None,
+    }) else {
+        return Ok(());
+    };
+    let inside = match (netns, in_init) {
+        (Some(name), _) => format!("--netns {name}"),
+        (None, Some(false)) => "a network namespace other than the host's".to_string(),
+        _ => return Ok(()),
+    };
+    Err(anyhow::Error::new(Hinted::new(
+        format!(
+            "{module}'s parameters reload the driver for the whole machine, not from {inside}: \
+             its ports in every namespace go down and come back in the host's"
+        ),
+        "apply module parameters from the host's own namespace, without --netns; \
+         nothing was changed",
+    )))
 }
 
 /// `--confirm-within`: from 1 ms to a day (the watchdog sleeps that long at most), in ms.
@@ -636,6 +666,22 @@ pub(crate) use nictune_apply::txn::now_unix_ms;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn module_parameters_are_refused_inside_a_namespace_only() {
+        let itr = [desired::parse_assignment("e1000.InterruptThrottleRate=2000").unwrap()];
+        let napi = [desired::parse_assignment("napi.defer-hard-irqs=2").unwrap()];
+        let e = refuse_reload_in_a_namespace(&itr, Some("lab"), Some(true)).unwrap_err();
+        assert!(format!("{e}").contains("not from --netns lab"), "{e}");
+        let e = refuse_reload_in_a_namespace(&itr, None, Some(false)).unwrap_err();
+        assert!(format!("{e}").contains("other than the host's"), "{e}");
+        assert!(refuse_reload_in_a_namespace(&itr, None, Some(true)).is_ok());
+        assert!(
+            refuse_reload_in_a_namespace(&itr, None, None).is_ok(),
+            "unknown: allowed"
+        );
+        assert!(refuse_reload_in_a_namespace(&napi, Some("lab"), Some(false)).is_ok());
+    }
     use nictune_apply::engine::ApplyError;
     use nictune_apply::lock::MACHINE_LOCK;
 
