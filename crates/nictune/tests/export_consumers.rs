@@ -421,6 +421,7 @@ fn tuned_profile_loads_through_tuneds_own_loader() {
     assert_eq!(
         options("net"),
         serde_json::json!({
+            "dynamic": "0",
             "coalesce": "adaptive-rx off rx-frames 32 rx-usecs 50",
             "ring": "rx 1024 tx 512",
             "channels": "combined 4",
@@ -433,6 +434,59 @@ fn tuned_profile_loads_through_tuneds_own_loader() {
             "/sys/class/net/nt0/gro_flush_timeout": "20000",
             "/sys/class/net/nt0/napi_defer_hard_irqs": "2",
         })
+    );
+}
+
+/// Audit: tuned 2.20's `ring=` takes rx, rx-mini, rx-jumbo and tx only; one other key
+/// (hds-thresh, rx-buf-len, tcp-data-split, tx-push) made it refuse the whole line, rx too.
+#[test]
+fn tuned_takes_the_ring_line_when_the_profile_has_ring_keys_it_does_not_know() {
+    let python = "/usr/bin/python3";
+    let probe = Command::new(python)
+        .args(["-c", "import tuned.profiles"])
+        .output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        return nictune_core::live::skip("tuned's python modules are not installed (tuned)");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let profile = "iface = \"nt0\"\n[settings]\n\"ring.rx\" = 1024\n\"ring.hds-thresh\" = 256\n\
+                   \"ring.rx-buf-len\" = 2048\n\"ring.tcp-data-split\" = \"on\"\n\"ring.tx-push\" = \"on\"\n";
+    let (text, left_out) = export(dir.path(), profile, "tuned", &[]);
+    assert_eq!(
+        left_out,
+        [
+            "ring.hds-thresh=256",
+            "ring.rx-buf-len=2048",
+            "ring.tcp-data-split=on",
+            "ring.tx-push=on"
+        ]
+    );
+    let profiles = dir.path().join("profiles");
+    std::fs::create_dir_all(profiles.join("nictune-nt0")).unwrap();
+    std::fs::write(profiles.join("nictune-nt0/tuned.conf"), &text).unwrap();
+    let load = |text: &str| {
+        std::fs::write(profiles.join("nictune-nt0/tuned.conf"), text).unwrap();
+        run(
+            python,
+            &[
+                "-c",
+                TUNED_LOADER,
+                profiles.to_str().unwrap(),
+                "nictune-nt0",
+            ],
+        )
+    };
+    let out = load(&text);
+    assert!(out.status.success(), "tuned: {}\n{text}", stderr(&out));
+    let units: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(units["net"]["options"]["ring"], "rx 1024", "{units}");
+    assert_eq!(units["net"]["options"]["dynamic"], "0", "{units}");
+    // Why: the same line with one of them is refused whole by tuned's own parser.
+    let refused = load(&text.replace("ring=rx 1024", "ring=rx 1024 hds-thresh 256"));
+    assert!(
+        !refused.status.success() && stderr(&refused).contains("tuned rejects ring="),
+        "{}",
+        stderr(&refused)
     );
 }
 

@@ -1,7 +1,11 @@
 //! A tuned profile (tuned.conf(5), tuned 2.20 as in Debian 12): `[net]` for ethtool
 //! settings, `[sysctl]`, and `[sysfs]` for the NAPI and steering files (device-wide NAPI
 //! values as the device's `gro_flush_timeout` and `napi_defer_hard_irqs`). tuned's `[net]`
-//! plugin skips virtual devices and its `coalesce=` knows only the 22 classic keys.
+//! plugin skips virtual devices, its `coalesce=` knows only the 22 classic keys and its `ring=`
+//! only `rx`, `rx-mini`, `rx-jumbo` and `tx`; one unknown key makes it reject the whole line.
+//! `[net]` carries `dynamic=0`: the option defaults to true (plugin_net.py
+//! `_get_config_options`), and with tuned-main.conf(5)'s `dynamic_tuning = 1` (Debian's
+//! default) tuned would lower the link's advertised speed when it sees the device idle.
 
 use super::{partition, Item, Omitted};
 use nictune_core::catalog::AliasKind;
@@ -13,6 +17,10 @@ fn classic_coalesce(item: &Item) -> bool {
     item.entry
         .is_some_and(|e| e.aliases.iter().any(|a| a.kind == AliasKind::Ioctl))
 }
+
+/// The ring sizes tuned 2.20's `ring=` takes (plugin_net.py `_get_config_options_ring`);
+/// `_check_parameters` refuses a line naming any other, so none of it is applied.
+const TUNED_RING_KEYS: [&str; 4] = ["rx", "rx-mini", "rx-jumbo", "tx"];
 
 /// Where one item goes: a `[net]` option with its words, or a `[sysctl]`/`[sysfs]` line.
 enum Line {
@@ -65,7 +73,8 @@ pub fn render(items: &[Item], iface: &str) -> (String, String, Vec<Omitted>) {
         })
         .collect();
     if !net.is_empty() {
-        out += &format!("\n[net]\ndevices={iface}\n{}\n", net.join("\n"));
+        // dynamic=0: no speed downshift after idle (see the module doc).
+        out += &format!("\n[net]\ndevices={iface}\ndynamic=0\n{}\n", net.join("\n"));
     }
     section(
         &mut out,
@@ -141,9 +150,19 @@ fn net_option(item: &Item) -> Result<Line, String> {
     let opt = match option {
         "-C" if classic_coalesce(item) => "coalesce",
         "-C" => {
-            return Err("tuned 2.20 coalesce= knows only the 22 classic ethtool -C keys".into())
+            return Err(format!(
+                "tuned 2.20 coalesce= knows only the 22 classic ethtool -C keys; {}",
+                super::kind_reason(item, super::Format::Tuned)
+            ))
         }
-        "-G" => "ring",
+        "-G" if TUNED_RING_KEYS.contains(&words.split(' ').next().unwrap_or_default()) => "ring",
+        "-G" => {
+            return Err(format!(
+                "tuned 2.20 ring= knows only rx, rx-mini, rx-jumbo and tx (and drops the whole \
+                 line for any other key); {}",
+                super::kind_reason(item, super::Format::Tuned)
+            ))
+        }
         "-L" => "channels",
         "-K" => "features",
         _ => return Err(format!("tuned has no option for ethtool {option}")),
@@ -164,6 +183,11 @@ mod tests {
             Some("adaptive-rx off rx-frames 32 rx-usecs 50")
         );
         assert_eq!(get("net", "channels").as_deref(), Some("combined 4"));
+        assert_eq!(
+            get("net", "dynamic").as_deref(),
+            Some("0"),
+            "no speed downshift"
+        );
         assert_eq!(get("net", "features").as_deref(), Some("gro on"));
         assert_eq!(get("sysctl", "net.core.busy_poll").as_deref(), Some("50"));
         assert_eq!(
@@ -175,6 +199,34 @@ mod tests {
             get("sysfs", "/sys/class/net/eth1/gro_flush_timeout").as_deref(),
             Some("20000")
         );
+    }
+
+    /// Audit: tuned 2.20 refused the whole `ring=` line (rx too) for hds-thresh and friends.
+    #[test]
+    fn ring_keys_tuned_does_not_know_are_left_out_and_rx_stays() {
+        let items = items_of(
+            "[settings]\n\"ring.rx\" = 1024\n\"ring.tx\" = 512\n\"ring.hds-thresh\" = 256\n\
+             \"ring.rx-buf-len\" = 2048\n\"ring.tcp-data-split\" = \"on\"\n\"ring.tx-push\" = \"on\"\n",
+        );
+        let (_, text, omitted) = super::render(&items, "eth1");
+        assert_eq!(
+            ini_lookup(&text)("net", "ring").as_deref(),
+            Some("rx 1024 tx 512")
+        );
+        let left: Vec<&str> = omitted.iter().map(|o| o.setting.as_str()).collect();
+        assert_eq!(
+            left,
+            [
+                "ring.hds-thresh=256",
+                "ring.rx-buf-len=2048",
+                "ring.tcp-data-split=on",
+                "ring.tx-push=on"
+            ]
+        );
+        for o in &omitted {
+            assert!(o.reason.contains("ring= knows only rx"), "{o:?}");
+            assert!(o.reason.contains("--format udev"), "{o:?}");
+        }
     }
 
     #[test]
