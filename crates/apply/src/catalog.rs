@@ -76,21 +76,24 @@ pub fn parse(
 /// Replaces each setting's caveats with those that hold given the whole request
 /// (`check_many`); settings outside the catalog keep theirs.
 pub fn recheck_together(settings: &mut [crate::desired::Desired]) {
-    let parsed: Vec<(usize, &'static Entry, cat::CatalogValue)> = settings
+    let parsed: Vec<(usize, &'static Entry, cat::CatalogValue, Option<u32>)> = settings
         .iter()
         .enumerate()
         .filter_map(|(i, d)| {
             let (_, entry) = resolve(&d.key.to_string()).ok()?;
             let entry = entry?;
-            Some((i, entry, entry.parse_value(&d.raw).ok()?))
+            Some((i, entry, entry.parse_value(&d.raw).ok()?, d.instance))
         })
         .collect();
-    let pairs: Vec<(&Entry, cat::CatalogValue)> =
-        parsed.iter().map(|(_, e, v)| (*e, v.clone())).collect();
-    let Ok(reports) = cat::check_many(&pairs, &cat::Context::default()) else {
+    // By instance: `napi.gro-flush-timeout@2` answers nothing about `napi.defer-hard-irqs@1`.
+    let set: Vec<(&Entry, cat::CatalogValue, Option<u32>)> = parsed
+        .iter()
+        .map(|(_, e, v, at)| (*e, v.clone(), *at))
+        .collect();
+    let Ok(reports) = cat::check_many_at(&set, &cat::Context::default()) else {
         return;
     };
-    for ((i, entry, _), report) in parsed.iter().zip(reports) {
+    for ((i, entry, ..), report) in parsed.iter().zip(reports) {
         settings[*i].warnings = report
             .warnings
             .iter()

@@ -638,6 +638,36 @@ mod tests {
         assert!(both.iter().all(|d| d.warnings.is_empty()), "{both:?}");
     }
 
+    /// The timer answers the defer caveat only on the same NAPI, or on every NAPI.
+    #[test]
+    fn caveats_are_answered_only_on_the_same_instance() {
+        let apart = [
+            "napi.defer-hard-irqs@1=2".into(),
+            "napi.gro-flush-timeout@2=20000".into(),
+        ];
+        let apart = parse_request(&apart).unwrap();
+        assert!(!apart[0].warnings.is_empty(), "{apart:?}");
+        for timer in [
+            "napi.gro-flush-timeout@1=20000",
+            "napi.gro-flush-timeout=20000",
+        ] {
+            let same = parse_request(&["napi.defer-hard-irqs@1=2".into(), timer.into()]).unwrap();
+            assert!(
+                same.iter().all(|d| d.warnings.is_empty()),
+                "{timer}: {same:?}"
+            );
+        }
+        let one = [
+            "napi.defer-hard-irqs=2".into(),
+            "napi.gro-flush-timeout@1=20000".into(),
+        ];
+        let one = parse_request(&one).unwrap();
+        assert!(
+            !one[0].warnings.is_empty(),
+            "the other NAPIs have no timer: {one:?}"
+        );
+    }
+
     #[test]
     fn duplicates_are_refused() {
         let a = parse_assignment("napi.threaded=1").unwrap();

@@ -363,7 +363,7 @@ fn check_accepts_the_instance_keys_apply_accepts() {
     let doc = json(&out);
     assert_eq!(doc["settings"][0]["value"]["value"], 1024);
     assert_eq!(doc["settings"][1]["value"]["type"], "text");
-    assert_eq!(doc["settings"][2]["key"], "rps.flow-cnt");
+    assert_eq!(doc["settings"][2]["key"], "rps.flow-cnt@0");
     assert!(doc["settings"][2]["spec"].is_null());
     let out = nictune(&["check", "rps.flow-cnt@0=lots"]);
     assert_exit(&out, 2);
@@ -477,4 +477,42 @@ fn check_unknown_generation_exits_2_where_there_is_one_generation() {
         "7.0",
     ]);
     assert_exit(&out, 0);
+}
+
+/// The defer caveat compares the same NAPI index, and reports keep the `@N` that tells two
+/// indexes apart (text and JSON).
+#[test]
+fn check_compares_instances_and_keeps_their_index_in_the_key() {
+    let out = nictune(&[
+        "check",
+        "napi.defer-hard-irqs@1=2",
+        "napi.gro-flush-timeout@2=20000",
+    ]);
+    assert_exit(&out, 1);
+    let text = stdout(&out);
+    assert!(text.contains("WARN  napi.defer-hard-irqs@1 = 2"), "{text}");
+    assert!(
+        text.contains("ok    napi.gro-flush-timeout@2 = 20000"),
+        "{text}"
+    );
+    let same = nictune(&[
+        "check",
+        "napi.defer-hard-irqs@1=2",
+        "napi.gro-flush-timeout@1=20000",
+    ]);
+    assert_exit(&same, 0);
+    let doc = json(&nictune(&[
+        "--json",
+        "check",
+        "rps.cpus@0=1",
+        "rps.cpus@1=2",
+        "rps.flow-cnt@3=4096",
+    ]));
+    let keys: Vec<&str> = doc["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys, ["rps.cpus@0", "rps.cpus@1", "rps.flow-cnt@3"]);
 }

@@ -93,9 +93,31 @@ pub fn check_many(
     settings: &[(&Entry, CatalogValue)],
     context: &Context,
 ) -> Result<Vec<CheckReport>, ContextError> {
+    let all: Vec<(&Entry, CatalogValue, Option<u32>)> = settings
+        .iter()
+        .map(|(e, v)| (*e, v.clone(), None))
+        .collect();
+    check_many_at(&all, context)
+}
+
+/// [`check_many`] for settings of one instance each (`napi.defer-hard-irqs@1`: `Some(1)`)
+/// or of every instance (`None`): another setting answers a caveat only for the same
+/// instance, or when it is set for every instance (`napi.gro-flush-timeout@2=20000` does
+/// not answer `napi.defer-hard-irqs@1=2`'s caveat; `napi.gro-flush-timeout=20000` does).
+pub fn check_many_at(
+    settings: &[(&Entry, CatalogValue, Option<u32>)],
+    context: &Context,
+) -> Result<Vec<CheckReport>, ContextError> {
     settings
         .iter()
-        .map(|(entry, value)| check_among(entry, value, context, settings))
+        .map(|(entry, value, at)| {
+            let together: Vec<(&Entry, CatalogValue)> = settings
+                .iter()
+                .filter(|(_, _, other)| other.is_none() || *other == *at)
+                .map(|(e, v, _)| (*e, v.clone()))
+                .collect();
+            check_among(entry, value, context, &together)
+        })
         .collect()
 }
 

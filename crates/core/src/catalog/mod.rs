@@ -35,8 +35,8 @@ mod value;
 
 pub use crate::cpuset::CpuSet;
 pub use check::{
-    check, check_many, default_value, select_spec, too_large, CheckReport, Context, ContextError,
-    Finding,
+    check, check_many, check_many_at, default_value, select_spec, too_large, CheckReport, Context,
+    ContextError, Finding,
 };
 pub use conversion::Converted;
 pub use lookup::{edit_distance, LookupError};

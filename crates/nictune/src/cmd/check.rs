@@ -10,8 +10,8 @@ use crate::output::{Ctx, HintExt, Outcome};
 use anyhow::Result;
 use nictune_apply::desired::{self, Desired};
 use nictune_core::catalog::{
-    catalog, check_many, edit_distance, select_spec, too_large, CatalogValue, CheckReport, Context,
-    Converted, Entry, Finding, LookupError,
+    catalog, check_many_at, edit_distance, select_spec, too_large, CatalogValue, CheckReport,
+    Context, Converted, Entry, Finding, LookupError,
 };
 use nictune_core::error::InvalidInput;
 use serde::Serialize;
@@ -97,7 +97,7 @@ impl OutsideReport {
             source: None,
         };
         OutsideReport {
-            key: d.key.to_string(),
+            key: at_key(&d.key.to_string(), d.instance),
             value: serde_json::json!({ "type": kind, "value": value }),
             spec: None,
             errors: Vec::new(),
@@ -143,8 +143,8 @@ impl Report {
 
 /// One argument, parsed.
 enum Parsed<'a> {
-    /// A catalog entry and the value.
-    Catalog(&'a str, &'static Entry, CatalogValue),
+    /// A catalog entry, the value and the `@N` instance (`None`: every instance).
+    Catalog(&'a str, &'static Entry, CatalogValue, Option<u32>),
     /// A key `apply` takes that the catalog does not list.
     Outside(&'a str, Desired),
     /// A catalog entry and an integer value with more digits than 64 bits hold.
@@ -216,9 +216,22 @@ fn parse_setting<'a>(arg: &'a str, context: &Context) -> Result<Parsed<'a>> {
         Err(e) => return Err(lookup_error(e)),
     };
     match entry.parse_value(text) {
-        Ok(value) => Ok(Parsed::Catalog(arg, entry, value)),
+        Ok(value) => Ok(Parsed::Catalog(arg, entry, value, instance(key))),
         Err(e) if e.too_large => Ok(Parsed::TooLarge(arg, entry, text.trim())),
         Err(e) => Err(e).hint(value_hint(entry, context)),
+    }
+}
+
+/// The `N` of a `KEY@N` that [`desired::check_key_text`] has read.
+fn instance(key: &str) -> Option<u32> {
+    key.trim().split_once('@').and_then(|(_, n)| n.parse().ok())
+}
+
+/// The key as reports show it: canonical, with the `@N` the argument gave.
+fn at_key(key: &str, at: Option<u32>) -> String {
+    match at {
+        Some(n) => format!("{key}@{n}"),
+        None => key.to_string(),
     }
 }
 
@@ -278,22 +291,26 @@ fn value_hint(entry: &Entry, context: &Context) -> String {
 /// each other.
 fn check_all(parsed: Vec<Parsed>, context: &Context) -> Result<Vec<Checked>> {
     let generations = "`nictune explain KEY` lists the generations the catalog knows";
-    let set: Vec<(&Entry, CatalogValue)> = parsed
+    let set: Vec<(&Entry, CatalogValue, Option<u32>)> = parsed
         .iter()
         .filter_map(|p| match p {
-            Parsed::Catalog(_, e, v) => Some((*e, v.clone())),
+            Parsed::Catalog(_, e, v, at) => Some((*e, v.clone(), *at)),
             Parsed::Outside(..) | Parsed::TooLarge(..) => None,
         })
         .collect();
-    let mut reports = check_many(&set, context).hint(generations)?.into_iter();
+    let mut reports = check_many_at(&set, context).hint(generations)?.into_iter();
     parsed
         .iter()
         .map(|p| {
             Ok(match p {
-                Parsed::Catalog(input, ..) => Checked {
-                    input: input.to_string(),
-                    report: Report::Catalog(reports.next().expect("one report per entry")),
-                },
+                Parsed::Catalog(input, .., at) => {
+                    let mut report = reports.next().expect("one report per entry");
+                    report.key = at_key(&report.key, *at);
+                    Checked {
+                        input: input.to_string(),
+                        report: Report::Catalog(report),
+                    }
+                }
                 Parsed::Outside(input, d) => Checked {
                     input: input.to_string(),
                     report: Report::Outside(OutsideReport::new(d)),
