@@ -40,7 +40,11 @@ fn line(item: &Item, format: Format) -> Result<String, String> {
     let template = item
         .template(via)
         .ok_or_else(|| super::kind_reason(item, format))?;
-    let value = template.replace("{value}", &item.value.plain());
+    // FreeBSD reads these knobs as integers: a loader.conf tunable through TUNABLE_INT
+    // (getenv_int → getenv_quad, sys/kern/kern_environment.c, which takes only a number and
+    // leaves the default in place for `off`), a sysctl.conf line through sysctl(8), which
+    // refuses `on` for an integer OID ("invalid integer"). A switch is 1/0.
+    let value = template.replace("{value}", &item.value.word("1", "0"));
     match item.instance {
         Some(n) => Ok(value.replace("{n}", &n.to_string())),
         None if value.contains("{n}") => Err(format!(
@@ -169,6 +173,27 @@ mod tests {
             text.lines().any(|l| l == "nooptions DEVICE_POLLING"),
             "{text}"
         );
+    }
+
+    /// Audit: `hw.igb.enable_aim="off"` left AIM on (getenv_quad takes no word) and
+    /// `kern.polling.idle_poll=on` is refused by sysctl(8): FreeBSD switches are 1/0.
+    #[test]
+    fn freebsd_switches_are_written_as_integers() {
+        let items = items_of(
+            "[settings]\n\"freebsd.hw.igb.enable_aim\" = \"off\"\n\"freebsd.kern.polling.idle_poll\" = \"on\"\n",
+        );
+        let (_, loader, _) = super::loader_conf(&items);
+        let lines: Vec<&str> = loader.lines().filter(|l| !l.starts_with('#')).collect();
+        assert_eq!(lines, ["hw.igb.enable_aim=\"0\""]);
+        let (_, sysctl, _) = super::sysctl_conf(&items);
+        let lines: Vec<&str> = sysctl.lines().filter(|l| !l.starts_with('#')).collect();
+        assert_eq!(lines, ["kern.polling.idle_poll=1"]);
+        // The rc.conf flag stays a word: ifconfig(8) takes `polling`/`-polling`.
+        let (_, rc, _) = super::rc_conf(
+            &items_of("[settings]\n\"freebsd.ifconfig.polling\" = \"off\"\n"),
+            "em0",
+        );
+        assert!(rc.contains("${ifconfig_em0} -polling\""), "{rc}");
     }
 
     #[test]
