@@ -516,3 +516,54 @@ fn check_compares_instances_and_keeps_their_index_in_the_key() {
         .collect();
     assert_eq!(keys, ["rps.cpus@0", "rps.cpus@1", "rps.flow-cnt@3"]);
 }
+
+/// An empty --device matched no device silently and hid the 82547 caveat; empty names are
+/// refused with a hint.
+#[test]
+fn check_refuses_empty_names() {
+    for flag in ["--device", "--driver", "--generation"] {
+        let mut args = vec!["check", "e1000.InterruptThrottleRate=80000", flag, ""];
+        if flag != "--driver" {
+            args.extend(["--driver", "e1000"]);
+        }
+        let out = nictune(&args);
+        assert_exit(&out, 2);
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!(
+                "{flag}: \"\" is not allowed; allowed: a non-empty name"
+            )),
+            "{err}"
+        );
+        assert!(
+            err.contains(&format!("hint: give the name, or drop {flag}")),
+            "{err}"
+        );
+    }
+    let out = nictune(&["explain", "rx-usecs", "--driver", " "]);
+    assert_exit(&out, 2);
+}
+
+/// An unknown --driver is taken only when every setting's caveat is about drivers outside a
+/// list (polling): beside rx-usecs it would check rx-usecs against the generic limits.
+/// `explain` refuses it too, instead of accepting it silently or calling the key ambiguous.
+#[test]
+fn an_unknown_driver_is_refused_unless_every_setting_takes_any() {
+    assert_exit(&nictune(&["check", "polling=on", "--driver", "msk"]), 1);
+    for args in [
+        &["check", "rx-usecs=5", "polling=on", "--driver", "msk"][..],
+        &["explain", "rx-usecs", "--driver", "nope"],
+        &["explain", "InterruptThrottleRate", "--driver", "nope"],
+    ] {
+        let out = nictune(args);
+        assert_exit(&out, 2);
+        let err = stderr(&out);
+        assert!(err.contains("a driver the catalog knows: "), "{err}");
+        assert!(!err.contains("ambiguous"), "{err}");
+    }
+    assert_exit(&nictune(&["explain", "polling", "--driver", "msk"]), 0);
+    assert_exit(
+        &nictune(&["explain", "InterruptThrottleRate", "--driver", "e1000"]),
+        0,
+    );
+}

@@ -162,8 +162,15 @@ struct Checks {
 }
 
 pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
+    not_empty("--driver", args.driver.as_deref(), "e1000")?;
+    not_empty("--device", args.device.as_deref(), "82547")?;
+    not_empty("--generation", args.generation.as_deref(), "7.0")?;
     if let Some(driver) = &args.driver {
-        check_driver(driver, &args.settings)?;
+        let keys = args
+            .settings
+            .iter()
+            .map(|arg| arg.split_once('=').map_or(arg.as_str(), |(k, _)| k));
+        check_driver(driver, keys)?;
     }
     let context = Context {
         driver: args.driver,
@@ -235,18 +242,38 @@ fn at_key(key: &str, at: Option<u32>) -> String {
     }
 }
 
+/// A name flag given as `""` (`--device ""`) would match every device or none, silently:
+/// refused, with what to give instead.
+pub(crate) fn not_empty(flag: &str, value: Option<&str>, example: &str) -> Result<()> {
+    match value {
+        Some(v) if v.trim().is_empty() => Err(InvalidInput::new(
+            flag,
+            v,
+            format!("a non-empty name, e.g. {flag} {example}"),
+        ))
+        .hint(format!("give the name, or drop {flag}")),
+        _ => Ok(()),
+    }
+}
+
 /// `--driver`: a driver the catalog knows; an unknown one would silently fall back to the
-/// kernel's generic limits. Any name is fine for a setting with a caveat about the drivers
-/// *outside* a list (`polling=on --driver msk`: polling(4) does not list msk).
-fn check_driver(driver: &str, settings: &[String]) -> Result<()> {
+/// kernel's generic limits. Any name is fine when every setting has a caveat about the
+/// drivers *outside* a list (`polling=on --driver msk`: polling(4) does not list msk); a
+/// setting without one beside it (`rx-usecs=5 polling=on --driver msk`) still needs a
+/// known driver, or its range would be the generic one.
+pub(crate) fn check_driver<'k>(
+    driver: &str,
+    keys: impl IntoIterator<Item = &'k str>,
+) -> Result<()> {
     let known = catalog().drivers();
-    let outside_a_list = settings.iter().any(|arg| {
-        let key = arg.split_once('=').map_or(arg.as_str(), |(k, _)| k);
-        let name = key.trim().split_once('@').map_or(key.trim(), |(n, _)| n);
-        catalog()
-            .lookup(name, None)
-            .is_ok_and(|entry| entry.caveats.iter().any(|c| !c.when.drivers_not.is_empty()))
-    });
+    let mut keys = keys.into_iter().peekable();
+    let outside_a_list = keys.peek().is_some()
+        && keys.all(|key| {
+            let name = key.trim().split_once('@').map_or(key.trim(), |(n, _)| n);
+            catalog()
+                .lookup(name, None)
+                .is_ok_and(|entry| entry.caveats.iter().any(|c| !c.when.drivers_not.is_empty()))
+        });
     if known.contains(&driver) || outside_a_list {
         return Ok(());
     }
