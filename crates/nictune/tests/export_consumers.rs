@@ -362,6 +362,61 @@ fn udev_rule_and_link_file_pass_udevadm_test_on_a_veth() {
     }
 }
 
+/// Audit: zeros systemd refuses (`TxChannels=0`, `RxMiniBufferSize=0`,
+/// `StatisticsBlockCoalesceSec=0us`) were written into the .link file. They are left out, and
+/// udev's own parser shows why: the same lines in another file draw its complaints.
+#[test]
+fn link_file_leaves_out_the_zeros_udev_refuses() {
+    let Some(ns) = netns_with("udevadm", "udev") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let profile = "iface = \"nt0\"\n[settings]\n\"channel.tx\" = 0\n\"channel.combined\" = 4\n\
+                   \"ring.rx-mini\" = 0\n\"coalesce.stats-block-usecs\" = 0\n\
+                   \"coalesce.rate-sample-interval\" = 0\n";
+    let (link, left_out) = export(dir.path(), profile, "systemd-link", &[]);
+    assert_eq!(
+        left_out,
+        [
+            "channel.tx=0",
+            "coalesce.rate-sample-interval=0",
+            "coalesce.stats-block-usecs=0",
+            "ring.rx-mini=0"
+        ]
+    );
+    assert!(link.lines().any(|l| l == "CombinedChannels=4"), "{link}");
+    let zeros = "[Match]\nOriginalName=nt9\n\n[Link]\nTxChannels=0\nRxMiniBufferSize=0\n\
+                 StatisticsBlockCoalesceSec=0us\nCoalescePacketRateSampleIntervalSec=0s\n";
+    std::fs::write(dir.path().join("zeros.link"), zeros).unwrap();
+    let d = dir.path().display();
+    let out = ns.sh(&format!(
+        "set -e
+         mount -t tmpfs nictune /etc/udev && mkdir /etc/udev/rules.d
+         mkdir -p /etc/systemd && mount -t tmpfs nictune /etc/systemd && mkdir /etc/systemd/network
+         cp {d}/systemd-link.out /etc/systemd/network/10-nictune-nt0.link
+         cp {d}/zeros.link /etc/systemd/network/20-zeros.link
+         mount -t tmpfs nictune /run
+         udevadm test --action=add /sys/class/net/nt0 2>&1"
+    ));
+    let log = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(out.status.success(), "{log}");
+    assert!(
+        !log.contains("10-nictune-nt0.link:"),
+        "udev about the exported file:\n{log}"
+    );
+    for key in [
+        "TxChannels",
+        "RxMiniBufferSize",
+        "StatisticsBlockCoalesceSec",
+    ] {
+        assert!(
+            log.lines()
+                .any(|l| l.contains("20-zeros.link:") && l.contains(key)),
+            "udev took {key}=0 without a word:\n{log}"
+        );
+    }
+}
+
 /// Loads the profile in `dir/name` through tuned's own modules and prints its units as JSON;
 /// the net plugin's option parser checks coalesce=, ring=, channels=, features=.
 const TUNED_LOADER: &str = r#"

@@ -17,6 +17,29 @@ const SINCE: [(&str, Version); 1] = [("ReceivePacketSteeringCPUMask", Version(25
 /// The versions in [`SINCE`], for finding the one a setting needs.
 pub(super) const NEWER: [Version; 1] = [SINCE[0].1];
 
+/// `[Link]` keys whose value 0 systemd refuses or ignores, with what systemd.link(5) of 252
+/// says they take: channel counts and ring sizes "an unsigned integer in the range
+/// 1...4294967295 or \"max\"" (0 is logged as invalid and ignored), and two coalescing
+/// times of which "This property cannot be zero".
+const NO_ZERO: [(&str, &str); 10] = [
+    ("RxChannels", "1…4294967295 or max"),
+    ("TxChannels", "1…4294967295 or max"),
+    ("OtherChannels", "1…4294967295 or max"),
+    ("CombinedChannels", "1…4294967295 or max"),
+    ("RxBufferSize", "1…4294967295 or max"),
+    ("RxMiniBufferSize", "1…4294967295 or max"),
+    ("RxJumboBufferSize", "1…4294967295 or max"),
+    ("TxBufferSize", "1…4294967295 or max"),
+    (
+        "CoalescePacketRateSampleIntervalSec",
+        "a time that \"cannot be zero\"",
+    ),
+    (
+        "StatisticsBlockCoalesceSec",
+        "a time that \"cannot be zero\"",
+    ),
+];
+
 /// Path, body and omissions.
 pub fn render(items: &[Item], iface: &str, version: Version) -> (String, String, Vec<Omitted>) {
     let (kept, omitted) = partition(items, |i| {
@@ -72,6 +95,15 @@ fn link_line(item: &Item) -> Result<String, String> {
     if key.starts_with("IRQAffinity") {
         return Err("IRQAffinity= needs systemd 260 or newer (merged January 2026)".into());
     }
+    if let Some((_, takes)) = NO_ZERO
+        .iter()
+        .find(|(k, _)| *k == key && item.value == XValue::Int(0))
+    {
+        return Err(format!(
+            "{key}= takes {takes} in systemd.link(5), so systemd would refuse 0; {}",
+            super::kind_reason(item, super::Format::SystemdLink)
+        ));
+    }
     let value = match &item.value {
         XValue::Int(n) if key.ends_with("Sec") => format!("{n}{}", span_unit(item)),
         other => other.word("yes", "no"),
@@ -90,7 +122,7 @@ fn span_unit(item: &Item) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{ini_lookup, items};
+    use super::super::tests::{ini_lookup, items, items_of};
     use super::super::Version;
 
     #[test]
@@ -100,6 +132,37 @@ mod tests {
             text.contains("# needs systemd >= 256\nReceivePacketSteeringCPUMask=0-3\n"),
             "{text}"
         );
+    }
+
+    /// Audit: `TxChannels=0`, `RxMiniBufferSize=0`, `StatisticsBlockCoalesceSec=0us` and
+    /// `CoalescePacketRateSampleIntervalSec=0s` were written; systemd refuses them.
+    #[test]
+    fn zeros_systemd_refuses_are_left_out_with_where_they_go() {
+        let items = items_of(
+            "[settings]\n\"channel.tx\" = 0\n\"channel.rx\" = 0\n\"channel.combined\" = 4\n\
+             \"ring.rx-mini\" = 0\n\"coalesce.stats-block-usecs\" = 0\n\
+             \"coalesce.rate-sample-interval\" = 0\n\"coalesce.rx-usecs\" = 0\n",
+        );
+        let (_, text, omitted) = super::render(&items, "eth1", Version(252, 0));
+        let ini = ini_lookup(&text);
+        assert_eq!(ini("Link", "CombinedChannels").as_deref(), Some("4"));
+        // rx-usecs 0 is a real setting (no delay), and systemd takes it.
+        assert_eq!(ini("Link", "RxCoalesceSec").as_deref(), Some("0us"));
+        for key in [
+            "TxChannels",
+            "RxChannels",
+            "RxMiniBufferSize",
+            "StatisticsBlockCoalesceSec",
+            "CoalescePacketRateSampleIntervalSec",
+        ] {
+            assert_eq!(ini("Link", key), None, "{key}:\n{text}");
+            let o = omitted
+                .iter()
+                .find(|o| o.reason.starts_with(&format!("{key}= takes ")))
+                .unwrap_or_else(|| panic!("{key} not listed: {omitted:?}"));
+            assert!(o.reason.contains("udev"), "{o:?}");
+        }
+        assert_eq!(omitted.len(), 5, "{omitted:?}");
     }
 
     #[test]
