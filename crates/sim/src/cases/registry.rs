@@ -591,7 +591,7 @@ fn router_keys() -> Vec<KeyDef> {
         KeyDef { name: "binding".into(), kind: Kind::Text, default: ParamValue::Text("default".into()), help: "default (queue N on CPU N), spread, or a map `igbP:que Q CPU` per line (the CLI reads FILE)" },
         int("nat_instances", 1, 64, "", d.nat_instances as i64, "ipfw NAT instances"),
         float("offered_pps", 1.0, 1e8, "packets/s", d.offered_pps as f64, "forwarded packets/s over all ports (206 kpps in + out)"),
-        int("frame_bytes", 64, 9018, "bytes", d.frame.0 as i64, "mean frame, Ethernet header to FCS (64: the Ethernet minimum; 9018: a 9000-byte MTU), without preamble and gap"),
+        int("frame_bytes", 64, 9018, "bytes", d.frame.0 as i64, "mean frame, Ethernet header to FCS (no preamble or gap)"),
         int("rx_process_limit", -1, rx_limit::MAX, "packets", -1, "dev.igb.N.rx_processing_limit: -1 unlimited, or 1..2147483647 (0 is rejected)"),
         choice("smt", &["on", "off"], "on", "hyper-threading: 24 logical CPUs on 12 cores, or 12 CPUs"),
         int("max_interrupt_rate", 100, 100_000, "interrupts/s", 8000, "hw.igb.max_interrupt_rate"),
