@@ -272,3 +272,60 @@ fn the_veth_model_conserves_segments_and_is_a_function_of_its_seed() {
         "only {seeds_compared} runs drew idle exits"
     );
 }
+
+/// Every core of every scenario, at its defaults and where the audit found time counted
+/// twice or past the end (idle polling's switches, a livelocked NAPI server, an overloaded
+/// router): its categories add up to the run, none negative and none above it.
+#[test]
+fn every_core_accounts_for_exactly_the_run() {
+    fn check(what: &str, m: &nictune_core::metrics::Metrics) {
+        for (host, h) in &m.hosts {
+            for (i, c) in h.cpu.per_core.iter().enumerate() {
+                let parts = [c.irq, c.softirq, c.user, c.system.unwrap_or(0.0), c.idle];
+                let sum: f64 = parts.iter().sum();
+                assert!(
+                    parts.iter().all(|&x| x >= -1e-9) && (sum - 1.0).abs() <= 1e-9,
+                    "{what} {host} core {i}: {c:?} sums to {sum}"
+                );
+            }
+        }
+    }
+    for (name, _) in builtin::list() {
+        let mut s = builtin::get(&name).unwrap();
+        s.set("duration", "0.05").unwrap();
+        check(&name, &s.run().unwrap().metrics);
+    }
+    let overloads: &[(&str, &[(&str, &str)])] = &[
+        ("seed-freebsd-polling", &[("idle_poll", "1")]),
+        (
+            "napi-memcached",
+            &[
+                ("duration", "0.001"),
+                ("rate", "1000000"),
+                ("queues", "1"),
+                ("policy", "base"),
+            ],
+        ),
+        (
+            "seed-igb-router",
+            &[
+                ("nmbclusters", "4294967296"),
+                ("offered_pps", "1560000"),
+                ("binding", "spread"),
+            ],
+        ),
+    ];
+    for case in registry::all() {
+        let mut set = BTreeMap::new();
+        case.assign(&mut set, "duration", "0.2").unwrap();
+        check(case.name, &case.run(&set).unwrap().result.metrics);
+        for (name, sets) in overloads.iter().filter(|(n, _)| *n == case.name) {
+            let mut set = BTreeMap::new();
+            case.assign(&mut set, "duration", "0.2").unwrap();
+            for (k, v) in sets.iter() {
+                case.assign(&mut set, k, v).unwrap();
+            }
+            check(name, &case.run(&set).unwrap().result.metrics);
+        }
+    }
+}

@@ -456,6 +456,36 @@ impl Queue<'_> {
         self.kernel_irq(self.p.costs.irq.0, poll);
     }
 
+    /// Takes back what was charged for work past the end of the run at `h`: steps are
+    /// charged whole when they start, and the work committed from the last event on runs
+    /// without a gap (kernel work first, the worker's own rest after it). Which kernel
+    /// category the clipped kernel tail comes from follows the kernel work in progress.
+    fn clip_at(&mut self, h: u64) {
+        let kernel_end = if self.kernel == Kernel::Idle {
+            0
+        } else {
+            self.kernel_end
+        };
+        if let Worker::Running { step, end } = self.worker {
+            let own = end.saturating_sub(h.max(kernel_end));
+            let class = match step {
+                Step::Request => &mut self.acct.user,
+                _ => &mut self.acct.system,
+            };
+            *class -= own;
+        }
+        let mut tail = kernel_end.saturating_sub(h);
+        let (first, second) = match self.kernel {
+            Kernel::Poll(_) => (&mut self.acct.softirq, &mut self.acct.irq),
+            _ => (&mut self.acct.irq, &mut self.acct.softirq),
+        };
+        for class in [first, second] {
+            let cut = tail.min(*class);
+            *class -= cut;
+            tail -= cut;
+        }
+    }
+
     // --- kernel work on the core --------------------------------------------------------
 
     /// A hard interrupt (or the hrtimer) of `d`, followed by a softirq poll if `poll`.
@@ -797,6 +827,7 @@ fn run_queue(p: &Params, q: u32, latency: &mut Histogram) -> QueueOutcome {
             Event::WorkerDone => s.worker_done(),
         }
     }
+    s.clip_at(p.duration.0);
     let in_socket = s.socket.len() as u64;
     QueueOutcome {
         irqs: s.irqs,

@@ -128,6 +128,12 @@ impl<E: Copy> EntityQueue<E> {
         self.times.set(entity, time);
     }
 
+    /// When `entity`'s pending event is due (`u64::MAX`: never).
+    #[inline]
+    pub fn time(&self, entity: usize) -> u64 {
+        self.times.get(entity)
+    }
+
     /// The earliest pending `(time, entity, event)`.
     #[inline]
     pub fn next(&self) -> (u64, usize, E) {

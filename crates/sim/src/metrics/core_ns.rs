@@ -18,9 +18,11 @@ pub struct CoreNs {
 }
 
 impl CoreNs {
-    /// As fractions of `span` ns (idle is the rest, never negative).
+    /// As fractions of `span` ns, idle the rest. Nothing is clamped: a model that charges
+    /// more than `span` shows a negative idle (`crates/sim/tests/properties.rs` checks that
+    /// none does).
     pub fn split(&self, span: u64) -> CoreSplit {
-        let f = |ns: u64| (ns as f64 / span.max(1) as f64).min(1.0);
+        let f = |ns: u64| ns as f64 / span.max(1) as f64;
         let (irq, softirq, user, sys) =
             (f(self.irq), f(self.softirq), f(self.user), f(self.system));
         CoreSplit {
@@ -28,7 +30,8 @@ impl CoreNs {
             softirq,
             system: (self.system > 0).then_some(sys),
             user,
-            idle: (1.0 - irq - softirq - user - sys).max(0.0),
+            idle: (span.max(1) as f64 - (self.irq + self.softirq + self.user + self.system) as f64)
+                / span.max(1) as f64,
         }
     }
 }

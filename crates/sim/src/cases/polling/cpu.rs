@@ -12,7 +12,10 @@
 //! to and from the idle thread — but not for an interrupt handler, which runs on the stack of
 //! whatever it interrupted.
 //!
-//! (The switch to the idle thread is charged whole even when new work cuts it short.)
+//! The switch to the idle thread takes its time like any other: while nothing runs it is
+//! charged to system as it elapses; an interrupt handler arriving meanwhile runs at once and
+//! the switch resumes after it; a thread that becomes runnable meanwhile waits for the rest of
+//! it before its own switch in. So a core's categories add up to the time that passed.
 //!
 //! The CPU also answers what the statistics clock sees ([`Cpu::sample`]): the context running
 //! at an instant, which is what `statclock` charges a whole sample to and what `top` shows.
@@ -103,6 +106,8 @@ pub struct Cpu {
     switch_ns: u64,
     /// A switch to the idle thread in progress: ends at this time.
     to_idle_until: u64,
+    /// What is left of the switch to the idle thread.
+    idle_switch: u64,
     version: u64,
     /// A step started or finished since the last dispatch.
     changed: bool,
@@ -136,6 +141,7 @@ impl Cpu {
             switching: 0,
             switch_ns,
             to_idle_until: 0,
+            idle_switch: 0,
             version: 0,
             changed: false,
             turn: None,
@@ -185,7 +191,8 @@ impl Cpu {
         }
         match top {
             Some(c) if c.is_thread() && self.last_thread != Some(c) => {
-                self.switching = self.switch_ns;
+                // The rest of a switch to idle first, then the switch to `c`.
+                self.switching = std::mem::take(&mut self.idle_switch) + self.switch_ns;
                 self.switches += 1;
                 self.last_thread = Some(c);
             }
@@ -193,7 +200,7 @@ impl Cpu {
                 // The switch to the idle thread.
                 self.last_thread = None;
                 self.switches += 1;
-                self.acct.system += self.switch_ns;
+                self.idle_switch = self.switch_ns;
                 self.to_idle_until = now + self.switch_ns;
             }
             _ => {}
@@ -212,7 +219,12 @@ impl Cpu {
     fn charge(&mut self, now: u64) {
         let mut dt = now.saturating_sub(self.since);
         self.since = now;
-        let Some(ctx) = self.running else { return };
+        let Some(ctx) = self.running else {
+            let sw = dt.min(self.idle_switch);
+            self.idle_switch -= sw;
+            self.acct.system += sw;
+            return;
+        };
         let sw = dt.min(self.switching);
         self.switching -= sw;
         self.acct.system += sw;
@@ -299,9 +311,31 @@ mod tests {
         assert_eq!((r.ctx, r.at), (Ctx::Reader, 130));
         cpu.finish(130, Ctx::Reader);
         assert_eq!(cpu.dispatch(130), None);
+        // The switch back to idle is charged as it elapses.
+        assert_eq!(cpu.acct().system, 100 + 10);
+        cpu.dispatch(500);
         let a = cpu.acct();
         assert_eq!((a.irq, a.system), (20, 100 + 10 + 10));
         assert_eq!(cpu.switches(), 2, "into the reader, back to idle");
+    }
+
+    /// A thread runnable during the switch to idle waits for its rest: the CPU is never
+    /// charged more time than passed (idle polling starts a thread after every such switch).
+    #[test]
+    fn a_switch_to_idle_takes_time_before_the_next_thread() {
+        let mut cpu = Cpu::new(10);
+        cpu.start(0, Ctx::Reader, 100, Class::System);
+        assert_eq!(cpu.dispatch(0).unwrap().at, 110);
+        cpu.finish(110, Ctx::Reader);
+        assert_eq!(cpu.dispatch(110), None);
+        cpu.start(115, Ctx::IdlePoll, 50, Class::System);
+        // 5 ns left of the switch to idle, 10 to switch in, then the step.
+        assert_eq!(cpu.dispatch(115).unwrap().at, 115 + 5 + 10 + 50);
+        cpu.finish(180, Ctx::IdlePoll);
+        assert_eq!(cpu.dispatch(180), None);
+        cpu.dispatch(190);
+        let a = cpu.acct();
+        assert_eq!(a.irq + a.softirq + a.user + a.system, 190, "{a:?}");
     }
 
     #[test]
