@@ -39,6 +39,11 @@ pub enum Record {
         /// journals written before it existed, hence the default.
         #[serde(default)]
         preserve: Vec<Preserved>,
+        /// The kernel's boot id when the apply started (`/proc/sys/kernel/random/boot_id`):
+        /// every setting nictune writes lasts until the next reboot, so a change from another
+        /// boot has nothing left to restore. Absent in older journals.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        boot: Option<String>,
     },
     /// Step `step` is about to be written (appended before the write).
     Intent {
@@ -286,6 +291,8 @@ pub struct Summary {
     pub changes: Vec<Change>,
     /// Settings captured before the apply, restored with the steps.
     pub preserve: Vec<Preserved>,
+    /// The boot the change was made in, if its journal says.
+    pub boot: Option<String>,
     /// Steps whose write was started (an `intent` line exists).
     pub attempted: Vec<usize>,
     /// HostValue read back after each written step.
@@ -326,6 +333,7 @@ pub fn summarize_numbered(records: &[(usize, Record)]) -> Option<Summary> {
             iface,
             changes,
             preserve,
+            boot,
         },
     )) = records.first()
     else {
@@ -338,6 +346,7 @@ pub fn summarize_numbered(records: &[(usize, Record)]) -> Option<Summary> {
         iface: iface.clone(),
         changes: changes.clone(),
         preserve: preserve.clone(),
+        boot: boot.clone(),
         attempted: Vec::new(),
         effective: BTreeMap::new(),
         undone: Vec::new(),
@@ -462,6 +471,7 @@ mod tests {
                 new: HostValue::Int(2),
             }],
             preserve: Vec::new(),
+            boot: None,
         }
     }
 

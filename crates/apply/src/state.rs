@@ -600,6 +600,7 @@ mod tests {
             iface: None,
             changes: Vec::new(),
             preserve: Vec::new(),
+            boot: None,
             attempted: vec![0],
             effective: Default::default(),
             undone: Vec::new(),
@@ -821,6 +822,7 @@ mod tests {
                     new: HostValue::text("1024"),
                 }],
                 preserve: Vec::new(),
+                boot: None,
             },
             Record::Intent { step: 0 },
             Record::Applied {

@@ -149,6 +149,7 @@ pub fn apply_plan_until(
         iface: req.iface.clone(),
         changes: plan.changes.clone(),
         preserve: plan.preserve.clone(),
+        boot: boot_id(),
     };
     let deadline = confirm_deadline(req)?;
     let mut journal = state.begin(&begin, lock)?;
@@ -354,4 +355,13 @@ mod tests {
         assert!(doc.get("unrecorded").is_some_and(|v| v.is_null()), "{doc}");
         assert_eq!(doc["by"], "user");
     }
+}
+
+/// This boot's id, `/proc/sys/kernel/random/boot_id` (a UUID the kernel makes at each boot);
+/// `None` where it cannot be read.
+pub fn boot_id() -> Option<String> {
+    let path = std::path::Path::new("/proc/sys/kernel/random/boot_id");
+    let text = nictune_core::input::read_file(path, nictune_core::input::TOKEN).ok()?;
+    let id = text.trim();
+    (!id.is_empty()).then(|| id.to_string())
 }

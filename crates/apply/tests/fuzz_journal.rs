@@ -33,6 +33,7 @@ fn begin(id: &str) -> Record {
         iface: Some("v0".into()),
         changes: vec![change(0, 0, 2), change(1, 0, 2)],
         preserve: Vec::new(),
+        boot: None,
     }
 }
 

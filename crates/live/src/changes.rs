@@ -75,8 +75,8 @@ pub enum RevertError {
 /// Reverts `target` (by the user or the watchdog) while `lock` is held: enters the change's
 /// network namespace — the named one it was journaled with, or the host's own when it has
 /// none and this process runs elsewhere (`ip netns exec`) — and restores its values through
-/// the live writer; when that namespace is gone (its settings went with it) closes the
-/// change without writing.
+/// the live writer; when that namespace is gone (its settings went with it), or the change
+/// was made before the last boot, closes the change without writing.
 pub fn revert(
     state: &StateDir,
     lock: &Lock,
@@ -84,6 +84,16 @@ pub fn revert(
     by: RevertBy,
 ) -> Result<Reverted, RevertError> {
     let pid = std::process::id();
+    if let (Some(then), Some(now)) = (&target.boot, txn::boot_id()) {
+        if *then != now {
+            // IRQ numbers and interface names may now belong to other devices: writing the
+            // old values would change those, and everything this change set is gone anyway.
+            let why = "it was made before the machine last booted, and the reboot reset every \
+                       setting it wrote";
+            let at = (by, pid, txn::now_unix_ms());
+            return Ok(txn::close_unwritten(state, lock, target, why, at)?);
+        }
+    }
     if let Some(name) = &target.netns {
         if !Path::new(netns::NETNS_RUN_DIR).join(name).exists() {
             let why = format!("network namespace {name} is gone, and its settings with it");

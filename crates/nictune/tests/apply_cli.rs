@@ -145,6 +145,7 @@ fn write_journal(
                 new: HostValue::text("1024"),
             }],
             preserve: Vec::new(),
+            boot: None,
         },
         Record::Intent { step: 0 },
     ];

@@ -344,6 +344,32 @@ fn the_watchdog_reverts_even_when_another_journal_is_unreadable() {
     );
 }
 
+/// A change journaled in another boot is closed by revert without a write: the reboot reset
+/// what it set, and its IRQ numbers and interface names may now be other devices'. The reboot
+/// is stood in for by the journal's boot id; the value it set stays as it is.
+#[test]
+fn a_change_from_before_a_reboot_is_closed_without_writing() {
+    let Some(bed) = Testbed::new() else { return };
+    ok(&bed.apply(&["napi.defer-hard-irqs=2"], &[]));
+    let (_, journal) = bed.only_journal();
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let now = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+    assert!(text.contains(now.trim()), "the boot is journaled: {text}");
+    let other = text.replace(now.trim(), "00000000-0000-4000-8000-000000000000");
+    std::fs::write(&journal, other).unwrap();
+    let reverted = ok(&bed.nictune(&["revert"]));
+    assert!(
+        reverted.contains("made before the machine last booted"),
+        "{reverted}"
+    );
+    assert!(
+        bed.napi_field("defer_hard_irqs").iter().all(|v| v == 2),
+        "nothing written"
+    );
+    let status = bed.nictune(&["status"]);
+    assert_eq!(status.status.code(), Some(0), "nothing left open");
+}
+
 #[test]
 fn kill_9_mid_apply_then_revert_restores_every_value() {
     kill_9_mid_apply(&[]);

@@ -677,6 +677,7 @@ mod tests {
             iface: Some("v0".into()),
             changes: p.changes.clone(),
             preserve: Vec::new(),
+            boot: None,
         };
         let txns = [
             vec![
@@ -719,6 +720,7 @@ mod tests {
                     iface: Some("v0".into()),
                     changes: p.changes.clone(),
                     preserve: Vec::new(),
+                    boot: None,
                 },
                 Record::Intent { step: 0 },
                 Record::Applied {
@@ -783,6 +785,7 @@ mod tests {
                 iface: None,
                 changes: vec![change("net.core.busy_read"), change("net.core.busy_poll")],
                 preserve: Vec::new(),
+                boot: None,
             },
             Record::Intent { step: 0 },
             Record::Intent { step: 1 },
