@@ -328,6 +328,15 @@ pub fn close_unwritten(
     })
 }
 
+/// This boot's id, `/proc/sys/kernel/random/boot_id` (a UUID the kernel makes at each boot);
+/// `None` where it cannot be read.
+pub fn boot_id() -> Option<String> {
+    let path = std::path::Path::new("/proc/sys/kernel/random/boot_id");
+    let text = nictune_core::input::read_file(path, nictune_core::input::TOKEN).ok()?;
+    let id = text.trim();
+    (!id.is_empty()).then(|| id.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -355,13 +364,4 @@ mod tests {
         assert!(doc.get("unrecorded").is_some_and(|v| v.is_null()), "{doc}");
         assert_eq!(doc["by"], "user");
     }
-}
-
-/// This boot's id, `/proc/sys/kernel/random/boot_id` (a UUID the kernel makes at each boot);
-/// `None` where it cannot be read.
-pub fn boot_id() -> Option<String> {
-    let path = std::path::Path::new("/proc/sys/kernel/random/boot_id");
-    let text = nictune_core::input::read_file(path, nictune_core::input::TOKEN).ok()?;
-    let id = text.trim();
-    (!id.is_empty()).then(|| id.to_string())
 }
