@@ -243,7 +243,9 @@ impl Key {
             }
             Key::ModuleParam { .. } => Some(
                 "reloads the driver: every port it drives goes down and comes back with its \
-                 addresses restored and run-time settings at their defaults",
+                 MTU, up state and IPv4 addresses restored (not static IPv6 addresses, routes \
+                 other than connected ones, VLANs or bond/bridge membership) and run-time \
+                 settings at their defaults",
             ),
             _ => None,
         }
