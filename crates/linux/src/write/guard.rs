@@ -40,8 +40,60 @@ pub enum RiskyChange {
 pub fn risky_now() -> BTreeSet<String> {
     let route4 = std::fs::read_to_string("/proc/net/route").unwrap_or_default();
     let route6 = std::fs::read_to_string("/proc/net/ipv6_route").unwrap_or_default();
-    let ssh = std::env::var("SSH_CONNECTION").ok();
+    let ssh = std::env::var("SSH_CONNECTION")
+        .ok()
+        .or_else(ssh_connection_of_ancestors);
     risky_ifaces(&route4, &route6, ssh.as_deref())
+}
+
+/// `$SSH_CONNECTION` from the nearest ancestor process that has it: `sudo` drops it from
+/// the environment by default (its `env_reset`), but the login shell it was typed in still
+/// carries it (`/proc/PID/environ`, readable by root).
+fn ssh_connection_of_ancestors() -> Option<String> {
+    let mut pid = std::os::unix::process::parent_id();
+    // A process tree is rarely deeper than a few levels; the bound only stops a loop.
+    for _ in 0..64 {
+        if pid <= 1 {
+            return None;
+        }
+        let environ = read_bounded(&format!("/proc/{pid}/environ"))?;
+        if let Some(v) = env_value(&environ, "SSH_CONNECTION") {
+            return Some(v);
+        }
+        let status = read_bounded(&format!("/proc/{pid}/status"))?;
+        pid = parent_in_status(&String::from_utf8_lossy(&status))?;
+    }
+    None
+}
+
+fn read_bounded(path: &str) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    // An environment beyond 1 MiB is cut: what matters is a short variable.
+    std::fs::File::open(path)
+        .ok()?
+        .take(1 << 20)
+        .read_to_end(&mut out)
+        .ok()?;
+    Some(out)
+}
+
+/// The value of `name` in a NUL-separated `environ` block.
+fn env_value(environ: &[u8], name: &str) -> Option<String> {
+    environ.split(|b| *b == 0).find_map(|entry| {
+        let rest = entry.strip_prefix(name.as_bytes())?.strip_prefix(b"=")?;
+        Some(String::from_utf8_lossy(rest).into_owned())
+    })
+}
+
+/// The `PPid:` of a `/proc/PID/status` text.
+fn parent_in_status(status: &str) -> Option<u32> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("PPid:"))?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// Refuses `iface` when it is one of `risky`, unless `force`.
@@ -168,6 +220,22 @@ eth0\t000011AC\t00000000\t0001\t0\t0\t0\t0000FFFF\t0\t0\t0
             default_route_v6(ROUTE6).into_iter().collect::<Vec<_>>(),
             ["eth1"]
         );
+    }
+
+    #[test]
+    fn an_ancestors_environment_gives_the_ssh_connection_sudo_dropped() {
+        let environ =
+            b"HOME=/root\0SSH_CONNECTIONX=no\0SSH_CONNECTION=198.18.0.9 51514 198.18.0.1 22\0";
+        assert_eq!(
+            env_value(environ, "SSH_CONNECTION").as_deref(),
+            Some("198.18.0.9 51514 198.18.0.1 22")
+        );
+        assert_eq!(env_value(b"HOME=/root\0", "SSH_CONNECTION"), None);
+        let status = "Name:\tbash\nState:\tS (sleeping)\nTgid:\t4242\nPid:\t4242\nPPid:\t4100\n";
+        assert_eq!(parent_in_status(status), Some(4100));
+        assert_eq!(parent_in_status("Name:\tx\n"), None);
+        // This test's own ancestors are readable and the walk ends.
+        let _ = ssh_connection_of_ancestors();
     }
 
     #[test]
