@@ -324,7 +324,7 @@ fn global_keys() -> Vec<(&'static str, Kind, ParamValue, &'static str)> {
             "workload.payload_bytes",
             int(0, 65_507, "bytes"),
             I(56),
-            "ping payload",
+            "ping payload (-s); above 1472 the echo goes as IP fragments of the 1500-byte MTU",
         ),
         (
             "workload.pattern",
