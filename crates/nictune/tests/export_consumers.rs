@@ -143,13 +143,14 @@ impl Netns {
 }
 
 /// A namespace for a test of `program` (from Debian package `package`), or `None` after
-/// reporting why it is skipped.
-fn netns_with(program: &str, package: &str) -> Option<Netns> {
+/// reporting why it is skipped; `tag` names it apart from the other tests' running at the
+/// same time.
+fn netns_with(program: &str, package: &str, tag: &str) -> Option<Netns> {
     if !have(program, "--version") {
         nictune_core::live::skip(&format!("{program} ({package}) is not installed"));
         return None;
     }
-    Netns::new(program)
+    Netns::new(tag)
         .map_err(|why| nictune_core::live::skip(&why))
         .ok()
 }
@@ -262,7 +263,7 @@ fn networkmanager_1_46_keyfile_carries_channels_with_its_version() {
 
 #[test]
 fn udev_rule_and_link_file_pass_udevadm_test_on_a_veth() {
-    let Some(ns) = netns_with("udevadm", "udev") else {
+    let Some(ns) = netns_with("udevadm", "udev", "udevadm") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -362,12 +363,61 @@ fn udev_rule_and_link_file_pass_udevadm_test_on_a_veth() {
     }
 }
 
+/// Audit: the rule wrote `rps.cpus@1` by ATTR{} and every queue's mask by a RUN+= that udev
+/// runs after all rules, so rx-1 ended with the all-queues mask; both came before the
+/// `ethtool -L` that makes the queues; two keys for gro_flush_timeout gave two ATTR{} lines.
+/// udev's own run list must have channels, then the loop, then the one queue.
+#[test]
+fn udev_runs_channels_then_every_queue_then_one_queue() {
+    let Some(ns) = netns_with("udevadm", "udev", "udev-order") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let profile = "iface = \"nt0\"\n[settings]\n\"rps.cpus@1\" = \"3\"\n\"rps.cpus\" = \"f\"\n\
+                   \"channel.combined\" = 4\n\"napi.gro-flush-timeout\" = 20000\n\
+                   \"sysfs.gro_flush_timeout\" = 5000\n";
+    let (_, left_out) = export(dir.path(), profile, "udev", &[]);
+    assert_eq!(left_out, ["sysfs.gro_flush_timeout=5000"]);
+    let d = dir.path().display();
+    let out = ns.sh(&format!(
+        "set -e
+         mount -t tmpfs nictune /etc/udev && mkdir /etc/udev/rules.d
+         cp {d}/udev.out /etc/udev/rules.d/70-nictune-nt0.rules
+         mount -t tmpfs nictune /run
+         udevadm test --action=add /sys/class/net/nt0 2>&1
+         echo gro_flush_timeout=$(cat /sys/class/net/nt0/gro_flush_timeout)"
+    ));
+    let log = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(out.status.success(), "{log}");
+    // Ours, in udev's order (rules files after 70- may add more, as 99-systemd.rules does).
+    let runs: Vec<&str> = log
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("run: "))
+        .filter(|r| r.contains("ethtool") || r.contains("/queues/"))
+        .collect();
+    assert_eq!(
+        runs,
+        [
+            "'/usr/sbin/ethtool -L nt0 combined 4'",
+            "'/bin/sh -c 'for f in /sys/class/net/nt0/queues/rx-*/rps_cpus; do echo f > $f; done''",
+            "'/bin/sh -c 'echo 3 > /sys/class/net/nt0/queues/rx-1/rps_cpus''",
+        ],
+        "{log}"
+    );
+    assert!(log.contains("gro_flush_timeout=20000\n"), "{log}");
+    assert_eq!(
+        log.matches("gro_flush_timeout' writing").count(),
+        1,
+        "one ATTR for the file: {log}"
+    );
+}
+
 /// Audit: zeros systemd refuses (`TxChannels=0`, `RxMiniBufferSize=0`,
 /// `StatisticsBlockCoalesceSec=0us`) were written into the .link file. They are left out, and
 /// udev's own parser shows why: the same lines in another file draw its complaints.
 #[test]
 fn link_file_leaves_out_the_zeros_udev_refuses() {
-    let Some(ns) = netns_with("udevadm", "udev") else {
+    let Some(ns) = netns_with("udevadm", "udev", "link-zeros") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -570,7 +620,7 @@ fn modprobe_reads_the_module_options() {
 
 #[test]
 fn sysctl_d_file_applies_in_a_namespace() {
-    let Some(ns) = netns_with("sysctl", "procps") else {
+    let Some(ns) = netns_with("sysctl", "procps", "sysctl") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();

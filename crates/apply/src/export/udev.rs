@@ -8,19 +8,67 @@
 use super::{partition, Item, Omitted};
 use nictune_core::catalog::{Os, Scope};
 
+/// When a line must run, in the order udev runs them. udev applies `ATTR{}` while it
+/// processes the rules and runs every `RUN+=` afterwards, in the order the rules added them
+/// (udev(7), "RUN{type}": "executed after all rules have been processed"). So the device's
+/// own files are `ATTR{}`, and everything that depends on the queues is a `RUN+=`, ordered:
+/// the channel count first (it adds or removes queues), then the other ethtool settings,
+/// then the all-queues steering loops, then the one-queue values, which override the loops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Step {
+    /// A sysfs file of the device itself: `ATTR{gro_flush_timeout}`.
+    Attr,
+    /// `ethtool -L`: the queues the later steps see.
+    Channels,
+    /// Any other ethtool setting.
+    Ethtool,
+    /// RPS/XPS for every queue.
+    AllQueues,
+    /// RPS/XPS for one queue, after the loop that would overwrite it.
+    OneQueue,
+}
+
 /// Path, body and omissions.
 pub fn render(items: &[Item], iface: &str) -> (String, String, Vec<Omitted>) {
-    let (kept, omitted) = partition(items, |i| assignment(i).map(|_| ()));
+    let (kept, mut omitted) = partition(items, |i| assignment(i).map(|_| ()));
+    let mut lines: Vec<(Step, String, Option<String>, &Item)> = Vec::new();
+    for item in kept {
+        let (step, line) = assignment(item).expect("kept");
+        // Two keys for one sysfs file (`napi.gro-flush-timeout` and
+        // `sysfs.gro_flush_timeout`): the last ATTR{} would silently win, so the first is
+        // written and a different second value is left out, as in the tuned profile.
+        let target = line.split('=').next().unwrap_or_default().to_string();
+        if step == Step::Attr {
+            if let Some((_, other, _, first)) = lines
+                .iter()
+                .find(|(s, l, _, _)| *s == Step::Attr && l.starts_with(&target))
+            {
+                if *other != line {
+                    omitted.push(Omitted {
+                        setting: item.shown(),
+                        reason: format!("the same file is already set by {}", first.shown()),
+                    });
+                }
+                continue;
+            }
+        }
+        let note = item.rate_as_usecs().ok().map(|(_, note)| note);
+        lines.push((step, line, note, item));
+    }
+    // Stable: within a step the profile's order stays.
+    lines.sort_by_key(|(step, ..)| *step);
     let mut out = format!(
         "# udev runs this on every add of {iface} (boot, driver reload, hotplug); to run it now:\n\
-         #   udevadm trigger --action=add /sys/class/net/{iface}\n"
+         #   udevadm trigger --action=add /sys/class/net/{iface}\n\
+         # udev sets ATTR{{}} while reading the rules and runs RUN+= after all of them, in order:\n\
+         # channels, other ethtool settings, every queue's RPS/XPS, then single queues.\n"
     );
     let head = format!("ACTION==\"add\", SUBSYSTEM==\"net\", KERNEL==\"{iface}\"");
-    for item in kept {
-        if let Ok((_, note)) = item.rate_as_usecs() {
+    for (_, line, note, _) in lines {
+        if let Some(note) = note {
             out += &format!("# {note}\n");
         }
-        out += &format!("{head}, {}\n", assignment(item).expect("kept"));
+        out += &format!("{head}, {line}\n");
     }
     (
         format!("/etc/udev/rules.d/70-nictune-{iface}.rules"),
@@ -29,30 +77,34 @@ pub fn render(items: &[Item], iface: &str) -> (String, String, Vec<Omitted>) {
     )
 }
 
-/// The rule's assignment for one item, or why there is none. In udev values `$name` is the
-/// device and `$$` a literal dollar.
-fn assignment(item: &Item) -> Result<String, String> {
+/// The rule's assignment for one item and when it runs, or why there is none. In udev
+/// values `$name` is the device and `$$` a literal dollar.
+fn assignment(item: &Item) -> Result<(Step, String), String> {
     let v = item.value.sysfs();
     match (item.family(), item.key.as_str(), item.instance) {
-        ("sysfs", key, None) => Ok(format!(
-            "ATTR{{{}}}=\"{v}\"",
-            key.trim_start_matches("sysfs.")
+        ("sysfs", key, None) => Ok((
+            Step::Attr,
+            format!("ATTR{{{}}}=\"{v}\"", key.trim_start_matches("sysfs.")),
         )),
-        (_, "rps.cpus", Some(q)) => Ok(format!("ATTR{{queues/rx-{q}/rps_cpus}}=\"{v}\"")),
-        (_, "xps.cpus", Some(q)) => Ok(format!("ATTR{{queues/tx-{q}/xps_cpus}}=\"{v}\"")),
-        (_, "rps.cpus", None) => Ok(every_queue("rx", "rps_cpus", &v)),
-        (_, "xps.cpus", None) => Ok(every_queue("tx", "xps_cpus", &v)),
+        (_, "rps.cpus", Some(q)) => Ok((Step::OneQueue, one_queue("rx", q, "rps_cpus", &v))),
+        (_, "xps.cpus", Some(q)) => Ok((Step::OneQueue, one_queue("tx", q, "xps_cpus", &v))),
+        (_, "rps.cpus", None) => Ok((Step::AllQueues, every_queue("rx", "rps_cpus", &v))),
+        (_, "xps.cpus", None) => Ok((Step::AllQueues, every_queue("tx", "xps_cpus", &v))),
         ("napi", ..) => item
             .device_wide_sysfs()
-            .map(|file| format!("ATTR{{{file}}}=\"{v}\""))
+            .map(|file| (Step::Attr, format!("ATTR{{{file}}}=\"{v}\"")))
             .ok_or_else(|| super::kind_reason(item, super::Format::Udev)),
         _ if item
             .entry
             .is_some_and(|e| e.scope == Scope::Module && e.os == Os::Linux) =>
         {
-            item
-            .rate_as_usecs()
-            .map(|(args, _)| format!("RUN+=\"/usr/sbin/ethtool -C $name {args}\""))
+            item.rate_as_usecs()
+                .map(|(args, _)| {
+                    (
+                        Step::Ethtool,
+                        format!("RUN+=\"/usr/sbin/ethtool -C $name {args}\""),
+                    )
+                })
                 .map_err(|why| format!("{why}; {}", super::kind_reason(item, super::Format::Udev)))
         }
         ("sysctl", ..) => Err(super::kind_reason(item, super::Format::Udev)),
@@ -62,9 +114,20 @@ fn assignment(item: &Item) -> Result<String, String> {
         (_, _, Some(_)) => Err("no per-instance form".into()),
         _ => item
             .ethtool()
-            .map(|(option, args)| format!("RUN+=\"/usr/sbin/ethtool {option} $name {args}\""))
+            .map(|(option, args)| {
+                let step = if option == "-L" {
+                    Step::Channels
+                } else {
+                    Step::Ethtool
+                };
+                (step, format!("RUN+=\"/usr/sbin/ethtool {option} $name {args}\""))
+            })
             .ok_or_else(|| super::kind_reason(item, super::Format::Udev)),
     }
+}
+
+fn one_queue(dir: &str, q: u32, file: &str, mask: &str) -> String {
+    format!("RUN+=\"/bin/sh -c 'echo {mask} > /sys/class/net/$name/queues/{dir}-{q}/{file}'\"")
 }
 
 fn every_queue(dir: &str, file: &str, mask: &str) -> String {
@@ -91,7 +154,9 @@ mod tests {
             all.contains(&"ATTR{napi_defer_hard_irqs}=2".to_string()),
             "{all:?}"
         );
-        assert!(all.contains(&"ATTR{queues/rx-1/rps_cpus}=3".to_string()));
+        assert!(all.contains(
+            &"RUN+=/bin/sh -c 'echo 3 > /sys/class/net/$name/queues/rx-1/rps_cpus'".to_string()
+        ));
         assert!(all.contains(&"RUN+=/usr/sbin/ethtool -C $name rx-usecs 50".to_string()));
         assert!(
             all.contains(&"RUN+=/usr/sbin/ethtool -K $name gro on".to_string()),
@@ -102,6 +167,57 @@ mod tests {
             "device-wide NAPI values go to the device's sysfs files: {all:?}"
         );
         assert!(!omitted.iter().any(|o| o.setting.starts_with("napi.")));
+    }
+
+    /// Audit: the all-queues loop (a RUN, run after every rule) overwrote `rps.cpus@1`, set
+    /// earlier by ATTR{}; queue files were written before `ethtool -L` made the queues; two
+    /// keys for gro_flush_timeout gave two ATTR{} lines of which the last silently won.
+    #[test]
+    fn channels_run_before_the_queue_loops_and_one_queue_values_run_last() {
+        let (_, text, omitted) = super::render(
+            &items_of(
+                "[settings]\n\"rps.cpus@1\" = \"3\"\n\"rps.cpus\" = \"f\"\n\"xps.cpus@0\" = \"1\"\n\
+                 \"channels.combined\" = 4\n\"coalesce.rx-usecs\" = 50\n\
+                 \"napi.gro-flush-timeout\" = 20000\n\"sysfs.gro_flush_timeout\" = 5000\n",
+            ),
+            "eth1",
+        );
+        let rules = udev_rules(&text).unwrap();
+        let assignments: Vec<String> = rules
+            .iter()
+            .map(|rule| {
+                let (k, op, v) = rule.last().unwrap();
+                format!("{k}{op}{v}")
+            })
+            .collect();
+        assert_eq!(
+            assignments,
+            [
+                "ATTR{gro_flush_timeout}=20000",
+                "RUN+=/usr/sbin/ethtool -L $name combined 4",
+                "RUN+=/usr/sbin/ethtool -C $name rx-usecs 50",
+                "RUN+=/bin/sh -c 'for f in /sys/class/net/$name/queues/rx-*/rps_cpus; do echo f > $$f; done'",
+                "RUN+=/bin/sh -c 'echo 3 > /sys/class/net/$name/queues/rx-1/rps_cpus'",
+                "RUN+=/bin/sh -c 'echo 1 > /sys/class/net/$name/queues/tx-0/xps_cpus'",
+            ]
+        );
+        let [dup] = omitted.as_slice() else {
+            panic!("{omitted:?}")
+        };
+        assert_eq!(dup.setting, "sysfs.gro_flush_timeout=5000");
+        assert_eq!(
+            dup.reason,
+            "the same file is already set by napi.gro-flush-timeout=20000"
+        );
+        // The same value twice is one line and nothing left out.
+        let (_, text, omitted) = super::render(
+            &items_of(
+                "[settings]\n\"napi.defer-hard-irqs\" = 2\n\"sysfs.napi_defer_hard_irqs\" = 2\n",
+            ),
+            "eth1",
+        );
+        assert!(omitted.is_empty(), "{omitted:?}");
+        assert_eq!(text.matches("ATTR{napi_defer_hard_irqs}=\"2\"").count(), 1);
     }
 
     #[test]
