@@ -77,7 +77,7 @@ impl Fs for StdFs {
     /// Bounded by [`input::JOURNAL`]: the journals and the lock are the files read here.
     fn read_to_string(&self, path: &Path) -> io::Result<String> {
         input::read_file(path, input::JOURNAL).map_err(|e| match e {
-            input::ReadError::Io { source, .. } => source,
+            input::ReadError::Io { error, .. } => error,
             other => io::Error::new(io::ErrorKind::InvalidData, other),
         })
     }

@@ -95,8 +95,8 @@ impl BenchError {
     /// A bounded file read ([`nictune_core::input`]) that failed during `op`.
     pub fn read(op: &'static str, e: nictune_core::input::ReadError) -> BenchError {
         match e {
-            nictune_core::input::ReadError::Io { name, source, .. } => {
-                BenchError::system(op, name, source)
+            nictune_core::input::ReadError::Io { name, error, .. } => {
+                BenchError::system(op, name, error)
             }
             other => BenchError::Invalid(nictune_core::error::InvalidInput::new(
                 op,

@@ -23,6 +23,16 @@ pub const PROFILE: Limit = Limit {
     what: "profile",
     bytes: 1 << 20,
 };
+/// A `sim` scenario file (TOML).
+pub const SCENARIO: Limit = Limit {
+    what: "scenario file",
+    bytes: 1 << 20,
+};
+/// A `sim --set binding=FILE` queue-to-CPU binding map.
+pub const BINDING: Limit = Limit {
+    what: "binding map",
+    bytes: 1 << 20,
+};
 /// One file of a capture directory (Linux `nictune capture`, FreeBSD command output).
 pub const CAPTURE_FILE: Limit = Limit {
     what: "capture file",
@@ -89,16 +99,17 @@ impl fmt::Display for Limit {
 /// A read that failed or went over its limit.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
-    /// Opening or reading failed.
-    #[error("reading {what} {name}: {source}")]
+    /// Opening or reading failed. The I/O error is part of the message, not a cause of its
+    /// own (it once printed twice: `reading profile /tmp: Is a directory` and `caused by: Is
+    /// a directory`).
+    #[error("reading {what} {name}: {error}")]
     Io {
         /// Kind of input, the [`Limit::what`] of the read.
         what: &'static str,
         /// The path or name the caller gave for the input.
         name: String,
         /// The error from the file system or reader.
-        #[source]
-        source: io::Error,
+        error: io::Error,
     },
     #[error(
         "{what} {name} is larger than {limit}, the most a {what} may be; \
@@ -129,8 +140,32 @@ impl ReadError {
     /// The underlying I/O error, if the read itself failed.
     pub fn io(&self) -> Option<&io::Error> {
         match self {
-            ReadError::Io { source, .. } => Some(source),
+            ReadError::Io { error, .. } => Some(error),
             _ => None,
+        }
+    }
+
+    /// What to do about it, for the `hint:` line.
+    pub fn hint(&self) -> String {
+        match self {
+            ReadError::Io { what, name, error } => match error.kind() {
+                io::ErrorKind::NotFound => {
+                    format!("check the path: there is no {name}; give the {what}'s path")
+                }
+                io::ErrorKind::IsADirectory => {
+                    format!("{name} is a directory: give the path of the {what} in it")
+                }
+                io::ErrorKind::PermissionDenied => {
+                    format!("check that {name} is readable by this user (ls -l {name})")
+                }
+                _ => format!("check that {name} is a readable {what} file"),
+            },
+            ReadError::TooLarge { what, limit, .. } => {
+                format!("give a {what} of at most {limit}")
+            }
+            ReadError::NotText { what, .. } => {
+                format!("give a {what} as UTF-8 text (is it the file you meant, not a binary?)")
+            }
         }
     }
 }
@@ -142,10 +177,10 @@ pub fn read_limited(reader: impl Read, limit: Limit, name: &str) -> Result<Strin
     reader
         .take(limit.bytes + 1)
         .read_to_end(&mut bytes)
-        .map_err(|source| ReadError::Io {
+        .map_err(|error| ReadError::Io {
             what: limit.what,
             name: name.to_string(),
-            source,
+            error,
         })?;
     if bytes.len() as u64 > limit.bytes {
         return Err(ReadError::TooLarge {
@@ -164,10 +199,10 @@ pub fn read_limited(reader: impl Read, limit: Limit, name: &str) -> Result<Strin
 /// Reads the file at `path` as text of at most `limit` bytes.
 pub fn read_file(path: &Path, limit: Limit) -> Result<String, ReadError> {
     let name = path.display().to_string();
-    let file = std::fs::File::open(path).map_err(|source| ReadError::Io {
+    let file = std::fs::File::open(path).map_err(|error| ReadError::Io {
         what: limit.what,
         name: name.clone(),
-        source,
+        error,
     })?;
     read_limited(file, limit, &name)
 }
@@ -180,6 +215,24 @@ mod tests {
         what: "profile",
         bytes: 8,
     };
+
+    /// The I/O error is in the message once, not again as its cause; the hint says what to do.
+    #[test]
+    fn a_failed_read_names_its_error_once_with_a_hint() {
+        use std::error::Error as _;
+        let err = read_file(Path::new("/"), PROFILE).unwrap_err();
+        assert!(err.to_string().starts_with("reading profile /: "), "{err}");
+        assert!(err.source().is_none());
+        assert_eq!(
+            err.hint(),
+            "/ is a directory: give the path of the profile in it"
+        );
+        let err = read_file(Path::new("/nonexistent/x"), SCENARIO).unwrap_err();
+        assert_eq!(
+            err.hint(),
+            "check the path: there is no /nonexistent/x; give the scenario file's path"
+        );
+    }
 
     #[test]
     fn text_within_the_limit_is_read_whole() {

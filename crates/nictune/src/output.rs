@@ -7,6 +7,7 @@ use nictune_core::error::Hinted;
 use nictune_core::privilege::Privilege;
 use nictune_core::progress::{NoProgress, Progress, TerminalBar};
 use serde::Serialize;
+use std::borrow::Cow;
 use std::ffi::OsString;
 use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
@@ -133,12 +134,14 @@ impl Ctx {
     /// Prints human text on stdout, adding a final newline if missing.
     pub fn print(&self, text: &str) -> Result<()> {
         let mut out = io::stdout().lock();
-        out.write_all(text.as_bytes())?;
-        if !text.ends_with('\n') {
-            out.write_all(b"\n")?;
-        }
-        out.flush()?;
-        Ok(())
+        let mut write = || {
+            out.write_all(text.as_bytes())?;
+            if !text.ends_with('\n') {
+                out.write_all(b"\n")?;
+            }
+            out.flush()
+        };
+        write().map_err(|e| OutputError(e).into())
     }
 
     /// Prints `body` as JSON with `--json`, else the text `human` renders.
@@ -186,19 +189,56 @@ pub(crate) fn is_broken_pipe(err: &anyhow::Error) -> bool {
         .any(|e| e.kind() == io::ErrorKind::BrokenPipe)
 }
 
-/// The first hint found along the cause chain.
-fn find_hint(err: &anyhow::Error) -> Option<&str> {
+/// The first hint found along the cause chain; else the one a bounded read or a write of
+/// the output carries (`--profile /tmp`, `explain > /dev/full`), so no error goes out
+/// without one.
+fn find_hint(err: &anyhow::Error) -> Option<Cow<'_, str>> {
     err.chain()
         .find_map(|e| e.downcast_ref::<Hinted>())
-        .map(Hinted::hint)
+        .map(|h| Cow::Borrowed(h.hint()))
+        .or_else(|| {
+            err.chain()
+                .find_map(|e| e.downcast_ref::<nictune_core::input::ReadError>())
+                .map(|e| Cow::Owned(e.hint()))
+        })
+        .or_else(|| {
+            err.chain()
+                .find_map(|e| e.downcast_ref::<OutputError>())
+                .map(|_| Cow::Borrowed(OUTPUT_HINT))
+        })
+        .or_else(|| {
+            let io = err.chain().find_map(|e| e.downcast_ref::<io::Error>())?;
+            let hint = match io.kind() {
+                io::ErrorKind::NotADirectory => {
+                    "a path given as a directory (--state-dir, --root, --out) names a file: give a directory"
+                }
+                io::ErrorKind::IsADirectory => "a path given as a file names a directory: give a file",
+                io::ErrorKind::NotFound => "check the path named above",
+                io::ErrorKind::PermissionDenied => "check the permissions of the path named above, or run as root",
+                _ => return None,
+            };
+            Some(Cow::Borrowed(hint))
+        })
 }
 
-/// The error and its causes, outermost first, without repeats.
+/// Writing the command's output to stdout failed (`> /dev/full`).
+#[derive(Debug, thiserror::Error)]
+#[error("writing the output to stdout")]
+struct OutputError(#[source] io::Error);
+
+const OUTPUT_HINT: &str =
+    "stdout could not take the output: check the file or device it is redirected to (space left, permissions)";
+
+/// The error and its causes, outermost first, without repeats: a cause the message before it
+/// already ends with (`listing DIR: Not a directory (os error 20)`) is not printed again.
 fn causes(err: &anyhow::Error) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for e in err.chain() {
         let text = e.to_string();
-        if out.last() != Some(&text) {
+        let repeated = out
+            .last()
+            .is_some_and(|last| *last == text || last.ends_with(&format!(": {text}")));
+        if !repeated {
             out.push(text);
         }
     }
@@ -224,7 +264,7 @@ fn report_error(ctx: &Ctx, err: &anyhow::Error) {
     let chain = causes(err);
     let hint = find_hint(err);
     if ctx.json {
-        let doc = error_doc(&chain, hint, exit_code(err));
+        let doc = error_doc(&chain, hint.as_deref(), exit_code(err));
         if ctx.printed_json.load(Ordering::Relaxed) {
             let _ = writeln!(io::stderr().lock(), "{doc}");
         } else {
@@ -394,7 +434,7 @@ mod tests {
             .hint("do this")
             .unwrap_err()
             .context("reading settings");
-        assert_eq!(find_hint(&err), Some("do this"));
+        assert_eq!(find_hint(&err).as_deref(), Some("do this"));
         assert_eq!(causes(&err).len(), 2);
     }
 
@@ -406,7 +446,10 @@ mod tests {
         let err = ExitWith::wrap(rolled_back, EXIT_PARTIAL_ROLLED_BACK).context("applying");
         assert_eq!(exit_code(&err), EXIT_PARTIAL_ROLLED_BACK);
         assert_eq!(causes(&err), ["applying", "step 2 failed"]);
-        assert_eq!(find_hint(&err), Some("every value is back as it was"));
+        assert_eq!(
+            find_hint(&err).as_deref(),
+            Some("every value is back as it was")
+        );
         assert_eq!(exit_code(&anyhow::anyhow!("plain")), EXIT_ERROR);
     }
 }

@@ -124,7 +124,7 @@ fn load(args: &Args) -> Result<Scenario> {
                     "`nictune sim --list` shows the built-in scenarios; or give a TOML file",
                 );
             }
-            let text = nictune_core::input::read_file(path, nictune_core::input::PROFILE)?;
+            let text = nictune_core::input::read_file(path, nictune_core::input::SCENARIO)?;
             let stem = path
                 .file_stem()
                 .map_or(name.into(), |s| s.to_string_lossy());

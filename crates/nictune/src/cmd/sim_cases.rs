@@ -109,7 +109,7 @@ fn binding_file(key: &str, value: &str) -> Result<String> {
     if key != "binding" || matches!(value, "default" | "spread") {
         return Ok(value.to_string());
     }
-    nictune_core::input::read_file(Path::new(value), nictune_core::input::PROFILE)
+    nictune_core::input::read_file(Path::new(value), nictune_core::input::BINDING)
         .hint("binding is default, spread, or a file with lines like `igb7:que 0 12`")
         .with_context(|| format!("reading binding map {value}"))
 }
