@@ -832,11 +832,14 @@ fn run_napi(p: &Params) -> Result<Raw, ScenarioError> {
         .map_err(|e| bad(e.name, e.value, "more than the link carries", &e.allowed))?;
     let note = format!(
         "{}: {} queues; the workers were woken from epoll_wait {:.0} times/s; \
-         CPU {:.0} % of each core on average",
+         CPU {:.0} % of each core on average; {} requests answered, {} unanswered at the end \
+         (in the latency at their age)",
         policy.name(),
         params.queues,
         o.wakeups as f64 / params.duration.as_secs_f64(),
         100.0 * o.cpu_busy(params.duration),
+        o.answered,
+        o.unanswered,
     );
     Ok(Raw {
         packets: o.ledgers[0].offered,
