@@ -37,11 +37,12 @@ pub enum DesiredError {
         arg: String,
     },
     /// The key is in no family `apply` knows and not in the catalog.
-    #[error("unknown setting {key:?}; known: {known}")]
+    #[error("unknown setting {key:?}; {known}")]
     UnknownKey {
         /// The key as typed.
         key: String,
-        /// The key families accepted, or the catalog's nearest keys ("did you mean …?").
+        /// The key families accepted ("known: …"), or the catalog's nearest keys ("did you
+        /// mean …?").
         known: String,
     },
     /// The value does not parse for the key.
@@ -95,11 +96,11 @@ impl From<names::NameError> for DesiredError {
 }
 
 /// The key families accepted, for error messages.
-const KNOWN: &str = "channel.{rx,tx,other,combined}, ring.{rx,rx-mini,rx-jumbo,tx}, \
+const KNOWN: &str = "known: channel.{rx,tx,other,combined}, ring.{rx,rx-mini,rx-jumbo,tx}, \
 feature.<ethtool feature>, coalesce.<ethtool parameter>, \
 sysfs.{napi_defer_hard_irqs,gro_flush_timeout,threaded}, \
 napi.{defer-hard-irqs,gro-flush-timeout,irq-suspend-timeout,threaded}[@index], \
-sysctl.<name>, irq.affinity@<irq>, rps.cpus[@queue], rps.flow-cnt[@queue], xps.cpus[@queue], \
+sysctl.net.<name> (only net.* sysctls: they are per network namespace), irq.affinity@<irq>, rps.cpus[@queue], rps.flow-cnt[@queue], xps.cpus[@queue], \
 <driver>.<module parameter> (e1000.InterruptThrottleRate: reloads the driver)";
 
 /// The value that unsets a module parameter (`e1000.TxIntDelay=default`): the driver is
@@ -505,9 +506,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            err.starts_with(
-                "unknown setting \"coalesce.rx-usec\"; known: did you mean coalesce.rx-usecs"
-            ),
+            err.starts_with("unknown setting \"coalesce.rx-usec\"; did you mean coalesce.rx-usecs"),
             "{err}"
         );
         let d = parse_assignment("e1000e.InterruptThrottleRate=3000").unwrap();
@@ -538,9 +537,16 @@ mod tests {
             Key::Feature("rx-gro".into()),
             "catalog aliases resolve"
         );
+        let err = parse_assignment("sysctl.kernel.panic=1")
+            .unwrap_err()
+            .to_string();
         assert!(
-            parse_assignment("sysctl.kernel.panic=1").is_err(),
-            "only net.* sysctls"
+            err.starts_with("unknown setting \"sysctl.kernel.panic\"; known: channel."),
+            "{err}"
+        );
+        assert!(
+            err.contains("sysctl.net.<name> (only net.* sysctls"),
+            "only net.* sysctls, and the message says so: {err}"
         );
         assert!(parse_assignment("irq.affinity=1").is_err(), "irq needs @N");
         assert!(
