@@ -76,7 +76,8 @@ fn check_itr(key: &str, gen: Generation, value: i64) -> Result<(), ScenarioError
 pub fn policy(p: &Params, host: &str) -> Result<Box<dyn ModerationPolicy>, ScenarioError> {
     let driver = text(p, "driver")?;
     let key = |k: &str| format!("{host}.{k}");
-    if let Some(family) = super::families::policy(driver, int(p, &key("itr"))?, &key("itr")) {
+    let itr = int(p, &key("itr"))?;
+    if let Some(family) = super::families::policy(driver, itr, &key("itr"), num(p, "link.gbps")?) {
         return family;
     }
     let gen = generation(driver).ok_or_else(|| ScenarioError::BadValue {

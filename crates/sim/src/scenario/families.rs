@@ -6,10 +6,13 @@
 //! - `ixgbevf`, `ixgbe-oot` (Intel's out-of-tree ixgbe): 0 off, 1 dynamic, 3 dynamic
 //!   conservative, or a rate of 956–488281 interrupts/s (the code's range,
 //!   moderation-algorithms.md §4.1).
-//! - `ixgbe` (in-tree, ≥ 4.16): 1 the current adaptive algorithm (§4.2; 1 GbE size class, the
-//!   engine's link; HZ 1000 for its jiffy window \[assumed\]); 0 off or a fixed rate as above.
+//! - `ixgbe` (in-tree, ≥ 4.16): 1 the current adaptive algorithm (§4.2; the size class of the
+//!   link's speed, [`ixgbe_speed_class`]; HZ 1000 for its jiffy window \[assumed\]); 0 off or
+//!   a fixed rate as above.
 //! - `igb`: 0 off, 1 dynamic, 3 conservative (the default), or 100–100000 interrupts/s
-//!   (ethtool rx-usecs 10–10000); one queue vector and no VFs, so the classifier (§3).
+//!   (ethtool rx-usecs 10–10000); one queue vector and no VFs, so the classifier (§3). On a
+//!   link other than 1000 Mb/s the adaptive modes write the fixed 4000/s (`igb_set_itr`,
+//!   `igb_update_ring_itr`: `link_speed != SPEED_1000`).
 //! - `dim`: 0 adaptive moderation off; anything else Linux DIM on the rx EQE profile table, the
 //!   net_dim default (§5).
 //!
@@ -40,11 +43,28 @@ pub fn default_itr(driver: &str) -> Option<i64> {
     }
 }
 
-/// The engine policy of family `driver` at `itr`; `None` if `driver` is not a family.
+/// Whether the link runs at `mbps` (within a rounding of the float key).
+fn speed_is(gbps: f64, mbps: f64) -> bool {
+    (gbps * 1000.0 - mbps).abs() < 1e-6
+}
+
+/// The in-tree ixgbe's size class for a link of `gbps` (`ixgbe_update_itr`, Linux ≥ 4.16):
+/// 2.5G, 1G and 10M use the 1 GbE scaling; 10G, 100M and every other speed the default one.
+pub fn ixgbe_speed_class(gbps: f64) -> SpeedClass {
+    if [2500.0, 1000.0, 10.0].iter().any(|&m| speed_is(gbps, m)) {
+        SpeedClass::OneGig
+    } else {
+        SpeedClass::TenGig
+    }
+}
+
+/// The engine policy of family `driver` at `itr` on a link of `link_gbps`; `None` if
+/// `driver` is not a family.
 pub fn policy(
     driver: &str,
     itr: i64,
     key: &str,
+    link_gbps: f64,
 ) -> Option<Result<Box<dyn ModerationPolicy>, ScenarioError>> {
     let bad = |allowed: &str| ScenarioError::BadValue {
         key: key.to_string(),
@@ -55,10 +75,15 @@ pub fn policy(
     let policy: Result<Box<dyn ModerationPolicy>, ScenarioError> = match driver {
         "ixgbevf" => legacy(LegacyVariant::Vf, itr).map_err(|_| bad(LEGACY_ALLOWED)),
         "ixgbe-oot" => legacy(LegacyVariant::OutOfTree, itr).map_err(|_| bad(LEGACY_ALLOWED)),
-        "ixgbe" if itr == 1 => Ok(Box::new(IxgbeItr::new(SpeedClass::OneGig, HZ, true, true))),
+        "ixgbe" if itr == 1 => Ok(Box::new(IxgbeItr::new(
+            ixgbe_speed_class(link_gbps),
+            HZ,
+            true,
+            true,
+        ))),
         "ixgbe" if itr == 3 => Err(bad(IXGBE_ALLOWED)),
         "ixgbe" => legacy(LegacyVariant::OutOfTree, itr).map_err(|_| bad(IXGBE_ALLOWED)),
-        "igb" => igb(itr).ok_or_else(|| bad(IGB_ALLOWED)),
+        "igb" => igb(itr, speed_is(link_gbps, 1000.0)).ok_or_else(|| bad(IGB_ALLOWED)),
         "dim" if itr == 0 => Ok(Box::new(Fixed(Coalescing::OFF))),
         "dim" => Ok(Box::new(Dim::new(Direction::Rx, TimerStart::AtFirstEvent))),
         _ => return None,
@@ -75,7 +100,7 @@ fn legacy(variant: LegacyVariant, itr: i64) -> Result<Box<dyn ModerationPolicy>,
     Ok(Box::new(LegacyItr::new(variant, setting)))
 }
 
-fn igb(itr: i64) -> Option<Box<dyn ModerationPolicy>> {
+fn igb(itr: i64, gigabit: bool) -> Option<Box<dyn ModerationPolicy>> {
     let setting = match itr {
         0 => IgbSetting::Off,
         1 => IgbSetting::Dynamic,
@@ -87,7 +112,7 @@ fn igb(itr: i64) -> Option<Box<dyn ModerationPolicy>> {
     Some(Box::new(IgbItr::new(
         setting,
         IgbAlgorithm::Classifier,
-        true,
+        gigabit,
     )))
 }
 
@@ -133,15 +158,22 @@ mod tests {
     fn every_family_builds_at_its_default_and_rejects_what_its_code_rejects() {
         for d in FAMILIES {
             let itr = default_itr(d).expect("a family");
-            assert!(policy(d, itr, "server.itr").expect("known").is_ok(), "{d}");
+            assert!(
+                policy(d, itr, "server.itr", 1.0).expect("known").is_ok(),
+                "{d}"
+            );
         }
-        assert!(policy("e1000-7.0", 8000, "server.itr").is_none());
+        assert!(policy("e1000-7.0", 8000, "server.itr", 1.0).is_none());
         for (d, itr) in [("ixgbevf", 500), ("ixgbe", 3), ("igb", 50), ("igb", 2)] {
-            let e = policy(d, itr, "server.itr").expect("known").unwrap_err();
+            let e = policy(d, itr, "server.itr", 1.0)
+                .expect("known")
+                .unwrap_err();
             assert!(e.to_string().contains(d), "{e}");
         }
-        assert!(policy("igb", 8000, "k").expect("known").is_ok());
-        assert!(policy("ixgbe-oot", 488_281, "k").expect("known").is_ok());
+        assert!(policy("igb", 8000, "k", 1.0).expect("known").is_ok());
+        assert!(policy("ixgbe-oot", 488_281, "k", 1.0)
+            .expect("known")
+            .is_ok());
     }
 
     fn rr(driver: &str) -> crate::scenario::RunResult {
@@ -166,5 +198,25 @@ mod tests {
         for d in ["ixgbe", "ixgbe-oot", "dim"] {
             assert!(tps(&rr(d)) > 0.0, "{d}");
         }
+    }
+
+    /// igb writes 4000/s on any link but 1000 Mb/s; the in-tree ixgbe scales its size
+    /// formula by the link's speed class.
+    #[test]
+    fn the_adaptive_families_follow_the_link_speed() {
+        let mut s = crate::scenario::builtin::get("seed-e1000-rr").unwrap();
+        s.set("driver", "igb").unwrap();
+        s.set("duration", "1").unwrap();
+        s.set("link.gbps", "0.1").unwrap();
+        for (name, h) in &s.run().unwrap().metrics.hosts {
+            let ips = h.interrupts_per_sec.unwrap();
+            assert!(ips <= 4_000.0 * 1.03, "{name}: {ips}");
+        }
+        assert_eq!(ixgbe_speed_class(10.0), SpeedClass::TenGig);
+        assert_eq!(ixgbe_speed_class(0.1), SpeedClass::TenGig);
+        assert_eq!(ixgbe_speed_class(1.0), SpeedClass::OneGig);
+        assert_eq!(ixgbe_speed_class(2.5), SpeedClass::OneGig);
+        assert_eq!(ixgbe_speed_class(0.01), SpeedClass::OneGig);
+        assert_eq!(ixgbe_speed_class(25.0), SpeedClass::TenGig);
     }
 }
