@@ -230,3 +230,40 @@ fn help_of_show_capture_doctor() {
         insta::assert_snapshot!(format!("help_{cmd}"), stdout(&out));
     }
 }
+
+/// An interface named twice is shown once.
+#[test]
+fn show_names_an_interface_given_twice_once() {
+    let root = fixture("linux-vm-6.18");
+    let once = nictune(&["show", "--root", &root, "eth0"]);
+    let twice = nictune(&["show", "--root", &root, "eth0", "eth0"]);
+    assert_exit(&twice, 0);
+    assert_eq!(stdout(&twice), stdout(&once));
+}
+
+/// FreeBSD `show`/`doctor` refuse an interface the capture does not have, as Linux `show`
+/// does, and `show` narrows to the ones named.
+#[test]
+fn freebsd_show_and_doctor_check_the_interfaces_named() {
+    let root = fixture("freebsd-case5-before");
+    for command in ["show", "doctor"] {
+        let out = nictune(&[command, "--os", "freebsd", "--root", &root, "nosuch0"]);
+        assert_exit(&out, 2);
+        let err = stderr(&out);
+        assert!(
+            err.contains("\"nosuch0\" is not allowed; allowed: an interface of the capture"),
+            "{err}"
+        );
+        assert!(
+            err.contains("hint: interfaces in the capture: igb0, igb1,"),
+            "{err}"
+        );
+    }
+    let out = nictune(&["show", "--os", "freebsd", "--root", &root, "igb1"]);
+    assert_exit(&out, 0);
+    let text = stdout(&out);
+    assert!(text.contains("igb1:que 0"), "{text}");
+    assert!(!text.contains("igb7:que 0"), "{text}");
+    let out = nictune(&["doctor", "--os", "freebsd", "--root", &root, "igb1"]);
+    assert_exit(&out, 1);
+}

@@ -35,17 +35,22 @@ struct DoctorBody<'a> {
 }
 
 pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
-    source::check_iface_names(&args.ifaces)?;
+    let ifaces = source::check_iface_names(&args.ifaces)?;
     let interval = source::check(
         &args.source,
         args.interval,
         "drop --interval: a capture holds one sample",
     )?;
     let (os, findings) = match source::open(&args.source)? {
-        Host::Freebsd(snap) => ("freebsd", doctor::freebsd::run(&snap)),
+        // The FreeBSD rules weigh the whole capture (clusters are shared by every port):
+        // named interfaces must be in it, and the diagnosis stays host-wide.
+        Host::Freebsd(snap) => {
+            source::check_freebsd_ifaces(&ifaces, &snap)?;
+            ("freebsd", doctor::freebsd::run(&snap))
+        }
         Host::Linux(host) => (
             "linux",
-            linux_findings(&args.ifaces, host.as_ref(), interval, ctx)?,
+            linux_findings(&ifaces, host.as_ref(), interval, ctx)?,
         ),
     };
     let body = DoctorBody {

@@ -44,15 +44,18 @@ struct ShowFreeBsd<'a> {
 }
 
 pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
-    source::check_iface_names(&args.ifaces)?;
+    let ifaces = source::check_iface_names(&args.ifaces)?;
     let interval = source::check(
         &args.source,
         args.interval,
         "a capture holds one sample; run `show --interval` on the host itself",
     )?;
     match source::open(&args.source)? {
-        Host::Linux(host) => show_linux(&args.ifaces, host.as_ref(), interval, ctx),
-        Host::Freebsd(snap) => show_freebsd(&snap, ctx),
+        Host::Linux(host) => show_linux(&ifaces, host.as_ref(), interval, ctx),
+        Host::Freebsd(snap) => {
+            source::check_freebsd_ifaces(&ifaces, &snap)?;
+            show_freebsd(&source::freebsd_only(&snap, &ifaces), ctx)
+        }
     }
 }
 

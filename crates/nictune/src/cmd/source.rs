@@ -186,8 +186,82 @@ pub fn check_iface_name(name: &str) -> Result<()> {
 }
 
 /// Every interface name of `ifaces` by the same rule.
-pub fn check_iface_names(ifaces: &[String]) -> Result<()> {
-    ifaces.iter().try_for_each(|i| check_iface_name(i))
+pub fn check_iface_names(ifaces: &[String]) -> Result<Vec<String>> {
+    ifaces.iter().try_for_each(|i| check_iface_name(i))?;
+    // `show eth0 eth0` shows eth0 once.
+    let mut unique: Vec<String> = Vec::new();
+    for i in ifaces {
+        if !unique.contains(i) {
+            unique.push(i.clone());
+        }
+    }
+    Ok(unique)
+}
+
+/// The interfaces a FreeBSD capture knows: those of `ifconfig -a` and of `vmstat -i`'s
+/// sources (`igb0:que 0`).
+fn freebsd_ifaces(snap: &FreeBsdSnapshot) -> Vec<String> {
+    let mut known: Vec<String> = Vec::new();
+    let from_ifconfig = snap.interfaces.iter().flatten().map(|i| i.name.clone());
+    let from_vmstat = snap.interrupts.iter().flatten().filter_map(|v| {
+        let (dev, _) = v.name.split_once(':')?;
+        dev.ends_with(|c: char| c.is_ascii_digit())
+            .then(|| dev.to_string())
+            .filter(|d| !d.starts_with("cpu"))
+    });
+    for name in from_ifconfig.chain(from_vmstat) {
+        if !known.contains(&name) {
+            known.push(name);
+        }
+    }
+    known
+}
+
+/// Interfaces named on the command line must be in the FreeBSD capture, as they must exist
+/// on a Linux host ([`check_ifaces`]).
+pub fn check_freebsd_ifaces(ifaces: &[String], snap: &FreeBsdSnapshot) -> Result<()> {
+    let known = freebsd_ifaces(snap);
+    let missing: Vec<&str> = ifaces
+        .iter()
+        .filter(|i| !known.contains(i))
+        .map(String::as_str)
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let hint = if known.is_empty() {
+        "the capture lists no interfaces (no ifconfig.txt or vmstat-i.txt): drop the names"
+            .to_string()
+    } else {
+        format!("interfaces in the capture: {}", known.join(", "))
+    };
+    Err(InvalidInput::new(
+        "interface",
+        missing.join(", "),
+        "an interface of the capture",
+    ))
+    .hint(hint)
+}
+
+/// The capture narrowed to `ifaces` (all of it when none are named): their `ifconfig`
+/// entries and interrupt sources; host-wide values stay.
+pub fn freebsd_only(snap: &FreeBsdSnapshot, ifaces: &[String]) -> FreeBsdSnapshot {
+    let mut snap = snap.clone();
+    if ifaces.is_empty() {
+        return snap;
+    }
+    let ours = |name: &str| {
+        ifaces
+            .iter()
+            .any(|i| name.split_once(':').map_or(name, |(d, _)| d) == i)
+    };
+    if let Some(list) = &mut snap.interfaces {
+        list.retain(|i| ours(&i.name));
+    }
+    if let Some(list) = &mut snap.interrupts {
+        list.retain(|v| ours(&v.name));
+    }
+    snap
 }
 
 /// `--interval`: at least a millisecond and at most an hour.
