@@ -310,6 +310,7 @@ pub fn usage_error(
         err.exit();
     }
     let (message, hint) = usage_parts(&err, &command);
+    let message = without_hidden(&message, cli);
     if json {
         let doc = error_doc(std::slice::from_ref(&message), Some(&hint), EXIT_ERROR);
         let _ = writeln!(io::stdout().lock(), "{doc}");
@@ -340,6 +341,16 @@ fn usage_parts(err: &clap::Error, command: &str) -> (String, String) {
         None => format!("`{command} --help` lists every option and its values"),
     };
     (message, hint)
+}
+
+/// clap's `[subcommands: …]` list names hidden commands too (`vm-agent`, run inside the
+/// testbed guests): they are left out, as `--help` leaves them out.
+fn without_hidden(message: &str, cli: &clap::Command) -> String {
+    let mut out = message.to_string();
+    for hidden in cli.get_subcommands().filter(|c| c.is_hide_set()) {
+        out = out.replace(&format!(", {}", hidden.get_name()), "");
+    }
+    out
 }
 
 /// Wraps an error with a hint for the user (see [`Hinted`]).
@@ -413,6 +424,19 @@ mod tests {
         let (message, _) = usage_parts(&err, "nictune check");
         assert!(message.ends_with("<KEY=VALUE>..."), "{message}");
         assert!(cli.find_subcommand("check").is_some());
+    }
+
+    /// The missing-subcommand error lists the commands `--help` lists, not the hidden ones.
+    #[test]
+    fn the_missing_subcommand_error_leaves_hidden_commands_out() {
+        use clap::{CommandFactory, Parser};
+        let cli = crate::cli::Cli::command();
+        let err = crate::cli::Cli::try_parse_from(["nictune", "--quiet"]).unwrap_err();
+        let (message, _) = usage_parts(&err, "nictune");
+        assert!(message.contains(", vm-agent"), "clap lists it: {message}");
+        let message = without_hidden(&message, &cli);
+        assert!(message.contains("manpage, help]"), "{message}");
+        assert!(!message.contains("vm-agent"), "{message}");
     }
 
     #[test]
