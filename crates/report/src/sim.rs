@@ -297,16 +297,18 @@ fn is_ping(r: &RunResult) -> bool {
     matches!(r.params.get("workload.kind"), Some(ParamValue::Text(k)) if k == "ping")
 }
 
-/// Per-host rows; CPU shares are averaged over the host's cores, `busiest%` is the busiest
-/// core's busy share.
+/// Per-host rows; CPU shares are averaged over the host's cores (irq, softirq, system, user
+/// and idle add up to 100 %; `-` for a category or count the model does not have),
+/// `busiest%` is the busiest core's busy share.
 fn host_table(m: &Metrics) -> String {
     let mut s = format!(
-        "{:8} {:>10} {:>9} {:>6} {:>8} {:>6} {:>6} {:>9} {:>10} {:>8}\n",
+        "{:8} {:>10} {:>9} {:>6} {:>8} {:>7} {:>6} {:>6} {:>9} {:>10} {:>8}\n",
         "host",
         "ints/s",
         "pkts/int",
         "irq%",
         "softirq%",
+        "system%",
         "user%",
         "idle%",
         "busiest%",
@@ -323,17 +325,18 @@ fn host_row(name: &str, h: &HostMetrics) -> String {
     let pct = |x: f64| format!("{:.1}", x * 100.0);
     let drops: u64 = h.drops.values().sum();
     format!(
-        "{:8} {:>10} {:>9} {:>6} {:>8} {:>6} {:>6} {:>9} {:>10} {:>8}\n",
+        "{:8} {:>10} {:>9} {:>6} {:>8} {:>7} {:>6} {:>6} {:>9} {:>10} {:>8}\n",
         name,
         fmt_opt(h.interrupts_per_sec, 0),
         fmt_opt(h.packets_per_interrupt, 2),
         pct(h.cpu.irq),
         pct(h.cpu.softirq),
+        h.cpu.system.map_or("-".into(), pct),
         pct(h.cpu.user),
         pct(h.cpu.idle),
         pct(h.cpu.busiest_core()),
         drops,
-        h.time_squeeze.unwrap_or(0)
+        h.time_squeeze.map_or("-".into(), |n| n.to_string())
     )
 }
 
@@ -341,6 +344,29 @@ fn host_row(name: &str, h: &HostMetrics) -> String {
 mod tests {
     use super::*;
     use nictune_sim::cases::registry;
+
+    /// The CPU columns add up to 100 % with system time in them; a squeeze count the model
+    /// does not keep prints `-`, not 0.
+    #[test]
+    fn host_rows_sum_to_100_and_show_missing_counts_as_dashes() {
+        let core = nictune_core::metrics::CoreSplit {
+            irq: 0.028,
+            softirq: 0.054,
+            system: Some(0.918),
+            user: 0.0,
+            idle: 0.0,
+        };
+        let h = HostMetrics {
+            cpu: nictune_core::metrics::CpuSplit::from_cores(vec![core]),
+            ..HostMetrics::default()
+        };
+        let row = host_row("host", &h);
+        let cols: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(cols[5], "91.8", "{row}");
+        let sum: f64 = cols[3..8].iter().map(|c| c.parse::<f64>().unwrap()).sum();
+        assert!((sum - 100.0).abs() < 0.15, "{row}");
+        assert_eq!(cols[10], "-", "{row}");
+    }
 
     #[test]
     fn explain_router_text() {
