@@ -870,6 +870,41 @@ fn bad_target_versions_and_installing_merged_formats_are_refused() {
     assert!(!root.exists());
 }
 
+/// Audit: a profile's netns was ignored, so a udev rule for nt0 of namespace lab would act on
+/// the host's nt0. Formats read in the initial namespace refuse it; the unit carries it.
+#[test]
+fn a_profile_in_a_namespace_is_refused_by_formats_of_the_initial_namespace() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("p.toml");
+    std::fs::write(
+        &input,
+        "iface = \"nt0\"\nnetns = \"lab\"\n[settings]\n\"ring.rx\" = 512\n",
+    )
+    .unwrap();
+    let p = input.to_str().unwrap();
+    for format in [
+        "udev",
+        "systemd-link",
+        "networkmanager",
+        "tuned",
+        "sysctl.d",
+    ] {
+        let out = nictune(&["export", p, "--format", format]);
+        common::assert_exit(&out, 2);
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!(
+                "--format {format} acts in the initial network namespace, but the profile names netns \"lab\""
+            )) && err.contains("hint: use --format systemd-unit"),
+            "{format}: {err}"
+        );
+        assert!(stdout(&out).is_empty(), "{format}: nothing written");
+    }
+    let out = nictune(&["export", p, "--format", "systemd-unit"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("--iface nt0 --netns lab --force"));
+}
+
 #[test]
 fn install_puts_self_contained_formats_where_they_belong_under_root() {
     let dir = tempfile::tempdir().unwrap();

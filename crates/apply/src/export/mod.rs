@@ -75,6 +75,20 @@ impl Format {
         (Format::SystemdUnit, "systemd-unit"),
     ];
 
+    /// The formats that can serve a profile naming a network namespace: the re-apply unit
+    /// (it runs `nictune apply --netns`) and those whose settings belong to the kernel or a
+    /// driver as a whole, never to one namespace (module parameters, FreeBSD boot tunables
+    /// and kernel options). Every other format names an interface or a `net.*` sysctl, which
+    /// its reader resolves in the initial namespace: udev and systemd-udevd see only the
+    /// devices of their own namespace, NetworkManager manages its own, and tuned and
+    /// systemd-sysctl write the /sys and /proc/sys they run with.
+    pub const NAMESPACED: [Format; 4] = [
+        Format::SystemdUnit,
+        Format::Modprobe,
+        Format::LoaderConf,
+        Format::Kernconf,
+    ];
+
     /// The command-line name (`--format`), from [`Format::ALL`].
     pub fn name(self) -> &'static str {
         Format::ALL
@@ -470,6 +484,15 @@ pub enum ExportError {
         /// The oldest version supported ([`Format::consumer`]).
         oldest: Version,
     },
+    /// The profile names a network namespace and the format would act in another one (the
+    /// initial namespace, where udev, NetworkManager, tuned and systemd-sysctl run).
+    #[error("--format {format} acts in the initial network namespace, but the profile names netns {netns:?}: its settings would land on the host's interface of that name or nowhere; allowed with a netns: {}", Format::NAMESPACED.map(Format::name).join(", "))]
+    OtherNamespace {
+        /// The format's command-line name.
+        format: &'static str,
+        /// The profile's namespace.
+        netns: String,
+    },
     /// `--target-version` was given for a format without a versioned reader.
     #[error("--target-version: --format {format} has no versioned reader; allowed with networkmanager, systemd-link, udev, systemd-unit")]
     Unversioned {
@@ -508,6 +531,15 @@ pub fn export(
     target: &ExportContext,
 ) -> Result<Exported, ExportError> {
     check_target(target)?;
+    if let Some(netns) = target
+        .netns
+        .filter(|_| !Format::NAMESPACED.contains(&format))
+    {
+        return Err(ExportError::OtherNamespace {
+            format: format.name(),
+            netns: netns.to_string(),
+        });
+    }
     if target.version.is_some() && format.consumer().is_none() {
         return Err(ExportError::Unversioned {
             format: format.name(),
@@ -1297,6 +1329,33 @@ iface = "eth1"
                 "NAPI setting without a sysfs file (netdev netlink only): --format systemd-unit"
             );
         }
+    }
+
+    /// Audit: a profile's netns was ignored by every format but systemd-unit, so a udev rule
+    /// or .link file for `veth0` in namespace `lab` matched the host's `veth0`, if any.
+    #[test]
+    fn a_profile_in_a_namespace_exports_only_to_formats_that_can_reach_it() {
+        let in_lab = ExportContext {
+            netns: Some("lab"),
+            ..target()
+        };
+        for (format, name) in Format::ALL {
+            let got = export(format, &items(), &in_lab);
+            if Format::NAMESPACED.contains(&format) {
+                assert!(got.is_ok(), "{name}: {got:?}");
+                continue;
+            }
+            let e = got.unwrap_err().to_string();
+            assert!(
+                e.contains(&format!(
+                    "--format {name} acts in the initial network namespace"
+                )) && e.contains("netns \"lab\"")
+                    && e.contains("allowed with a netns: systemd-unit, modprobe"),
+                "{e}"
+            );
+        }
+        let unit = export(Format::SystemdUnit, &items(), &in_lab).unwrap().text;
+        assert!(unit.contains(" --netns lab --force"), "{unit}");
     }
 
     #[test]

@@ -136,6 +136,10 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
                     "move the profile to a path without control characters"
                 }
                 ExportError::Unversioned { .. } => "leave out --target-version",
+                ExportError::OtherNamespace { .. } => {
+                    "use --format systemd-unit (it runs `nictune apply --netns`), or take netns out \
+                     of the profile if the interface is the host's"
+                }
                 ExportError::TooOld { .. } => {
                     "leave out --target-version to write for the oldest supported release"
                 }
