@@ -17,11 +17,11 @@ use clap::Parser as _;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = match cli::Cli::try_parse() {
+    let cli = match cli::Cli::try_parse_from(args()) {
         Ok(cli) => cli,
         Err(err) => {
             let cli = <cli::Cli as clap::CommandFactory>::command();
-            return output::usage_error(err, &cli, std::env::args_os());
+            return output::usage_error(err, &cli, args());
         }
     };
     // The one read of the effective uid; every root check is given this value.
@@ -29,4 +29,39 @@ fn main() -> ExitCode {
     let ctx = output::Ctx::new(cli.global.json, cli.global.quiet, privilege);
     let result = cmd::dispatch(cli.command, &ctx);
     output::finish(&ctx, result)
+}
+
+/// The arguments, with `--json` dropped after `help` (`nictune help apply --json`): `help`
+/// prints the same text as `--help`, which prints its text with `--json` too.
+fn args() -> Vec<std::ffi::OsString> {
+    help_without_json(std::env::args_os().collect())
+}
+
+fn help_without_json(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let first_word = args
+        .iter()
+        .skip(1)
+        .position(|a| !a.to_string_lossy().starts_with('-'));
+    if first_word.is_some_and(|i| args[i + 1] == "help") {
+        args.retain(|a| a != "--json");
+    }
+    args
+}
+
+#[cfg(test)]
+mod tests {
+    use super::help_without_json;
+
+    #[test]
+    fn help_takes_json_as_help_does() {
+        let words = |s: &str| s.split(' ').map(Into::into).collect::<Vec<_>>();
+        assert_eq!(
+            help_without_json(words("nictune --json help apply --json")),
+            words("nictune help apply")
+        );
+        assert_eq!(
+            help_without_json(words("nictune --json check help=1")),
+            words("nictune --json check help=1")
+        );
+    }
 }

@@ -235,3 +235,50 @@ fn elvish_completes_keys_scenarios_and_formats() {
     let export = complete("nictune export --format x").unwrap();
     assert!(export.contains("sysctl.d\n"), "{export}");
 }
+
+/// README: with --json every command prints one JSON document; completions and manpage
+/// print theirs with the script or page as text, or the paths written.
+#[test]
+fn completions_and_manpage_print_one_json_document_with_json() {
+    let out = common::nictune(&["--json", "completions", "bash"]);
+    assert_exit(&out, 0);
+    let doc = common::json(&out);
+    assert_eq!(doc["schema"], "nictune.completions/v1");
+    assert_eq!(doc["shell"], "bash");
+    let plain = common::nictune(&["completions", "bash"]);
+    assert_eq!(doc["script"].as_str().unwrap(), stdout(&plain));
+
+    let out = common::nictune(&["manpage", "apply", "--json"]);
+    assert_exit(&out, 0);
+    let doc = common::json(&out);
+    assert_eq!(doc["schema"], "nictune.manpage/v1");
+    assert!(doc["dir"].is_null());
+    assert_eq!(doc["pages"][0]["name"], "nictune-apply");
+    assert!(doc["pages"][0]["path"].is_null());
+    let plain = common::nictune(&["manpage", "apply"]);
+    assert_eq!(doc["pages"][0]["roff"].as_str().unwrap(), stdout(&plain));
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = common::nictune(&["--json", "manpage", "--dir", dir.path().to_str().unwrap()]);
+    assert_exit(&out, 0);
+    let doc = common::json(&out);
+    let pages = doc["pages"].as_array().unwrap();
+    assert!(pages.len() > 10, "{doc}");
+    for page in pages {
+        assert!(page["roff"].is_null());
+        let path = page["path"].as_str().unwrap();
+        assert!(std::path::Path::new(path).is_file(), "{path}");
+    }
+}
+
+/// `help --json` prints the help as `--help --json` does, instead of "unrecognized
+/// subcommand '--json'".
+#[test]
+fn help_takes_json() {
+    let help = common::nictune(&["help", "apply", "--json"]);
+    assert_exit(&help, 0);
+    assert_eq!(
+        stdout(&help),
+        stdout(&common::nictune(&["apply", "--help", "--json"]))
+    );
+}

@@ -39,8 +39,42 @@ pub struct ManpageArgs {
     pub dir: Option<PathBuf>,
 }
 
-pub fn completions(args: CompletionsArgs, _ctx: &Ctx) -> Result<Outcome> {
-    write_stdout(&completion_script(args.shell))
+/// `nictune.completions/v1`: the script as text, for `--json`.
+#[derive(Debug, serde::Serialize)]
+struct Completions {
+    shell: String,
+    script: String,
+}
+
+/// `nictune.manpage/v1`: the page printed, or every page written into `dir`.
+#[derive(Debug, serde::Serialize)]
+struct Manpages {
+    /// `--dir`, `null` when one page is printed.
+    dir: Option<PathBuf>,
+    pages: Vec<Manpage>,
+}
+
+#[derive(Debug, serde::Serialize)]
+struct Manpage {
+    /// `nictune-apply`: the page is `nictune-apply(1)`.
+    name: String,
+    /// Where the page was written (`--dir`), else `null`.
+    path: Option<PathBuf>,
+    /// The page in roff when printed, `null` when written to `path`.
+    roff: Option<String>,
+}
+
+pub fn completions(args: CompletionsArgs, ctx: &Ctx) -> Result<Outcome> {
+    let script = completion_script(args.shell);
+    if ctx.json {
+        let body = Completions {
+            shell: args.shell.to_string(),
+            script: String::from_utf8_lossy(&script).into_owned(),
+        };
+        ctx.print_json("completions", &body)?;
+        return Ok(Outcome::Success);
+    }
+    write_stdout(&script)
 }
 
 /// clap's script for `shell` with the values it cannot know added.
@@ -52,7 +86,7 @@ pub fn completion_script(shell: Shell) -> Vec<u8> {
     completion::finish(shell, &String::from_utf8_lossy(&buf), &values).into_bytes()
 }
 
-pub fn manpage(args: ManpageArgs, _ctx: &Ctx) -> Result<Outcome> {
+pub fn manpage(args: ManpageArgs, ctx: &Ctx) -> Result<Outcome> {
     let top = built();
     if let Some(dir) = args.dir {
         std::fs::create_dir_all(&dir)
@@ -64,9 +98,22 @@ pub fn manpage(args: ManpageArgs, _ctx: &Ctx) -> Result<Outcome> {
                 )
             })
             .hint("pass a directory you can write, e.g. --dir ~/.local/share/man/man1")?;
+        let mut pages = Vec::new();
         for (name, page) in all_pages(&top)? {
             let path = dir.join(format!("{name}.1"));
             std::fs::write(&path, page).with_context(|| format!("writing {}", path.display()))?;
+            pages.push(Manpage {
+                name,
+                path: Some(path),
+                roff: None,
+            });
+        }
+        if ctx.json {
+            let body = Manpages {
+                dir: Some(dir),
+                pages,
+            };
+            ctx.print_json("manpage", &body)?;
         }
         return Ok(Outcome::Success);
     }
@@ -84,7 +131,20 @@ pub fn manpage(args: ManpageArgs, _ctx: &Ctx) -> Result<Outcome> {
             })
             .hint("`nictune manpage` without a command prints the top-level page")?,
     };
-    write_stdout(&page(cmd, &top)?)
+    let roff = page(cmd, &top)?;
+    if ctx.json {
+        let body = Manpages {
+            dir: None,
+            pages: vec![Manpage {
+                name: cmd.get_display_name().unwrap_or(cmd.get_name()).to_string(),
+                path: None,
+                roff: Some(String::from_utf8_lossy(&roff).into_owned()),
+            }],
+        };
+        ctx.print_json("manpage", &body)?;
+        return Ok(Outcome::Success);
+    }
+    write_stdout(&roff)
 }
 
 /// The command tree as clap builds it for help (display names like `nictune-apply`).
@@ -276,7 +336,7 @@ fn files(command: Option<&str>) -> Vec<(&'static str, &'static str)> {
         "/etc/systemd/network/10-nictune-IFACE.link, \
          /etc/NetworkManager/system-connections/IFACE.nmconnection, \
          /etc/udev/rules.d/70-nictune-IFACE.rules, /etc/tuned/nictune-IFACE/tuned.conf, \
-         /etc/modprobe.d/nictune.conf, /etc/sysctl.d/90-nictune.conf, \
+         /etc/modprobe.d/nictune-DRIVER.conf, /etc/sysctl.d/90-nictune.conf, \
          /etc/systemd/system/nictune-IFACE.service",
         "Where each export format belongs (named in the file's first line); export prints to \
          stdout unless --output is given.",
