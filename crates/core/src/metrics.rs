@@ -15,7 +15,8 @@ pub struct Metrics {
     pub interim_transactions_per_sec: Vec<f64>,
     /// Latency summary in microseconds (transaction or probe round trip).
     pub latency_us: Option<LatencySummary>,
-    /// Payload throughput in bits per second.
+    /// Application payload delivered, both directions summed, in bits per second (the router:
+    /// whole forwarded frames); docs/simulator.md, "What the figures mean".
     pub throughput_bps: Option<f64>,
     /// Per-host accounting, keyed by host name (`client`, `server`, `router`, ...).
     pub hosts: BTreeMap<String, HostMetrics>,

@@ -33,7 +33,8 @@ use crate::metrics::core_ns::cpu_split;
 use crate::metrics::histogram::Histogram;
 use crate::napi_extras::busy_poll::{BusyLoop, BusyPollConfig, BusyStep};
 use crate::napi_extras::complete::{Completion, Napi, NapiConfig};
-use crate::nic::frame::{MIN_FRAME, WIRE_OVERHEAD};
+use crate::nic::frame::{ETH_OVERHEAD, MIN_FRAME, WIRE_OVERHEAD};
+use crate::workload::rr::TCP_HEADERS;
 use nictune_core::metrics::{HostMetrics, Metrics};
 use nictune_core::units::{Bytes, Nanos};
 use std::collections::VecDeque;
@@ -917,9 +918,13 @@ pub fn run(p: &Params) -> Result<Outcome, BadParam> {
         ..HostMetrics::default()
     };
     host.drops.insert("ring_full".into(), nic.dropped);
+    // Application payload of both directions for every request answered: each frame less
+    // Ethernet header and FCS (18), IPv4 (20) and TCP with timestamps (32).
+    let payload = |b: Bytes| b.0.saturating_sub((ETH_OVERHEAD + TCP_HEADERS) as u64);
+    let per_transaction = payload(p.request) + payload(p.response);
     let mut metrics = Metrics {
-        // Response frames handed to the NIC, as bits per second.
-        throughput_bps: Some(socket.delivered as f64 * p.response.0 as f64 * 8.0 / secs),
+        transactions_per_sec: Some(socket.delivered as f64 / secs),
+        throughput_bps: Some(socket.delivered as f64 * per_transaction as f64 * 8.0 / secs),
         latency_us: latency.summary_us(),
         ..Metrics::default()
     };

@@ -907,6 +907,24 @@ mod tests {
         assert!(r.run(&set).is_ok());
     }
 
+    /// Request/response models report transactions, and every model with interrupts and
+    /// frames reports frames per interrupt.
+    #[test]
+    fn request_response_and_interrupt_figures_are_filled() {
+        for (name, host) in [("napi-memcached", "server"), ("seed-isa-ttcp", "pc486")] {
+            let c = find(name).unwrap();
+            let mut set = Params::new();
+            c.assign(&mut set, "duration", "0.05").unwrap();
+            let m = c.run(&set).unwrap().result.metrics;
+            assert!(m.hosts[host].packets_per_interrupt.is_some(), "{name}");
+            if name == "napi-memcached" {
+                let (t, b) = (m.transactions_per_sec.unwrap(), m.throughput_bps.unwrap());
+                // 58 + 250 payload bytes a transaction.
+                assert!((b - t * 308.0 * 8.0).abs() < 1e-6 * b, "{t} {b}");
+            }
+        }
+    }
+
     /// Ethernet's smallest frame is 64 bytes with the FCS: one gigabit port carries at most
     /// 1e9 / (84 · 8) = 1,488,095 of them a second.
     #[test]

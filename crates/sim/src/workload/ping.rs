@@ -152,6 +152,9 @@ impl Ping {
             return 0;
         }
         if !reply {
+            // Throughput counts both directions: the request's payload here, the reply's
+            // when the client has it.
+            rec.delivered(self.cfg.payload, rx.end);
             let tx = rx.costs.tx_pkt_ns;
             let what = Payload::Echo { seq, reply: true };
             let mut at = rx.end;

@@ -779,6 +779,7 @@ pub fn run(p: &IsaParams) -> IsaOutcome {
     let secs = p.duration.as_secs_f64();
     let mut host = HostMetrics {
         interrupts_per_sec: Some(sim.irqs as f64 / secs),
+        packets_per_interrupt: (sim.irqs > 0).then(|| sim.processed as f64 / sim.irqs as f64),
         cpu: cpu_split(&[sim.acct], p.duration.0),
         ..HostMetrics::default()
     };
