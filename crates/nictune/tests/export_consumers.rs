@@ -905,6 +905,70 @@ fn a_profile_in_a_namespace_is_refused_by_formats_of_the_initial_namespace() {
     assert!(stdout(&out).contains("--iface nt0 --netns lab --force"));
 }
 
+/// Audit: `--install` replaced shared files: exporting e1000e and then igb left only igb's
+/// modprobe.d line, a second profile's sysctl.d file replaced the first's.
+#[test]
+fn install_keeps_another_exports_file_unless_forced() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    let install = |profile: &str, format: &str, extra: &[&str]| {
+        let input = dir.path().join("p.toml");
+        std::fs::write(&input, profile).unwrap();
+        let mut args = vec![
+            "export",
+            input.to_str().unwrap(),
+            "--format",
+            format,
+            "--install",
+            "--root",
+            root.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        nictune(&args)
+    };
+    // A file per driver: both stay.
+    for driver in ["e1000e", "igb"] {
+        let out = install(
+            &format!("[settings]\n\"{driver}.InterruptThrottleRate\" = \"3000,3000\"\n"),
+            "modprobe",
+            &[],
+        );
+        assert!(out.status.success(), "{driver}: {}", stderr(&out));
+    }
+    for driver in ["e1000e", "igb"] {
+        let file = root.join(format!("etc/modprobe.d/nictune-{driver}.conf"));
+        let text = std::fs::read_to_string(&file).unwrap();
+        let line = format!("options {driver} InterruptThrottleRate=3000,3000");
+        assert!(
+            text.lines().any(|l| l == line),
+            "{}: {text}",
+            file.display()
+        );
+    }
+    // One host-wide sysctl.d file: a second profile's is refused, the first kept.
+    let first = "[settings]\n\"sysctl.net.core.busy_poll\" = 50\n";
+    let second = "[settings]\n\"sysctl.net.core.busy_read\" = 50\n";
+    assert!(install(first, "sysctl.d", &[]).status.success());
+    let file = root.join("etc/sysctl.d/90-nictune.conf");
+    let before = std::fs::read_to_string(&file).unwrap();
+    // The same content again is fine.
+    assert!(install(first, "sysctl.d", &[]).status.success());
+    let out = install(second, "sysctl.d", &[]);
+    common::assert_exit(&out, 2);
+    assert!(
+        stderr(&out).contains("already there with other content; nothing was installed")
+            && stderr(&out).contains("add --force to replace it"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), before);
+    let out = install(second, "sysctl.d", &["--force"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(std::fs::read_to_string(&file)
+        .unwrap()
+        .contains("net.core.busy_read = 50"));
+}
+
 #[test]
 fn install_puts_self_contained_formats_where_they_belong_under_root() {
     let dir = tempfile::tempdir().unwrap();

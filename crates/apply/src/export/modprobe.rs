@@ -25,10 +25,16 @@ pub fn render(items: &[Item]) -> (String, String, Vec<Omitted>) {
          # If the driver loads from the initramfs, rebuild it (update-initramfs -u).\n\
          # Runtime `ethtool -C` changes win over these until the next reload.\n",
     );
+    // A file per driver (or set of drivers): exporting e1000e and then igb installs two files
+    // side by side instead of the second replacing the first.
+    let path = format!(
+        "/etc/modprobe.d/nictune-{}.conf",
+        by_driver.keys().copied().collect::<Vec<_>>().join("-")
+    );
     for (drv, params) in by_driver {
         out += &format!("options {drv} {}\n", params.join(" "));
     }
-    ("/etc/modprobe.d/nictune.conf".into(), out, omitted)
+    (path, out, omitted)
 }
 
 fn driver(item: &Item) -> Result<&'static str, String> {
@@ -47,7 +53,8 @@ mod tests {
 
     #[test]
     fn per_port_values_stay_positional() {
-        let (_, text, omitted) = super::render(&items());
+        let (path, text, omitted) = super::render(&items());
+        assert_eq!(path, "/etc/modprobe.d/nictune-e1000e.conf");
         let lines = modprobe(&text).unwrap();
         assert_eq!(
             lines,

@@ -64,6 +64,10 @@ pub struct Args {
     /// With --install: install under this directory instead of / (image builds, tests).
     #[arg(long, value_name = "DIR", requires = "install")]
     pub root: Option<PathBuf>,
+    /// With --install: replace a file that is there with other content (another export's
+    /// settings, a hand edit); without it such a file is kept and nothing is installed.
+    #[arg(long, requires = "install")]
+    pub force: bool,
 }
 
 /// What `export` reports when it refuses to write a file without settings.
@@ -165,7 +169,13 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
     }
     if args.install {
         let root = args.root.clone().unwrap_or_else(|| PathBuf::from("/"));
-        install(&exported, &root, &args.profile, &installed_profile)?;
+        install(
+            &exported,
+            &root,
+            &args.profile,
+            &installed_profile,
+            args.force,
+        )?;
     } else if format == Format::SystemdUnit {
         let unit = exported.path.rsplit('/').next().unwrap_or_default();
         let (save, output) = match &args.output {
@@ -227,8 +237,17 @@ fn quote(text: &str) -> String {
 }
 
 /// `--install`: the file where it usually goes under `root`; for the re-apply unit also a
-/// copy of this binary and of the profile, at the paths the unit names.
-fn install(e: &Exported, root: &Path, profile: &Path, installed_profile: &str) -> Result<()> {
+/// copy of this binary and of the profile, at the paths the unit names. A file already there
+/// with other content (another profile's sysctl.d file, a hand-edited rule) is never
+/// replaced without `force`: nothing is installed then. The binary is exempt: the unit must
+/// run this nictune.
+fn install(
+    e: &Exported,
+    root: &Path,
+    profile: &Path,
+    installed_profile: &str,
+    force: bool,
+) -> Result<()> {
     if !installable(e.format) {
         return Err(anyhow::Error::new(Hinted::new(
             anyhow::anyhow!(
@@ -253,6 +272,32 @@ fn install(e: &Exported, root: &Path, profile: &Path, installed_profile: &str) -
         eprintln!("installed {}", dest.display());
         Ok(())
     };
+    let profile_text = match e.format {
+        Format::SystemdUnit => Some(input::read_file(profile, input::PROFILE)?),
+        _ => None,
+    };
+    if !force {
+        let mut files = vec![(e.path.as_str(), e.text.as_bytes())];
+        if let Some(text) = &profile_text {
+            files.push((installed_profile, text.as_bytes()));
+        }
+        let differing: Vec<String> = files
+            .iter()
+            .map(|(path, bytes)| (under(path), bytes))
+            .filter(|(dest, bytes)| std::fs::read(dest).is_ok_and(|old| old != **bytes))
+            .map(|(dest, _)| dest.display().to_string())
+            .collect();
+        if !differing.is_empty() {
+            return Err(anyhow::Error::new(Hinted::new(
+                anyhow::anyhow!(
+                    "--install: {} already there with other content; nothing was installed",
+                    differing.join(", ")
+                ),
+                "compare it with this export (--output FILE) and merge what it should keep, \
+                 or add --force to replace it",
+            )));
+        }
+    }
     if e.format == Format::SystemdUnit {
         let exe = std::env::current_exe().context("finding this nictune binary to install")?;
         // Run as the installed copy itself: it is in place (and busy: it cannot be rewritten).
@@ -262,7 +307,7 @@ fn install(e: &Exported, root: &Path, profile: &Path, installed_profile: &str) -
                 std::fs::read(&exe).with_context(|| format!("reading {}", exe.display()))?;
             put(INSTALLED_BINARY, &binary, 0o755)?;
         }
-        let text = input::read_file(profile, input::PROFILE)?;
+        let text = profile_text.as_deref().unwrap_or_default();
         put(installed_profile, text.as_bytes(), 0o644)?;
     }
     let mode = if e.format == Format::Cpuset {
