@@ -624,6 +624,23 @@ fn run_router(p: &Params) -> Result<Raw, ScenarioError> {
             )
         })?,
     };
+    if let Binding::Explicit(map) = &r.binding {
+        if let Some((v, _)) = map
+            .iter()
+            .find(|(v, _)| v.port >= r.ports || v.queue >= r.queues)
+        {
+            return Err(bad(
+                "binding",
+                format!("igb{}:que {}", v.port, v.queue),
+                "a queue the host does not have",
+                &format!(
+                    "ports igb0–igb{} and queues 0–{} (ports, num_queues)",
+                    r.ports.saturating_sub(1),
+                    r.queues.saturating_sub(1)
+                ),
+            ));
+        }
+    }
     r.nat_instances = get_int(p, "nat_instances")? as usize;
     r.offered_pps = get_num(p, "offered_pps")? as u64;
     r.frame = Bytes(get_int(p, "frame_bytes")? as u64);
@@ -888,6 +905,18 @@ mod tests {
         r.assign(&mut set, "binding", "igb7:que 0 99").unwrap();
         let e = r.run(&set).unwrap_err().to_string();
         assert!(e.contains("CPU beyond"), "{e}");
+        // 10 ports of 4 queues: igb0–igb9, queues 0–3.
+        for (map, named) in [
+            ("igb0:que 9 1", "igb0:que 9"),
+            ("igb15:que 0 1", "igb15:que 0"),
+        ] {
+            r.assign(&mut set, "binding", map).unwrap();
+            let e = r.run(&set).unwrap_err().to_string();
+            assert!(
+                e.contains(named) && e.contains("igb0–igb9 and queues 0–3"),
+                "{e}"
+            );
+        }
     }
 
     #[test]

@@ -13,8 +13,8 @@
 //!   (ethtool rx-usecs 10–10000); one queue vector and no VFs, so the classifier (§3). On a
 //!   link other than 1000 Mb/s the adaptive modes write the fixed 4000/s (`igb_set_itr`,
 //!   `igb_update_ring_itr`: `link_speed != SPEED_1000`).
-//! - `dim`: 0 adaptive moderation off; anything else Linux DIM on the rx EQE profile table, the
-//!   net_dim default (§5).
+//! - `dim`: 0 adaptive moderation off; 1 Linux DIM on the rx EQE profile table, the net_dim
+//!   default (§5); any other value is refused (DIM picks its own interval).
 //!
 //! The transmit side: these NICs have no TIDV/TADV pair; a transmit completion interrupts
 //! through the same throttle, so the policy's base registers leave the transmit timers at 0.
@@ -85,7 +85,8 @@ pub fn policy(
         "ixgbe" => legacy(LegacyVariant::OutOfTree, itr).map_err(|_| bad(IXGBE_ALLOWED)),
         "igb" => igb(itr, speed_is(link_gbps, 1000.0)).ok_or_else(|| bad(IGB_ALLOWED)),
         "dim" if itr == 0 => Ok(Box::new(Fixed(Coalescing::OFF))),
-        "dim" => Ok(Box::new(Dim::new(Direction::Rx, TimerStart::AtFirstEvent))),
+        "dim" if itr == 1 => Ok(Box::new(Dim::new(Direction::Rx, TimerStart::AtFirstEvent))),
+        "dim" => Err(bad(DIM_ALLOWED)),
         _ => return None,
     };
     Some(policy)
@@ -94,6 +95,8 @@ pub fn policy(
 const LEGACY_ALLOWED: &str = "0, 1, 3 or 956–488281 interrupts/s";
 const IXGBE_ALLOWED: &str = "0, 1 or 956–488281 interrupts/s";
 const IGB_ALLOWED: &str = "0, 1, 3 or 100–100000 interrupts/s";
+/// DIM chooses its own intervals: the key only turns it on or off.
+const DIM_ALLOWED: &str = "0 (adaptive moderation off) or 1 (DIM picks the interval)";
 
 fn legacy(variant: LegacyVariant, itr: i64) -> Result<Box<dyn ModerationPolicy>, String> {
     let setting: LegacySetting = ixgbevf::setting(itr)?;
@@ -164,7 +167,13 @@ mod tests {
             );
         }
         assert!(policy("e1000-7.0", 8000, "server.itr", 1.0).is_none());
-        for (d, itr) in [("ixgbevf", 500), ("ixgbe", 3), ("igb", 50), ("igb", 2)] {
+        for (d, itr) in [
+            ("ixgbevf", 500),
+            ("ixgbe", 3),
+            ("igb", 50),
+            ("igb", 2),
+            ("dim", 8000),
+        ] {
             let e = policy(d, itr, "server.itr", 1.0)
                 .expect("known")
                 .unwrap_err();

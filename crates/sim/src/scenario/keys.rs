@@ -352,7 +352,7 @@ fn global_keys() -> Vec<(&'static str, Kind, ParamValue, &'static str)> {
         ),
         (
             "workload.on_ms",
-            num(0.0, 100_000.0, "ms"),
+            num(0.001, 100_000.0, "ms"),
             F(1.0),
             "on/off: on period",
         ),

@@ -34,6 +34,9 @@ pub struct Scenario {
     /// What the scenario's values rest on, for `--explain` (may be empty).
     pub notes: String,
     set: BTreeMap<String, ParamValue>,
+    /// Keys given for one host by name (not through `hosts.*`), to refuse those of a host
+    /// the topology does not have.
+    named_host_keys: std::collections::BTreeSet<String>,
 }
 
 /// One run's results: the `params`, `metrics` and `engine` of `nictune.sim/v2`.
@@ -92,6 +95,7 @@ impl Scenario {
             description,
             notes,
             set: BTreeMap::new(),
+            named_host_keys: Default::default(),
         };
         for (key, v) in flat {
             let value = toml_value(&key, v)?;
@@ -122,6 +126,9 @@ impl Scenario {
             Some(rest) => keys::HOSTS.iter().map(|h| format!("{h}.{rest}")).collect(),
             None => vec![key.to_string()],
         };
+        if key.starts_with("client.") {
+            self.named_host_keys.insert(key.to_string());
+        }
         for target in targets {
             let def = keys::find(&target).ok_or_else(|| ScenarioError::UnknownKey {
                 key: key.to_string(),
@@ -166,15 +173,30 @@ impl Scenario {
         }
     }
 
+    /// Every key with its value, as [`Scenario::resolved`], refusing a key set for a host
+    /// the topology does not have (the generator topology has no client).
+    pub fn checked(&self) -> Result<BTreeMap<String, ParamValue>, ScenarioError> {
+        let params = self.resolved();
+        if matches!(params.get("topology"), Some(ParamValue::Text(t)) if t == "generator") {
+            if let Some(k) = self.named_host_keys.iter().next() {
+                return Err(ScenarioError::Inconsistent(format!(
+                    "`{k}` is set, but the generator topology has no client (its keys are \
+                     server.* or hosts.*)"
+                )));
+            }
+        }
+        Ok(params)
+    }
+
     /// Runs the scenario and returns the raw engine output.
     pub fn simulate(&self) -> Result<SimOutput, ScenarioError> {
-        let spec = build::spec(&self.resolved())?;
+        let spec = build::spec(&self.checked()?)?;
         Ok(Sim::new(spec).run())
     }
 
     /// Runs the scenario (wall time left for the caller to fill in).
     pub fn run(&self) -> Result<RunResult, ScenarioError> {
-        let params = self.resolved();
+        let params = self.checked()?;
         let out = Sim::new(build::spec(&params)?).run();
         Ok(RunResult {
             metrics: collect::metrics(&out),
