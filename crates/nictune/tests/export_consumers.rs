@@ -779,6 +779,63 @@ fn an_export_without_settings_exits_1_with_what_was_left_out() {
     let doc = common::json(&out);
     assert_eq!(doc["written"], false, "{doc}");
     assert_eq!(doc["omitted"].as_array().unwrap().len(), 9, "{doc}");
+    // Audit: a refusal and a written file had different fields. One shape, nulls where a
+    // field does not apply (docs/cli.md).
+    let fields = |doc: &serde_json::Value| {
+        let mut keys: Vec<String> = doc.as_object().unwrap().keys().cloned().collect();
+        keys.sort();
+        keys
+    };
+    let shape = [
+        "format", "omitted", "path", "schema", "text", "warnings", "written",
+    ];
+    assert_eq!(fields(&doc), shape, "{doc}");
+    assert_eq!(doc["schema"], "nictune.export/v2");
+    assert_eq!(doc["path"], serde_json::Value::Null);
+    assert_eq!(doc["text"], serde_json::Value::Null);
+    assert_eq!(doc["warnings"], serde_json::json!([]));
+    let e1000 = dir.path().join("e1000.toml");
+    std::fs::write(
+        &e1000,
+        "iface = \"nt0\"\n[settings]\n\"e1000.InterruptThrottleRate\" = \"3000,3000\"\n",
+    )
+    .unwrap();
+    let out = nictune(&[
+        "export",
+        e1000.to_str().unwrap(),
+        "--format",
+        "udev",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = common::json(&out);
+    assert_eq!(fields(&doc), shape, "{doc}");
+    assert_eq!(doc["format"], "udev");
+    assert_eq!(doc["written"], true);
+    assert_eq!(doc["path"], "/etc/udev/rules.d/70-nictune-nt0.rules");
+    assert!(
+        doc["text"].as_str().unwrap().contains("rx-usecs 333"),
+        "{doc}"
+    );
+    // The approximate conversion is a warning (it was only a comment).
+    assert_eq!(
+        doc["warnings"],
+        serde_json::json!([
+            "e1000.InterruptThrottleRate=3000,3000: rx-usecs 333 ≈ 10^6/3000; e1000 then runs at 3003/s"
+        ])
+    );
+    assert!(stderr(&out).contains("warning: e1000.InterruptThrottleRate=3000,3000: rx-usecs 333"));
+    std::fs::write(&e1000, "[settings]\n\"sysctl.net.core.busy_poll\" = 50\n").unwrap();
+    let out = nictune(&[
+        "export",
+        e1000.to_str().unwrap(),
+        "--format",
+        "sysctl.d",
+        "--json",
+    ]);
+    let doc = common::json(&out);
+    assert_eq!(doc["format"], "sysctl.d", "{doc}");
+    assert_eq!(doc["written"], true, "{doc}");
 }
 
 #[test]

@@ -402,7 +402,10 @@ pub struct Exported {
     pub text: String,
     /// Settings the format could not express.
     pub omitted: Vec<Omitted>,
-    /// Lines written with a caveat (an unchecked FreeBSD sysctl, a converted value).
+    /// Lines written with a caveat: an unchecked FreeBSD sysctl, a module parameter written as
+    /// the run-time value that stands for it (`e1000.InterruptThrottleRate=3000` as udev's
+    /// `ethtool -C rx-usecs 333`, which runs at 3003/s). Each is a `# warning: ` comment above
+    /// its line in the file.
     pub warnings: Vec<String>,
 }
 

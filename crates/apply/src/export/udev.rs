@@ -66,7 +66,7 @@ pub fn render(items: &[Item], iface: &str) -> (String, String, Vec<Omitted>) {
     let head = format!("ACTION==\"add\", SUBSYSTEM==\"net\", KERNEL==\"{iface}\"");
     for (_, line, note, _) in lines {
         if let Some(note) = note {
-            out += &format!("# {note}\n");
+            out += &format!("# warning: {note}\n");
         }
         out += &format!("{head}, {line}\n");
     }
@@ -229,7 +229,9 @@ mod tests {
         let (text, omitted) = rule("[settings]\n\"igb.InterruptThrottleRate\" = 8000\n");
         assert!(omitted.is_empty(), "{omitted:?}");
         assert!(!text.contains('<'), "no placeholder: {text}");
-        assert!(text.contains("# igb.InterruptThrottleRate=8000: rx-usecs 125 = 10^6/8000\n"));
+        assert!(
+            text.contains("# warning: igb.InterruptThrottleRate=8000: rx-usecs 125 = 10^6/8000\n")
+        );
         assert!(
             text.contains("RUN+=\"/usr/sbin/ethtool -C $name rx-usecs 125\""),
             "{text}"
@@ -240,6 +242,18 @@ mod tests {
         assert!(
             text.contains("rx-usecs 333 ≈ 10^6/3000; e1000 then runs at 3003/s"),
             "{text}"
+        );
+        // The conversion is a warning of the export, not only a comment (audit: `warnings`
+        // stayed empty).
+        let out = super::super::export(
+            super::super::Format::Udev,
+            &items_of("[settings]\n\"e1000.InterruptThrottleRate\" = \"3000,3000\"\n"),
+            &super::super::tests::target(),
+        )
+        .unwrap();
+        assert_eq!(
+            out.warnings,
+            ["e1000.InterruptThrottleRate=3000,3000: rx-usecs 333 ≈ 10^6/3000; e1000 then runs at 3003/s"]
         );
         let (_, omitted) = rule("[settings]\n\"e1000.InterruptThrottleRate\" = \"3000,8000\"\n");
         assert!(

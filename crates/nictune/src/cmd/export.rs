@@ -70,12 +70,36 @@ pub struct Args {
     pub force: bool,
 }
 
-/// What `export` reports when it refuses to write a file without settings.
+/// What `export` reports, written or refused, in one shape (`nictune.export/v2`): the fields
+/// that do not apply to a refusal are `null`, never missing (docs/cli.md).
 #[derive(Serialize)]
-struct Refused {
+struct Report<'a> {
+    /// The format's command-line name (`sysctl.d`, `systemd-link`).
     format: &'static str,
+    /// Whether a file was produced; `false` when the format would hold none of the settings.
     written: bool,
-    omitted: Vec<Omitted>,
+    /// Where the file usually goes; `null` when nothing was written.
+    path: Option<&'a str>,
+    /// The file's contents; `null` when nothing was written.
+    text: Option<&'a str>,
+    /// The settings the format could not express, with why and where they can go instead.
+    omitted: &'a [Omitted],
+    /// Lines written with a caveat: an unchecked FreeBSD sysctl, a module parameter written
+    /// as the run-time value that stands for it (udev's `ethtool -C rx-usecs`).
+    warnings: &'a [String],
+}
+
+impl<'a> Report<'a> {
+    fn written(e: &'a Exported) -> Report<'a> {
+        Report {
+            format: e.format.name(),
+            written: true,
+            path: Some(&e.path),
+            text: Some(&e.text),
+            omitted: &e.omitted,
+            warnings: &e.warnings,
+        }
+    }
 }
 
 pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
@@ -116,17 +140,20 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
     let exported = match export::export(format, &profile.items, &target) {
         Ok(e) => e,
         Err(ExportError::NothingToWrite { format, omitted }) => {
-            let refused = Refused {
+            let refused = Report {
                 format,
                 written: false,
-                omitted,
+                path: None,
+                text: None,
+                omitted: &omitted,
+                warnings: &[],
             };
             ctx.emit("export", &refused, |r| {
                 let mut out = format!(
                     "nothing written: --format {} would hold none of the profile's settings:\n",
                     r.format
                 );
-                for o in &r.omitted {
+                for o in r.omitted {
                     out += &format!("  {}: {}\n", o.setting, o.reason);
                 }
                 out + "  hint: choose a format named above for these settings"
@@ -192,8 +219,8 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
             install_commands(&exported, &args.profile, &installed_profile, &output).join("\n  "),
         );
     }
-    ctx.emit("export", &exported, |e| {
-        human(e, args.output.is_some(), args.install)
+    ctx.emit("export", &Report::written(&exported), |_| {
+        human(&exported, args.output.is_some(), args.install)
     })?;
     Ok(Outcome::Success)
 }
