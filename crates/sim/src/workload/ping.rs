@@ -52,7 +52,7 @@ pub struct Ping {
 }
 
 /// The frames of one echo of `payload` ICMP payload bytes sent at `at`: IP fragments of at
-/// most [`FRAG_DATA`] bytes, the first carrying the ICMP header.
+/// most 1480 data bytes, the first carrying the ICMP header.
 pub fn fragments(payload: u32, at: u64, what: Payload) -> impl Iterator<Item = Frame> {
     let data = payload + ICMP_HEADERS - IP_HEADER;
     let n = data.div_ceil(FRAG_DATA).max(1);
