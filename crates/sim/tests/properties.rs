@@ -295,6 +295,22 @@ fn every_core_accounts_for_exactly_the_run() {
         s.set("duration", "0.05").unwrap();
         check(&name, &s.run().unwrap().metrics);
     }
+    // The engine's hosts saturated: the receiver's softirq, and applications with more
+    // work than time.
+    for (name, sets) in [
+        ("linerate-10g-64b", &["server.cost.rx_pkt_ns=5000"][..]),
+        (
+            "seed-e1000-rr",
+            &["hosts.cost.app_ns=2000000", "workload.outstanding=8"][..],
+        ),
+    ] {
+        let mut s = builtin::get(name).unwrap();
+        s.set("duration", "0.05").unwrap();
+        for a in sets {
+            s.assign(a).unwrap();
+        }
+        check(name, &s.run().unwrap().metrics);
+    }
     let overloads: &[(&str, &[(&str, &str)])] = &[
         ("seed-freebsd-polling", &[("idle_poll", "1")]),
         (
