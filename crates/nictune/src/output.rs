@@ -85,8 +85,10 @@ pub fn schema_version(command: &str) -> u32 {
         // v2: `note` and `unrecorded` are `null` instead of missing; v3: `also_reverted`
         // and `killed_tune_pid` (a killed tune's changes go back together).
         "revert" => 3,
-        // v2: the engine block's `sim_seconds`/`wall_seconds` are `sim_s`/`wall_s`.
-        "sim" => 2,
+        // v2: the engine block's `sim_seconds`/`wall_seconds` are `sim_s`/`wall_s`; v3:
+        // `--keys` entries name their case scenario (`scenario`, `null` for engine keys), an
+        // engine run and sweep point has `notes` and an engine sweep point `scenario`.
+        "sim" => 3,
         // v2: a point's setting values are numbers and booleans, not strings.
         "tune" => nictune_tune::results::SCHEMA_VERSION,
         // v2: interrupt lines and interface drops are lists of objects (`nic_vectors`,
@@ -94,7 +96,9 @@ pub fn schema_version(command: &str) -> u32 {
         "bench" => 2,
         // v2: each interface's link (operstate, MTU, speed, qdisc, txqlen) and the link kind
         // as the driver of a virtual device.
-        "show" => 2,
+        // v3: FreeBSD's `uptime_s`, `rates_over_s` and `interrupts[].rate_per_sec` (were
+        // `uptime_secs`, `rates_over_secs`, `rate`).
+        "show" => 3,
         // v2: one shape written or refused (`written`, `path`, `text` always present) and
         // `format` the command-line name (`sysctl.d`, not `sysctl-d`).
         "export" => 2,

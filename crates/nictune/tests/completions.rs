@@ -92,6 +92,9 @@ fn bash_completes_keys_formats_scenarios_and_interfaces() {
     }
     let sim_keys = complete(&s, "nictune sim seed-e1000-rr --set client.it");
     assert_eq!(sim_keys, ["client.itr="]);
+    // A case scenario's keys too (README: completion offers --set/--sweep keys).
+    let case_keys = complete(&s, "nictune sim seed-igb-router --set nmbc");
+    assert_eq!(case_keys, ["nmbclusters="]);
 
     // Interfaces come from /sys/class/net when completing: whatever is there now.
     let here: Vec<String> = std::fs::read_dir("/sys/class/net")

@@ -23,7 +23,7 @@ fn show_json_is_the_v2_envelope() {
     ]);
     assert_exit(&out, 0);
     let doc = json(&out);
-    assert_eq!(doc["schema"], "nictune.show/v2");
+    assert_eq!(doc["schema"], "nictune.show/v3");
     let eth0 = &doc["nics"][0];
     // A capture made before link attributes were recorded: each of them null, not missing.
     for field in ["mtu_bytes", "speed_mbps", "operstate", "qdisc", "txqlen"] {
@@ -266,4 +266,32 @@ fn freebsd_show_and_doctor_check_the_interfaces_named() {
     assert!(!text.contains("igb7:que 0"), "{text}");
     let out = nictune(&["doctor", "--os", "freebsd", "--root", &root, "igb1"]);
     assert_exit(&out, 1);
+}
+
+/// docs/cli.md: units in the field name (`_s`, `_per_sec`), also in FreeBSD's `show --json`.
+#[test]
+fn freebsd_show_json_names_its_units() {
+    let out = nictune(&[
+        "show",
+        "--json",
+        "--os",
+        "freebsd",
+        "--root",
+        &fixture("freebsd-case5-before"),
+    ]);
+    assert_exit(&out, 0);
+    let doc = json(&out);
+    assert_eq!(doc["schema"], "nictune.show/v3");
+    assert!(
+        doc["uptime_s"].as_f64().unwrap() > 0.0,
+        "{}",
+        doc["uptime_s"]
+    );
+    assert!(doc["rates_over_s"].is_null());
+    let irq = &doc["interrupts"][0];
+    assert!(irq["rate_per_sec"].is_u64(), "{irq}");
+    for gone in ["uptime_secs", "rates_over_secs"] {
+        assert!(doc.get(gone).is_none(), "{gone}");
+    }
+    assert!(irq.get("rate").is_none(), "{irq}");
 }

@@ -1,4 +1,4 @@
-//! `nictune sim` as a user sees it: listings, human tables, the `nictune.sim/v2` JSON shape,
+//! `nictune sim` as a user sees it: listings, human tables, the `nictune.sim/v3` JSON shape,
 //! sweeps and errors. Wall time is the only value that changes between runs; it is blanked.
 
 use std::process::Command;
@@ -89,7 +89,7 @@ fn sweep_runs_every_point_in_order() {
         "2",
         "--json",
     ]);
-    assert_eq!(v["schema"], "nictune.sim/v2");
+    assert_eq!(v["schema"], "nictune.sim/v3");
     let points = v["points"].as_array().unwrap();
     let pairs: Vec<(i64, i64)> = points
         .iter()
@@ -162,4 +162,63 @@ fn explain_on_an_engine_scenario_explains_instead_of_running() {
     assert!(out.contains("docs/simulator.md"), "{out}");
     assert!(out.contains("server.itr") && out.contains("20000"), "{out}");
     assert!(!out.contains("events"), "it ran: {out}");
+}
+
+/// README: `--keys` shows every key — the case scenarios' too — and with a scenario named,
+/// that scenario's keys (not its --explain text).
+#[test]
+fn keys_list_the_case_scenario_keys() {
+    let (code, out, err) = nictune(&["sim", "--keys"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\nseed-igb-router (nictune sim seed-igb-router --set KEY=VALUE):\n"));
+    assert!(out.lines().any(|l| l.starts_with("nmbclusters ")), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("client.itr ")), "{out}");
+    let (code, out, _) = nictune(&["sim", "seed-igb-router", "--keys"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.starts_with("seed-igb-router (nictune sim seed-igb-router --set KEY=VALUE):\nports "),
+        "{out}"
+    );
+    assert!(!out.contains("client.itr"), "{out}");
+    let doc = json(&["sim", "--keys", "--json"]);
+    let keys = doc["keys"].as_array().unwrap();
+    let engine = keys.iter().find(|k| k["key"] == "client.itr").unwrap();
+    assert!(engine["scenario"].is_null());
+    let case = keys.iter().find(|k| k["key"] == "nmbclusters").unwrap();
+    assert_eq!(case["scenario"], "seed-igb-router");
+    let doc = json(&["sim", "seed-e1000-rr", "--keys", "--json"]);
+    assert!(doc["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|k| k["scenario"].is_null()));
+}
+
+/// Engine and case scenarios print the same fields: `notes` in a run and in each sweep
+/// point, `scenario` in each sweep point.
+#[test]
+fn engine_and_case_documents_have_the_same_fields() {
+    for name in ["seed-e1000-rr", "seed-igb-router"] {
+        let run = json(&["sim", name, "--json", "--set", "duration=0.01"]);
+        assert_eq!(run["schema"], "nictune.sim/v3");
+        assert!(run["notes"].is_array(), "{name}: {}", run["notes"]);
+        let key = if name == "seed-e1000-rr" {
+            "seed=1,2"
+        } else {
+            "ports=9,10"
+        };
+        let sweep = json(&[
+            "sim",
+            name,
+            "--json",
+            "--set",
+            "duration=0.01",
+            "--sweep",
+            key,
+        ]);
+        for point in sweep["points"].as_array().unwrap() {
+            assert_eq!(point["scenario"], name);
+            assert!(point["notes"].is_array(), "{name}: {point}");
+        }
+    }
 }

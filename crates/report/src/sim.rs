@@ -45,6 +45,9 @@ pub struct KeyEntry {
     pub allowed: String,
     /// What it sets.
     pub help: String,
+    /// The case scenario the key belongs to (`nictune sim NAME --set KEY=VALUE`); `null` for
+    /// an engine key, which every engine scenario and scenario file takes.
+    pub scenario: Option<String>,
 }
 
 /// `--explain`: the model's assumptions and the scenario's keys (for engine scenarios the
@@ -161,9 +164,22 @@ pub fn list_text(d: &ListDoc) -> String {
 
 /// `--keys` as text: one line per key with its default, help and what it accepts.
 pub fn keys_text(d: &KeysDoc) -> String {
-    let mut s =
-        String::from("Host keys exist as client.KEY and server.KEY; hosts.KEY sets both.\n");
+    let mut s = String::new();
+    let mut section: Option<Option<&str>> = None;
     for k in &d.keys {
+        let scenario = k.scenario.as_deref();
+        if section != Some(scenario) {
+            section = Some(scenario);
+            s += &match scenario {
+                None => "Engine scenarios and scenario files. Host keys exist as client.KEY and \
+                         server.KEY; hosts.KEY sets both.\n"
+                    .to_string(),
+                Some(name) if s.is_empty() => {
+                    format!("{name} (nictune sim {name} --set KEY=VALUE):\n")
+                }
+                Some(name) => format!("\n{name} (nictune sim {name} --set KEY=VALUE):\n"),
+            };
+        }
         s += &key_line(&format!("{:34}", k.key), &k.default, &k.help, &k.allowed);
     }
     s
@@ -388,6 +404,7 @@ mod tests {
                 default: ParamValue::Int(8000),
                 allowed: "an integer".into(),
                 help: "interrupts/s".into(),
+                scenario: None,
             }],
         };
         let text = keys_text(&keys);

@@ -55,9 +55,12 @@ pub struct FreeBsdSnapshot {
     /// `vmstat -i`; with two samples, the later one with rates measured between them.
     pub interrupts: Option<Vec<VmstatIrq>>,
     /// Seconds between the two `vmstat -i` samples when the rates were measured (None: the
-    /// rates are `vmstat -i`'s averages since boot).
+    /// rates are `vmstat -i`'s averages since boot). JSON: `rates_over_s`.
+    #[serde(rename = "rates_over_s")]
     pub rates_over_secs: Option<u64>,
     /// Seconds since boot, from the first `vmstat -i` (a source's total over its average).
+    /// JSON: `uptime_s`.
+    #[serde(rename = "uptime_s")]
     pub uptime_secs: Option<f64>,
     /// `netstat -m` (`netstat-m.txt`); `None` when not captured.
     pub mbufs: Option<MbufStats>,

@@ -22,7 +22,9 @@ pub struct VmstatIrq {
     pub name: String,
     /// Interrupts since boot (the `total` column).
     pub total: u64,
-    /// Interrupts per second averaged since boot.
+    /// Interrupts per second averaged since boot (measured between two samples when the
+    /// capture has them). JSON: `rate_per_sec`.
+    #[serde(rename = "rate_per_sec")]
     pub rate: u64,
 }
 

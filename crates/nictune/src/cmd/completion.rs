@@ -44,11 +44,18 @@ impl Values {
             )
             .collect();
         scenarios.sort();
+        // The engine's keys and every case scenario's (`nmbclusters`, `rxd`, …).
         let mut sim_keys: Vec<String> = nictune_sim::scenario::keys::catalog()
             .iter()
             .map(|k| k.name.clone())
+            .chain(
+                nictune_sim::cases::registry::all()
+                    .iter()
+                    .flat_map(|c| c.keys().into_iter().map(|k| k.name)),
+            )
             .collect();
         sim_keys.sort();
+        sim_keys.dedup();
         let formats = nictune_apply::export::Format::ALL
             .iter()
             .map(|(_, n)| (*n).to_string())

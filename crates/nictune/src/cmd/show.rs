@@ -26,7 +26,7 @@ pub struct Args {
     pub source: SourceArgs,
 }
 
-/// `nictune.show/v2`: the snapshot, plus rates with `--interval`.
+/// `nictune.show/v3`: the snapshot, plus rates with `--interval`.
 #[derive(Debug, Serialize)]
 struct ShowBody<'a> {
     os: &'static str,
@@ -35,7 +35,7 @@ struct ShowBody<'a> {
     rates: Option<&'a Rates>,
 }
 
-/// `nictune.show/v2` for a FreeBSD capture.
+/// `nictune.show/v3` for a FreeBSD capture.
 #[derive(Debug, Serialize)]
 struct ShowFreeBsd<'a> {
     os: &'static str,

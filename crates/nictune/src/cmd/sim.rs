@@ -52,30 +52,32 @@ pub struct Args {
     pub explain: bool,
 }
 
-/// `nictune.sim/v2` for one run.
+/// `nictune.sim/v3` for one run, and one point of a sweep: the same fields as a case
+/// scenario's (`notes` is `[]`: the engine adds none).
 #[derive(Debug, Serialize)]
 struct RunDoc<'a> {
     scenario: &'a str,
     #[serde(flatten)]
     result: &'a RunResult,
+    notes: &'a [String],
 }
 
-/// `nictune.sim/v2` for a sweep.
+/// `nictune.sim/v3` for a sweep.
 #[derive(Debug, Serialize)]
 struct SweepDoc<'a> {
     scenario: &'a str,
-    points: &'a [RunResult],
+    points: Vec<RunDoc<'a>>,
 }
 
 pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
     if args.list {
         return list(ctx);
     }
+    if args.keys {
+        return list_keys(args.scenario.as_deref(), ctx);
+    }
     if let Some(case) = args.scenario.as_deref().and_then(cases::find) {
         return super::sim_cases::run(case, &args, ctx);
-    }
-    if args.keys {
-        return list_keys(ctx);
     }
     let scenario = load(&args)?;
     if args.explain {
@@ -92,6 +94,7 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
         let doc = RunDoc {
             scenario: &scenario.name,
             result: &result,
+            notes: &[],
         };
         ctx.emit("sim", &doc, |d| run_text(d.scenario, d.result))?;
         return Ok(Outcome::Success);
@@ -105,10 +108,19 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
     let results = results.into_iter().collect::<Result<Vec<_>>>()?;
     let doc = SweepDoc {
         scenario: &scenario.name,
-        points: &results,
+        points: results
+            .iter()
+            .map(|result| RunDoc {
+                scenario: &scenario.name,
+                result,
+                notes: &[],
+            })
+            .collect(),
     };
     let varying: Vec<&str> = axes.iter().map(|a| a.key.as_str()).collect();
-    ctx.emit("sim", &doc, |d| sweep_text(d.scenario, d.points, &varying))?;
+    ctx.emit("sim", &doc, |_| {
+        sweep_text(&scenario.name, &results, &varying)
+    })?;
     Ok(Outcome::Success)
 }
 
@@ -174,19 +186,36 @@ fn list(ctx: &Ctx) -> Result<Outcome> {
     Ok(Outcome::Success)
 }
 
-fn list_keys(ctx: &Ctx) -> Result<Outcome> {
-    let doc = KeysDoc {
-        keys: keys::catalog()
-            .iter()
-            .map(|k| KeyEntry {
-                key: k.name.clone(),
-                default: k.default.clone(),
-                allowed: k.kind.allowed(),
-                help: k.help.to_string(),
-            })
-            .collect(),
+/// `--keys`: every key — the engine's, then each case scenario's under its name — or, with a
+/// scenario named, the keys that scenario takes.
+fn list_keys(scenario: Option<&str>, ctx: &Ctx) -> Result<Outcome> {
+    let engine = keys::catalog().iter().map(|k| KeyEntry {
+        key: k.name.clone(),
+        default: k.default.clone(),
+        allowed: k.kind.allowed(),
+        help: k.help.to_string(),
+        scenario: None,
+    });
+    let case_keys = |case: &'static cases::CaseScenario| {
+        case.keys().into_iter().map(move |k| KeyEntry {
+            key: k.name,
+            default: k.default,
+            allowed: k.kind.allowed(),
+            help: k.help.to_string(),
+            scenario: Some(case.name.to_string()),
+        })
     };
-    ctx.emit("sim", &doc, keys_text)?;
+    let keys = match scenario {
+        None => engine
+            .chain(cases::all().iter().flat_map(case_keys))
+            .collect(),
+        Some(name) => match cases::find(name) {
+            Some(case) => case_keys(case).collect(),
+            // An engine scenario or a file: the engine's keys (the file is not read).
+            None => engine.collect(),
+        },
+    };
+    ctx.emit("sim", &KeysDoc { keys }, keys_text)?;
     Ok(Outcome::Success)
 }
 

@@ -1,6 +1,6 @@
 //! `nictune sim` for the Simulator II case scenarios (`seed-freebsd-polling`,
 //! `seed-ixgbevf-sriov`, `seed-isa-ttcp`, `seed-isa-nfs`, `seed-igb-router`, `dim-bulk`): the
-//! same flags and the same `nictune.sim/v2` document as the engine's scenarios, plus
+//! same flags and the same `nictune.sim/v3` document as the engine's scenarios, plus
 //! `--explain` (the model's assumptions) and `notes` (what the metrics do not say, such as
 //! interfaces that failed to start).
 
@@ -36,7 +36,7 @@ const HINT: &str = "`nictune sim NAME --explain` lists the scenario's keys with 
 
 /// Runs (or explains) a case scenario.
 pub fn run(case: &'static CaseScenario, args: &Args, ctx: &Ctx) -> Result<Outcome> {
-    if args.explain || args.keys {
+    if args.explain {
         return explain(case, ctx);
     }
     let base = settings(case, args)?;
