@@ -18,6 +18,8 @@
 //!
 //! The transmit side: these NICs have no TIDV/TADV pair; a transmit completion interrupts
 //! through the same throttle, so the policy's base registers leave the transmit timers at 0.
+//! The 8254x delay keys (`rx_int_delay`, `rx_abs_int_delay`, `tx_int_delay`,
+//! `tx_abs_int_delay`) are not read under a family driver (their help says so).
 
 use super::error::ScenarioError;
 use crate::cases::ixgbevf;

@@ -72,25 +72,25 @@ fn host_keys() -> Vec<(&'static str, Kind, ParamValue, &'static str)> {
             "rx_int_delay",
             int(0, 65_535, "1.024 µs ticks"),
             I(0),
-            "RxIntDelay → RDTR",
+            "RxIntDelay → RDTR (e1000 drivers only; the family drivers have no such timer)",
         ),
         (
             "rx_abs_int_delay",
             int(0, 65_535, "1.024 µs ticks"),
             I(8),
-            "RxAbsIntDelay → RADV",
+            "RxAbsIntDelay → RADV (e1000 drivers only; the family drivers have no such timer)",
         ),
         (
             "tx_int_delay",
             int(0, 65_535, "1.024 µs ticks"),
             I(8),
-            "TxIntDelay → TIDV",
+            "TxIntDelay → TIDV (e1000 drivers only; the family drivers have no such timer)",
         ),
         (
             "tx_abs_int_delay",
             int(0, 65_535, "1.024 µs ticks"),
             I(32),
-            "TxAbsIntDelay → TADV",
+            "TxAbsIntDelay → TADV (e1000 drivers only; the family drivers have no such timer)",
         ),
         // 256: e1000 default Rx/TxDescriptors.
         (
