@@ -560,6 +560,11 @@ fn an_unknown_driver_is_refused_unless_every_setting_takes_any() {
         let err = stderr(&out);
         assert!(err.contains("a driver the catalog knows: "), "{err}");
         assert!(!err.contains("ambiguous"), "{err}");
+        let drop = match args[0] {
+            "explain" => "Or drop --driver to see every driver's entry",
+            _ => "Or drop --driver to check against the kernel's generic limits",
+        };
+        assert!(err.contains(drop), "{err}");
     }
     assert_exit(&nictune(&["explain", "polling", "--driver", "msk"]), 0);
     assert_exit(

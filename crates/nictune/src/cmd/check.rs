@@ -170,7 +170,7 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
             .settings
             .iter()
             .map(|arg| arg.split_once('=').map_or(arg.as_str(), |(k, _)| k));
-        check_driver(driver, keys)?;
+        check_driver(driver, keys, "check against the kernel's generic limits")?;
     }
     let context = Context {
         driver: args.driver,
@@ -260,10 +260,12 @@ pub(crate) fn not_empty(flag: &str, value: Option<&str>, example: &str) -> Resul
 /// kernel's generic limits. Any name is fine when every setting has a caveat about the
 /// drivers *outside* a list (`polling=on --driver msk`: polling(4) does not list msk); a
 /// setting without one beside it (`rx-usecs=5 polling=on --driver msk`) still needs a
-/// known driver, or its range would be the generic one.
+/// known driver, or its range would be the generic one. `without` says what dropping
+/// `--driver` gives, for the hint.
 pub(crate) fn check_driver<'k>(
     driver: &str,
     keys: impl IntoIterator<Item = &'k str>,
+    without: &str,
 ) -> Result<()> {
     let known = catalog().drivers();
     let mut keys = keys.into_iter().peekable();
@@ -284,10 +286,8 @@ pub(crate) fn check_driver<'k>(
         .collect();
     near.sort();
     let hint = match near.first() {
-        Some((_, k)) => {
-            format!("did you mean --driver {k}? Without --driver the kernel's generic limits apply")
-        }
-        None => "drop --driver to check against the kernel's generic limits".to_string(),
+        Some((_, k)) => format!("did you mean --driver {k}? Or drop --driver to {without}"),
+        None => format!("drop --driver to {without}"),
     };
     Err(InvalidInput::new(
         "--driver",

@@ -41,7 +41,7 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
     if let Some(driver) = args.driver.as_deref() {
         super::check::not_empty("--driver", Some(driver), "e1000")?;
         // A driver the catalog does not know would pick nothing, silently.
-        super::check::check_driver(driver, args.key.as_deref())?;
+        super::check::check_driver(driver, args.key.as_deref(), "see every driver's entry")?;
     }
     let (query, entries) = match args.key.as_deref() {
         Some(key) => (Some(key), resolve(key, args.driver.as_deref())?),
