@@ -297,7 +297,7 @@ fn udev_rule_and_link_file_pass_udevadm_test_on_a_veth() {
     let out = ns.sh(&format!(
         "set -e
          mount -t tmpfs nictune /etc/udev && mkdir /etc/udev/rules.d
-         cp {d}/udev.out /etc/udev/rules.d/70-nictune-nt0.rules
+         cp {d}/udev.out /etc/udev/rules.d/81-nictune-nt0.rules
          mkdir -p /etc/systemd && mount -t tmpfs nictune /etc/systemd && mkdir /etc/systemd/network
          cp {d}/systemd-link.out /etc/systemd/network/10-nictune-nt0.link
          cp {d}/newer/systemd-link.out /etc/systemd/network/20-nictune-nt9.link
@@ -309,7 +309,7 @@ fn udev_rule_and_link_file_pass_udevadm_test_on_a_veth() {
     let log = format!("{}{}", stdout(&out), stderr(&out));
     assert!(out.status.success(), "{log}");
     // Parse problems name the file and line: there must be none for ours.
-    for file in ["70-nictune-nt0.rules", "10-nictune-nt0.link"] {
+    for file in ["81-nictune-nt0.rules", "10-nictune-nt0.link"] {
         let complaints: Vec<&str> = log
             .lines()
             .filter(|l| l.contains(&format!("{file}:")))
@@ -330,12 +330,13 @@ fn udev_rule_and_link_file_pass_udevadm_test_on_a_veth() {
             "udev {version} should not know the key:\n{log}"
         );
     }
-    // Every rule line was applied: an ATTR written or a RUN queued.
+    // Every setting's rule line was applied: an ATTR written or a RUN queued (the other
+    // lines are the GOTO/LABEL gate that matches the interface).
     for (n, line) in rules.lines().enumerate() {
-        if line.starts_with('#') || line.trim().is_empty() {
+        if line.starts_with('#') || !(line.starts_with("ATTR{") || line.starts_with("RUN+=")) {
             continue;
         }
-        let at = format!("70-nictune-nt0.rules:{} ", n + 1);
+        let at = format!("81-nictune-nt0.rules:{} ", n + 1);
         assert!(
             log.lines()
                 .any(|l| l.contains(&at) && (l.contains(" ATTR '") || l.contains(" RUN '"))),
@@ -382,7 +383,7 @@ fn udev_runs_channels_then_every_queue_then_one_queue() {
     let out = ns.sh(&format!(
         "set -e
          mount -t tmpfs nictune /etc/udev && mkdir /etc/udev/rules.d
-         cp {d}/udev.out /etc/udev/rules.d/70-nictune-nt0.rules
+         cp {d}/udev.out /etc/udev/rules.d/81-nictune-nt0.rules
          mount -t tmpfs nictune /run
          udevadm test --action=add /sys/class/net/nt0 2>&1
          echo gro_flush_timeout=$(cat /sys/class/net/nt0/gro_flush_timeout)"
@@ -410,6 +411,52 @@ fn udev_runs_channels_then_every_queue_then_one_queue() {
         1,
         "one ATTR for the file: {log}"
     );
+}
+
+/// Audit: a `KERNEL=="IF"` rule misses an interface udev renames to IF (its kernel name is
+/// another then). Here a .link file names veth nt0 `ntx`; the rule exported for ntx applies,
+/// through NAME, and the old form of the rule does not.
+#[test]
+fn udev_rule_follows_a_rename_by_net_setup_link() {
+    let Some(ns) = netns_with("udevadm", "udev", "udev-rename") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let profile =
+        "iface = \"ntx\"\n[settings]\n\"sysfs.gro_flush_timeout\" = 777\n\"ring.rx\" = 512\n";
+    let (rules, _) = export(dir.path(), profile, "udev", &[]);
+    std::fs::write(
+        dir.path().join("rename.link"),
+        "[Match]\nOriginalName=nt0\n\n[Link]\nName=ntx\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("old.rules"),
+        "ACTION==\"add\", SUBSYSTEM==\"net\", KERNEL==\"ntx\", RUN+=\"/bin/true old-form\"\n",
+    )
+    .unwrap();
+    let d = dir.path().display();
+    let out = ns.sh(&format!(
+        "set -e
+         mount -t tmpfs nictune /etc/udev && mkdir /etc/udev/rules.d
+         cp {d}/udev.out /etc/udev/rules.d/81-nictune-ntx.rules
+         cp {d}/old.rules /etc/udev/rules.d/70-old.rules
+         mkdir -p /etc/systemd && mount -t tmpfs nictune /etc/systemd && mkdir /etc/systemd/network
+         cp {d}/rename.link /etc/systemd/network/10-rename.link
+         mount -t tmpfs nictune /run
+         udevadm test --action=add /sys/class/net/nt0 2>&1"
+    ));
+    let log = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(out.status.success(), "{log}");
+    assert!(
+        log.contains("run: '/usr/sbin/ethtool -G ntx rx 512'"),
+        "{rules}\n{log}"
+    );
+    assert!(
+        log.contains("gro_flush_timeout' writing '777'"),
+        "{rules}\n{log}"
+    );
+    assert!(!log.contains("old-form"), "the KERNEL form matched:\n{log}");
 }
 
 /// Audit: zeros systemd refuses (`TxChannels=0`, `RxMiniBufferSize=0`,
@@ -812,7 +859,7 @@ fn an_export_without_settings_exits_1_with_what_was_left_out() {
     assert_eq!(fields(&doc), shape, "{doc}");
     assert_eq!(doc["format"], "udev");
     assert_eq!(doc["written"], true);
-    assert_eq!(doc["path"], "/etc/udev/rules.d/70-nictune-nt0.rules");
+    assert_eq!(doc["path"], "/etc/udev/rules.d/81-nictune-nt0.rules");
     assert!(
         doc["text"].as_str().unwrap().contains("rx-usecs 333"),
         "{doc}"
@@ -1036,7 +1083,7 @@ fn install_puts_self_contained_formats_where_they_belong_under_root() {
     std::fs::write(&input, profile).unwrap();
     use std::os::unix::fs::PermissionsExt as _;
     for (format, path, mode) in [
-        ("udev", "etc/udev/rules.d/70-nictune-igb7.rules", 0o644),
+        ("udev", "etc/udev/rules.d/81-nictune-igb7.rules", 0o644),
         ("cpuset", "usr/local/etc/rc.d/nictune_cpuset_igb7", 0o555),
     ] {
         let out = nictune(&[

@@ -58,6 +58,10 @@ pub fn render(items: &[Item], iface: &str, version: Version) -> (String, String,
          #   udevadm trigger --action=add /sys/class/net/{iface}\n\
          # Only the first matching .link file is used, so this one replaces 99-default.link\n\
          # for {iface} and repeats its naming policies.\n\
+         # OriginalName= matches the kernel's name for the device, not one udev gave it\n\
+         # (systemd.link(5): it \"cannot be used to match on names that have already been\n\
+         # changed from userspace\"). If {iface} is such a name (enp3s0), match with\n\
+         # MACAddress= or Path= instead (`udevadm info /sys/class/net/{iface}` shows ID_PATH).\n\
          [Match]\nOriginalName={iface}\n\n[Link]\n\
          NamePolicy=keep kernel database onboard slot path\n\
          AlternativeNamesPolicy=database onboard slot path\n\
@@ -169,6 +173,11 @@ mod tests {
     fn coalesce_times_carry_units_and_switches_are_words() {
         let (path, text, omitted) = super::render(&items(), "eth1", Version(252, 0));
         assert_eq!(path, "/etc/systemd/network/10-nictune-eth1.link");
+        assert!(
+            text.contains("names that have already been\n# changed from userspace")
+                && text.contains("MACAddress= or Path= instead"),
+            "{text}"
+        );
         let ini = ini_lookup(&text);
         let get = |k: &str| ini("Link", k);
         assert_eq!(get("RxCoalesceSec").as_deref(), Some("50us"));

@@ -57,21 +57,32 @@ pub fn render(items: &[Item], iface: &str) -> (String, String, Vec<Omitted>) {
     }
     // Stable: within a step the profile's order stays.
     lines.sort_by_key(|(step, ..)| *step);
+    let label = format!("nictune_{}", iface.replace(['.', '-'], "_"));
     let mut out = format!(
         "# udev runs this on every add of {iface} (boot, driver reload, hotplug); to run it now:\n\
          #   udevadm trigger --action=add /sys/class/net/{iface}\n\
+         # It matches {iface} by the name the interface ends up with: NAME, which\n\
+         # 80-net-setup-link.rules sets from the .link files when udev renames the device\n\
+         # (udev(7), \"NAME\": usable once a preceding rule set it), so this file sorts after\n\
+         # it; an interface that keeps its kernel name is matched by KERNEL.\n\
          # udev sets ATTR{{}} while reading the rules and runs RUN+= after all of them, in order:\n\
-         # channels, other ethtool settings, every queue's RPS/XPS, then single queues.\n"
+         # channels, other ethtool settings, every queue's RPS/XPS, then single queues.\n\
+         ACTION!=\"add\", GOTO=\"{label}_end\"\n\
+         SUBSYSTEM!=\"net\", GOTO=\"{label}_end\"\n\
+         NAME==\"{iface}\", GOTO=\"{label}\"\n\
+         NAME==\"\", KERNEL==\"{iface}\", GOTO=\"{label}\"\n\
+         GOTO=\"{label}_end\"\n\
+         LABEL=\"{label}\"\n"
     );
-    let head = format!("ACTION==\"add\", SUBSYSTEM==\"net\", KERNEL==\"{iface}\"");
     for (_, line, note, _) in lines {
         if let Some(note) = note {
             out += &format!("# warning: {note}\n");
         }
-        out += &format!("{head}, {line}\n");
+        out += &format!("{line}\n");
     }
+    out += &format!("LABEL=\"{label}_end\"\n");
     (
-        format!("/etc/udev/rules.d/70-nictune-{iface}.rules"),
+        format!("/etc/udev/rules.d/81-nictune-{iface}.rules"),
         out,
         omitted,
     )
@@ -189,6 +200,7 @@ mod tests {
                 let (k, op, v) = rule.last().unwrap();
                 format!("{k}{op}{v}")
             })
+            .filter(|a| a.starts_with("ATTR") || a.starts_with("RUN"))
             .collect();
         assert_eq!(
             assignments,
@@ -218,6 +230,31 @@ mod tests {
         );
         assert!(omitted.is_empty(), "{omitted:?}");
         assert_eq!(text.matches("ATTR{napi_defer_hard_irqs}=\"2\"").count(), 1);
+    }
+
+    /// Audit: `KERNEL=="enp3s0"` in a 70- file misses an interface udev renames to enp3s0
+    /// on hotplug or driver reload (its kernel name is eth0 then). The rule sorts after
+    /// 80-net-setup-link.rules and matches NAME, or KERNEL when nothing renamed it.
+    #[test]
+    fn the_rule_matches_the_final_name_after_net_setup_link() {
+        let (path, text, _) = super::render(&items_of("[settings]\n\"ring.rx\" = 512\n"), "enp3s0");
+        assert_eq!(path, "/etc/udev/rules.d/81-nictune-enp3s0.rules");
+        assert!("81-nictune-enp3s0.rules" > "80-net-setup-link.rules");
+        let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+        assert_eq!(
+            lines,
+            [
+                "ACTION!=\"add\", GOTO=\"nictune_enp3s0_end\"",
+                "SUBSYSTEM!=\"net\", GOTO=\"nictune_enp3s0_end\"",
+                "NAME==\"enp3s0\", GOTO=\"nictune_enp3s0\"",
+                "NAME==\"\", KERNEL==\"enp3s0\", GOTO=\"nictune_enp3s0\"",
+                "GOTO=\"nictune_enp3s0_end\"",
+                "LABEL=\"nictune_enp3s0\"",
+                "RUN+=\"/usr/sbin/ethtool -G $name rx 512\"",
+                "LABEL=\"nictune_enp3s0_end\"",
+            ]
+        );
+        udev_rules(&text).unwrap();
     }
 
     #[test]

@@ -335,7 +335,7 @@ fn files(command: Option<&str>) -> Vec<(&'static str, &'static str)> {
     const EXPORTS: (&str, &str) = (
         "/etc/systemd/network/10-nictune-IFACE.link, \
          /etc/NetworkManager/system-connections/IFACE.nmconnection, \
-         /etc/udev/rules.d/70-nictune-IFACE.rules, /etc/tuned/nictune-IFACE/tuned.conf, \
+         /etc/udev/rules.d/81-nictune-IFACE.rules, /etc/tuned/nictune-IFACE/tuned.conf, \
          /etc/modprobe.d/nictune-DRIVER.conf, /etc/sysctl.d/90-nictune.conf, \
          /etc/systemd/system/nictune-IFACE.service",
         "Where each export format belongs (named in the file's first line); export prints to \
