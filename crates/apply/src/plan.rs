@@ -53,11 +53,20 @@ impl Plan {
     }
 }
 
+/// The valid `@N` for `count` instances, as a person reads it: "index 0", "indexes 0–3".
+fn index_range(count: u32) -> String {
+    match count {
+        0 => "none".to_string(),
+        1 => "index 0".to_string(),
+        n => format!("indexes 0–{}", n - 1),
+    }
+}
+
 /// Why a request cannot become a plan. Nothing has been written when this is returned.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PlanError {
     /// A per-interface key was requested without `--iface` (or a profile `iface`).
-    #[error("setting {key} needs an interface")]
+    #[error("setting {key} needs an interface (--iface, or `iface` in the profile)")]
     NeedsIface {
         /// The key, as `Key` displays it.
         key: String,
@@ -73,7 +82,7 @@ pub enum PlanError {
         key: String,
     },
     /// `@N` is past the interface's last NAPI instance or queue.
-    #[error("{key}@{index}: {iface} has {count} {what} (indexes 0..{count})")]
+    #[error("{key}@{index}: {iface} has {count} {what} ({})", index_range(*.count))]
     NoSuchInstance {
         /// The key, without the suffix.
         key: String,
@@ -460,6 +469,13 @@ fn check_limit(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn index_ranges_read_as_a_person_would() {
+        assert_eq!(index_range(1), "index 0");
+        assert_eq!(index_range(4), "indexes 0–3");
+        assert_eq!(index_range(0), "none");
+    }
     use crate::desired::parse_assignment;
     use crate::fake::FakeWriter;
     use nictune_host::write::setting::{Channel, Napi};
@@ -575,7 +591,7 @@ mod tests {
         let err = plan(&["napi.defer-hard-irqs@2=1"]).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "napi.defer-hard-irqs@2: v0 has 2 NAPI instances (indexes 0..2)"
+            "napi.defer-hard-irqs@2: v0 has 2 NAPI instances (indexes 0–1)"
         );
         let err = plan(&["rps.cpus=0"]).unwrap_err();
         assert_eq!(
