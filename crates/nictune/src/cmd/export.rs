@@ -148,16 +148,20 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
                 omitted: &omitted,
                 warnings: &[],
             };
-            ctx.emit("export", &refused, |r| {
+            if ctx.json {
+                ctx.emit("export", &refused, |_| String::new())?;
+            } else {
+                // On stderr: stdout is where the configuration goes (`> nictune.conf`), and a
+                // refusal must not land in a file some program then reads as one.
                 let mut out = format!(
                     "nothing written: --format {} would hold none of the profile's settings:\n",
-                    r.format
+                    refused.format
                 );
-                for o in r.omitted {
+                for o in refused.omitted {
                     out += &format!("  {}: {}\n", o.setting, o.reason);
                 }
-                out + "  hint: choose a format named above for these settings"
-            })?;
+                eprintln!("{out}hint: choose a format named above for these settings");
+            }
             return Ok(Outcome::Problems);
         }
         Err(e) => {
