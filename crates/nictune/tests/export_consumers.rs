@@ -936,7 +936,26 @@ fn bad_target_versions_and_installing_merged_formats_are_refused() {
     ]);
     common::assert_exit(&out, 2);
     assert!(
-        stderr(&out).contains("\"new\" is not a version of NetworkManager; allowed: MAJOR[.MINOR]"),
+        stderr(&out).contains("\"new\" is not a version of NetworkManager; allowed: MAJOR[.MINOR"),
+        "{}",
+        stderr(&out)
+    );
+    // What `NetworkManager --version` prints is taken; a systemd release number is not.
+    let nm = |v: &str| {
+        nictune(&[
+            "export",
+            p,
+            "--format",
+            "networkmanager",
+            "--target-version",
+            v,
+        ])
+    };
+    common::assert_exit(&nm("1.42.4"), 0);
+    let out = nm("256");
+    common::assert_exit(&out, 2);
+    assert!(
+        stderr(&out).contains("hint: give the version `NetworkManager --version` prints"),
         "{}",
         stderr(&out)
     );

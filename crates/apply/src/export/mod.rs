@@ -137,10 +137,26 @@ impl Format {
 pub struct Version(pub u32, pub u32);
 
 impl Version {
-    /// Reads `MAJOR[.MINOR]` (a missing minor is 0); `None` if either part is not a number.
+    /// Reads `MAJOR[.MINOR[.PATCH]]` as the programs print it (`NetworkManager --version`:
+    /// 1.42.4); a missing minor is 0 and the patch level is dropped. `None` if a part is not a
+    /// number or there are more than three.
     pub fn parse(text: &str) -> Option<Version> {
-        let (major, minor) = text.trim().split_once('.').unwrap_or((text.trim(), "0"));
-        Some(Version(major.parse().ok()?, minor.parse().ok()?))
+        let parts: Vec<&str> = text.trim().split('.').collect();
+        let number = |i: usize| parts.get(i).map_or(Some(0), |p| p.parse::<u32>().ok());
+        if parts.len() > 3 {
+            return None;
+        }
+        number(2)?;
+        Some(Version(number(0)?, number(1)?))
+    }
+
+    /// Whether this can be a version of the program whose oldest supported release is
+    /// `oldest`: NetworkManager counts 1.x, systemd in whole releases (252, 256).
+    pub fn fits(self, oldest: Version) -> bool {
+        match oldest.0 {
+            1 => self.0 == 1,
+            _ => self.0 >= 100,
+        }
     }
 }
 
@@ -470,7 +486,7 @@ pub enum ExportError {
         omitted: Vec<Omitted>,
     },
     /// `--target-version` is not `MAJOR[.MINOR]`.
-    #[error("--target-version {version:?} is not a version of {consumer}; allowed: MAJOR[.MINOR], e.g. 1.46 or 256")]
+    #[error("--target-version {version:?} is not a version of {consumer}; allowed: MAJOR[.MINOR[.PATCH]], NetworkManager's 1.x (1.46, 1.42.4) or a systemd release (256)")]
     BadVersion {
         /// The program reading the format (`NetworkManager`, `systemd`).
         consumer: &'static str,
@@ -1375,5 +1391,23 @@ iface = "eth1"
             err.to_string(),
             "--format systemd-link needs an interface (--iface or `iface` in the profile)"
         );
+    }
+}
+
+#[cfg(test)]
+mod version_tests {
+    use super::Version;
+
+    #[test]
+    fn versions_read_as_the_programs_print_them_and_must_fit_the_program() {
+        assert_eq!(Version::parse("1.42.4"), Some(Version(1, 42)));
+        assert_eq!(Version::parse("1.46"), Some(Version(1, 46)));
+        assert_eq!(Version::parse("256"), Some(Version(256, 0)));
+        assert_eq!(Version::parse("1.2.3.4"), None);
+        assert_eq!(Version::parse("1.x"), None);
+        let nm = Version(1, 42);
+        let systemd = Version(252, 0);
+        assert!(Version(1, 46).fits(nm) && !Version(256, 0).fits(nm));
+        assert!(Version(256, 0).fits(systemd) && !Version(1, 46).fits(systemd));
     }
 }

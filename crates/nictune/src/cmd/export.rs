@@ -114,16 +114,30 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
     let iface = args.iface.clone().or(profile.iface.clone());
     let version = match &args.target_version {
         None => None,
-        Some(text) => Some(Version::parse(text).ok_or_else(|| {
-            let consumer = format.consumer().map_or("its reader", |(c, _)| c);
-            anyhow::Error::new(Hinted::new(
-                ExportError::BadVersion {
-                    consumer,
-                    version: text.clone(),
-                },
-                "give the version `NetworkManager --version` or `systemctl --version` prints",
-            ))
-        })?),
+        Some(text) => {
+            let consumer = format.consumer();
+            let fits = |v: &Version| consumer.is_none_or(|(_, oldest)| v.fits(oldest));
+            Some(Version::parse(text).filter(fits).ok_or_else(|| {
+                let (name, hint) = match consumer {
+                    Some(("NetworkManager", _)) => (
+                        "NetworkManager",
+                        "give the version `NetworkManager --version` prints, e.g. 1.46 or 1.42.4",
+                    ),
+                    Some((name, _)) => (
+                        name,
+                        "give the release number `systemctl --version` prints first, e.g. 256",
+                    ),
+                    None => ("its reader", "leave out --target-version"),
+                };
+                anyhow::Error::new(Hinted::new(
+                    ExportError::BadVersion {
+                        consumer: name,
+                        version: text.clone(),
+                    },
+                    hint,
+                ))
+            })?)
+        }
     };
     // The re-apply unit names the installed copies, never the build tree or the path given.
     let installed_profile = format!(
