@@ -363,6 +363,16 @@ impl Rr {
 mod tests {
     use super::*;
 
+    /// The frames `out` sends, in order.
+    fn sent(out: &[Action]) -> Vec<Frame> {
+        out.iter()
+            .filter_map(|a| match a {
+                Action::Send { frame, .. } => Some(*frame),
+                _ => None,
+            })
+            .collect()
+    }
+
     fn costs() -> Costs {
         Costs {
             irq_ns: 0,
@@ -386,13 +396,7 @@ mod tests {
         let mut out = Vec::new();
         let mut rec = Recorder::new(1_000_000_000);
         rr.on_job_done(CLIENT, TAG_FIRST, 0, &mut rec, &mut out);
-        let segs: Vec<Frame> = out
-            .iter()
-            .filter_map(|a| match a {
-                Action::Send { frame, .. } => Some(*frame),
-                _ => None,
-            })
-            .collect();
+        let segs = sent(&out);
         assert_eq!(
             segs.iter().map(|f| f.payload).collect::<Vec<_>>(),
             vec![1448, 1448, 1104]
@@ -444,13 +448,7 @@ mod tests {
         let mut out = Vec::new();
         let mut rec = Recorder::new(1_000_000_000);
         rr.on_job_done(CLIENT, TAG_FIRST, 0, &mut rec, &mut out);
-        let segs: Vec<Frame> = out
-            .iter()
-            .filter_map(|a| match a {
-                Action::Send { frame, .. } => Some(*frame),
-                _ => None,
-            })
-            .collect();
+        let segs = sent(&out);
         assert_eq!(segs.len(), 6);
         let c = costs();
         let at = |host, end| Rx {
@@ -469,10 +467,7 @@ mod tests {
                 !out.iter().any(|a| matches!(a, Action::Job { .. })),
                 "{out:?}"
             );
-            acks.extend(out.iter().filter_map(|a| match a {
-                Action::Send { frame, .. } => Some(*frame),
-                _ => None,
-            }));
+            acks.extend(sent(&out));
         }
         assert_eq!(
             acks.iter().map(|f| f.what).collect::<Vec<_>>(),
@@ -483,10 +478,7 @@ mod tests {
         for f in &acks {
             out.clear();
             rr.on_rx(at(CLIENT, 100), f, &mut out);
-            resent.extend(out.iter().filter_map(|a| match a {
-                Action::Send { frame, .. } => Some(*frame),
-                _ => None,
-            }));
+            resent.extend(sent(&out));
         }
         assert_eq!(resent.len(), 1);
         assert_eq!((resent[0].what, resent[0].payload), (segs[1].what, 1448));
