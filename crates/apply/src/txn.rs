@@ -3,8 +3,9 @@
 
 use crate::engine::{self, ApplyError, Left, Restored, StepResult};
 use crate::journal::{Phase, Record, RevertBy, Summary};
-use crate::plan::Plan;
+use crate::plan::{Plan, Preserved};
 use crate::state::{Lock, StateDir, StateError};
+use nictune_host::write::setting::Setting;
 use nictune_host::write::HostWrite;
 use serde::Serialize;
 
@@ -276,14 +277,63 @@ pub fn revert(
     pid: u32,
     now_unix_ms: u64,
 ) -> Result<Reverted, StateError> {
+    let kept = Kept {
+        gone: &|_| false,
+        why: "",
+    };
+    revert_kept(state, lock, txn, host, (by, pid, now_unix_ms), kept)
+}
+
+/// Settings a revert leaves out because their object is gone (an interface removed since the
+/// change), with the reason the revert's note gives.
+pub struct Kept<'a> {
+    /// Whether a setting's object is gone.
+    pub gone: &'a dyn Fn(&Setting) -> bool,
+    /// Why, for the note.
+    pub why: &'a str,
+}
+
+impl std::fmt::Debug for Kept<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Kept")
+            .field("why", &self.why)
+            .finish_non_exhaustive()
+    }
+}
+
+/// [`revert`], leaving out the settings `kept` says went with their object: nothing is
+/// written for them, the note says why, and the change closes once the rest is back — a
+/// removed interface no longer keeps it open (and every later apply refused) for good.
+pub fn revert_kept(
+    state: &StateDir,
+    lock: &Lock,
+    txn: &Summary,
+    host: &mut impl HostWrite,
+    (by, pid, now_unix_ms): (RevertBy, u32, u64),
+    kept: Kept<'_>,
+) -> Result<Reverted, StateError> {
     if txn.attempted.is_empty() {
         let why = "it stopped before its first write, so nothing of it is in place";
         return close_unwritten(state, lock, txn, why, (by, pid, now_unix_ms));
     }
+    let all = txn.steps_to_restore();
+    let steps: Vec<usize> = all
+        .iter()
+        .copied()
+        .filter(|&s| !(kept.gone)(&txn.changes[s].setting))
+        .collect();
+    if steps.is_empty() {
+        return close_unwritten(state, lock, txn, kept.why, (by, pid, now_unix_ms));
+    }
+    let preserve: Vec<Preserved> = txn
+        .preserve
+        .iter()
+        .filter(|p| !(kept.gone)(&p.setting))
+        .cloned()
+        .collect();
     let mut journal = state.open_journal(&txn.id)?;
     let _ = journal.append(&Record::RevertBegin { pid, by });
-    let steps = txn.steps_to_restore();
-    let restored = engine::restore(&txn.changes, &txn.preserve, &steps, host, &mut journal);
+    let restored = engine::restore(&txn.changes, &preserve, &steps, host, &mut journal);
     let complete = restored.iter().all(Restored::ok);
     let end = journal.append(&Record::Reverted {
         at_unix_ms: now_unix_ms,
@@ -295,7 +345,7 @@ pub fn revert(
         by,
         restored,
         complete,
-        note: None,
+        note: (steps.len() < all.len()).then(|| kept.why.to_string()),
         unrecorded: end.err().map(|e| e.to_string()),
     })
 }

@@ -106,7 +106,32 @@ pub fn revert(
     }
     let mut host = LinuxWriter::live();
     let now = txn::now_unix_ms();
-    Ok(txn::revert(state, lock, target, &mut host, by, pid, now)?)
+    // The change's interface removed since (a VF or USB NIC gone, a veth deleted): its
+    // settings went with it, and reverting them would fail for ever and keep the change —
+    // and with it every later apply — blocked. Read here, in the change's namespace.
+    let gone = target
+        .iface
+        .as_deref()
+        .filter(|i| !Path::new("/sys/class/net").join(i).exists());
+    let Some(gone) = gone else {
+        return Ok(txn::revert(state, lock, target, &mut host, by, pid, now)?);
+    };
+    let why = format!(
+        "interface {gone} is gone, and its settings with it (if it was renamed, it keeps the \
+         values this change set)"
+    );
+    let kept = txn::Kept {
+        gone: &|s| s.target.iface() == Some(gone),
+        why: &why,
+    };
+    Ok(txn::revert_kept(
+        state,
+        lock,
+        target,
+        &mut host,
+        (by, pid, now),
+        kept,
+    )?)
 }
 
 /// How long [`verify_by_effect`] counts interrupts.

@@ -370,6 +370,32 @@ fn a_change_from_before_a_reboot_is_closed_without_writing() {
     assert_eq!(status.status.code(), Some(0), "nothing left open");
 }
 
+/// The change's interface removed since (a VF or USB NIC gone, a veth deleted): its settings
+/// went with it. The revert restores the rest (the sysctl), says why it left those out and
+/// closes the change; it used to fail on them at every try and keep every later apply refused.
+#[test]
+fn a_change_whose_interface_is_gone_reverts_the_rest_and_closes() {
+    let Some(bed) = Testbed::new() else { return };
+    let somaxconn = || bed.ns_exec(&["cat", "/proc/sys/net/core/somaxconn"]);
+    let before = somaxconn();
+    ok(&bed.apply(
+        &["napi.defer-hard-irqs=2", "sysctl.net.core.somaxconn=1024"],
+        &[],
+    ));
+    bed.ip(&["-n", &bed.ns, "link", "del", "v0"]);
+    let reverted = ok(&bed.nictune(&["revert"]));
+    assert!(reverted.contains("interface v0 is gone"), "{reverted}");
+    assert_ne!(before.trim(), "1024", "the test changes it");
+    assert_eq!(somaxconn(), before, "the sysctl is back");
+    let status = bed.nictune(&["status"]);
+    assert_eq!(
+        status.status.code(),
+        Some(0),
+        "nothing left open: {}",
+        String::from_utf8_lossy(&status.stdout)
+    );
+}
+
 #[test]
 fn kill_9_mid_apply_then_revert_restores_every_value() {
     kill_9_mid_apply(&[]);

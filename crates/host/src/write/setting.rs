@@ -359,6 +359,19 @@ pub enum Object {
     },
 }
 
+impl Object {
+    /// The interface the object belongs to; `None` for the namespace, an IRQ or a module.
+    pub fn iface(&self) -> Option<&str> {
+        match self {
+            Object::Device { iface }
+            | Object::Napi { iface, .. }
+            | Object::RxQueue { iface, .. }
+            | Object::TxQueue { iface, .. } => Some(iface),
+            _ => None,
+        }
+    }
+}
+
 impl fmt::Display for Object {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
