@@ -138,6 +138,22 @@ pub fn apply_plan_until(
     host: &mut impl HostWrite,
     stop: &dyn Fn() -> bool,
 ) -> Result<Option<Applied>, TxnError> {
+    apply_plan_begun(state, lock, plan, req, host, stop, &mut |_| Ok(()))
+}
+
+/// [`apply_plan_until`] that calls `begun` with the change's id once its `begin` record is on
+/// disk and before the first write: the auto-revert watchdog starts there, so that a kill
+/// part-way through the writes still leaves it to put them back. An error from `begun` ends
+/// the change before any write (journaled as rolled back, nothing changed).
+pub fn apply_plan_begun(
+    state: &StateDir,
+    lock: &Lock,
+    plan: &Plan,
+    req: &ApplyRequest,
+    host: &mut impl HostWrite,
+    stop: &dyn Fn() -> bool,
+    begun: &mut dyn FnMut(&str) -> Result<(), String>,
+) -> Result<Option<Applied>, TxnError> {
     if plan.is_noop() {
         return Ok(None);
     }
@@ -154,6 +170,18 @@ pub fn apply_plan_until(
     };
     let deadline = confirm_deadline(req)?;
     let mut journal = state.begin(&begin, lock)?;
+    if let Err(e) = begun(&id) {
+        let cause = format!("{e}, before the first write");
+        let _ = journal.append(&Record::Failed {
+            step: 0,
+            error: cause.clone(),
+        });
+        let _ = journal.append(&Record::RolledBack { complete: true });
+        return Err(TxnError::Apply {
+            id,
+            source: ApplyError::NothingChanged { cause },
+        });
+    }
     let steps = engine::apply(
         &plan.changes,
         &plan.preserve,

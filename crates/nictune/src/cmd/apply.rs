@@ -245,19 +245,27 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
     let cancel = Cancel::new();
     cancel.on_signals()?;
     let stop = || cancel.is_cancelled();
-    let applied = txn::apply_plan_until(&state, &locks.state, &plan, &request, &mut host, &stop)
-        .map_err(apply_failure)?
-        .expect("a non-empty plan is applied");
-    let watchdog = match applied.confirm_deadline_unix_ms {
-        Some(_) => match watchdog::start(&state, &applied.id) {
-            Ok(pid) => Some(pid),
-            Err(e) => {
-                let why = format!("its auto-revert watchdog could not be started ({e:#})");
-                return revert_unannounced(&state, &locks.state, &applied.id, &why);
-            }
-        },
-        None => None,
+    // With --confirm-within the watchdog starts before the first write: if this process is
+    // killed part-way (OOM, SIGKILL), it puts back what was written, as it does for a change
+    // left unconfirmed. Failing to start it stops the change before any write.
+    let mut watchdog = None;
+    let mut begun = |id: &str| match request.confirm_within_ms {
+        Some(_) => watchdog::start(&state, id)
+            .map(|pid| watchdog = Some(pid))
+            .map_err(|e| format!("starting the auto-revert watchdog failed ({e:#})")),
+        None => Ok(()),
     };
+    let applied = txn::apply_plan_begun(
+        &state,
+        &locks.state,
+        &plan,
+        &request,
+        &mut host,
+        &stop,
+        &mut begun,
+    )
+    .map_err(apply_failure)?
+    .expect("a non-empty plan is applied");
     // A signal until the report is out means the person is not there to see it (or to
     // confirm): the change is put back, as a signal during the steps does.
     let why = "interrupted by a signal as it finished";

@@ -25,7 +25,9 @@ pub fn start(state: &StateDir, id: &str) -> Result<u32> {
     Ok(pid)
 }
 
-/// The watchdog's life: wait for the deadline, then revert if still pending.
+/// The watchdog's life: while the apply writes, wait for it; if it dies part-way, revert at
+/// once; once the change is pending, wait for the deadline and revert unless it was
+/// confirmed (or reverted) by then.
 pub fn run(state: &StateDir, id: &str) -> Result<Outcome> {
     // Without a session of its own a closing terminal could take the watchdog with it.
     detach::become_session_leader().context("watchdog: leaving the terminal's session")?;
@@ -34,29 +36,62 @@ pub fn run(state: &StateDir, id: &str) -> Result<Outcome> {
         // Only this change's journal is read. An error reading it (a transient EIO, a
         // full disk's half-written line) does not end the safety net: it is said once and
         // the journal read again at the next poll, the revert included.
-        let deadline = match pending_deadline(state, id) {
-            Ok(Some(deadline)) => deadline,
-            Ok(None) => return Ok(Outcome::Success),
+        let now = now_unix_ms();
+        let next = match find(state, id).map(|txn| due(&txn, now)) {
+            Ok(Due::Wait(at)) => at,
+            Ok(Due::Done) => return Ok(Outcome::Success),
+            Ok(Due::Now) => match revert_now(state, id) {
+                Err(e) if e.downcast_ref::<NoJournal>().is_none() => {
+                    eprintln!("nictune watchdog: change {id} is due: {e:#}; trying again");
+                    now + POLL_MS
+                }
+                done => return done,
+            },
+            Err(e) if e.downcast_ref::<NoJournal>().is_some() => return Err(e),
             Err(e) => {
                 if !std::mem::replace(&mut told, true) {
                     eprintln!("nictune watchdog: change {id}: {e:#}; reading it again");
                 }
-                std::thread::sleep(POLL);
-                continue;
+                now + POLL_MS
             }
         };
-        let now = now_unix_ms();
-        if now >= deadline {
-            match revert_now(state, id) {
-                Err(e) if e.downcast_ref::<NoJournal>().is_none() => {
-                    eprintln!("nictune watchdog: change {id} is due: {e:#}; trying again");
-                    std::thread::sleep(POLL);
-                    continue;
-                }
-                done => return done,
+        std::thread::sleep(Duration::from_millis(next.saturating_sub(now).min(POLL_MS)));
+    }
+}
+
+/// [`POLL`] in milliseconds.
+const POLL_MS: u64 = POLL.as_millis() as u64;
+
+/// What the watchdog should do about a change, from its journal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Due {
+    /// Nothing yet; look again by this Unix ms (the deadline, or the next poll).
+    Wait(u64),
+    /// Revert it now: its deadline passed unconfirmed, or the process writing or reverting
+    /// it died part-way.
+    Now,
+    /// Nothing left to do: confirmed, rolled back, reverted, or applied without a deadline.
+    Done,
+}
+
+fn due(txn: &Summary, now: u64) -> Due {
+    match txn.phase {
+        Phase::Pending { deadline_unix_ms } if now >= deadline_unix_ms => Due::Now,
+        Phase::Pending { deadline_unix_ms } => Due::Wait(deadline_unix_ms),
+        // The apply (or a revert) is at work: its process holds the change. If it is gone,
+        // the watchdog finishes the job (a revert of a revert writes the same old values).
+        Phase::Applying | Phase::Reverting => {
+            let seen = match txn.phase {
+                Phase::Applying => txn.started_unix_ms,
+                // A reverting process started after the change; only its pid is known.
+                _ => u64::MAX,
+            };
+            match detach::alive_at(txn.owner_pid, seen) {
+                true => Due::Wait(now + POLL_MS),
+                false => Due::Now,
             }
         }
-        std::thread::sleep(POLL.min(Duration::from_millis(deadline - now)));
+        _ => Due::Done,
     }
 }
 
@@ -71,13 +106,6 @@ fn find(state: &StateDir, id: &str) -> Result<Summary> {
         .ok_or_else(|| anyhow::Error::new(NoJournal(id.to_string())))
 }
 
-fn pending_deadline(state: &StateDir, id: &str) -> Result<Option<u64>> {
-    Ok(match find(state, id)?.phase {
-        Phase::Pending { deadline_unix_ms } => Some(deadline_unix_ms),
-        _ => None,
-    })
-}
-
 /// The locks for the revert, waiting as long as another change holds them (a tune through
 /// another state directory may hold the machine-wide one for minutes): the revert is the
 /// safety net, so it waits its turn rather than giving up. `None` when the change stopped
@@ -88,7 +116,7 @@ fn locks_for_revert(state: &StateDir, id: &str) -> Result<Option<LiveLocks>> {
         match state.lock_live(200) {
             Ok(locks) => return Ok(Some(locks)),
             Err(StateError::Busy { path, holder }) => {
-                if pending_deadline(state, id)?.is_none() {
+                if due(&find(state, id)?, now_unix_ms()) != Due::Now {
                     return Ok(None);
                 }
                 if !std::mem::replace(&mut told, true) {
@@ -109,12 +137,16 @@ fn revert_now(state: &StateDir, id: &str) -> Result<Outcome> {
         return Ok(Outcome::Success);
     };
     let txn = find(state, id)?;
-    if !matches!(txn.phase, Phase::Pending { .. }) {
+    if due(&txn, now_unix_ms()) != Due::Now {
         return Ok(Outcome::Success);
     }
+    let why = match txn.phase {
+        Phase::Pending { .. } => "not confirmed in time",
+        _ => "left part-way by a process that died",
+    };
     let reverted = revert_txn(state, &locks.state, &txn, RevertBy::Watchdog)?;
     eprintln!(
-        "nictune watchdog: change {id} not confirmed in time; reverted {} settings ({}){}",
+        "nictune watchdog: change {id} {why}; reverted {} settings ({}){}",
         reverted.restored.len(),
         if reverted.complete {
             "complete"
