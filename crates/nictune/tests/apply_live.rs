@@ -319,6 +319,27 @@ fn unconfirmed_change_reverts_itself_and_confirmed_one_stays() {
     assert!(bed.napi_field("defer_hard_irqs").iter().all(|v| v == 2));
 }
 
+/// A watchdog whose change's journal is gone (its state directory removed) has nothing left
+/// to do and ends; it used to take that for a passing read error and wait for ever.
+#[test]
+fn a_watchdog_whose_journal_is_gone_ends() {
+    let Some(bed) = Testbed::new() else { return };
+    let out = ok(&bed.apply(
+        &["napi.gro-flush-timeout=20000"],
+        &["--json", "--confirm-within", "30s"],
+    ));
+    let doc: Json = serde_json::from_str(&out).unwrap();
+    let pid = doc["watchdog_pid"].as_u64().expect("a watchdog") as u32;
+    let proc = PathBuf::from(format!("/proc/{pid}"));
+    assert!(proc.exists(), "the watchdog runs");
+    std::fs::remove_dir_all(bed.state.path().join("changes")).unwrap();
+    let end = Instant::now() + Duration::from_secs(5);
+    while proc.exists() && Instant::now() < end {
+        sleep(Duration::from_millis(50));
+    }
+    assert!(!proc.exists(), "watchdog {pid} ended");
+}
+
 /// The watchdog reads only its own change's journal: another journal it cannot read (bytes
 /// that are not UTF-8 here) used to end it at its first look, and the change stayed.
 #[test]
