@@ -421,6 +421,9 @@ pub enum Problem {
     /// Applied by a tune that was killed (`kill -9`, a crash) before it could revert it: a
     /// candidate's values, meant to last one measurement, still in place.
     LeftByKilledTune,
+    /// Left open by a boot before this one: the reboot reset everything it set, and `revert`
+    /// closes it without writing.
+    MadeBeforeReboot,
 }
 
 impl std::fmt::Display for Problem {
@@ -431,6 +434,9 @@ impl std::fmt::Display for Problem {
             Problem::Incomplete => "incompletely restored",
             Problem::Pending => "waiting for confirmation",
             Problem::LeftByKilledTune => "left in place by a tune that was killed",
+            Problem::MadeBeforeReboot => {
+                "made before the last reboot (nothing of it is in place; revert closes it)"
+            }
         })
     }
 }
@@ -471,6 +477,19 @@ impl TuneMark {
 /// Classifies a transaction given the time and which processes are alive: its owner must
 /// be the process that began it, its watchdog one that ran before the deadline.
 pub fn attention(s: &Summary, now_unix_ms: u64, alive: impl Alive) -> Option<Problem> {
+    let problem = attention_this_boot(s, now_unix_ms, alive)?;
+    let rebooted = s
+        .boot
+        .as_ref()
+        .is_some_and(|then| crate::txn::boot_id().is_some_and(|now| *then != now));
+    Some(match rebooted {
+        true => Problem::MadeBeforeReboot,
+        false => problem,
+    })
+}
+
+/// [`attention`] as if the change were made in this boot.
+fn attention_this_boot(s: &Summary, now_unix_ms: u64, alive: impl Alive) -> Option<Problem> {
     match s.phase {
         Phase::Applying | Phase::Reverting if !alive(s.owner_pid, s.started_unix_ms) => {
             Some(Problem::Interrupted)

@@ -371,13 +371,19 @@ fn the_watchdog_reverts_even_when_another_journal_is_unreadable() {
 #[test]
 fn a_change_from_before_a_reboot_is_closed_without_writing() {
     let Some(bed) = Testbed::new() else { return };
-    ok(&bed.apply(&["napi.defer-hard-irqs=2"], &[]));
+    ok(&bed.apply(&["napi.defer-hard-irqs=2"], &["--confirm-within", "30s"]));
     let (_, journal) = bed.only_journal();
     let text = std::fs::read_to_string(&journal).unwrap();
     let now = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
     assert!(text.contains(now.trim()), "the boot is journaled: {text}");
     let other = text.replace(now.trim(), "00000000-0000-4000-8000-000000000000");
     std::fs::write(&journal, other).unwrap();
+    // A pending change from another boot: its watchdog died with that boot, and nothing of
+    // it is in place; `status` says so instead of "waiting for confirmation".
+    let status = bed.nictune(&["status"]);
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert_eq!(status.status.code(), Some(1), "{text}");
+    assert!(text.contains("MADE BEFORE THE LAST REBOOT"), "{text}");
     let reverted = ok(&bed.nictune(&["revert"]));
     assert!(
         reverted.contains("made before the machine last booted"),

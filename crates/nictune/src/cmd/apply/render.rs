@@ -515,6 +515,9 @@ fn problem_text(p: Problem) -> &'static str {
         Problem::Incomplete => "INCOMPLETE (some values could not be restored)",
         Problem::Pending => "pending",
         Problem::LeftByKilledTune => "LEFT BY A KILLED TUNE (its candidate was never reverted)",
+        Problem::MadeBeforeReboot => {
+            "MADE BEFORE THE LAST REBOOT (nothing of it is in place; `nictune revert` closes it)"
+        }
     }
 }
 
