@@ -258,7 +258,7 @@ pub fn parse_key(name: &str) -> Result<Key, DesiredError> {
         }
         "sysfs" => Key::SysfsNapi(sysfs_napi(rest).ok_or_else(unknown)?),
         "napi" => Key::Napi(napi(rest).ok_or_else(unknown)?),
-        "sysctl" if is_sysctl(rest) => Key::Sysctl(rest.to_string()),
+        "sysctl" if nictune_core::names::is_net_sysctl(rest) => Key::Sysctl(rest.to_string()),
         "irq" if rest == "affinity" => Key::IrqAffinity,
         "rps" | "xps" => Key::Steering(steering(name).ok_or_else(unknown)?),
         _ if crate::catalog::is_module_param(name) => Key::ModuleParam {
@@ -323,13 +323,6 @@ fn is_name(s: &str) -> bool {
     !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-}
-
-/// Only `net.*` sysctls: nictune writes them inside the target network namespace, and
-/// anything else would change the whole machine.
-fn is_sysctl(s: &str) -> bool {
-    let ok = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
-    s.starts_with("net.") && s.chars().all(ok) && !s.contains("..") && !s.ends_with('.')
 }
 
 /// Parses a TOML profile: a `[settings]` table of keys to values (strings or numbers), and

@@ -126,23 +126,12 @@ pub fn apply_plan(
     req: &ApplyRequest,
     host: &mut impl HostWrite,
 ) -> Result<Option<Applied>, TxnError> {
-    apply_plan_until(state, lock, plan, req, host, &|| false)
+    apply_plan_begun(state, lock, plan, req, host, &|| false, &mut |_| Ok(()))
 }
 
-/// [`apply_plan`] that rolls back when `stop` says so before a step (a signal arrived).
-pub fn apply_plan_until(
-    state: &StateDir,
-    lock: &Lock,
-    plan: &Plan,
-    req: &ApplyRequest,
-    host: &mut impl HostWrite,
-    stop: &dyn Fn() -> bool,
-) -> Result<Option<Applied>, TxnError> {
-    apply_plan_begun(state, lock, plan, req, host, stop, &mut |_| Ok(()))
-}
-
-/// [`apply_plan_until`] that calls `begun` with the change's id once its `begin` record is on
-/// disk and before the first write: the auto-revert watchdog starts there, so that a kill
+/// [`apply_plan`] that rolls back when `stop` says so before a step (a signal arrived), and
+/// calls `begun` with the change's id once its `begin` record is on disk and before the first
+/// write: the auto-revert watchdog starts there, so that a kill
 /// part-way through the writes still leaves it to put them back. An error from `begun` ends
 /// the change before any write (journaled as rolled back, nothing changed).
 pub fn apply_plan_begun(
@@ -408,11 +397,17 @@ pub fn close_unwritten(
 
 /// This boot's id, `/proc/sys/kernel/random/boot_id` (a UUID the kernel makes at each boot);
 /// `None` where it cannot be read.
+/// Read once per process: it cannot change while the process runs, and `status` asks for
+/// every journal.
 pub fn boot_id() -> Option<String> {
-    let path = std::path::Path::new("/proc/sys/kernel/random/boot_id");
-    let text = nictune_core::input::read_file(path, nictune_core::input::TOKEN).ok()?;
-    let id = text.trim();
-    (!id.is_empty()).then(|| id.to_string())
+    static BOOT: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    BOOT.get_or_init(|| {
+        let path = std::path::Path::new("/proc/sys/kernel/random/boot_id");
+        let text = nictune_core::input::read_file(path, nictune_core::input::TOKEN).ok()?;
+        let id = text.trim();
+        (!id.is_empty()).then(|| id.to_string())
+    })
+    .clone()
 }
 
 #[cfg(test)]

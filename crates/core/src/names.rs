@@ -48,6 +48,15 @@ pub fn check_iface(name: &str) -> Result<(), NameError> {
     })
 }
 
+/// Whether `name` is a sysctl nictune may write: `net.` then ASCII letters, digits, `_`, `-`
+/// and single dots, not ending in a dot. Only `net.*`: nictune writes them inside the target
+/// network namespace, and anything else would change the whole machine; the name becomes a
+/// path under /proc/sys, so no `/` and no empty component.
+pub fn is_net_sysctl(name: &str) -> bool {
+    let ok = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+    name.starts_with("net.") && name.chars().all(ok) && !name.contains("..") && !name.ends_with('.')
+}
+
 /// Checks a network-namespace name against the rule in this module.
 pub fn check_netns(name: &str) -> Result<(), NameError> {
     check(name, MAX_NETNS_LEN).map_err(|problem| NameError {

@@ -145,6 +145,33 @@ impl Netns {
 /// A namespace for a test of `program` (from Debian package `package`), or `None` after
 /// reporting why it is skipped; `tag` names it apart from the other tests' running at the
 /// same time.
+/// Runs `udevadm test --action=add` for nt0 in `ns`'s private mount namespace, with tmpfs
+/// over /etc/udev, /etc/systemd and /run (udev reads only these files and writes its
+/// database there, nothing of the host's): `rules` go to /etc/udev/rules.d and `links` to
+/// /etc/systemd/network, each as (file in `dir`, name there); `after` runs last.
+fn udevadm_test(
+    ns: &Netns,
+    dir: &Path,
+    rules: &[(&str, &str)],
+    links: &[(&str, &str)],
+    after: &str,
+) -> Output {
+    let d = dir.display();
+    let mut script =
+        "set -e\nmount -t tmpfs nictune /etc/udev && mkdir /etc/udev/rules.d\n".to_string();
+    for (file, name) in rules {
+        script += &format!("cp {d}/{file} /etc/udev/rules.d/{name}\n");
+    }
+    if !links.is_empty() {
+        script += "mkdir -p /etc/systemd && mount -t tmpfs nictune /etc/systemd && mkdir /etc/systemd/network\n";
+    }
+    for (file, name) in links {
+        script += &format!("cp {d}/{file} /etc/systemd/network/{name}\n");
+    }
+    script += "mount -t tmpfs nictune /run\nudevadm test --action=add /sys/class/net/nt0 2>&1\n";
+    ns.sh(&(script + after))
+}
+
 fn netns_with(program: &str, package: &str, tag: &str) -> Option<Netns> {
     if !have(program, "--version") {
         nictune_core::live::skip(&format!("{program} ({package}) is not installed"));
@@ -291,21 +318,17 @@ fn udev_rule_and_link_file_pass_udevadm_test_on_a_veth() {
         newer_link.contains("ReceivePacketSteeringCPUMask=0-1"),
         "{newer_link}"
     );
-    let d = dir.path().display();
-    // tmpfs over /etc/udev, /etc/systemd and /run in the private mount namespace: udev
-    // reads only these files and writes its database there, nothing of the host's.
-    let out = ns.sh(&format!(
-        "set -e
-         mount -t tmpfs nictune /etc/udev && mkdir /etc/udev/rules.d
-         cp {d}/udev.out /etc/udev/rules.d/81-nictune-nt0.rules
-         mkdir -p /etc/systemd && mount -t tmpfs nictune /etc/systemd && mkdir /etc/systemd/network
-         cp {d}/systemd-link.out /etc/systemd/network/10-nictune-nt0.link
-         cp {d}/newer/systemd-link.out /etc/systemd/network/20-nictune-nt9.link
-         mount -t tmpfs nictune /run
-         udevadm test --action=add /sys/class/net/nt0 2>&1
-         echo gro_flush_timeout=$(cat /sys/class/net/nt0/gro_flush_timeout)
-         echo napi_defer_hard_irqs=$(cat /sys/class/net/nt0/napi_defer_hard_irqs)"
-    ));
+    let out = udevadm_test(
+        &ns,
+        dir.path(),
+        &[("udev.out", "81-nictune-nt0.rules")],
+        &[
+            ("systemd-link.out", "10-nictune-nt0.link"),
+            ("newer/systemd-link.out", "20-nictune-nt9.link"),
+        ],
+        "echo gro_flush_timeout=$(cat /sys/class/net/nt0/gro_flush_timeout)
+         echo napi_defer_hard_irqs=$(cat /sys/class/net/nt0/napi_defer_hard_irqs)",
+    );
     let log = format!("{}{}", stdout(&out), stderr(&out));
     assert!(out.status.success(), "{log}");
     // Parse problems name the file and line: there must be none for ours.
@@ -379,15 +402,13 @@ fn udev_runs_channels_then_every_queue_then_one_queue() {
                    \"sysfs.gro_flush_timeout\" = 5000\n";
     let (_, left_out) = export(dir.path(), profile, "udev", &[]);
     assert_eq!(left_out, ["sysfs.gro_flush_timeout=5000"]);
-    let d = dir.path().display();
-    let out = ns.sh(&format!(
-        "set -e
-         mount -t tmpfs nictune /etc/udev && mkdir /etc/udev/rules.d
-         cp {d}/udev.out /etc/udev/rules.d/81-nictune-nt0.rules
-         mount -t tmpfs nictune /run
-         udevadm test --action=add /sys/class/net/nt0 2>&1
-         echo gro_flush_timeout=$(cat /sys/class/net/nt0/gro_flush_timeout)"
-    ));
+    let out = udevadm_test(
+        &ns,
+        dir.path(),
+        &[("udev.out", "81-nictune-nt0.rules")],
+        &[],
+        "echo gro_flush_timeout=$(cat /sys/class/net/nt0/gro_flush_timeout)",
+    );
     let log = format!("{}{}", stdout(&out), stderr(&out));
     assert!(out.status.success(), "{log}");
     // Ours, in udev's order (rules files after 70- may add more, as 99-systemd.rules does).
@@ -435,17 +456,16 @@ fn udev_rule_follows_a_rename_by_net_setup_link() {
         "ACTION==\"add\", SUBSYSTEM==\"net\", KERNEL==\"ntx\", RUN+=\"/bin/true old-form\"\n",
     )
     .unwrap();
-    let d = dir.path().display();
-    let out = ns.sh(&format!(
-        "set -e
-         mount -t tmpfs nictune /etc/udev && mkdir /etc/udev/rules.d
-         cp {d}/udev.out /etc/udev/rules.d/81-nictune-ntx.rules
-         cp {d}/old.rules /etc/udev/rules.d/70-old.rules
-         mkdir -p /etc/systemd && mount -t tmpfs nictune /etc/systemd && mkdir /etc/systemd/network
-         cp {d}/rename.link /etc/systemd/network/10-rename.link
-         mount -t tmpfs nictune /run
-         udevadm test --action=add /sys/class/net/nt0 2>&1"
-    ));
+    let out = udevadm_test(
+        &ns,
+        dir.path(),
+        &[
+            ("udev.out", "81-nictune-ntx.rules"),
+            ("old.rules", "70-old.rules"),
+        ],
+        &[("rename.link", "10-rename.link")],
+        "",
+    );
     let log = format!("{}{}", stdout(&out), stderr(&out));
     assert!(out.status.success(), "{log}");
     assert!(
@@ -485,16 +505,16 @@ fn link_file_leaves_out_the_zeros_udev_refuses() {
     let zeros = "[Match]\nOriginalName=nt9\n\n[Link]\nTxChannels=0\nRxMiniBufferSize=0\n\
                  StatisticsBlockCoalesceSec=0us\nCoalescePacketRateSampleIntervalSec=0s\n";
     std::fs::write(dir.path().join("zeros.link"), zeros).unwrap();
-    let d = dir.path().display();
-    let out = ns.sh(&format!(
-        "set -e
-         mount -t tmpfs nictune /etc/udev && mkdir /etc/udev/rules.d
-         mkdir -p /etc/systemd && mount -t tmpfs nictune /etc/systemd && mkdir /etc/systemd/network
-         cp {d}/systemd-link.out /etc/systemd/network/10-nictune-nt0.link
-         cp {d}/zeros.link /etc/systemd/network/20-zeros.link
-         mount -t tmpfs nictune /run
-         udevadm test --action=add /sys/class/net/nt0 2>&1"
-    ));
+    let out = udevadm_test(
+        &ns,
+        dir.path(),
+        &[],
+        &[
+            ("systemd-link.out", "10-nictune-nt0.link"),
+            ("zeros.link", "20-zeros.link"),
+        ],
+        "",
+    );
     let log = format!("{}{}", stdout(&out), stderr(&out));
     assert!(out.status.success(), "{log}");
     assert!(

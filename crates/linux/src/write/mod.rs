@@ -16,6 +16,7 @@ pub mod paced;
 
 use files::Roots;
 use netlink::Netlink;
+use nictune_core::names;
 use nictune_core::privilege::Privilege;
 use nictune_host::write::setting::{Key, Object, Setting, Steering};
 use nictune_host::write::value::HostValue;
@@ -84,48 +85,26 @@ fn unsupported(op: Op, s: &Setting, why: &str) -> HostError {
     HostError::new(op, s, HostErrorKind::Unsupported(why.to_string()))
 }
 
-/// Refuses a setting whose names could not come from the kernel: every name below becomes
-/// part of a path under /proc, /sys or /run that root writes, and a setting may come from a
-/// journal on disk rather than from the command line (a revert, the watchdog). An interface
-/// is 1–15 bytes without `/`, whitespace or `:` and is not `.` or `..` (the kernel's
-/// `dev_valid_name`, net/core/dev.c); a sysctl is what `apply` accepts: `net.` then letters,
-/// digits, `_`, `-` and single dots; a module name is letters, digits and `_`/`-`.
+/// Refuses a setting whose names the command line would have refused: every name below
+/// becomes part of a path under /proc, /sys or /run that root writes, and a setting may come
+/// from a journal on disk rather than from the command line (a revert, the watchdog). The
+/// rules are the command line's own (`nictune_core::names`); a module name is letters,
+/// digits and `_`/`-`.
 fn check_names(op: Op, s: &Setting) -> Result<(), HostError> {
     let bad = |why: String| Err(HostError::new(op, s, HostErrorKind::NotFound(why)));
-    let iface_ok = |n: &str| {
-        (1..16).contains(&n.len())
-            && n != "."
-            && n != ".."
-            && !n
-                .bytes()
-                .any(|b| b == b'/' || b == b':' || b.is_ascii_whitespace() || b == 0)
-    };
-    match &s.target {
-        Object::Device { iface }
-        | Object::Napi { iface, .. }
-        | Object::RxQueue { iface, .. }
-        | Object::TxQueue { iface, .. }
-            if !iface_ok(iface) =>
-        {
-            return bad(format!("{iface:?} is not an interface name"));
+    if let Some(iface) = s.target.iface() {
+        if let Err(e) = names::check_iface(iface) {
+            return bad(e.to_string());
         }
-        Object::Module { module }
-            if module.is_empty()
-                || !module
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') =>
-        {
+    }
+    if let Object::Module { module } = &s.target {
+        let ok = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'-';
+        if module.is_empty() || !module.bytes().all(ok) {
             return bad(format!("{module:?} is not a module name"));
         }
-        _ => {}
     }
     if let Key::Sysctl(name) = &s.key {
-        let ok = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
-        let sysctl = name.starts_with("net.")
-            && name.chars().all(ok)
-            && !name.contains("..")
-            && !name.ends_with('.');
-        if !sysctl {
+        if !names::is_net_sysctl(name) {
             return bad(format!("{name:?} is not a net.* sysctl"));
         }
     }

@@ -385,19 +385,22 @@ fn ports_to_restore(roots: &ModuleRoots, module: &str) -> Vec<Port> {
     let left = nictune_core::input::read_file(&pending_ports_path(roots, module), limit)
         .unwrap_or_default();
     for port in left.lines().filter_map(Port::parse) {
-        if !ports.iter().any(|p| p.device == port.device) && !has_interface(roots, &port.device) {
+        if !ports.iter().any(|p| p.device == port.device)
+            && interface_at(roots, &port.device).is_none()
+        {
             ports.push(port);
         }
     }
     ports
 }
 
-fn has_interface(roots: &ModuleRoots, device: &Path) -> bool {
-    let Ok(dir) = std::fs::read_dir(roots.sys.join("class/net")) else {
-        return false;
-    };
-    dir.flatten()
-        .any(|e| std::fs::canonicalize(e.path().join("device")).is_ok_and(|d| d == device))
+/// The interface at `device` now, if any.
+fn interface_at(roots: &ModuleRoots, device: &Path) -> Option<String> {
+    std::fs::read_dir(roots.sys.join("class/net"))
+        .ok()?
+        .flatten()
+        .find(|e| std::fs::canonicalize(e.path().join("device")).is_ok_and(|d| d == device))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
 }
 
 /// Writes the ports' state, durably, before the unload.
@@ -510,14 +513,9 @@ fn wait_for_carrier(roots: &ModuleRoots, name: &str) -> bool {
 
 fn wait_for_device(roots: &ModuleRoots, device: &Path) -> Option<String> {
     let end = Instant::now() + PORT_WAIT;
-    let net = roots.sys.join("class/net");
     while Instant::now() < end {
-        if let Ok(dir) = std::fs::read_dir(&net) {
-            for e in dir.flatten() {
-                if std::fs::canonicalize(e.path().join("device")).is_ok_and(|d| d == device) {
-                    return Some(e.file_name().to_string_lossy().into_owned());
-                }
-            }
+        if let Some(name) = interface_at(roots, device) {
+            return Some(name);
         }
         std::thread::sleep(Duration::from_millis(20));
     }

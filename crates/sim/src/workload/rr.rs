@@ -363,6 +363,16 @@ impl Rr {
 mod tests {
     use super::*;
 
+    /// One transaction outstanding, a 1-byte response, `request` bytes sent at MSS 1448.
+    fn one_at_a_time(request: u32) -> Rr {
+        Rr::new(RrConfig {
+            request,
+            response: 1,
+            outstanding: 1,
+            mss: 1448,
+        })
+    }
+
     /// The frames `out` sends, in order.
     fn sent(out: &[Action]) -> Vec<Frame> {
         out.iter()
@@ -387,12 +397,7 @@ mod tests {
 
     #[test]
     fn messages_are_segmented_and_acked_every_second_segment() {
-        let mut rr = Rr::new(RrConfig {
-            request: 4_000,
-            response: 1,
-            outstanding: 1,
-            mss: 1448,
-        });
+        let mut rr = one_at_a_time(4_000);
         let mut out = Vec::new();
         let mut rec = Recorder::new(1_000_000_000);
         rr.on_job_done(CLIENT, TAG_FIRST, 0, &mut rec, &mut out);
@@ -439,12 +444,7 @@ mod tests {
 
     #[test]
     fn a_lost_segment_holds_the_message_until_fast_retransmit_fills_the_hole() {
-        let mut rr = Rr::new(RrConfig {
-            request: 6 * 1448,
-            response: 1,
-            outstanding: 1,
-            mss: 1448,
-        });
+        let mut rr = one_at_a_time(6 * 1448);
         let mut out = Vec::new();
         let mut rec = Recorder::new(1_000_000_000);
         rr.on_job_done(CLIENT, TAG_FIRST, 0, &mut rec, &mut out);
@@ -498,12 +498,7 @@ mod tests {
 
     #[test]
     fn the_retransmission_timer_resends_when_no_ack_comes() {
-        let mut rr = Rr::new(RrConfig {
-            request: 100,
-            response: 1,
-            outstanding: 1,
-            mss: 1448,
-        });
+        let mut rr = one_at_a_time(100);
         let mut out = Vec::new();
         let mut rec = Recorder::new(1_000_000_000);
         rr.on_job_done(CLIENT, TAG_FIRST, 0, &mut rec, &mut out);
