@@ -19,7 +19,11 @@ pub fn start(state: &StateDir, id: &str) -> Result<u32> {
     let root = state.root().to_string_lossy().into_owned();
     let args = ["revert", "--watchdog", id, "--state-dir", &root].map(String::from);
     let log = state.root().join("watchdog.log");
-    let pid = detach::spawn_detached(&exe, &args, &log)
+    // Its own scope where systemd runs the machine: ending the SSH session (logind's
+    // KillUserProcesses) or the unit that ran `apply` must not end the safety net.
+    let unit = format!("nictune-watchdog-{id}");
+    let systemd_run = detach::systemd_run();
+    let (pid, _) = detach::spawn_detached_scoped(&exe, &args, &log, &unit, systemd_run.as_deref())
         .with_context(|| format!("starting the auto-revert watchdog (log {})", log.display()))?;
     txn::record_watchdog(state, id, pid)?;
     Ok(pid)
@@ -31,16 +35,17 @@ pub fn start(state: &StateDir, id: &str) -> Result<u32> {
 pub fn run(state: &StateDir, id: &str) -> Result<Outcome> {
     // Without a session of its own a closing terminal could take the watchdog with it.
     detach::become_session_leader().context("watchdog: leaving the terminal's session")?;
+    let clock = SteadyWall::new(now_unix_ms, detach::boot_clock);
     let mut told = false;
     loop {
         // Only this change's journal is read. An error reading it (a transient EIO, a
         // full disk's half-written line) does not end the safety net: it is said once and
         // the journal read again at the next poll, the revert included.
-        let now = now_unix_ms();
+        let now = clock.now();
         let next = match find(state, id).map(|txn| due(&txn, now)) {
             Ok(Due::Wait(at)) => at,
             Ok(Due::Done) => return Ok(Outcome::Success),
-            Ok(Due::Now) => match revert_now(state, id) {
+            Ok(Due::Now) => match revert_now(state, id, &clock) {
                 Err(e) if e.downcast_ref::<NoJournal>().is_none() => {
                     eprintln!("nictune watchdog: change {id} is due: {e:#}; trying again");
                     now + POLL_MS
@@ -61,6 +66,34 @@ pub fn run(state: &StateDir, id: &str) -> Result<Outcome> {
 
 /// [`POLL`] in milliseconds.
 const POLL_MS: u64 = POLL.as_millis() as u64;
+
+/// The wall clock as it read when the watchdog started, advanced by the time elapsed since
+/// on the boot clock: Unix milliseconds that a step of the wall clock does not move. The
+/// deadline was set on the wall clock a moment before the watchdog started (the request's
+/// time plus `--confirm-within`), so it passes after that much real time, wherever NTP or
+/// `date -s` sets the wall clock meanwhile: a clock stepped back an hour would otherwise
+/// keep an unconfirmed change an hour longer, one stepped forward revert it at once.
+struct SteadyWall<B: Fn() -> Duration> {
+    wall_at_start: u64,
+    boot_at_start: Duration,
+    boot: B,
+}
+
+impl<B: Fn() -> Duration> SteadyWall<B> {
+    fn new(wall: impl Fn() -> u64, boot: B) -> Self {
+        SteadyWall {
+            wall_at_start: wall(),
+            boot_at_start: boot(),
+            boot,
+        }
+    }
+
+    fn now(&self) -> u64 {
+        let elapsed = (self.boot)().saturating_sub(self.boot_at_start);
+        self.wall_at_start
+            .saturating_add(u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX))
+    }
+}
 
 /// What the watchdog should do about a change, from its journal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,13 +143,17 @@ fn find(state: &StateDir, id: &str) -> Result<Summary> {
 /// another state directory may hold the machine-wide one for minutes): the revert is the
 /// safety net, so it waits its turn rather than giving up. `None` when the change stopped
 /// being pending meanwhile (confirmed or reverted).
-fn locks_for_revert(state: &StateDir, id: &str) -> Result<Option<LiveLocks>> {
+fn locks_for_revert(
+    state: &StateDir,
+    id: &str,
+    clock: &SteadyWall<impl Fn() -> Duration>,
+) -> Result<Option<LiveLocks>> {
     let mut told = false;
     loop {
         match state.lock_live(200) {
             Ok(locks) => return Ok(Some(locks)),
             Err(StateError::Busy { path, holder }) => {
-                if due(&find(state, id)?, now_unix_ms()) != Due::Now {
+                if due(&find(state, id)?, clock.now()) != Due::Now {
                     return Ok(None);
                 }
                 if !std::mem::replace(&mut told, true) {
@@ -132,12 +169,16 @@ fn locks_for_revert(state: &StateDir, id: &str) -> Result<Option<LiveLocks>> {
     }
 }
 
-fn revert_now(state: &StateDir, id: &str) -> Result<Outcome> {
-    let Some(locks) = locks_for_revert(state, id)? else {
+fn revert_now(
+    state: &StateDir,
+    id: &str,
+    clock: &SteadyWall<impl Fn() -> Duration>,
+) -> Result<Outcome> {
+    let Some(locks) = locks_for_revert(state, id, clock)? else {
         return Ok(Outcome::Success);
     };
     let txn = find(state, id)?;
-    if due(&txn, now_unix_ms()) != Due::Now {
+    if due(&txn, clock.now()) != Due::Now {
         return Ok(Outcome::Success);
     }
     let why = match txn.phase {
@@ -165,4 +206,37 @@ fn revert_now(state: &StateDir, id: &str) -> Result<Outcome> {
     } else {
         Outcome::Problems
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    /// The deadline passes after the time `--confirm-within` gave, on the boot clock: the
+    /// wall clock stepped back an hour or forward a day after the start changes nothing.
+    #[test]
+    fn a_step_of_the_wall_clock_does_not_move_the_deadline() {
+        let start = 1_800_000_000_000;
+        let wall = Cell::new(start);
+        let boot = Cell::new(Duration::from_secs(5_000));
+        let clock = SteadyWall::new(|| wall.get(), || boot.get());
+        let deadline = start + 60_000;
+        wall.set(start - 3_600_000);
+        boot.set(Duration::from_millis(5_059_999));
+        assert_eq!(clock.now(), deadline - 1, "not yet after 59.999 s");
+        wall.set(start + 86_400_000);
+        boot.set(Duration::from_secs(5_060));
+        assert_eq!(clock.now(), deadline, "due after 60 s");
+    }
+
+    /// A boot clock that reads less than at the start (it cannot, but a bug must not make
+    /// the deadline pass early) counts as no time elapsed.
+    #[test]
+    fn a_boot_clock_behind_its_start_counts_as_no_time() {
+        let boot = Cell::new(Duration::from_secs(10));
+        let clock = SteadyWall::new(|| 42, || boot.get());
+        boot.set(Duration::from_secs(9));
+        assert_eq!(clock.now(), 42);
+    }
 }
