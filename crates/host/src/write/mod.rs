@@ -7,10 +7,14 @@
 //!
 //! - [`setting`]: which knob on which object.
 //! - [`value`]: what a knob holds, and how users type it.
+//! - [`identity`]: what an interface or IRQ is beyond its name or number, checked before a
+//!   revert writes to it.
 
+pub mod identity;
 pub mod setting;
 pub mod value;
 
+use identity::{IfaceId, IrqActions};
 use serde::Serialize;
 use setting::Setting;
 use value::HostValue;
@@ -99,6 +103,29 @@ pub trait HostWrite {
     /// default writes them one by one, in order; on an error some may have been written.
     fn write_all(&mut self, items: &[(&Setting, &HostValue)]) -> Result<(), HostError> {
         items.iter().try_for_each(|(s, v)| self.write(s, v))
+    }
+    /// What identifies the device named `iface` now ([`identity`]). The default: unsupported,
+    /// so nothing is recorded and a revert writes by name, as before identities existed.
+    fn iface_id(&mut self, iface: &str) -> Result<IfaceId, HostError> {
+        Err(no_identities(iface))
+    }
+    /// Every IRQ of the host with its action names ([`identity`]). The default: unsupported.
+    fn irq_actions(&mut self) -> Result<IrqActions, HostError> {
+        Err(no_identities("irq"))
+    }
+    /// The IRQs of `iface`'s device (its vectors), whose affinity a channel change resets.
+    /// The default: none known.
+    fn irqs_of(&mut self, iface: &str) -> Result<Vec<u32>, HostError> {
+        let _ = iface;
+        Ok(Vec::new())
+    }
+}
+
+fn no_identities(what: &str) -> HostError {
+    HostError {
+        op: Op::Read,
+        setting: what.to_string(),
+        kind: HostErrorKind::Unsupported("this host does not tell device identities".into()),
     }
 }
 

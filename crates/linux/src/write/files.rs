@@ -29,6 +29,14 @@ impl Roots {
         }
     }
 
+    /// `sys` and `proc` below `root`: a test tree.
+    pub fn under(root: &Path) -> Roots {
+        Roots {
+            sys: root.join("sys"),
+            proc: root.join("proc"),
+        }
+    }
+
     fn net(&self, iface: &str) -> PathBuf {
         self.sys.join("class/net").join(iface)
     }
@@ -182,10 +190,7 @@ mod tests {
 
     fn tree() -> (tempfile::TempDir, Roots) {
         let dir = tempfile::tempdir().unwrap();
-        let roots = Roots {
-            sys: dir.path().join("sys"),
-            proc: dir.path().join("proc"),
-        };
+        let roots = Roots::under(dir.path());
         let q = roots.net("v0").join("queues");
         for d in ["rx-0", "rx-1", "tx-0"] {
             fs::create_dir_all(q.join(d)).unwrap();

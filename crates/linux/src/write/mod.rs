@@ -9,6 +9,7 @@
 pub mod detach;
 pub mod files;
 pub mod guard;
+pub mod identity;
 pub mod module;
 pub mod netlink;
 pub mod ns;
@@ -18,6 +19,7 @@ use files::Roots;
 use netlink::Netlink;
 use nictune_core::names;
 use nictune_core::privilege::Privilege;
+use nictune_host::write::identity::{IfaceId, IrqActions};
 use nictune_host::write::setting::{Key, Object, Setting, Steering};
 use nictune_host::write::value::HostValue;
 use nictune_host::write::{HostError, HostErrorKind, HostWrite, Op};
@@ -207,6 +209,18 @@ impl HostWrite for LinuxWriter {
             .collect();
         let roots = module::ModuleRoots::from(&self.roots);
         module::write(&roots, module, &params, items[0].0)
+    }
+
+    fn iface_id(&mut self, iface: &str) -> Result<IfaceId, HostError> {
+        identity::iface_id(iface, &self.roots)
+    }
+
+    fn irq_actions(&mut self) -> Result<IrqActions, HostError> {
+        identity::irq_actions(&self.roots)
+    }
+
+    fn irqs_of(&mut self, iface: &str) -> Result<Vec<u32>, HostError> {
+        identity::irqs_of(iface, &self.roots)
     }
 }
 

@@ -7,6 +7,7 @@
 
 use super::LinuxWriter;
 use crate::netns::{self, NetnsError};
+use nictune_host::write::identity::{IfaceId, IrqActions};
 use nictune_host::write::setting::Setting;
 use nictune_host::write::value::HostValue;
 use nictune_host::write::{HostError, HostErrorKind, HostWrite, Op};
@@ -136,5 +137,19 @@ impl HostWrite for NsHost {
             let refs: Vec<(&Setting, &HostValue)> = owned.iter().map(|(s, v)| (s, v)).collect();
             h.write_all(&refs)
         })
+    }
+
+    fn iface_id(&mut self, iface: &str) -> Result<IfaceId, HostError> {
+        let name = iface.to_string();
+        self.call(Op::Read, iface, move |h| h.iface_id(&name))
+    }
+
+    fn irq_actions(&mut self) -> Result<IrqActions, HostError> {
+        self.call(Op::Read, "irq", HostWrite::irq_actions)
+    }
+
+    fn irqs_of(&mut self, iface: &str) -> Result<Vec<u32>, HostError> {
+        let name = iface.to_string();
+        self.call(Op::List, iface, move |h| h.irqs_of(&name))
     }
 }

@@ -2,6 +2,7 @@
 //! tests can `kill -9` nictune in the middle of an apply and prove `nictune revert` recovers.
 //! Unset (normal use) it adds nothing.
 
+use nictune_host::write::identity::{IfaceId, IrqActions};
 use nictune_host::write::setting::Setting;
 use nictune_host::write::value::HostValue;
 use nictune_host::write::{HostError, HostWrite};
@@ -50,5 +51,14 @@ impl<H: HostWrite> HostWrite for Paced<H> {
             std::thread::sleep(d);
         }
         self.inner.write_all(items)
+    }
+    fn iface_id(&mut self, iface: &str) -> Result<IfaceId, HostError> {
+        self.inner.iface_id(iface)
+    }
+    fn irq_actions(&mut self) -> Result<IrqActions, HostError> {
+        self.inner.irq_actions()
+    }
+    fn irqs_of(&mut self, iface: &str) -> Result<Vec<u32>, HostError> {
+        self.inner.irqs_of(iface)
     }
 }

@@ -30,6 +30,9 @@ pub const IFLA_LINKINFO: u16 = 18;
 pub const IFLA_NET_NS_PID: u16 = 19;
 /// Moves the link into the network namespace this file descriptor refers to (u32).
 pub const IFLA_NET_NS_FD: u16 = 28;
+/// The permanent hardware address (bytes), sent only where the device has one (a NIC's
+/// burned-in address; not a veth's random one): Linux 5.5 and later.
+pub const IFLA_PERM_ADDRESS: u16 = 54;
 /// The sysfs name of the device the link hangs below (`virtio2`, `0000:03:00.0`; a string):
 /// Linux 5.14 and later, and only for links that have a parent device.
 pub const IFLA_PARENT_DEV_NAME: u16 = 56;

@@ -136,6 +136,14 @@ impl Link {
         self.string_attr(IFLA_PARENT_DEV_NAME)
     }
 
+    /// IFLA_PERM_ADDRESS as `ip link` prints an address (`52:54:00:12:34:56`): `None` where
+    /// the device has none (a virtual link) and on kernels before 5.5.
+    pub fn perm_address(&self) -> Option<String> {
+        let raw = self.other_attr(IFLA_PERM_ADDRESS)?;
+        let hex: Vec<String> = raw.iter().map(|b| format!("{b:02x}")).collect();
+        (!raw.is_empty() && raw.iter().any(|b| *b != 0)).then(|| hex.join(":"))
+    }
+
     /// A NUL-terminated string attribute among those not decoded into a field.
     fn string_attr(&self, kind: u16) -> Option<String> {
         let raw = self.other_attr(kind)?;
