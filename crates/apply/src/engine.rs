@@ -6,6 +6,7 @@
 //! RPS masks, which were restored before it). The journal is written before each host write,
 //! so [`restore`] can finish the job after a crash from the journal alone.
 
+use crate::identity::{locate, Identities, Place, Renumbered};
 use crate::journal::{Journal, Record};
 use crate::plan::{Change, Preserved};
 use nictune_host::write::setting::Setting;
@@ -37,12 +38,24 @@ pub struct Restored {
     pub effective: Option<HostValue>,
     /// Why the restore write or read failed.
     pub error: Option<String>,
+    /// The IRQ the value went to instead of the journaled one: the line that carries the
+    /// recorded action name now (`null`: where the journal says).
+    pub renumbered: Option<Renumbered>,
+    /// Why nothing was written: the object is gone or now another device's
+    /// ([`crate::identity`]); `null` when it was written.
+    pub left_out: Option<String>,
 }
 
 impl Restored {
-    /// The value read back is the wanted one.
+    /// The value read back is the wanted one, or there is nothing of the change's left to
+    /// restore (the object is gone or another device's: [`Restored::left_out`]).
     pub fn ok(&self) -> bool {
-        self.effective.as_ref() == Some(&self.wanted)
+        self.left_out.is_some() || self.effective.as_ref() == Some(&self.wanted)
+    }
+
+    /// Written and read back as wanted.
+    pub fn written(&self) -> bool {
+        self.left_out.is_none() && self.ok()
     }
 }
 
@@ -135,15 +148,14 @@ fn failed_names(restored: &[Restored]) -> String {
 /// applied only once its `applied` record is: when either cannot be journaled, every step
 /// written so far is rolled back, so a journal error never leaves values changed silently.
 pub fn apply(
-    changes: &[Change],
-    preserve: &[Preserved],
+    (changes, preserve, ids): (&[Change], &[Preserved], Option<&Identities>),
     host: &mut impl HostWrite,
     journal: &mut Journal,
     (confirm_deadline_unix_ms, stop): (Option<u64>, &dyn Fn() -> bool),
 ) -> Result<Vec<StepResult>, ApplyError> {
     let mut done = Vec::with_capacity(changes.len());
     let undo = |failure: Failure, host: &mut _, journal: &mut _| {
-        roll_back(changes, preserve, failure, host, journal)
+        roll_back((changes, preserve, ids), failure, host, journal)
     };
     for group in groups(changes.iter().map(|c| &c.setting)) {
         let (first, last) = (*group.start(), *group.end());
@@ -278,8 +290,7 @@ impl Failure {
 }
 
 fn roll_back(
-    changes: &[Change],
-    preserve: &[Preserved],
+    undo: (&[Change], &[Preserved], Option<&Identities>),
     Failure {
         step,
         written,
@@ -300,7 +311,7 @@ fn roll_back(
         return ApplyError::NothingChanged { cause };
     }
     let steps: Vec<usize> = (0..written).rev().collect();
-    let restored = restore(changes, preserve, &steps, host, journal);
+    let restored = restore(undo, &steps, host, journal);
     let complete = restored.iter().all(Restored::ok);
     journal_best_effort(journal, &Record::RolledBack { complete });
     if complete {
@@ -322,30 +333,39 @@ fn roll_back(
 /// then re-reads them all in apply order and re-writes any that a later restore disturbed.
 /// Last, settings the changes disturbed as a side effect are put back. Returns one entry per
 /// step, in the order given, then one per preserved setting.
+///
+/// Each setting is looked up against the identities `ids` recorded right before it is
+/// written ([`crate::identity::locate`]): an IRQ renumbered since goes to its new number, an
+/// object gone or now another device's is left out ([`Restored::left_out`]), never written.
 pub fn restore(
-    changes: &[Change],
-    preserve: &[Preserved],
+    (changes, preserve, ids): (&[Change], &[Preserved], Option<&Identities>),
     steps: &[usize],
     host: &mut impl HostWrite,
     journal: &mut Journal,
 ) -> Vec<Restored> {
     for run in groups(steps.iter().map(|&s| &changes[s].setting)) {
-        let run = &steps[run];
-        for &step in run {
+        let run: Vec<(usize, Setting)> = steps[run]
+            .iter()
+            .filter_map(|&s| {
+                Some((
+                    s,
+                    locate(ids, &changes[s].setting, host).setting(&changes[s].setting)?,
+                ))
+            })
+            .collect();
+        for &(step, _) in &run {
             journal_best_effort(journal, &Record::Undo { step });
         }
-        let items: Vec<(&Setting, &HostValue)> = run
-            .iter()
-            .map(|&s| (&changes[s].setting, &changes[s].old))
-            .collect();
+        let items: Vec<(&Setting, &HostValue)> =
+            run.iter().map(|(s, at)| (at, &changes[*s].old)).collect();
         match write_and_read_all(host, &items) {
             Ok(values) => {
-                for (&step, v) in run.iter().zip(values) {
+                for (&(step, _), v) in run.iter().zip(values) {
                     journal_best_effort(journal, &undone(step, &Ok(v)));
                 }
             }
             Err(e) => {
-                for &step in run {
+                for &(step, _) in &run {
                     journal_best_effort(journal, &undone(step, &Err(e.clone())));
                 }
             }
@@ -355,10 +375,10 @@ pub fn restore(
     forward.sort_unstable();
     let mut results: Vec<(usize, Restored)> = forward
         .iter()
-        .map(|&s| (s, verify_or_rewrite(&changes[s], host)))
+        .map(|&s| (s, verify_or_rewrite(&changes[s], ids, host)))
         .collect();
     results.sort_by_key(|(s, _)| std::cmp::Reverse(*s));
-    let collateral = restore_preserved(preserve, host);
+    let collateral = restore_preserved(preserve, ids, host);
     results
         .into_iter()
         .map(|(_, r)| r)
@@ -368,16 +388,23 @@ pub fn restore(
 
 /// Puts back each preserved setting that is no longer at its value, those written together
 /// (the parameters of one module) in one write, and reads every one back.
-fn restore_preserved(preserve: &[Preserved], host: &mut impl HostWrite) -> Vec<Restored> {
-    let differs: Vec<&Preserved> = preserve
-        .iter()
-        .filter(|p| host.read(&p.setting).is_ok_and(|v| v != p.value))
-        .collect();
-    for run in groups(differs.iter().map(|p| &p.setting)) {
-        let items: Vec<(&Setting, &HostValue)> = differs[run]
-            .iter()
-            .map(|p| (&p.setting, &p.value))
-            .collect();
+fn restore_preserved(
+    preserve: &[Preserved],
+    ids: Option<&Identities>,
+    host: &mut impl HostWrite,
+) -> Vec<Restored> {
+    let mut differs: Vec<(Setting, &HostValue)> = Vec::new();
+    for p in preserve {
+        let Some(at) = locate(ids, &p.setting, host).setting(&p.setting) else {
+            continue;
+        };
+        if host.read(&at).is_ok_and(|v| v != p.value) {
+            differs.push((at, &p.value));
+        }
+    }
+    for run in groups(differs.iter().map(|(at, _)| at)) {
+        let items: Vec<(&Setting, &HostValue)> =
+            differs[run].iter().map(|(at, v)| (at, *v)).collect();
         // A failed write shows in the read-back below, which writes once more.
         let _ = host.write_all(&items);
     }
@@ -389,7 +416,7 @@ fn restore_preserved(preserve: &[Preserved], host: &mut impl HostWrite) -> Vec<R
                 old: p.value.clone(),
                 new: p.value.clone(),
             };
-            verify_or_rewrite(&change, host)
+            verify_or_rewrite(&change, ids, host)
         })
         .collect()
 }
@@ -409,17 +436,36 @@ fn undone(step: usize, result: &Result<HostValue, HostError>) -> Record {
     }
 }
 
-/// Reads one restored setting; if it is not the old value, writes it once more.
-fn verify_or_rewrite(change: &Change, host: &mut impl HostWrite) -> Restored {
-    let current = host.read(&change.setting);
-    let result = match current {
-        Ok(v) if v == change.old => Ok(v),
-        _ => write_and_read(host, &change.setting, &change.old),
-    };
-    Restored {
+/// Reads one restored setting (where it is now: [`crate::identity::locate`]); if it is not
+/// the old value, writes it once more.
+fn verify_or_rewrite(
+    change: &Change,
+    ids: Option<&Identities>,
+    host: &mut impl HostWrite,
+) -> Restored {
+    let place = locate(ids, &change.setting, host);
+    let at = place.setting(&change.setting);
+    let mut restored = Restored {
         setting: change.setting.clone(),
         wanted: change.old.clone(),
-        effective: result.as_ref().ok().cloned(),
-        error: result.err().map(|e| e.to_string()),
+        effective: None,
+        error: None,
+        renumbered: None,
+        left_out: None,
+    };
+    match place {
+        Place::LeftOut(why) => restored.left_out = Some(why),
+        Place::Moved(r) => restored.renumbered = Some(r),
+        Place::Here => {}
     }
+    let Some(at) = at else {
+        return restored;
+    };
+    let result = match host.read(&at) {
+        Ok(v) if v == change.old => Ok(v),
+        _ => write_and_read(host, &at, &change.old),
+    };
+    restored.effective = result.as_ref().ok().cloned();
+    restored.error = result.err().map(|e| e.to_string());
+    restored
 }

@@ -4,8 +4,12 @@
 //! It models the behaviours the engine must survive: unsupported settings (absent keys),
 //! driver maxima, values the driver rounds, a channel change wiping the RPS masks of the
 //! device (as recreating queues does on Linux), a write that fails once at a chosen point,
-//! either before or after it took effect, and a device that refuses every write from a point on.
+//! either before or after it took effect, and a device that refuses every write from a point on;
+//! and the identities a revert checks: IRQs renumbered (a channel change re-requesting an
+//! interface's vectors under new numbers) or given to another device, and interfaces
+//! re-created under the same name.
 
+use nictune_host::write::identity::{IfaceId, IrqActions};
 use nictune_host::write::setting::{Key, Object, Setting, Steering};
 use nictune_host::write::value::{CpuSet, HostValue};
 use nictune_host::write::{HostError, HostErrorKind, HostWrite, Op};
@@ -47,6 +51,18 @@ pub struct FakeWriter {
     /// Of those, writes of module parameters: each is one reload of the module, whether it
     /// sets one parameter or several.
     pub reloads: usize,
+    /// Every IRQ with its action names (`irq_actions`).
+    pub irqs: IrqActions,
+    /// The IRQs of each interface's device (`irqs_of`).
+    pub device_irqs: BTreeMap<String, Vec<u32>>,
+    /// What identifies each interface (`iface_id`); an interface absent here is not found.
+    pub ifaces: BTreeMap<String, IfaceId>,
+    /// A channel change of an interface re-requests its IRQs this many numbers higher, with
+    /// [`FakeWriter::irq_default`] as their affinity (as a driver's new vectors get the
+    /// default one); `None`: the numbers stay.
+    pub channel_renumber: Option<u32>,
+    /// The affinity of a newly requested IRQ.
+    pub irq_default: Option<HostValue>,
 }
 
 impl FakeWriter {
@@ -54,6 +70,26 @@ impl FakeWriter {
     pub fn with(mut self, setting: Setting, value: HostValue) -> FakeWriter {
         self.values.insert(setting, value);
         self
+    }
+
+    /// Moves IRQ `from`'s handlers to `to` (freed and requested again under another number):
+    /// `to` gets the default affinity; `from` is left without a handler (its affinity stays,
+    /// as a line's does).
+    pub fn move_irq(&mut self, from: u32, to: u32) {
+        let names = self.irqs.remove(&from).unwrap_or_default();
+        self.irqs.insert(from, Vec::new());
+        self.irqs.insert(to, names);
+        let affinity = |irq| Setting::new(Object::Irq { irq }, Key::IrqAffinity);
+        let default = self
+            .irq_default
+            .clone()
+            .unwrap_or(HostValue::Cpus(CpuSet::default()));
+        self.values.insert(affinity(to), default);
+        for irqs in self.device_irqs.values_mut() {
+            for irq in irqs.iter_mut().filter(|i| **i == from) {
+                *irq = to;
+            }
+        }
     }
 
     /// The settings only, for comparing hosts before and after.
@@ -143,11 +179,41 @@ impl HostWrite for FakeWriter {
         self.values.insert(setting.clone(), effective);
         if let (Key::Channels(_), Object::Device { iface }) = (&setting.key, &setting.target) {
             self.reset_queues(&iface.clone());
+            if let Some(by) = self.channel_renumber {
+                let irqs = self.device_irqs.get(iface).cloned().unwrap_or_default();
+                for irq in irqs.into_iter().rev() {
+                    self.move_irq(irq, irq + by);
+                }
+            }
         }
         match failure {
             Some(_) => Err(injected(setting)),
             None => Ok(()),
         }
+    }
+
+    fn iface_id(&mut self, iface: &str) -> Result<IfaceId, HostError> {
+        self.ifaces.get(iface).cloned().ok_or_else(|| {
+            let s = Setting::new(
+                Object::Device {
+                    iface: iface.into(),
+                },
+                Key::Channels(nictune_host::write::setting::Channel::Combined),
+            );
+            HostError::new(
+                Op::Read,
+                &s,
+                HostErrorKind::NotFound("no such interface".into()),
+            )
+        })
+    }
+
+    fn irq_actions(&mut self) -> Result<IrqActions, HostError> {
+        Ok(self.irqs.clone())
+    }
+
+    fn irqs_of(&mut self, iface: &str) -> Result<Vec<u32>, HostError> {
+        Ok(self.device_irqs.get(iface).cloned().unwrap_or_default())
     }
 
     /// Parameters of one module are one write (one reload, as on Linux): one index for

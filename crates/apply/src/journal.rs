@@ -8,6 +8,7 @@
 //! `revert-begin` + `undo`/`undone` + `reverted`.
 
 use crate::fs::{AppendFile, Fs};
+use crate::identity::Identities;
 use crate::plan::{Change, Preserved};
 use nictune_host::write::value::HostValue;
 use serde::{Deserialize, Serialize};
@@ -44,6 +45,11 @@ pub enum Record {
         /// boot has nothing left to restore. Absent in older journals.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         boot: Option<String>,
+        /// What identified each interface and IRQ of the changes and preserved settings
+        /// ([`crate::identity`]): a revert checks it before it writes. Absent in journals
+        /// from before it was recorded, which are restored by name and number.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        identity: Option<Identities>,
     },
     /// Step `step` is about to be written (appended before the write).
     Intent {
@@ -115,6 +121,14 @@ pub enum Record {
         by: RevertBy,
         /// Every step to restore was restored.
         complete: bool,
+        /// Settings not written, each `<setting>: <why>` (the object gone, or now another
+        /// device's); absent when none.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        left_out: Vec<String>,
+        /// IRQ values written to another number, each `<setting> → irq N (<name>)`: the line
+        /// that carries the recorded name now; absent when none.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        renumbered: Vec<String>,
     },
 }
 
@@ -293,6 +307,9 @@ pub struct Summary {
     pub preserve: Vec<Preserved>,
     /// The boot the change was made in, if its journal says.
     pub boot: Option<String>,
+    /// What identified its interfaces and IRQs; `None` in a journal from before they were
+    /// recorded.
+    pub identity: Option<Identities>,
     /// Steps whose write was started (an `intent` line exists).
     pub attempted: Vec<usize>,
     /// HostValue read back after each written step.
@@ -308,6 +325,18 @@ pub struct Summary {
     pub watchdog_pid: Option<u32>,
     /// Lines left out because they cannot be nictune's.
     pub defects: Vec<Defect>,
+    /// What the last finished revert left out and where it wrote renumbered IRQs, from its
+    /// `reverted` record.
+    pub revert_notes: RevertNotes,
+}
+
+/// What a revert did other than restore each value where the journal says.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct RevertNotes {
+    /// Settings not written, each `<setting>: <why>`.
+    pub left_out: Vec<String>,
+    /// IRQ values written to another number, each `<setting> → irq N (<name>)`.
+    pub renumbered: Vec<String>,
 }
 
 /// Replays records into a summary; `None` without a `begin` record.
@@ -334,6 +363,7 @@ pub fn summarize_numbered(records: &[(usize, Record)]) -> Option<Summary> {
             changes,
             preserve,
             boot,
+            identity,
         },
     )) = records.first()
     else {
@@ -347,6 +377,7 @@ pub fn summarize_numbered(records: &[(usize, Record)]) -> Option<Summary> {
         changes: changes.clone(),
         preserve: preserve.clone(),
         boot: boot.clone(),
+        identity: identity.clone(),
         attempted: Vec::new(),
         effective: BTreeMap::new(),
         undone: Vec::new(),
@@ -354,6 +385,7 @@ pub fn summarize_numbered(records: &[(usize, Record)]) -> Option<Summary> {
         owner_pid: *pid,
         watchdog_pid: None,
         defects: Vec::new(),
+        revert_notes: RevertNotes::default(),
     };
     for (line, record) in &records[1..] {
         match step_defect(record, s.changes.len()) {
@@ -419,11 +451,21 @@ fn replay(s: &mut Summary, record: &Record) {
             s.owner_pid = *pid;
             s.undone.clear();
         }
-        Record::Reverted { by, complete, .. } => {
+        Record::Reverted {
+            by,
+            complete,
+            left_out,
+            renumbered,
+            ..
+        } => {
             s.phase = Phase::Reverted {
                 by: *by,
                 complete: *complete,
-            }
+            };
+            s.revert_notes = RevertNotes {
+                left_out: left_out.clone(),
+                renumbered: renumbered.clone(),
+            };
         }
     }
 }
@@ -472,6 +514,7 @@ mod tests {
             }],
             preserve: Vec::new(),
             boot: None,
+            identity: None,
         }
     }
 

@@ -10,6 +10,8 @@
 //! - [`plan`]: desired settings resolved against current values into ordered changes.
 //! - [`engine`]: the transaction (journal → write → read back; reverse-order undo).
 //! - [`journal`], [`state`], [`txn`]: the durable record, the lock, confirm and revert.
+//! - [`identity`]: what each interface and IRQ of a change was, and where a restore writes
+//!   when a name or number now means another device.
 //! - [`fs`]: the journal's file operations, with a fault-injecting test implementation;
 //!   [`lock`]: the locks that name their holder, the machine-wide one among them.
 //! - [`export`]: native configuration for systemd, NetworkManager, udev, tuned, FreeBSD, ….
@@ -25,6 +27,7 @@ pub mod engine;
 pub mod export;
 pub mod fake;
 pub mod fs;
+pub mod identity;
 pub mod journal;
 pub mod lock;
 pub mod plan;

@@ -44,6 +44,11 @@ pub struct Plan {
     /// Caveats for the user: combinations of settings (`checks`) and the catalog's warnings
     /// for each requested value.
     pub notes: Vec<Note>,
+    /// Identities already recorded for objects of this plan: those of the change a
+    /// [`rebase`]d plan replaces, read when their old values were. The apply records the rest
+    /// ([`crate::identity::Identities::record`]).
+    #[serde(skip)]
+    pub known: Option<crate::identity::Identities>,
 }
 
 impl Plan {
@@ -107,8 +112,9 @@ pub enum PlanError {
         max: u64,
     },
     /// A channel change and a per-queue or per-NAPI change on the same interface in one
-    /// plan: the channel change would renumber or remove what the other addresses.
-    #[error("{iface}: a channel change recreates queues and NAPI instances, so {key} cannot be planned in the same change")]
+    /// plan (or an `irq.affinity@N` of one of its IRQs): the channel change would renumber or
+    /// remove what the other addresses.
+    #[error("{iface}: a channel change recreates queues, NAPI instances and IRQ vectors, so {key} cannot be planned in the same change")]
     ChannelsWithPerQueue {
         /// The interface.
         iface: String,
@@ -169,6 +175,7 @@ pub fn resolve(
     plan.changes
         .sort_by(|a, b| order(&a.setting).cmp(&order(&b.setting)));
     refuse_stale_instances(&plan.changes)?;
+    refuse_irqs_of_recreated(&plan.changes, host)?;
     plan.notes = check_combinations(desired);
     plan.notes.append(&mut notes);
     plan.notes.extend(desired.iter().flat_map(|d| {
@@ -205,10 +212,27 @@ fn refuse_stale_instances(changes: &[Change]) -> Result<(), PlanError> {
     Ok(())
 }
 
-/// The steering masks of every queue of each interface whose channel count changes, including
-/// those the plan changes itself (a rollback that stops at the channel step must still put
-/// back masks the channel change wiped).
+/// The steering masks of every queue of each interface whose channel count changes, and
+/// the affinity of each of its IRQs that has a handler (named: the journal records the name,
+/// and a restore finds the line by it when the channel change re-requested it under another
+/// number), including those the plan changes itself (a rollback that stops at the channel
+/// step must still put back what the channel change reset).
 fn collateral(changes: &[Change], host: &mut impl HostWrite) -> Result<Vec<Preserved>, PlanError> {
+    let mut out = Vec::new();
+    for iface in channel_ifaces(changes) {
+        let mut settings = queue_settings(iface, host)?;
+        settings.extend(named_irqs(iface, host).into_iter().map(affinity));
+        for setting in settings {
+            if let Ok(value) = host.read(&setting) {
+                out.push(Preserved { setting, value });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The interfaces whose channel counts `changes` change.
+fn channel_ifaces(changes: &[Change]) -> Vec<&str> {
     let mut ifaces: Vec<&str> = changes
         .iter()
         .filter_map(|c| match (&c.setting.key, &c.setting.target) {
@@ -217,15 +241,47 @@ fn collateral(changes: &[Change], host: &mut impl HostWrite) -> Result<Vec<Prese
         })
         .collect();
     ifaces.dedup();
-    let mut out = Vec::new();
-    for iface in ifaces {
-        for setting in queue_settings(iface, host)? {
-            if let Ok(value) = host.read(&setting) {
-                out.push(Preserved { setting, value });
-            }
+    ifaces
+}
+
+/// The IRQs of `iface`'s device that have a handler now; none where the host cannot say.
+fn named_irqs(iface: &str, host: &mut impl HostWrite) -> Vec<u32> {
+    let Ok(irqs) = host.irqs_of(iface) else {
+        return Vec::new();
+    };
+    let actions = host.irq_actions().unwrap_or_default();
+    irqs.into_iter()
+        .filter(|irq| actions.get(irq).is_some_and(|a| !a.is_empty()))
+        .collect()
+}
+
+fn affinity(irq: u32) -> Setting {
+    Setting::new(Object::Irq { irq }, Key::IrqAffinity)
+}
+
+/// An `irq.affinity@N` of an IRQ of an interface whose channel count the same plan changes:
+/// the channel change re-requests the interface's vectors (their numbers can change, and
+/// another device can get this one) before the affinity would be written.
+fn refuse_irqs_of_recreated(
+    changes: &[Change],
+    host: &mut impl HostWrite,
+) -> Result<(), PlanError> {
+    for iface in channel_ifaces(changes) {
+        let irqs = host.irqs_of(iface).unwrap_or_default();
+        let stale = changes
+            .iter()
+            .find(|c| matches!(c.setting.target, Object::Irq { irq } if irqs.contains(&irq)));
+        if let Some(c) = stale {
+            let Object::Irq { irq } = c.setting.target else {
+                continue;
+            };
+            return Err(PlanError::ChannelsWithPerQueue {
+                iface: iface.to_string(),
+                key: format!("{}@{irq}", c.setting.key),
+            });
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 fn queue_settings(iface: &str, host: &mut impl HostWrite) -> Result<Vec<Setting>, PlanError> {
@@ -307,6 +363,7 @@ pub fn rebase(plan: &Plan, open: &crate::journal::Summary) -> Plan {
         }
     }
     out.preserve = preserve;
+    out.known = open.identity.clone();
     out.changes
         .sort_by(|a, b| order(&a.setting).cmp(&order(&b.setting)));
     out

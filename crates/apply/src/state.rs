@@ -620,6 +620,7 @@ mod tests {
             changes: Vec::new(),
             preserve: Vec::new(),
             boot: None,
+            identity: None,
             attempted: vec![0],
             effective: Default::default(),
             undone: Vec::new(),
@@ -627,6 +628,7 @@ mod tests {
             owner_pid: owner,
             watchdog_pid: None,
             defects: Vec::new(),
+            revert_notes: Default::default(),
         }
     }
 
@@ -842,6 +844,7 @@ mod tests {
                 }],
                 preserve: Vec::new(),
                 boot: None,
+                identity: None,
             },
             Record::Intent { step: 0 },
             Record::Applied {

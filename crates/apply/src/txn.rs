@@ -2,6 +2,7 @@
 //! change, revert the last change. The caller holds the [`Lock`] and passes the time.
 
 use crate::engine::{self, ApplyError, Left, Restored, StepResult};
+use crate::identity::Identities;
 use crate::journal::{Phase, Record, RevertBy, Summary};
 use crate::plan::{Plan, Preserved};
 use crate::state::{Lock, StateDir, StateError};
@@ -147,6 +148,9 @@ pub fn apply_plan_begun(
         return Ok(None);
     }
     let id = txn_id(req.now_unix_ms, req.pid);
+    let touched = plan.changes.iter().map(|c| &c.setting);
+    let touched = touched.chain(plan.preserve.iter().map(|p| &p.setting));
+    let identity = Identities::record(touched, host, plan.known.as_ref());
     let begin = Record::Begin {
         id: id.clone(),
         pid: req.pid,
@@ -156,6 +160,7 @@ pub fn apply_plan_begun(
         changes: plan.changes.clone(),
         preserve: plan.preserve.clone(),
         boot: boot_id(),
+        identity: Some(identity.clone()),
     };
     let deadline = confirm_deadline(req)?;
     let mut journal = state.begin(&begin, lock)?;
@@ -172,8 +177,7 @@ pub fn apply_plan_begun(
         });
     }
     let steps = engine::apply(
-        &plan.changes,
-        &plan.preserve,
+        (&plan.changes, &plan.preserve, Some(&identity)),
         host,
         &mut journal,
         (deadline, stop),
@@ -277,6 +281,10 @@ pub struct Reverted {
     /// it still lists the change as in place; a later revert (same values) records it.
     /// `null` when the journal recorded it.
     pub unrecorded: Option<String>,
+    /// The change's journal recorded what identified its interfaces and IRQs, and each was
+    /// checked before it was written ([`crate::identity`]); false for a journal from an
+    /// older nictune, restored by name and number as before.
+    pub identity_recorded: bool,
 }
 
 /// Restores the values from before `txn` (from its journal), last change first. A change
@@ -334,11 +342,9 @@ pub fn revert_kept(
         return close_unwritten(state, lock, txn, why, (by, pid, now_unix_ms));
     }
     let all = txn.steps_to_restore();
-    let steps: Vec<usize> = all
+    let (steps, gone): (Vec<usize>, Vec<usize>) = all
         .iter()
-        .copied()
-        .filter(|&s| !(kept.gone)(&txn.changes[s].setting))
-        .collect();
+        .partition(|&&s| !(kept.gone)(&txn.changes[s].setting));
     if steps.is_empty() {
         return close_unwritten(state, lock, txn, kept.why, (by, pid, now_unix_ms));
     }
@@ -350,20 +356,45 @@ pub fn revert_kept(
         .collect();
     let mut journal = state.open_journal(&txn.id)?;
     let _ = journal.append(&Record::RevertBegin { pid, by });
-    let restored = engine::restore(&txn.changes, &preserve, &steps, host, &mut journal);
+    let undo = (&txn.changes[..], &preserve[..], txn.identity.as_ref());
+    let mut restored = engine::restore(undo, &steps, host, &mut journal);
+    // The steps left out as gone, listed as such (after the rest, last first).
+    restored.extend(gone.iter().map(|&s| {
+        let c = &txn.changes[s];
+        Restored {
+            setting: c.setting.clone(),
+            wanted: c.old.clone(),
+            effective: None,
+            error: None,
+            renumbered: None,
+            left_out: Some(kept.why.to_string()),
+        }
+    }));
     let complete = restored.iter().all(Restored::ok);
     let end = journal.append(&Record::Reverted {
         at_unix_ms: now_unix_ms,
         by,
         complete,
+        left_out: restored
+            .iter()
+            .filter_map(|r| Some(format!("{}: {}", r.setting, r.left_out.as_ref()?)))
+            .collect(),
+        renumbered: restored
+            .iter()
+            .filter_map(|r| {
+                let to = r.renumbered.as_ref()?;
+                Some(format!("{} → irq {} ({})", r.setting, to.irq, to.name))
+            })
+            .collect(),
     });
     Ok(Reverted {
         id: txn.id.clone(),
         by,
         restored,
         complete,
-        note: (steps.len() < all.len()).then(|| kept.why.to_string()),
+        note: (!gone.is_empty()).then(|| kept.why.to_string()),
         unrecorded: end.err().map(|e| e.to_string()),
+        identity_recorded: txn.identity.is_some(),
     })
 }
 
@@ -383,6 +414,8 @@ pub fn close_unwritten(
         at_unix_ms: now_unix_ms,
         by,
         complete: true,
+        left_out: Vec::new(),
+        renumbered: Vec::new(),
     })?;
     let note = Some(why.to_string());
     Ok(Reverted {
@@ -392,6 +425,7 @@ pub fn close_unwritten(
         complete: true,
         note,
         unrecorded: None,
+        identity_recorded: txn.identity.is_some(),
     })
 }
 
@@ -431,6 +465,7 @@ mod tests {
             complete: true,
             note: None,
             unrecorded: None,
+            identity_recorded: true,
         };
         let doc = serde_json::to_value(&r).unwrap();
         assert!(doc["note"].is_null() && doc.get("note").is_some(), "{doc}");

@@ -4,10 +4,13 @@
 //! time budget, keep output in proportion to the input, and never name a step to restore
 //! that the plan does not have (a damaged `intent` line once made `revert` index past it).
 
+use nictune_apply::fake::FakeWriter;
+use nictune_apply::identity::{self, Identities, Place};
 use nictune_apply::journal::{self, Record, RevertBy};
 use nictune_apply::plan::Change;
 use nictune_apply::state::{self, StateDir};
 use nictune_fuzz::{any_text, assert_output_bounded, bounded, config, mutated};
+use nictune_host::write::identity::{is_action_name, IfaceId, IrqId};
 use nictune_host::write::setting::{Key, Napi, Object, Setting};
 use nictune_host::write::value::HostValue;
 use proptest::prelude::*;
@@ -31,9 +34,58 @@ fn begin(id: &str) -> Record {
         started_unix_ms: 1_795_241_134_910,
         netns: Some("lab".into()),
         iface: Some("v0".into()),
-        changes: vec![change(0, 0, 2), change(1, 0, 2)],
+        changes: vec![change(0, 0, 2), change(1, 0, 2), irq_change(45)],
         preserve: Vec::new(),
         boot: None,
+        identity: Some(Identities {
+            ifaces: vec![IfaceId {
+                iface: "v0".into(),
+                perm_address: None,
+                bus: Some("0000:00:03.0".into()),
+                ifindex: Some(7),
+            }],
+            irqs: vec![IrqId {
+                irq: 45,
+                actions: vec!["eth1-TxRx-0".into(), "../../proc/sys".into()],
+            }],
+        }),
+    }
+}
+
+fn irq_change(irq: u32) -> Change {
+    Change {
+        setting: Setting::new(Object::Irq { irq }, Key::IrqAffinity),
+        old: HostValue::Cpus([0].into_iter().collect()),
+        new: HostValue::Cpus([1].into_iter().collect()),
+    }
+}
+
+/// A host whose IRQ 45 is another device's and whose other lines carry names a hostile
+/// journal might record (`..`, paths): a recorded identity decides where each journaled
+/// setting goes, and a name that cannot be an IRQ action never moves a value anywhere.
+fn host() -> FakeWriter {
+    let mut h = FakeWriter::default();
+    for (irq, name) in [
+        (45, "nvme0q1"),
+        (46, ".."),
+        (47, "../../proc/sys"),
+        (48, "eth1-TxRx-0"),
+    ] {
+        h.irqs.insert(irq, vec![name.to_string()]);
+    }
+    h
+}
+
+fn check_placements(summary: &journal::Summary) {
+    let mut h = host();
+    for c in &summary.changes {
+        match identity::locate(summary.identity.as_ref(), &c.setting, &mut h) {
+            Place::Moved(to) => {
+                assert!(is_action_name(&to.name), "moved by {:?}", to.name);
+                assert!(h.irqs[&to.irq].contains(&to.name));
+            }
+            Place::Here | Place::LeftOut(_) => {}
+        }
     }
 }
 
@@ -87,6 +139,8 @@ fn seeds() -> Vec<String> {
             at_unix_ms: 1_795_241_165_000,
             by: RevertBy::Watchdog,
             complete: true,
+            left_out: vec!["v0 napi[1] napi.defer-hard-irqs: v0 is now another device".into()],
+            renumbered: vec!["irq 45 irq.affinity → irq 48 (eth1-TxRx-0)".into()],
         },
     ];
     vec![text(&rolled_back), text(&reverted)]
@@ -104,6 +158,7 @@ fn replay(text: &str) {
         for (step, _) in state::restore_list(&summary) {
             assert!(step < summary.changes.len(), "step {step} beyond the plan");
         }
+        check_placements(&summary);
     });
 }
 
@@ -118,6 +173,23 @@ proptest! {
     #[test]
     fn fuzz_journal_arbitrary_text(text in any_text()) {
         replay(&text);
+    }
+
+    /// Any recorded action name: the value goes to a line only by a name the kernel could
+    /// have given it, and stays off IRQ 45, whose owner now is another device.
+    #[test]
+    fn fuzz_journal_recorded_irq_names(names in proptest::collection::vec(any_text(), 0..4)) {
+        let ids = Identities {
+            ifaces: Vec::new(),
+            irqs: vec![IrqId { irq: 45, actions: names.clone() }],
+        };
+        let mut h = host();
+        let place = identity::locate(Some(&ids), &irq_change(45).setting, &mut h);
+        let same = names.iter().any(|n| n == "nvme0q1");
+        prop_assert_eq!(place == Place::Here, same, "{:?}", names);
+        if let Place::Moved(to) = place {
+            prop_assert!(is_action_name(&to.name) && names.contains(&to.name));
+        }
     }
 }
 

@@ -146,6 +146,7 @@ fn write_journal(
             }],
             preserve: Vec::new(),
             boot: None,
+            identity: None,
         },
         Record::Intent { step: 0 },
     ];

@@ -2,7 +2,7 @@
 //! tables rendered from them.
 
 use nictune_apply::engine::Restored;
-use nictune_apply::journal::{Phase, RevertBy, Summary};
+use nictune_apply::journal::{Phase, RevertBy, RevertNotes, Summary};
 use nictune_apply::plan::Plan;
 use nictune_apply::state::{self, attention, Problem};
 use nictune_apply::txn::{utc, Applied, Reverted};
@@ -244,17 +244,23 @@ pub fn revert_text(b: &RevertBody) -> String {
 }
 
 fn reverted_text(r: &Reverted) -> String {
+    let written = r.restored.iter().filter(|x| x.written()).count();
+    let left_out: Vec<&Restored> = r.restored.iter().filter(|x| x.left_out.is_some()).collect();
     let mut out = format!(
-        "Reverted change {}: {} setting(s) restored{}.\n",
+        "Reverted change {}: {written} setting(s) restored{}{}.\n",
         r.id,
-        r.restored.iter().filter(|x| x.ok()).count(),
+        if left_out.is_empty() {
+            String::new()
+        } else {
+            format!(", {} left out", left_out.len())
+        },
         if r.complete {
             ""
         } else {
             "; SOME COULD NOT BE RESTORED"
         }
     );
-    if let Some(note) = &r.note {
+    if let (Some(note), true) = (&r.note, r.restored.is_empty()) {
         let _ = writeln!(out, "Nothing to write: {note}.");
         return out;
     }
@@ -263,6 +269,38 @@ fn reverted_text(r: &Reverted) -> String {
         &["OBJECT", "SETTING", "RESTORED TO", "READ BACK", "STATUS"],
         &rows,
     );
+    out += &identity_text(r, &left_out);
+    out
+}
+
+/// What the revert did other than write each value where the journal says: the values it
+/// wrote to a renumbered IRQ, those it left out and why, and whether it could check at all.
+fn identity_text(r: &Reverted, left_out: &[&Restored]) -> String {
+    let mut out = String::new();
+    for x in r.restored.iter() {
+        if let Some(to) = &x.renumbered {
+            let _ = writeln!(
+                out,
+                "Renumbered: {} went to irq {}, which carries {} now (the line the change set, \
+                 re-requested under another number since).",
+                x.setting, to.irq, to.name
+            );
+        }
+    }
+    if !left_out.is_empty() {
+        out += "Left out, not written (what the change set went with the device that had it):\n";
+        for x in left_out {
+            let why = x.left_out.as_deref().unwrap_or_default();
+            let _ = writeln!(out, "  {} {}: {why}", x.setting.target, x.setting.key);
+        }
+    }
+    let by_identity = |x: &&Restored| {
+        x.setting.target.iface().is_some() || matches!(x.setting.target, Object::Irq { .. })
+    };
+    if !r.identity_recorded && r.restored.iter().any(|x| by_identity(&x)) {
+        out += "Identity not recorded: this change's journal is from an older nictune, so \
+                interface names and IRQ numbers were taken to mean the devices they mean now.\n";
+    }
     out
 }
 
@@ -272,7 +310,11 @@ fn restored_row(x: &Restored) -> Vec<String> {
         .as_ref()
         .map_or_else(|| "-".into(), ToString::to_string);
     let status = match (&x.error, x.ok()) {
-        (_, true) => "ok".to_string(),
+        _ if x.left_out.is_some() => "LEFT OUT (below)".to_string(),
+        (_, true) => match &x.renumbered {
+            Some(to) => format!("ok, on irq {}", to.irq),
+            None => "ok".to_string(),
+        },
         (Some(e), false) => format!("FAILED: {e}"),
         (None, false) => "FAILED: differs".to_string(),
     };
@@ -314,6 +356,9 @@ pub struct StatusRow {
     pub owner_pid: u32,
     /// For a change needing attention: the values that are (or may be) still in place.
     pub still_changed: Vec<StillChanged>,
+    /// What its last revert left out (`<setting>: <why>`: the object gone, or now another
+    /// device's) and wrote to a renumbered IRQ (`<setting> → irq N (<name>)`).
+    pub revert_notes: RevertNotes,
 }
 
 /// One value a change needing attention may have left in place.
@@ -377,6 +422,7 @@ impl StatusBody {
                     attention,
                     owner_pid: s.owner_pid,
                     still_changed: problem.map_or_else(Vec::new, |_| still_changed(s)),
+                    revert_notes: s.revert_notes.clone(),
                 }
             })
             .collect();
@@ -427,7 +473,11 @@ fn changes_text(b: &StatusBody) -> String {
         .changes
         .iter()
         .map(|r| {
+            let left = r.revert_notes.left_out.len();
             let state = match r.attention {
+                Some(Problem::Pending) | None if left > 0 => {
+                    format!("{} ({left} left out)", phase_text(&r.phase))
+                }
                 Some(Problem::Pending) | None => phase_text(&r.phase),
                 Some(p) => format!("{} — run `nictune revert`", problem_text(p)),
             };
@@ -452,7 +502,27 @@ fn changes_text(b: &StatusBody) -> String {
             b.hidden_closed
         ));
     }
-    text + &attention_text(b)
+    text + &revert_notes_text(b) + &attention_text(b)
+}
+
+/// Under the table, for each change listed whose revert left settings out or wrote an IRQ's
+/// value to its new number: which, and why.
+fn revert_notes_text(b: &StatusBody) -> String {
+    let mut out = String::new();
+    for r in &b.changes {
+        let n = &r.revert_notes;
+        if n.left_out.is_empty() && n.renumbered.is_empty() {
+            continue;
+        }
+        let _ = write!(out, "\nchange {}, when it was reverted:", r.id);
+        for l in &n.left_out {
+            let _ = write!(out, "\n  left out (not written): {l}");
+        }
+        for m in &n.renumbered {
+            let _ = write!(out, "\n  renumbered IRQ: {m}");
+        }
+    }
+    out
 }
 
 /// The loud part: what each change needing attention may have left in place, machine-wide
@@ -569,6 +639,7 @@ mod tests {
             complete: true,
             note: Some(format!("{id} never wrote")),
             unrecorded: None,
+            identity_recorded: true,
         };
         let one = revert_text(&RevertBody::done(vec![closed("3-20")], None));
         assert!(one.starts_with("Reverted change 3-20"), "{one}");
@@ -669,6 +740,72 @@ mod tests {
         insta::assert_snapshot!(plan_text(&PlanBody::new(&plan(), true)));
     }
 
+    fn restored(setting: Setting, ok: bool) -> Restored {
+        Restored {
+            setting,
+            wanted: HostValue::Int(0),
+            effective: ok.then_some(HostValue::Int(0)),
+            error: None,
+            renumbered: None,
+            left_out: None,
+        }
+    }
+
+    /// A revert that wrote an IRQ's value to its new number and left out an interface that
+    /// is now another device says both, under the table; an older journal says it could not
+    /// check.
+    #[test]
+    fn a_revert_names_what_it_renumbered_and_left_out_and_why() {
+        let irq = Setting::new(Object::Irq { irq: 40 }, Key::IrqAffinity);
+        let napi = Setting::new(
+            Object::Napi {
+                iface: "v0".into(),
+                index: 0,
+            },
+            Key::Napi(Napi::DeferHardIrqs),
+        );
+        let mut moved = restored(irq, true);
+        moved.renumbered = Some(nictune_apply::identity::Renumbered {
+            irq: 50,
+            name: "v0-TxRx-0".into(),
+        });
+        let mut out = restored(napi, false);
+        out.left_out = Some("v0 is now another device (ifindex 7 then, 9 now)".into());
+        let r = Reverted {
+            id: "1-1".into(),
+            by: RevertBy::User,
+            restored: vec![out, moved],
+            complete: true,
+            note: None,
+            unrecorded: None,
+            identity_recorded: true,
+        };
+        let text = revert_text(&RevertBody::done(vec![r.clone()], None));
+        assert!(
+            text.starts_with("Reverted change 1-1: 1 setting(s) restored, 1 left out."),
+            "{text}"
+        );
+        assert!(text.contains("ok, on irq 50"), "{text}");
+        assert!(text.contains("LEFT OUT (below)"), "{text}");
+        assert!(
+            text.contains(
+                "Renumbered: irq 40 irq.affinity went to irq 50, which carries v0-TxRx-0 now"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("  v0 napi[0] napi.defer-hard-irqs: v0 is now another device (ifindex 7 then, 9 now)"),
+            "{text}"
+        );
+        assert!(!text.contains("Identity not recorded"), "{text}");
+        let old = Reverted {
+            identity_recorded: false,
+            ..r
+        };
+        let text = revert_text(&RevertBody::done(vec![old], None));
+        assert!(text.contains("Identity not recorded"), "{text}");
+    }
+
     #[test]
     fn status_table_snapshot() {
         let p = plan();
@@ -681,6 +818,7 @@ mod tests {
             changes: p.changes.clone(),
             preserve: Vec::new(),
             boot: None,
+            identity: None,
         };
         let txns = [
             vec![
@@ -724,6 +862,7 @@ mod tests {
                     changes: p.changes.clone(),
                     preserve: Vec::new(),
                     boot: None,
+                    identity: None,
                 },
                 Record::Intent { step: 0 },
                 Record::Applied {
@@ -739,6 +878,12 @@ mod tests {
                     at_unix_ms: 1,
                     by: RevertBy::User,
                     complete: true,
+                    left_out: if i == 14 {
+                        vec!["v0 napi[0] napi.defer-hard-irqs: v0 is now another device".into()]
+                    } else {
+                        Vec::new()
+                    },
+                    renumbered: Vec::new(),
                 });
             }
             summarize(&records).unwrap()
@@ -753,6 +898,16 @@ mod tests {
         let text = status_text(&body);
         assert!(
             text.contains("4 older changes") && text.contains("--all"),
+            "{text}"
+        );
+        // What the newest one's revert left out: in its STATE, and why under the table.
+        assert!(text.contains("reverted by the user (1 left out)"), "{text}");
+        assert!(
+            text.contains(&format!(
+                "change {}, when it was reverted:\n  left out (not written): v0 napi[0] \
+                 napi.defer-hard-irqs: v0 is now another device",
+                all[14].id
+            )),
             "{text}"
         );
         let every = StatusBody::new(&all, &facts(1_795_239_800_000, &[]), |_, _| false, true);
@@ -789,6 +944,7 @@ mod tests {
                 changes: vec![change("net.core.busy_read"), change("net.core.busy_poll")],
                 preserve: Vec::new(),
                 boot: None,
+                identity: None,
             },
             Record::Intent { step: 0 },
             Record::Intent { step: 1 },
