@@ -42,6 +42,7 @@ fn try_render(format: Format, nictune: &str) -> Result<String, String> {
         nictune,
         netns: None,
         version: None,
+        link_match: &[],
     };
     match export(format, &profile.items, &target) {
         Ok(e) => Ok(e.text),
@@ -133,6 +134,7 @@ fn export_refuses_an_iface_whose_newline_would_add_an_execstartpre_line() {
         nictune: "/usr/bin/nictune",
         netns: None,
         version: None,
+        link_match: &[],
     };
     let err = export(Format::SystemdUnit, &items, &target).unwrap_err();
     assert!(
@@ -151,6 +153,7 @@ fn export_refuses_an_iface_whose_quote_would_add_a_udev_run_key() {
             nictune: "/usr/bin/nictune",
             netns: None,
             version: None,
+            link_match: &[],
         };
         for format in [
             Format::Udev,
@@ -173,6 +176,7 @@ fn export_refuses_control_characters_in_paths_and_names_in_netns() {
         nictune: "/usr/bin/nictune",
         netns: None,
         version: None,
+        link_match: &[],
     };
     let newline_path = ExportContext {
         profile_path: "/tmp/x\nExecStartPre=/bin/sh",

@@ -51,6 +51,7 @@ fn profile(text: &str) {
             nictune: "/usr/bin/nictune",
             netns: p.netns.as_deref(),
             version: None,
+            link_match: &[],
         };
         for (format, name) in Format::ALL {
             let Ok(out) = export::export(format, &p.items, &target) else {

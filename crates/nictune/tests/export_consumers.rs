@@ -1145,3 +1145,79 @@ fn install_puts_self_contained_formats_where_they_belong_under_root() {
         assert!(stdout(&out).starts_with(&format!("Installed {format} as /{path}")));
     }
 }
+
+/// `--match mac=`: a `.link` file for an interface by its address applies to that device
+/// whatever its name (here the file is for "enp9s0", a name udev would give; the veth is
+/// nt0), and one for another address does not. Without `--match` the same name draws the
+/// warning that `OriginalName=` cannot match it.
+#[test]
+fn link_file_matched_by_mac_address_applies_to_that_device_only() {
+    let Some(ns) = netns_with("udevadm", "udev", "link-mac") else {
+        return;
+    };
+    let address = ns.sh("cat /sys/class/net/nt0/address");
+    let address = stdout(&address).trim().to_string();
+    assert_eq!(address.len(), 17, "nt0's address: {address:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let profile = "iface = \"enp9s0\"\n[settings]\n\"ring.rx\" = 512\n";
+    let (warned, _) = export(dir.path(), profile, "systemd-link", &[]);
+    assert!(
+        warned.contains("# warning: enp9s0 looks like a name udev gave"),
+        "{warned}"
+    );
+    let (link, _) = export(
+        dir.path(),
+        profile,
+        "systemd-link",
+        &["--match", &format!("mac={address}")],
+    );
+    assert!(
+        link.contains(&format!("\nMACAddress={address}\n")),
+        "{link}"
+    );
+    let other = dir.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    export(
+        &other,
+        profile,
+        "systemd-link",
+        &["--match", "mac=02:00:5e:00:53:01"],
+    );
+    for (file, applies) in [
+        ("systemd-link.out", true),
+        ("other/systemd-link.out", false),
+    ] {
+        let out = udevadm_test(
+            &ns,
+            dir.path(),
+            &[],
+            &[(file, "10-nictune-enp9s0.link")],
+            "",
+        );
+        let log = format!("{}{}", stdout(&out), stderr(&out));
+        assert!(out.status.success(), "{log}");
+        let applied = "Config file /etc/systemd/network/10-nictune-enp9s0.link is applied";
+        assert_eq!(log.contains(applied), applies, "{file}:\n{log}");
+        assert!(
+            !log.contains("10-nictune-enp9s0.link:"),
+            "udev complains:\n{log}"
+        );
+    }
+}
+
+/// `--match` only means something to a `.link` file: other formats refuse it.
+#[test]
+fn match_is_refused_by_formats_that_find_their_device_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("p.toml");
+    std::fs::write(&input, "iface = \"eth1\"\n[settings]\n\"ring.rx\" = 512\n").unwrap();
+    let out = export_to(
+        &input,
+        "udev",
+        &dir.path().join("out"),
+        &["--match", "mac=02:00:5e:00:53:01"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--match is for --format systemd-link"));
+    assert!(!dir.path().join("out").exists());
+}

@@ -13,6 +13,7 @@ mod modprobe;
 mod networkmanager;
 mod sysctl_d;
 mod systemd_link;
+pub use systemd_link::LinkMatch;
 mod systemd_unit;
 mod tuned;
 mod udev;
@@ -440,6 +441,9 @@ pub struct ExportContext<'a> {
     /// The version of the format's reader the file must suit (`--target-version`);
     /// `None`: the oldest nictune supports, [`Format::consumer`].
     pub version: Option<Version>,
+    /// How a `.link` file finds its device (`--match`); empty: by the kernel's name,
+    /// `OriginalName=`. Only `systemd-link` takes any ([`ExportError::MatchUnsupported`]).
+    pub link_match: &'a [LinkMatch],
 }
 
 impl ExportContext<'_> {
@@ -454,6 +458,20 @@ impl ExportContext<'_> {
 /// A profile that cannot be exported in the chosen format.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ExportError {
+    /// `--match` was given for a format that does not take it.
+    #[error("--match is for --format systemd-link; {format} files find their device by name")]
+    MatchUnsupported {
+        /// The format's command-line name.
+        format: &'static str,
+    },
+    /// A `--match` condition that is not one nictune writes.
+    #[error("--match {given:?}: {why}; allowed: mac=AA:BB:CC:DD:EE:FF, permanent-mac=AA:BB:CC:DD:EE:FF, path=ID_PATH (e.g. pci-0000:03:00.0), driver=NAME")]
+    BadMatch {
+        /// The condition as given.
+        given: String,
+        /// What is wrong with it.
+        why: String,
+    },
     /// The format writes per-interface files and no interface was given.
     #[error("--format {format} needs an interface (--iface or `iface` in the profile)")]
     NeedsIface {
@@ -559,6 +577,11 @@ pub fn export(
             netns: netns.to_string(),
         });
     }
+    if !target.link_match.is_empty() && format != Format::SystemdLink {
+        return Err(ExportError::MatchUnsupported {
+            format: format.name(),
+        });
+    }
     if target.version.is_some() && format.consumer().is_none() {
         return Err(ExportError::Unversioned {
             format: format.name(),
@@ -614,7 +637,7 @@ fn render(
         })
     };
     Ok(match format {
-        Format::SystemdLink => systemd_link::render(items, iface()?, version),
+        Format::SystemdLink => systemd_link::render(items, iface()?, version, target.link_match),
         Format::Networkmanager => networkmanager::render(items, iface()?, version),
         Format::Udev => udev::render(items, iface()?),
         Format::Tuned => tuned::render(items, iface()?),
@@ -653,6 +676,7 @@ fn holds(format: Format, item: &Item) -> Option<Option<Version>> {
         nictune: "/usr/local/sbin/nictune",
         netns: None,
         version: None,
+        link_match: &[],
     };
     let newer: &[Version] = match format {
         Format::SystemdLink => &systemd_link::NEWER,
@@ -1055,6 +1079,7 @@ iface = "eth1"
             nictune: "/usr/bin/nictune",
             netns: None,
             version: None,
+            link_match: &[],
         }
     }
 
@@ -1258,6 +1283,7 @@ iface = "eth1"
                     assert_ne!(other, format, "{name} sends {o:?} back to itself");
                     let t = ExportContext {
                         version,
+                        link_match: &[],
                         ..target()
                     };
                     let there = export(other, std::slice::from_ref(item), &t)

@@ -8,7 +8,7 @@
 //! which 252 ignores with a warning; it is written only for `--target-version 256` or newer,
 //! marked with the version it needs.
 
-use super::{partition, Item, Omitted, Version, XValue};
+use super::{partition, ExportError, Item, Omitted, Version, XValue};
 use nictune_core::catalog::{AliasKind, Unit};
 
 /// `[Link]` keys newer than systemd 252, with the version that introduced them.
@@ -40,8 +40,91 @@ const NO_ZERO: [(&str, &str); 10] = [
     ),
 ];
 
-/// Path, body and omissions.
-pub fn render(items: &[Item], iface: &str, version: Version) -> (String, String, Vec<Omitted>) {
+/// A `[Match]` condition other than the kernel's name (`--match KEY=VALUE`), for an interface
+/// whose name udev gives: systemd.link(5) says `OriginalName=` "cannot be used to match on
+/// names that have already been changed from userspace", and every name of the predictable
+/// scheme (enp3s0, eno1, ens1f0, wlp2s0) is such a name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LinkMatch {
+    /// `MACAddress=`: the device's current hardware address.
+    Mac(String),
+    /// `PermanentMACAddress=` (systemd 245+): the address the device was made with, which a
+    /// bond or `MACAddressPolicy=` does not change.
+    PermanentMac(String),
+    /// `Path=`: udev's `ID_PATH` (`udevadm info /sys/class/net/IF`), the device's place on
+    /// the bus (`pci-0000:03:00.0`); shell globs allowed, as systemd allows them.
+    Path(String),
+    /// `Driver=`: the driver's name (`igb`); globs allowed.
+    Driver(String),
+}
+
+impl LinkMatch {
+    /// `mac=…`, `permanent-mac=…`, `path=…` or `driver=…`, checked so that the value is one
+    /// systemd reads as such and cannot add a line to the file.
+    pub fn parse(given: &str) -> Result<LinkMatch, ExportError> {
+        let bad = |why: &str| ExportError::BadMatch {
+            given: given.to_string(),
+            why: why.to_string(),
+        };
+        let (key, value) = given
+            .split_once('=')
+            .ok_or_else(|| bad("it has no KEY=VALUE form"))?;
+        let glob = |c: char| c.is_ascii_alphanumeric() || "-_.:*?[]".contains(c);
+        match key {
+            "mac" | "permanent-mac" => {
+                let octets: Vec<&str> = value.split(':').collect();
+                let hex = |o: &&str| o.len() == 2 && o.chars().all(|c| c.is_ascii_hexdigit());
+                if octets.len() != 6 || !octets.iter().all(hex) {
+                    return Err(bad("a hardware address is six hex pairs joined by ':'"));
+                }
+                let value = value.to_ascii_lowercase();
+                Ok(match key {
+                    "mac" => LinkMatch::Mac(value),
+                    _ => LinkMatch::PermanentMac(value),
+                })
+            }
+            "path" | "driver" if value.is_empty() || !value.chars().all(glob) => Err(bad(
+                "the value is letters, digits and - _ . : with the globs * ? [ ]",
+            )),
+            "path" => Ok(LinkMatch::Path(value.to_string())),
+            "driver" => Ok(LinkMatch::Driver(value.to_string())),
+            _ => Err(bad(&format!("{key:?} is not a condition nictune writes"))),
+        }
+    }
+
+    /// The `[Match]` line.
+    fn line(&self) -> String {
+        match self {
+            LinkMatch::Mac(v) => format!("MACAddress={v}"),
+            LinkMatch::PermanentMac(v) => format!("PermanentMACAddress={v}"),
+            LinkMatch::Path(v) => format!("Path={v}"),
+            LinkMatch::Driver(v) => format!("Driver={v}"),
+        }
+    }
+}
+
+/// Whether `iface` has the shape of a name udev's predictable naming gives (systemd.net-naming-
+/// scheme(7): a type prefix `en`, `wl`, `ww`, `ib` or `sl`, then `o` onboard index, `s` slot,
+/// `p` bus, `P` domain, `x` MAC, `v` VIO slot, `b` ccw, `a` ACPI, `c` ccw bus id, `u` USB or
+/// `i` for the device, followed by its number): such a name is never the kernel's.
+pub fn looks_udev_named(iface: &str) -> bool {
+    let mut chars = iface.chars();
+    let prefix: String = chars.by_ref().take(2).collect();
+    let (Some(kind), Some(first)) = (chars.next(), chars.next()) else {
+        return false;
+    };
+    ["en", "wl", "ww", "ib", "sl"].contains(&prefix.as_str())
+        && "ospPxvbacui".contains(kind)
+        && first.is_ascii_hexdigit()
+}
+
+/// Path, body and omissions. `matches`: the `[Match]` conditions; none: `OriginalName=`.
+pub fn render(
+    items: &[Item],
+    iface: &str,
+    version: Version,
+    matches: &[LinkMatch],
+) -> (String, String, Vec<Omitted>) {
     let (kept, omitted) = partition(items, |i| {
         let line = link_line(i)?;
         match since(&line) {
@@ -57,16 +140,37 @@ pub fn render(items: &[Item], iface: &str, version: Version) -> (String, String,
         "# udev applies this when {iface} appears; to apply it now run\n\
          #   udevadm trigger --action=add /sys/class/net/{iface}\n\
          # Only the first matching .link file is used, so this one replaces 99-default.link\n\
-         # for {iface} and repeats its naming policies.\n\
-         # OriginalName= matches the kernel's name for the device, not one udev gave it\n\
-         # (systemd.link(5): it \"cannot be used to match on names that have already been\n\
-         # changed from userspace\"). If {iface} is such a name (enp3s0), match with\n\
-         # MACAddress= or Path= instead (`udevadm info /sys/class/net/{iface}` shows ID_PATH).\n\
-         [Match]\nOriginalName={iface}\n\n[Link]\n\
-         NamePolicy=keep kernel database onboard slot path\n\
-         AlternativeNamesPolicy=database onboard slot path\n\
-         MACAddressPolicy=persistent\n"
+         # for {iface} and repeats its naming policies.\n"
     );
+    if matches.is_empty() {
+        out += &format!(
+            "# OriginalName= matches the kernel's name for the device, not one udev gave it\n\
+             # (systemd.link(5): it \"cannot be used to match on names that have already been\n\
+             # changed from userspace\"). If {iface} is such a name (enp3s0), match with\n\
+             # MACAddress= or Path= instead (`udevadm info /sys/class/net/{iface}` shows ID_PATH).\n"
+        );
+        if looks_udev_named(iface) {
+            out += &format!(
+                "# warning: {iface} looks like a name udev gave (the predictable scheme), which \
+                 OriginalName= never matches: export with --match path=ID_PATH or --match \
+                 mac=ADDRESS (`udevadm info /sys/class/net/{iface}`)\n"
+            );
+        }
+        out += &format!("[Match]\nOriginalName={iface}\n");
+    } else {
+        out += &format!(
+            "# The device is found by the conditions below (--match), all of which must hold;\n\
+             # {iface} names the file only.\n[Match]\n"
+        );
+        for m in matches {
+            out += &m.line();
+            out.push('\n');
+        }
+    }
+    out += "\n[Link]\n\
+            NamePolicy=keep kernel database onboard slot path\n\
+            AlternativeNamesPolicy=database onboard slot path\n\
+            MACAddressPolicy=persistent\n";
     for item in kept {
         let line = link_line(item).expect("kept items render");
         if let Some(needs) = since(&line) {
@@ -128,10 +232,86 @@ fn span_unit(item: &Item) -> &'static str {
 mod tests {
     use super::super::tests::{ini_lookup, items, items_of};
     use super::super::Version;
+    use super::{looks_udev_named, LinkMatch};
+
+    /// `--match`: the conditions replace `OriginalName=`, all of them in `[Match]`.
+    #[test]
+    fn match_conditions_replace_the_kernel_name() {
+        let matches = [
+            "mac=02:AB:00:00:00:01",
+            "path=pci-0000:03:00.*",
+            "driver=igb",
+        ]
+        .map(|m| LinkMatch::parse(m).unwrap());
+        let (path, text, _) = super::render(&items(), "enp3s0", Version(252, 0), &matches);
+        assert_eq!(path, "/etc/systemd/network/10-nictune-enp3s0.link");
+        let ini = ini_lookup(&text);
+        assert_eq!(ini("Match", "OriginalName"), None, "{text}");
+        assert_eq!(
+            ini("Match", "MACAddress").as_deref(),
+            Some("02:ab:00:00:00:01")
+        );
+        assert_eq!(ini("Match", "Path").as_deref(), Some("pci-0000:03:00.*"));
+        assert_eq!(ini("Match", "Driver").as_deref(), Some("igb"));
+        assert!(!text.contains("# warning:"), "{text}");
+        let permanent = [LinkMatch::parse("permanent-mac=00:1b:21:0a:0b:0c").unwrap()];
+        let (_, text, _) = super::render(&items(), "eth1", Version(252, 0), &permanent);
+        let ini = ini_lookup(&text);
+        let got = ini("Match", "PermanentMACAddress");
+        assert_eq!(got.as_deref(), Some("00:1b:21:0a:0b:0c"));
+    }
+
+    /// Values that are not conditions, or would add a line to the file, are refused with
+    /// what is allowed.
+    #[test]
+    fn bad_match_conditions_are_refused_naming_the_allowed_forms() {
+        for bad in [
+            "mac",
+            "mac=02:ab:00:00:00",
+            "mac=02:ab:00:00:00:0g",
+            "mac=02:ab:00:00:00:01:02",
+            "path=",
+            "path=pci-0000:03:00.0\nDriver=x",
+            "path=a b",
+            "driver=igb;rm",
+            "name=eth0",
+            "OriginalName=eth0",
+        ] {
+            let e = LinkMatch::parse(bad).unwrap_err().to_string();
+            assert!(e.contains("allowed: mac="), "{bad}: {e}");
+        }
+    }
+
+    /// Without `--match`, a name of the predictable scheme draws a warning, since
+    /// `OriginalName=` cannot match it; a kernel name does not.
+    #[test]
+    fn a_udev_given_name_matched_by_original_name_is_warned_about() {
+        for udev in [
+            "enp3s0",
+            "eno1",
+            "ens1f0",
+            "enx0016b1d2e3f4",
+            "wlp2s0",
+            "enP1p2s0",
+            "ibp1s0",
+        ] {
+            assert!(looks_udev_named(udev), "{udev}");
+            let (_, text, _) = super::render(&items(), udev, Version(252, 0), &[]);
+            assert!(
+                text.contains(&format!("# warning: {udev} looks like a name udev gave")),
+                "{text}"
+            );
+        }
+        for kernel in [
+            "eth0", "eth1", "wlan0", "ens", "en0", "lo", "veth0", "bond0",
+        ] {
+            assert!(!looks_udev_named(kernel), "{kernel}");
+        }
+    }
 
     #[test]
     fn rps_mask_is_written_for_systemd_256_with_the_version_it_needs() {
-        let (_, text, _) = super::render(&items(), "eth1", Version(256, 0));
+        let (_, text, _) = super::render(&items(), "eth1", Version(256, 0), &[]);
         assert!(
             text.contains("# needs systemd >= 256\nReceivePacketSteeringCPUMask=0-3\n"),
             "{text}"
@@ -147,7 +327,7 @@ mod tests {
              \"ring.rx-mini\" = 0\n\"coalesce.stats-block-usecs\" = 0\n\
              \"coalesce.rate-sample-interval\" = 0\n\"coalesce.rx-usecs\" = 0\n",
         );
-        let (_, text, omitted) = super::render(&items, "eth1", Version(252, 0));
+        let (_, text, omitted) = super::render(&items, "eth1", Version(252, 0), &[]);
         let ini = ini_lookup(&text);
         assert_eq!(ini("Link", "CombinedChannels").as_deref(), Some("4"));
         // rx-usecs 0 is a real setting (no delay), and systemd takes it.
@@ -171,7 +351,7 @@ mod tests {
 
     #[test]
     fn coalesce_times_carry_units_and_switches_are_words() {
-        let (path, text, omitted) = super::render(&items(), "eth1", Version(252, 0));
+        let (path, text, omitted) = super::render(&items(), "eth1", Version(252, 0), &[]);
         assert_eq!(path, "/etc/systemd/network/10-nictune-eth1.link");
         assert!(
             text.contains("names that have already been\n# changed from userspace")

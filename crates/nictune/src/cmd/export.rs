@@ -57,6 +57,12 @@ pub struct Args {
     /// oldest supported (1.42, 252).
     #[arg(long, value_name = "VERSION")]
     pub target_version: Option<String>,
+    /// For systemd-link: find the device by this condition instead of the kernel's name
+    /// (`OriginalName=`, which never matches a name udev gave, such as enp3s0): mac=ADDRESS,
+    /// permanent-mac=ADDRESS, path=ID_PATH (`udevadm info /sys/class/net/IF`) or
+    /// driver=NAME. Repeat to require several.
+    #[arg(long = "match", value_name = "KEY=VALUE")]
+    pub link_match: Vec<String>,
     /// Install the file where it usually goes; for systemd-unit also the nictune binary
     /// (/usr/local/sbin/nictune) and the profile (/etc/nictune/IF.toml) it runs.
     #[arg(long)]
@@ -139,6 +145,12 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
             })?)
         }
     };
+    let link_match = args
+        .link_match
+        .iter()
+        .map(|m| export::LinkMatch::parse(m))
+        .collect::<Result<Vec<_>, _>>()
+        .hint("`udevadm info /sys/class/net/IF` shows the device's ID_PATH and address")?;
     // The re-apply unit names the installed copies, never the build tree or the path given.
     let installed_profile = format!(
         "{PROFILE_DIR}/{}.toml",
@@ -150,6 +162,7 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
         nictune: INSTALLED_BINARY,
         netns: profile.netns.as_deref(),
         version,
+        link_match: &link_match,
     };
     let exported = match export::export(format, &profile.items, &target) {
         Ok(e) => e,
@@ -188,6 +201,9 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
                 ExportError::OtherNamespace { .. } => {
                     "use --format systemd-unit (it runs `nictune apply --netns`), or take netns out \
                      of the profile if the interface is the host's"
+                }
+                ExportError::MatchUnsupported { .. } => {
+                    "leave out --match, or use --format systemd-link"
                 }
                 ExportError::TooOld { .. } => {
                     "leave out --target-version to write for the oldest supported release"
