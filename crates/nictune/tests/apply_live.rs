@@ -423,6 +423,57 @@ fn a_change_whose_interface_is_gone_reverts_the_rest_and_closes() {
     );
 }
 
+/// A veth deleted and made again under the same name (as a VF re-created or a udev rename
+/// gives a name to another device) is another device: its ifindex differs from the one the
+/// change recorded. The revert leaves it at its own defaults instead of writing the change's
+/// old values to it, restores the rest (the sysctl), says why, and closes the change.
+#[test]
+fn a_change_whose_interface_was_re_created_under_its_name_leaves_the_new_device_alone() {
+    let Some(bed) = Testbed::new() else { return };
+    let somaxconn = || bed.ns_exec(&["cat", "/proc/sys/net/core/somaxconn"]);
+    let rps = || bed.ns_exec(&["cat", "/sys/class/net/v0/queues/rx-0/rps_cpus"]);
+    let before = somaxconn();
+    // The old value the journal keeps is not the default, so a write of it would show.
+    bed.ns_exec(&[
+        "sh",
+        "-c",
+        "echo 1 > /sys/class/net/v0/queues/rx-0/rps_cpus",
+    ]);
+    let old_ifindex = bed.ns_exec(&["cat", "/sys/class/net/v0/ifindex"]);
+    ok(&bed.apply(&["rps.cpus@0=2", "sysctl.net.core.somaxconn=1024"], &[]));
+    bed.ip(&["-n", &bed.ns, "link", "del", "v0"]);
+    bed.ip(&[
+        "-n", &bed.ns, "link", "add", "v0", "type", "veth", "peer", "name", "v1",
+    ]);
+    assert_ne!(
+        bed.ns_exec(&["cat", "/sys/class/net/v0/ifindex"]),
+        old_ifindex
+    );
+    let default = rps();
+    assert_eq!(
+        default.trim_start_matches('0'),
+        "",
+        "a new veth steers nothing: {default}"
+    );
+    let reverted = ok(&bed.nictune(&["revert"]));
+    assert_eq!(rps(), default, "the new device is not written: {reverted}");
+    assert!(
+        reverted.contains("v0 is now another device (ifindex"),
+        "{reverted}"
+    );
+    assert!(reverted.contains("1 left out"), "{reverted}");
+    assert_ne!(before.trim(), "1024", "the test changes it");
+    assert_eq!(somaxconn(), before, "the rest is restored");
+    let status = bed.nictune(&["status"]);
+    let listed = String::from_utf8_lossy(&status.stdout);
+    assert_eq!(status.status.code(), Some(0), "nothing left open: {listed}");
+    assert!(listed.contains("(1 left out)"), "{listed}");
+    assert!(
+        listed.contains("left out (not written): v0 rx-0 rps.cpus: v0 is now another device"),
+        "{listed}"
+    );
+}
+
 #[test]
 fn kill_9_mid_apply_then_revert_restores_every_value() {
     kill_9_mid_apply(&[]);
