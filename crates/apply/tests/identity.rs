@@ -304,3 +304,35 @@ fn a_journal_without_identities_reverts_as_before_and_says_so() {
     );
     assert!(bed.closed());
 }
+
+/// A change that replaces one in place keeps the identities that change recorded for the
+/// objects it takes over: IRQ 40 had lost its vector to the first change's channel change
+/// by then, and read afresh it would be recorded as the handlerless line it had become.
+#[test]
+fn a_replacing_change_keeps_the_identities_of_the_change_it_replaces() {
+    let mut bed = Bed::applied_on(channel_host(), &["channels.combined=4"]);
+    let open = bed.last();
+    let plan = resolve(
+        &parsed(&["sysctl.net.core.somaxconn=1024"]),
+        Some(IF),
+        &mut bed.h,
+    )
+    .unwrap();
+    let lock = bed.state.try_lock().unwrap();
+    let req = nictune_apply::txn::ApplyRequest {
+        now_unix_ms: 5_000,
+        ..request()
+    };
+    nictune_apply::txn::replace_plan(&bed.state, &lock, &open, &plan, &req, &mut bed.h)
+        .unwrap()
+        .expect("a replacement");
+    drop(lock);
+    let ids = bed.last().identity.unwrap();
+    assert_eq!(ids.irq(40).unwrap().actions, ["v0-TxRx-0"]);
+    let r = bed.revert();
+    assert!(r.complete, "{r:?}");
+    let (irq, names) = bed.h.irqs.iter().next_back().unwrap();
+    assert_eq!(names, &["v0-TxRx-1"], "on {irq}");
+    assert_eq!(bed.h.values[&affinity(*irq)], cpus(&[2]));
+    assert_eq!(bed.h.values[&somaxconn()], HostValue::text("4096"));
+}
