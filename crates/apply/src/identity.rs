@@ -150,8 +150,8 @@ pub fn locate(ids: Option<&Identities>, s: &Setting, host: &mut impl HostWrite) 
                 Ok(now) => match then.differs(&now) {
                     None => Place::Here,
                     Some(how) => Place::LeftOut(format!(
-                        "{} is now another device ({how}); the values the change set went with \
-                         the one it was",
+                        "{} is now another device ({how}): what this change set went with the \
+                         device it set it on",
                         then.iface
                     )),
                 },

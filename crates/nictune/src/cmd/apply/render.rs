@@ -288,7 +288,7 @@ fn identity_text(r: &Reverted, left_out: &[&Restored]) -> String {
         }
     }
     if !left_out.is_empty() {
-        out += "Left out, not written (what the change set went with the device that had it):\n";
+        out += "Left out, not written:\n";
         for x in left_out {
             let why = x.left_out.as_deref().unwrap_or_default();
             let _ = writeln!(out, "  {} {}: {why}", x.setting.target, x.setting.key);
