@@ -40,10 +40,20 @@ pub trait ChangeSession {
     /// The current values of catalog `keys` on the granted interface.
     fn read(&mut self, keys: &[String]) -> std::result::Result<BTreeMap<String, String>, String>;
     /// Puts back the session's previous change, then applies `settings` (`KEY=VALUE`) as one
-    /// journaled transaction; one line per setting changed.
-    fn change(&mut self, settings: &[String]) -> std::result::Result<Vec<String>, String>;
+    /// journaled transaction; one line per setting changed, and the values read back other
+    /// than written.
+    fn change(&mut self, settings: &[String]) -> std::result::Result<Changed, String>;
     /// Puts back everything the session changed; one line per setting restored.
     fn revert(&mut self) -> std::result::Result<Vec<String>, String>;
+}
+
+/// What one change of a session did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Changed {
+    /// One line per setting written (`eth1 coalesce.rx-usecs: 3 → 50`).
+    pub lines: Vec<String>,
+    /// The values that read back other than written: kept by the driver or adjusted.
+    pub read_back: Vec<nictune_tune::readback::HostReadBack>,
 }
 
 /// Why a change session ended, for the server's log.
@@ -125,9 +135,10 @@ pub(crate) fn serve_session(
             Request::Ping => continue,
             Request::Release => break Ended::Released,
             Request::Read { keys } => session.read(&keys).map(|values| Reply::Values { values }),
-            Request::Change { settings } => session
-                .change(&settings)
-                .map(|changes| Reply::Changed { changes }),
+            Request::Change { settings } => session.change(&settings).map(|c| Reply::Changed {
+                changes: c.lines,
+                read_back: c.read_back,
+            }),
             other => Err(format!("unexpected {other:?} in a change session")),
         };
         let reply = reply.unwrap_or_else(|message| Reply::Error { message });
@@ -224,13 +235,17 @@ impl ChangeClient {
         }
     }
 
-    /// Puts back the previous change, then applies `settings` on the peer; what changed.
-    pub fn change(&mut self, settings: &[String]) -> Result<Vec<String>> {
+    /// Puts back the previous change, then applies `settings` on the peer; what changed, and
+    /// what read back other than written.
+    pub fn change(&mut self, settings: &[String]) -> Result<Changed> {
         self.send(&Request::Change {
             settings: settings.to_vec(),
         })?;
         match self.recv("changed", CHANGE_TIMEOUT)? {
-            Reply::Changed { changes } => Ok(changes),
+            Reply::Changed { changes, read_back } => Ok(Changed {
+                lines: changes,
+                read_back,
+            }),
             other => Err(self.unexpected(other)),
         }
     }
@@ -309,9 +324,12 @@ impl nictune_tune::ends::PeerSide for ChangeClient {
         ChangeClient::read(self, keys).map_err(|e| e.to_string())
     }
 
-    fn change(&mut self, settings: &[String]) -> std::result::Result<(), String> {
+    fn change(
+        &mut self,
+        settings: &[String],
+    ) -> std::result::Result<Vec<nictune_tune::readback::HostReadBack>, String> {
         ChangeClient::change(self, settings)
-            .map(drop)
+            .map(|c| c.read_back)
             .map_err(|e| e.to_string())
     }
 }

@@ -12,16 +12,17 @@
 //! killed with changes in place is then named by the next `nictune apply` there, which
 //! refuses until `nictune revert` has run.
 
-use crate::changes::{ChangeHandler, ChangeSession};
+use crate::changes::{ChangeHandler, ChangeSession, Changed};
 use crate::protocol::Grant;
 use nictune_apply::desired::{parse_assignment, parse_request, Desired};
 use nictune_apply::journal::RevertBy;
 use nictune_apply::plan;
 use nictune_apply::state::{Lock, StateDir};
-use nictune_apply::txn::{self, ApplyRequest, TxnClock};
+use nictune_apply::txn::{self, Applied, ApplyRequest, TxnClock};
 use nictune_host::write::setting::Key;
 use nictune_host::write::HostWrite;
 use nictune_linux::write::LinuxWriter;
+use nictune_tune::readback::HostReadBack;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -199,12 +200,12 @@ impl ChangeSession for HostSession<'_> {
     /// one transaction ([`txn::replace_plan`]: a module parameter costs one driver reload,
     /// not a reload back and another forward); the lines name each write with the value
     /// from before the session's changes.
-    fn change(&mut self, settings: &[String]) -> Result<Vec<String>, String> {
+    fn change(&mut self, settings: &[String]) -> Result<Changed, String> {
         let desired = parse_request(settings).map_err(|e| e.to_string())?;
         self.handler.check(&desired)?;
         if desired.is_empty() {
             self.revert_open()?;
-            return Ok(Vec::new());
+            return Ok(Changed::default());
         }
         let open = match self.open.as_slice() {
             [id] => Some(self.summary(id)?),
@@ -238,10 +239,11 @@ impl ChangeSession for HostSession<'_> {
             None => txn::apply_plan(state, lock, &plan, &req, &mut self.host),
         }
         .map_err(|e| nictune_core::error::chain(&e))?;
+        let read_back = read_back(&plan, applied.as_ref());
         if let Some(a) = applied {
             self.open = vec![a.id];
         }
-        Ok(lines)
+        Ok(Changed { lines, read_back })
     }
 
     fn revert(&mut self) -> Result<Vec<String>, String> {
@@ -249,6 +251,30 @@ impl ChangeSession for HostSession<'_> {
         self.state.unmark_tune_if_clean(std::process::id());
         Ok(lines)
     }
+}
+
+/// The requested changes of `plan` (resolved against the host just before the write, so a
+/// change's old value is the one the write replaced, even when the transaction replaced an
+/// open one) that `applied` read back other than written: kept (read back as before the
+/// write) or adjusted. Values put back as found by a replacement are not requested, and not
+/// listed.
+pub fn read_back(plan: &plan::Plan, applied: Option<&Applied>) -> Vec<HostReadBack> {
+    let Some(applied) = applied else {
+        return Vec::new();
+    };
+    plan.changes
+        .iter()
+        .filter_map(|c| {
+            let step = applied.steps.iter().find(|s| s.setting == c.setting)?;
+            (step.effective != step.new).then(|| HostReadBack {
+                object: c.setting.target.to_string(),
+                key: c.setting.key.to_string(),
+                before: c.old.to_string(),
+                written: step.new.to_string(),
+                read: step.effective.to_string(),
+            })
+        })
+        .collect()
 }
 
 impl Drop for HostSession<'_> {

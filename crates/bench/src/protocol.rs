@@ -5,8 +5,8 @@
 //!
 //! ```text
 //! client                                   server
-//! {"type":"hello","version":2,"token":…}  →
-//!                                         ←  {"type":"welcome","version":2}   (or error, close)
+//! {"type":"hello","version":3,"token":…}  →
+//!                                         ←  {"type":"welcome","version":3}   (or error, close)
 //! {"type":"start","spec":{…}}             →     checked against Limits::SERVE
 //!                                         ←  {"type":"ready","port":N,"load_port":L}
 //!                                                data listener (and load sink) up
@@ -27,7 +27,7 @@
 //!                                         ←  {"type":"granted","iface":…,"driver":…,"reload":…,"idle_ms":M}
 //! {"type":"read","keys":[…]}              →  ←  {"type":"values","values":{KEY: VALUE}}
 //! {"type":"change","settings":["K=V",…]}  →     in place of the session's previous change
-//!                                         ←  {"type":"changed","changes":[…]}
+//!                                         ←  {"type":"changed","changes":[…],"read_back":[…]}
 //! {"type":"ping"}                         →     (no reply) the client is still there
 //! {"type":"release"}                      →     everything put back
 //!                                         ←  {"type":"released","restored":[…]}
@@ -46,8 +46,10 @@ use std::io::{self, BufRead, Write};
 
 /// Protocol version; a peer with another version is refused.
 /// Version 2 added latency under load (`spec.load`, `ready.load_port`), the byte cap and the
-/// server's sysctls in its report.
-pub const VERSION: u32 = 2;
+/// server's sysctls in its report. Version 3: `changed` carries `read_back`, the values that
+/// read back other than written (a driver that kept or rounded one), so a tune knows what the
+/// peer really ran with.
+pub const VERSION: u32 = 3;
 /// How a refusal because another client's test is running starts (`peer busy: a test from
 /// ADDR is running, retry in ~Ns`); clients tell it apart from other refusals by it.
 pub const BUSY: &str = "peer busy:";
@@ -155,6 +157,10 @@ pub enum Reply {
     Changed {
         /// One line per setting changed, as the apply engine describes it.
         changes: Vec<String>,
+        /// The settings whose value read back after the write differs from the one written:
+        /// kept by the driver (read back as before) or adjusted (another value).
+        #[serde(default)]
+        read_back: Vec<nictune_tune::readback::HostReadBack>,
     },
     /// What was put back, one line per setting.
     Released {

@@ -6,13 +6,14 @@ mod common;
 
 use common::{assert_sane, short};
 use nictune_bench::cancel::Cancel;
-use nictune_bench::changes::{ChangeClient, ChangeHandler, ChangeSession, CLIENT_IDLE};
+use nictune_bench::changes::{ChangeClient, ChangeHandler, ChangeSession, Changed, CLIENT_IDLE};
 use nictune_bench::protocol::Grant;
 use nictune_bench::protocol::{self, Reply, VERSION};
 use nictune_bench::serve::{self, ServeConfig};
 use nictune_bench::{run, BenchError, Limits, PeerTarget, ServerSide, TestKind, Token};
 use nictune_core::progress::NoProgress;
 use nictune_core::units::Nanos;
+use nictune_tune::readback::HostReadBack;
 use std::collections::BTreeMap;
 use std::io::{BufReader, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -376,23 +377,34 @@ impl ChangeSession for FakeSession<'_> {
             .collect()
     }
 
-    fn change(&mut self, settings: &[String]) -> Result<Vec<String>, String> {
+    /// The fake driver keeps its value when asked for more than [`KEEPS_ABOVE`].
+    fn change(&mut self, settings: &[String]) -> Result<Changed, String> {
         self.put_back();
         let mut host = self.owner.host.lock().unwrap();
-        let mut lines = Vec::new();
+        let mut changed = Changed::default();
         for s in settings {
             let (k, v) = s.split_once('=').ok_or(format!("not KEY=VALUE: {s}"))?;
             let old = host.get(k).cloned().ok_or(format!("unknown key {k}"))?;
             self.saved.entry(k.to_string()).or_insert(old.clone());
+            changed.lines.push(format!("{k}: {old} → {v}"));
+            if v.parse::<u64>().is_ok_and(|n| n > KEEPS_ABOVE) {
+                changed.read_back.push(HostReadBack {
+                    object: "eth1".into(),
+                    key: k.into(),
+                    before: old.clone(),
+                    written: v.into(),
+                    read: old,
+                });
+                continue;
+            }
             host.insert(k.to_string(), v.to_string());
-            lines.push(format!("{k}: {old} → {v}"));
         }
         self.owner
             .log
             .lock()
             .unwrap()
             .push(format!("change {}", settings.join(" ")));
-        Ok(lines)
+        Ok(changed)
     }
 
     fn revert(&mut self) -> Result<Vec<String>, String> {
@@ -403,6 +415,8 @@ impl ChangeSession for FakeSession<'_> {
 }
 
 const ITR: &str = "e1000.InterruptThrottleRate";
+/// [`FakeSession`]'s driver keeps its value when asked for more than this.
+const KEEPS_ABOVE: u64 = 100_000;
 
 /// A change session opened by hand with idle limit `idle_ms`, one change (ITR 500) made.
 fn raw_change_session(addr: SocketAddr, idle_ms: u64) -> (TcpStream, BufReader<TcpStream>, Grant) {
@@ -427,6 +441,41 @@ fn raw_change_session(addr: SocketAddr, idle_ms: u64) -> (TcpStream, BufReader<T
     (s, r, grant)
 }
 
+/// A value the peer's driver kept reaches the tuning side: over the wire as the change's
+/// `read_back`, and through a tune's far end as a setting not taken on the peer.
+#[test]
+fn a_value_the_peers_driver_kept_comes_back_with_the_change_and_to_the_tune_as_not_taken() {
+    use nictune_tune::ends::Served;
+    use nictune_tune::knob::{Driver, End, Knob, KnobValue, ModuleParam, Setting};
+    use nictune_tune::readback::Taken;
+    use nictune_tune::session::Target;
+    let host = FakeChanges::with(&[(ITR, "3")]);
+    let server = Server::taking_changes(host.clone());
+    let mut c = ChangeClient::open(&server.target(TOKEN)).unwrap();
+    let asked = KEEPS_ABOVE + 1;
+    let changed = c.change(&[format!("{ITR}={asked}")]).unwrap();
+    let kept = HostReadBack {
+        object: "eth1".into(),
+        key: ITR.into(),
+        before: "3".into(),
+        written: asked.to_string(),
+        read: "3".into(),
+    };
+    assert_eq!(changed.read_back, [kept]);
+    assert_eq!(host.value(ITR), "3");
+    let knob = Knob::Module(Driver::E1000, ModuleParam::InterruptThrottleRate);
+    let mut peer = Served::new(c, &[knob]);
+    let itr = |n| Setting::new(knob, KnobValue::Count(n)).on(End::Peer);
+    let got = peer.apply(&[itr(asked)]).unwrap();
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(
+        (got[0].taken, got[0].read),
+        (Taken::NotTaken, KnobValue::Count(3))
+    );
+    assert!(peer.apply(&[itr(2000)]).unwrap().is_empty());
+    assert_eq!(host.value(ITR), "2000");
+}
+
 #[test]
 fn a_change_session_changes_the_peer_and_puts_everything_back_on_release() {
     let host = FakeChanges::with(&[(ITR, "3")]);
@@ -436,7 +485,8 @@ fn a_change_session_changes_the_peer_and_puts_everything_back_on_release() {
     assert_eq!(c.grant().idle_ms, CLIENT_IDLE.as_millis() as u64);
     assert_eq!(c.read(&[ITR.into()]).unwrap()[ITR], "3");
     let changed = c.change(&[format!("{ITR}=2000")]).unwrap();
-    assert_eq!(changed, [format!("{ITR}: 3 → 2000")]);
+    assert_eq!(changed.lines, [format!("{ITR}: 3 → 2000")]);
+    assert!(changed.read_back.is_empty());
     assert_eq!(host.value(ITR), "2000");
     // A second change replaces the first; the saved value stays the one found.
     c.change(&[format!("{ITR}=100")]).unwrap();

@@ -19,6 +19,7 @@ use nictune_apply::journal::{RevertBy, Summary};
 use nictune_apply::plan;
 use nictune_apply::state::{Lock, StateDir};
 use nictune_apply::txn::{self, ApplyRequest, TxnClock};
+use nictune_bench::host_changes::read_back;
 use nictune_core::units::Nanos;
 use nictune_host::write::setting::Setting as HostSetting;
 use nictune_host::write::value::HostValue;
@@ -26,6 +27,7 @@ use nictune_host::write::HostWrite;
 use nictune_linux::write::ns::NsHost;
 use nictune_linux::write::LinuxWriter;
 use nictune_tune::knob::{Driver, Knob, Setting};
+use nictune_tune::readback::{fold, HostReadBack, ReadBack};
 use nictune_tune::session::{Target, TargetError, TargetOp};
 
 /// One veth end: its namespace's host and its interface.
@@ -187,13 +189,14 @@ impl<'a> LiveTarget<'a> {
 
     /// Plans `desired` on end `end` (or, for `None`, this namespace with `iface`) and makes
     /// it that place's transaction: replacing the open one there, if any, in one step
-    /// ([`txn::replace_plan`]), else applying it on its own.
+    /// ([`txn::replace_plan`]), else applying it on its own. Returns the values that read
+    /// back other than written, their objects named with the end's namespace.
     fn apply_on(
         &mut self,
         end: Option<usize>,
         iface: Option<&str>,
         desired: &[Desired],
-    ) -> Result<(), TargetError> {
+    ) -> Result<Vec<HostReadBack>, TargetError> {
         let (netns, at) = self.place(end, iface);
         let mut open = None;
         for id in &self.open {
@@ -212,7 +215,7 @@ impl<'a> LiveTarget<'a> {
             now_unix_ms: now,
             open: open.as_ref(),
         };
-        let applied = match end {
+        let (applied, mut differs) = match end {
             None => txn.apply(&mut self.root, desired),
             Some(i) => txn.apply(&mut self.ends[i].host, desired),
         }?;
@@ -222,7 +225,13 @@ impl<'a> LiveTarget<'a> {
             }
             self.open.push(id);
         }
-        Ok(())
+        if let Some(i) = end {
+            let ns = self.ends[i].host.netns();
+            differs
+                .iter_mut()
+                .for_each(|d| d.object = format!("{ns} {}", d.object));
+        }
+        Ok(differs)
     }
 
     /// Reads every setting the knobs expand to, on both ends and the host.
@@ -296,7 +305,9 @@ impl Target for LiveTarget<'_> {
     /// Makes `settings` the candidate in place. Each place (a testbed end, this namespace's
     /// interface, the host-wide settings) keeps one transaction: the last candidate's there
     /// is replaced by this one's in one step, and reverted where this one sets nothing.
-    fn apply(&mut self, settings: &[Setting]) -> Result<(), TargetError> {
+    /// Every value written is read back by the apply engine: those that differ from the
+    /// value asked (kept as they were, or adjusted) are returned.
+    fn apply(&mut self, settings: &[Setting]) -> Result<Vec<ReadBack>, TargetError> {
         let desired = |host_wide: bool| -> Result<Vec<Desired>, TargetError> {
             settings
                 .iter()
@@ -331,18 +342,19 @@ impl Target for LiveTarget<'_> {
             self.revert_one(id)?;
             self.open.retain(|o| o != id);
         }
+        let mut differs = Vec::new();
         if !per_end.is_empty() {
             for i in 0..self.ends.len() {
-                self.apply_on(Some(i), None, &per_end)?;
+                differs.extend(self.apply_on(Some(i), None, &per_end)?);
             }
             if let Some(iface) = self.local.clone() {
-                self.apply_on(None, Some(&iface), &per_end)?;
+                differs.extend(self.apply_on(None, Some(&iface), &per_end)?);
             }
         }
         if !host_wide.is_empty() {
-            self.apply_on(None, None, &host_wide)?;
+            differs.extend(self.apply_on(None, None, &host_wide)?);
         }
-        Ok(())
+        fold(settings, &differs).map_err(|e| fail(TargetOp::Apply, "the values read back", e))
     }
 
     fn restore(&mut self, _snapshot: &Values) -> Result<(), TargetError> {
@@ -389,12 +401,13 @@ struct Txn<'a> {
 
 impl Txn<'_> {
     /// Plans `desired` on `host` and journals it; the new transaction's id, or `None` when
-    /// nothing differed (a replaced transaction then stays in place).
+    /// nothing differed (a replaced transaction then stays in place), and the values asked
+    /// for that read back other than written.
     fn apply(
         self,
         host: &mut impl HostWrite,
         desired: &[Desired],
-    ) -> Result<Option<String>, TargetError> {
+    ) -> Result<(Option<String>, Vec<HostReadBack>), TargetError> {
         let object = self.netns.clone().unwrap_or_else(|| "host".into());
         let plan = plan::resolve(desired, self.iface, host)
             .map_err(|e| fail(TargetOp::Apply, &object, e))?;
@@ -410,7 +423,10 @@ impl Txn<'_> {
             None => txn::apply_plan(self.state, self.lock, &plan, &req, host),
         }
         .map_err(|e| fail(TargetOp::Apply, &object, nictune_core::error::chain(&e)))?;
-        Ok(applied.map(|a| a.id))
+        // Against the plan as resolved, not as replaced: its old values are the ones each
+        // write replaced (the previous candidate's), so a value kept reads back as one.
+        let differs = read_back(&plan, applied.as_ref());
+        Ok((applied.map(|a| a.id), differs))
     }
 }
 

@@ -118,7 +118,7 @@ fn synthetic_writes_three_labelled_files() {
         String::from_utf8_lossy(&out.stderr)
     );
     let stdout: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(stdout["schema"], "nictune.tune/v4");
+    assert_eq!(stdout["schema"], "nictune.tune/v5");
     assert_eq!(stdout["environment"]["target"], "synthetic");
     let file: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();

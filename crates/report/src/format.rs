@@ -1,6 +1,7 @@
 //! Numbers and labels as a reader wants them: three significant figures, thousands as `k`.
 
 use nictune_tune::knob::PEER_PREFIX;
+use nictune_tune::readback::Taken;
 use nictune_tune::results::Point;
 
 /// `x` with about three significant figures and no empty decimals: `88.8k`, `10k`, `167`,
@@ -58,10 +59,21 @@ pub fn label(p: &Point) -> String {
             Some(far) => (PEER_PREFIX, far),
             None => ("", key.as_str()),
         };
+        // What the driver did with it, where it read back otherwise.
+        let read_back = p.read_back.iter().find(|r| r.key == format!("{end}{key}"));
+        let said = |text: String| match read_back {
+            None => text,
+            Some(r) if r.taken == Taken::NotTaken => format!("{text} NOT TAKEN"),
+            Some(r) => {
+                let read = short(key, &r.read.to_string());
+                let tail = read.rsplit([' ', '=']).next().unwrap_or(&read);
+                format!("{text}→{tail} (driver)")
+            }
+        };
         match (key, busy_same, end) {
             ("sysctl.net.core.busy_poll", true, "") => {}
-            ("sysctl.net.core.busy_read", true, "") => parts.push(format!("busy {value}µs")),
-            _ => parts.push(format!("{end}{}", short(key, &value.to_string()))),
+            ("sysctl.net.core.busy_read", true, "") => parts.push(said(format!("busy {value}µs"))),
+            _ => parts.push(said(format!("{end}{}", short(key, &value.to_string())))),
         }
     }
     parts.push(p.placement.to_string());
@@ -140,7 +152,7 @@ mod tests {
     #[test]
     fn the_far_ends_settings_are_labelled_as_the_peers() {
         use nictune_tune::candidate::Placement;
-        use nictune_tune::results::PointValue;
+        use nictune_tune::results::{PointReadBack, PointValue};
         use nictune_tune::summary::Summary;
         let point = |settings: &[(&str, u64)]| Point {
             id: "x".into(),
@@ -165,6 +177,7 @@ mod tests {
             runs: Vec::new(),
             predicted: None,
             prediction_error: None,
+            read_back: Vec::new(),
         };
         let here = [
             ("e1000.InterruptThrottleRate", 300),
@@ -186,6 +199,24 @@ mod tests {
                 "peer:ITR 300 · peer:TIDV 0 · unpinned",
                 "ITR 300 · TIDV 0 · peer:ITR 300 · peer:TIDV 0 · unpinned",
             ]
+        );
+        // A value the peer's driver kept, one this end's driver rounded: said in the label.
+        let mut marked = point(&both);
+        let read_back = |key: &str, read: u64, taken| PointReadBack {
+            key: key.into(),
+            asked: marked.settings[key].clone(),
+            read: PointValue::Number(read),
+            taken,
+            objects: vec!["eth0".into()],
+            text: String::new(),
+        };
+        marked.read_back = vec![
+            read_back("peer:e1000.InterruptThrottleRate", 3, Taken::NotTaken),
+            read_back("e1000.TxIntDelay", 1, Taken::Adjusted),
+        ];
+        assert_eq!(
+            label(&marked),
+            "ITR 300 · TIDV 0→1 (driver) · peer:ITR 300 NOT TAKEN · peer:TIDV 0 · unpinned"
         );
     }
 

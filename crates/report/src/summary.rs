@@ -20,11 +20,46 @@ pub fn render(r: &TuneResults) -> String {
         esc(&rec.headline),
         what_to_do(r)
     );
+    s.push_str(&read_back(r));
     s.push_str(&gain_and_cost(&rec.changes));
     s.push_str(&changes_table(r));
     s.push_str(&context(r));
     s.push_str("</section>");
     s
+}
+
+/// What the drivers did with the values written, where a reader of the verdict must know it:
+/// the recommended settings a driver adjusted (recommended as measured), the points passed
+/// over because a setting was not taken, and how many measured points were not what they
+/// claim. Empty when every value read back as asked.
+fn read_back(r: &TuneResults) -> String {
+    let rec = &r.recommendation;
+    let mut lines = Vec::new();
+    for a in &rec.adjusted {
+        lines.push(format!(
+            "Read back: {a}. The recommendation carries the value the driver made it: that is \
+             what was measured."
+        ));
+    }
+    for (id, why) in r.passed_over() {
+        lines.push(format!(
+            "Passed over: {} measured better, but {why}: the host ran with the value it kept, \
+             so that point was never measured.",
+            point_label(r, id)
+        ));
+    }
+    let not_taken = r.not_taken_points();
+    if not_taken > 0 {
+        lines.push(format!(
+            "{not_taken} measured point(s) had a setting NOT taken (the driver accepted the write \
+             and kept its value); they are marked NOT TAKEN in the plots and the table and are \
+             never recommended."
+        ));
+    }
+    lines
+        .iter()
+        .map(|l| format!(r#"<p class="read-back">{}</p>"#, esc(l)))
+        .collect()
 }
 
 /// The search's path in one line: `24 × 1 run → 8 kept; 8 × 2 runs → 3 kept; finals …`.

@@ -40,6 +40,14 @@ pub fn render(r: &TuneResults) -> String {
         if !m.feasible {
             flags.push("misses the constraint");
         }
+        if p.not_taken() {
+            flags.insert(0, "NOT WHAT IT CLAIMS, never recommended");
+        }
+        // Measured with other values than its settings say: each one, in words.
+        let notes: Vec<String> = std::iter::once(flags.join(", "))
+            .filter(|f| !f.is_empty())
+            .chain(p.read_back.iter().map(|r| r.text.clone()))
+            .collect();
         let per_line = match lines {
             true => format!("<td>{}</td>", esc(&cell)),
             false => String::new(),
@@ -47,7 +55,7 @@ pub fn render(r: &TuneResults) -> String {
         let _ = write!(
             s,
             r#"<tr class="{}"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{}<td>{}</td></tr>"#,
-            role_class(r, p),
+            row_class(r, p),
             esc(&label(p)),
             p.runs.len(),
             mean(m.p50_us),
@@ -57,11 +65,20 @@ pub fn render(r: &TuneResults) -> String {
             mean(m.busy_cores),
             crate::plot::interrupts::cell(r, p, measure),
             per_line,
-            flags.join(", ")
+            esc(&notes.join("; "))
         );
     }
     s.push_str("</tbody></table>");
     s
+}
+
+/// The row's class: its role, and `not-taken` for a point measured at another point than its
+/// settings say (a setting the host kept).
+fn row_class(r: &TuneResults, p: &Point) -> String {
+    match p.not_taken() {
+        true => format!("{} not-taken", role_class(r, p)).trim().to_string(),
+        false => role_class(r, p).to_string(),
+    }
 }
 
 /// Each NIC interrupt line's mean rate over the point's runs (`eth0-rx-0 990 · eth0-tx-0

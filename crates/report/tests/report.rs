@@ -359,3 +359,50 @@ fn a_time_budget_spent_on_switching_is_said_beside_the_run_count() {
                 time of 84 more";
     assert!(page.contains(said), "{page}");
 }
+
+/// A point with a setting not taken is marked wherever the page names it (its label in the
+/// plots and the table, its row); the recommended point's adjusted value is said as asked
+/// and made, and the passed-over point is named in the summary.
+#[test]
+fn a_setting_not_taken_is_marked_and_an_adjusted_one_is_said_asked_and_made() {
+    use nictune_tune::readback::Taken;
+    use nictune_tune::results::{PointReadBack, PointValue};
+    let mut r = results();
+    assert!(!report_html(&r).contains("NOT TAKEN"));
+    let kept = r
+        .points
+        .iter()
+        .position(|p| !p.baseline && p.id != r.recommendation.id);
+    let kept = kept.expect("a point besides the baseline and the recommendation");
+    let (key, asked) = r.points[kept].settings.iter().next().expect("settings");
+    let (key, asked) = (key.clone(), asked.clone());
+    r.points[kept].read_back = vec![PointReadBack {
+        key: key.clone(),
+        asked,
+        read: PointValue::Number(0),
+        taken: Taken::NotTaken,
+        objects: vec!["eth0".into()],
+        text: format!("{key}: NOT taken in this test"),
+    }];
+    let id = r.points[kept].id.clone();
+    r.recommendation.passed_over = vec![id];
+    r.recommendation.adjusted = vec!["coalesce.rx-usecs: asked 45, the driver made it 48".into()];
+    let html = report_html(&r);
+    assert_eq!(
+        html.matches(r#"<tr class="not-taken">"#).count(),
+        1,
+        "one row marked"
+    );
+    let page = text(&html);
+    for said in [
+        "NOT WHAT IT CLAIMS, never recommended",
+        &format!("{key}: NOT taken in this test"),
+        "Passed over:",
+        "asked 45, the driver made it 48",
+        "1 measured point(s) had a setting NOT taken",
+    ] {
+        assert!(page.contains(said), "{said:?} missing from\n{page}");
+    }
+    // The label, as the plots and the table write it.
+    assert!(page.contains("NOT TAKEN ·"), "{page}");
+}

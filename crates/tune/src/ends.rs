@@ -8,6 +8,7 @@
 //! that changes one end costs nothing on the other.
 
 use crate::knob::{Driver, End, Knob, Setting};
+use crate::readback::{fold, HostReadBack, ReadBack};
 use crate::session::{Target, TargetError, TargetOp};
 use nictune_core::units::Nanos;
 use std::collections::BTreeMap;
@@ -18,8 +19,9 @@ pub trait PeerSide {
     /// they expand to (`eth1 napi 8193 gro-flush-timeout` → `20000`).
     fn read(&mut self, keys: &[String]) -> Result<BTreeMap<String, String>, String>;
     /// Puts back what the peer has in place from this tune, then makes `settings`
-    /// (`KEY=VALUE`); empty puts back only.
-    fn change(&mut self, settings: &[String]) -> Result<(), String>;
+    /// (`KEY=VALUE`); empty puts back only. Returns the values that read back other than
+    /// written (kept or adjusted by the peer's driver).
+    fn change(&mut self, settings: &[String]) -> Result<Vec<HostReadBack>, String>;
 }
 
 /// What both ends look like: this end's snapshot and the peer's values.
@@ -68,15 +70,16 @@ impl<T: Target, P: PeerSide> Target for BothEnds<T, P> {
         Ok(BothSnapshot { local, peer })
     }
 
-    fn apply(&mut self, settings: &[Setting]) -> Result<(), TargetError> {
+    fn apply(&mut self, settings: &[Setting]) -> Result<Vec<ReadBack>, TargetError> {
         let (local, peer) = by_end(settings);
+        let mut read_back = Vec::new();
         if !local.is_empty() {
-            self.local.apply(&local)?;
+            read_back = self.local.apply(&local)?;
         }
         if !peer.is_empty() {
-            self.peer.apply(&peer).map_err(Self::on_peer)?;
+            read_back.extend(self.peer.apply(&peer).map_err(Self::on_peer)?);
         }
-        Ok(())
+        Ok(read_back)
     }
 
     fn restore(&mut self, snapshot: &Self::Snapshot) -> Result<(), TargetError> {
@@ -120,6 +123,9 @@ pub struct Served<P> {
     keys: Vec<String>,
     /// The settings in place (`KEY=VALUE`), as far as this target made them.
     now: Vec<String>,
+    /// What they read back as where it differs from what was asked (made again for the next
+    /// candidate when it asks the same, they still read back so).
+    now_read_back: Vec<HostReadBack>,
     /// The driver of the port the session changes, when known: what settles after a change.
     driver: Option<Driver>,
 }
@@ -134,6 +140,7 @@ impl<P: PeerSide> Served<P> {
             session,
             keys,
             now: Vec::new(),
+            now_read_back: Vec::new(),
             driver: None,
         }
     }
@@ -146,24 +153,27 @@ impl<P: PeerSide> Served<P> {
         }
     }
 
-    fn set(&mut self, op: TargetOp, settings: Vec<String>) -> Result<(), TargetError> {
-        if settings == self.now {
-            return Ok(());
+    /// Makes `settings` (`KEY=VALUE`) the change in place, unless they are already; what
+    /// they read back as where it differs from what was written.
+    fn set(&mut self, op: TargetOp, settings: Vec<String>) -> Result<&[HostReadBack], TargetError> {
+        if settings != self.now {
+            // Unknown until the host confirms: a failed change was rolled back there.
+            self.now = Vec::new();
+            let read_back = self
+                .session
+                .change(&settings)
+                .map_err(|reason| TargetError {
+                    op,
+                    object: match settings.is_empty() {
+                        true => "the settings as found".into(),
+                        false => settings.join(" "),
+                    },
+                    reason,
+                })?;
+            self.now = settings;
+            self.now_read_back = read_back;
         }
-        // Unknown until the host confirms: a failed change was rolled back there.
-        self.now = Vec::new();
-        self.session
-            .change(&settings)
-            .map_err(|reason| TargetError {
-                op,
-                object: match settings.is_empty() {
-                    true => "the settings as found".into(),
-                    false => settings.join(" "),
-                },
-                reason,
-            })?;
-        self.now = settings;
-        Ok(())
+        Ok(&self.now_read_back)
     }
 }
 
@@ -180,14 +190,19 @@ impl<P: PeerSide> Target for Served<P> {
 
     /// Makes `settings` over the settings as found (the session puts the previous change
     /// back first).
-    fn apply(&mut self, settings: &[Setting]) -> Result<(), TargetError> {
-        let settings = settings.iter().map(Setting::to_key_value).collect();
-        self.set(TargetOp::Apply, settings)
+    fn apply(&mut self, settings: &[Setting]) -> Result<Vec<ReadBack>, TargetError> {
+        let asked = settings.iter().map(Setting::to_key_value).collect();
+        let read_back = self.set(TargetOp::Apply, asked)?;
+        fold(settings, read_back).map_err(|reason| TargetError {
+            op: TargetOp::Apply,
+            object: "the values read back".into(),
+            reason,
+        })
     }
 
     /// The session puts back everything it changed; the snapshot is what it found.
     fn restore(&mut self, _: &Self::Snapshot) -> Result<(), TargetError> {
-        self.set(TargetOp::Restore, Vec::new())
+        self.set(TargetOp::Restore, Vec::new()).map(drop)
     }
 
     fn settle_time(&self, settings: &[Setting]) -> Nanos {
@@ -213,6 +228,8 @@ mod tests {
         values: BTreeMap<String, String>,
         found: BTreeMap<String, String>,
         calls: Vec<String>,
+        /// A key whose writes the peer's driver ignores (it keeps its value).
+        keeps: Option<String>,
     }
 
     impl Host {
@@ -222,6 +239,7 @@ mod tests {
                 found: values.clone(),
                 values,
                 calls: Vec::new(),
+                keeps: None,
             }
         }
     }
@@ -231,7 +249,7 @@ mod tests {
         fn snapshot(&mut self) -> Result<Self::Snapshot, TargetError> {
             Ok(self.values.clone())
         }
-        fn apply(&mut self, settings: &[Setting]) -> Result<(), TargetError> {
+        fn apply(&mut self, settings: &[Setting]) -> Result<Vec<ReadBack>, TargetError> {
             for s in settings {
                 assert_eq!(
                     s.end,
@@ -242,7 +260,7 @@ mod tests {
                     .insert(s.knob.key().into(), s.knob.render(s.value));
             }
             self.calls.push(format!("apply {}", settings.len()));
-            Ok(())
+            Ok(Vec::new())
         }
         fn restore(&mut self, snapshot: &Self::Snapshot) -> Result<(), TargetError> {
             self.values = snapshot.clone();
@@ -263,17 +281,29 @@ mod tests {
                 .map(|(name, v)| (name.clone(), v.clone()))
                 .collect())
         }
-        fn change(&mut self, settings: &[String]) -> Result<(), String> {
+        fn change(&mut self, settings: &[String]) -> Result<Vec<HostReadBack>, String> {
             self.values = self.found.clone();
+            let mut read_back = Vec::new();
             for kv in settings {
                 let (k, v) = kv.split_once('=').unwrap();
                 if v == "bad" {
                     return Err("refused".into());
                 }
+                let before = self.values.get(k).cloned().unwrap_or_default();
+                if self.keeps.as_deref() == Some(k) {
+                    read_back.push(HostReadBack {
+                        object: "eth0".into(),
+                        key: k.into(),
+                        written: v.into(),
+                        read: before.clone(),
+                        before,
+                    });
+                    continue;
+                }
                 self.values.insert(k.into(), v.into());
             }
             self.calls.push(format!("change {}", settings.join(" ")));
-            Ok(())
+            Ok(read_back)
         }
     }
 
@@ -307,6 +337,35 @@ mod tests {
         let calls = both.local.calls.len();
         both.apply(&[there]).unwrap();
         assert_eq!(both.local.calls.len(), calls);
+    }
+
+    #[test]
+    fn a_peer_value_its_driver_kept_comes_back_as_not_taken_on_the_peer_end_for_as_long_as_it_is_in_place(
+    ) {
+        use crate::readback::Taken;
+        let key = ITR.key();
+        let mut peer = Host::with(key, "3");
+        peer.keeps = Some(key.to_string());
+        let mut both = BothEnds::new(Host::with(key, "3"), peer, &[ITR]);
+        both.snapshot().unwrap();
+        let here = Setting::new(ITR, KnobValue::Count(2000));
+        let there = here.on(End::Peer);
+        let got = both.apply(&[here, there]).unwrap();
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!((got[0].setting, got[0].taken), (there, Taken::NotTaken));
+        assert_eq!(got[0].read, KnobValue::Count(3));
+        assert_eq!(
+            got[0].to_string(),
+            format!("peer:{key}: asked 2000, NOT taken (it kept 3)")
+        );
+        // The next candidate leaves the peer's part as it is: no request, the same answer.
+        let again = both
+            .apply(&[Setting::new(ITR, KnobValue::Count(100)), there])
+            .unwrap();
+        assert_eq!(both.peer.session.calls.len(), 1);
+        assert_eq!(again, got);
+        // This end took its value: nothing to say about it.
+        assert!(both.apply(&[here]).unwrap().is_empty());
     }
 
     #[test]

@@ -11,6 +11,7 @@
 //! - [`space`]: candidates from what the target supports ([`knob`], [`candidate`]), with
 //!   per-driver values from the settings catalog ([`levels`]);
 //! - [`session`]: the loop: snapshot → apply → warm up → measure → record → restore;
+//!   [`readback`]: what each candidate's settings read back as (not taken, adjusted);
 //! - [`search`]: successive halving with repeated, interleaved finals;
 //! - [`observe`], [`stats`], [`summary`]: per-run numbers, means with 95 % intervals;
 //! - [`objective`], [`pareto`], [`verdict`]: what "best" means, the trade-offs, and whether
@@ -29,6 +30,7 @@ pub mod observe;
 pub mod pareto;
 pub mod predict;
 pub mod profile;
+pub mod readback;
 pub mod results;
 pub mod search;
 pub mod session;

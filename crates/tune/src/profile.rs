@@ -76,6 +76,12 @@ fn header(results: &TuneResults, end: End) -> String {
     if let Some(t) = &env.started_at {
         lines.push(format!("# Started: {t}"));
     }
+    // The values below are those measured: an adjusted one as the driver made it.
+    lines.extend(
+        rec.adjusted
+            .iter()
+            .map(|a| format!("# Read back: {a} (the value measured, written below)")),
+    );
     lines.push(format!(
         "# Placement measured: {}. No host setting carries it: pin the application the same way.",
         rec.placement

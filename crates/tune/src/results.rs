@@ -1,4 +1,4 @@
-//! `results.json` (`nictune.tune/v4`): every measured point with its settings and metrics, the
+//! `results.json` (`nictune.tune/v5`): every measured point with its settings and metrics, the
 //! Pareto front, the recommendation and the environment. The report renders from this model
 //! alone, so a results file from another machine renders the same report.
 
@@ -7,6 +7,7 @@ use crate::knob::{End, KnobValue, Setting, PEER_PREFIX};
 use crate::objective::Objective;
 use crate::observe::{CpuScope, RateUnit};
 use crate::pareto;
+use crate::readback::{any_not_taken, ReadBack, Taken};
 use crate::search::{Round, SearchPlan};
 use crate::session::{TuneConfig, TuneRun};
 use crate::stats::{ratio_at, welch_at, Confidence, Difference};
@@ -22,8 +23,12 @@ use std::fmt;
 /// a run's host carries `vectors` (each NIC interrupt line and its rate) where the NIC has
 /// several (v1 and v2 files, which have none, still read). v4: the search records
 /// `spent_between_runs`, the runs' worth of a time budget that went on switching between
-/// candidates (v1–v3 files read it as 0).
-pub const SCHEMA_VERSION: u32 = 4;
+/// candidates (v1–v3 files read it as 0). v5: a point carries `read_back`, its settings
+/// whose value read back after the write differed from the one asked (`not-taken`: the host
+/// kept its value; `adjusted`: the driver made it another), and the recommendation
+/// `passed_over`, the points that measured better but had a setting not taken (v1–v4 files
+/// read both as empty).
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// A point's value for one setting, in the unit the catalog gives the key (`napi.*` timers in
 /// ns, busy-poll windows and `rx-usecs` in µs): a number, or a switch as a boolean.
@@ -141,6 +146,50 @@ pub struct Point {
     /// ((predicted − measured) / measured × 100); `None` without a prediction.
     #[serde(default)]
     pub prediction_error: Option<PredictionError>,
+    /// The settings whose value read back after the write was not the one asked: the point
+    /// was measured with these values, not with its `settings`. Empty when every setting
+    /// read back as asked.
+    #[serde(default)]
+    pub read_back: Vec<PointReadBack>,
+}
+
+impl Point {
+    /// Whether a setting of the point was not taken: what was measured was another point.
+    pub fn not_taken(&self) -> bool {
+        self.read_back.iter().any(|r| r.taken == Taken::NotTaken)
+    }
+}
+
+/// A setting of a point whose value read back differs from the one asked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PointReadBack {
+    /// The catalog key (`peer:` before the far end's), as in the point's `settings`.
+    pub key: String,
+    /// The value asked, as in the point's `settings`.
+    pub asked: PointValue,
+    /// The value read back after the write: for `not-taken` the value the host kept.
+    pub read: PointValue,
+    /// `not-taken` (read back unchanged from before the write) or `adjusted` (read back as
+    /// another value: the driver rounded it).
+    pub taken: Taken,
+    /// Where it read back so (`eth1`, `nictune-tb-s veth0 napi[8193]`).
+    pub objects: Vec<String>,
+    /// For a person: `coalesce.rx-usecs: asked 125, the driver made it 128`.
+    pub text: String,
+}
+
+impl PointReadBack {
+    /// How results record `r`.
+    pub fn of(r: &ReadBack) -> PointReadBack {
+        PointReadBack {
+            key: r.key(),
+            asked: PointValue::of(&r.setting),
+            read: PointValue::of(&r.effective()),
+            taken: r.taken,
+            objects: r.objects.clone(),
+            text: r.to_string(),
+        }
+    }
 }
 
 /// How far a point's prediction was from its measurement, in percent of the measurement.
@@ -280,6 +329,15 @@ pub struct Recommendation {
     pub changes: Vec<Change>,
     /// Finalists statistically tied with the best.
     pub ties: Vec<String>,
+    /// Points that measured better than the recommendation under the objective but had a
+    /// setting not taken: what was measured there was another point, so they are not
+    /// recommended (each point's `read_back` says which setting).
+    #[serde(default)]
+    pub passed_over: Vec<String>,
+    /// The recommended point's settings that the driver adjusted: `settings` carry the value
+    /// read back, which is what was measured (`asked 125, the driver made it 128`).
+    #[serde(default)]
+    pub adjusted: Vec<String>,
 }
 
 impl Recommendation {
@@ -289,7 +347,7 @@ impl Recommendation {
     }
 }
 
-/// The whole `nictune.tune/v4` document body.
+/// The whole `nictune.tune/v5` document body.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TuneResults {
     /// Where and how the numbers were produced.
@@ -335,9 +393,12 @@ impl TuneResults {
             .iter()
             .map(Candidate::active_settings)
             .collect();
+        // A point with a setting not taken was measured at another point: never recommended.
+        let taken = |i: &usize| !any_not_taken(&run.read_back[*i]);
+        let finalists: Vec<usize> = run.record.finalists.iter().copied().filter(taken).collect();
         let decision = decide(
             &judged,
-            &run.record.finalists,
+            &finalists,
             run.baseline,
             &config.objective,
             &active,
@@ -358,6 +419,7 @@ impl TuneResults {
                 prediction_error: run.predicted[i]
                     .as_ref()
                     .map(|p| PredictionError::of(p, &summaries[i])),
+                read_back: run.read_back[i].iter().map(PointReadBack::of).collect(),
             })
             .collect();
         TuneResults {
@@ -370,13 +432,31 @@ impl TuneResults {
             baseline_id: id(run.baseline),
             points,
             pareto: front.iter().map(|&i| id(i)).collect(),
-            recommendation: recommendation(run, &judged, &decision, config.unit),
+            recommendation: recommendation(run, &judged, &decision, config),
         }
     }
 
     /// The point with `id`.
     pub fn point(&self, id: &str) -> Option<&Point> {
         self.points.iter().find(|p| p.id == id)
+    }
+
+    /// Each point the recommendation passed over for a setting not taken, with what its
+    /// read-back said (`coalesce.rx-usecs: asked 50, NOT taken (it kept 0)`, `; `-joined).
+    pub fn passed_over(&self) -> Vec<(&str, String)> {
+        let why = |id: &str| {
+            let p = self.point(id);
+            let texts: Option<Vec<&str>> =
+                p.map(|p| p.read_back.iter().map(|b| b.text.as_str()).collect());
+            texts.unwrap_or_default().join("; ")
+        };
+        let ids = self.recommendation.passed_over.iter();
+        ids.map(|id| (id.as_str(), why(id))).collect()
+    }
+
+    /// How many measured points had a setting not taken.
+    pub fn not_taken_points(&self) -> usize {
+        self.points.iter().filter(|p| p.not_taken()).count()
     }
 }
 
@@ -427,20 +507,84 @@ fn recommendation(
     run: &TuneRun,
     judged: &[Vec<crate::observe::Observation>],
     d: &Decision,
-    unit: RateUnit,
+    config: &TuneConfig,
 ) -> Recommendation {
     let rec = &run.candidates[d.recommended];
+    let read_back = &run.read_back[d.recommended];
+    // What was measured: an adjusted setting with the value the driver made it.
+    let measured = |end: End| -> Vec<Setting> {
+        let effective = |s: &Setting| match read_back.iter().find(|r| r.setting == *s) {
+            Some(r) => r.effective(),
+            None => *s,
+        };
+        rec.settings_on(end).iter().map(effective).collect()
+    };
+    let passed_over = passed_over(run, judged, d.recommended, &config.objective);
+    let mut headline = d.verdict.headline().to_string();
+    if let Some(&first) = passed_over.first() {
+        let why: Vec<String> = run.read_back[first]
+            .iter()
+            .filter(|r| r.taken == Taken::NotTaken)
+            .map(ReadBack::to_string)
+            .collect();
+        headline.push_str(&format!(
+            " Not recommended although it measured better: {} ({}): the host ran with the \
+             value it kept, so that point was never measured.",
+            run.candidates[first].id(),
+            why.join("; ")
+        ));
+    }
     Recommendation {
         verdict: d.verdict,
-        headline: d.verdict.headline().to_string(),
+        headline,
         id: rec.id(),
         best_id: run.candidates[d.best].id(),
-        settings: key_values(&rec.settings_on(End::Local)),
-        peer_settings: key_values(&rec.settings_on(End::Peer)),
+        settings: key_values(&measured(End::Local)),
+        peer_settings: key_values(&measured(End::Peer)),
         placement: rec.placement,
-        changes: changes(&judged[run.baseline], &judged[d.best], unit, d.confidence),
+        changes: changes(
+            &judged[run.baseline],
+            &judged[d.best],
+            config.unit,
+            d.confidence,
+        ),
         ties: d.ties.iter().map(|&i| run.candidates[i].id()).collect(),
+        passed_over: passed_over
+            .iter()
+            .map(|&i| run.candidates[i].id())
+            .collect(),
+        adjusted: match rec.is_baseline() {
+            true => Vec::new(),
+            false => read_back.iter().map(ReadBack::to_string).collect(),
+        },
     }
+}
+
+/// The measured candidates with a setting not taken that rank above `recommended` on their
+/// judged runs, best first: what the tune would have recommended had it believed them.
+fn passed_over(
+    run: &TuneRun,
+    judged: &[Vec<crate::observe::Observation>],
+    recommended: usize,
+    objective: &Objective,
+) -> Vec<usize> {
+    let reference = reference_of(&judged[run.baseline]);
+    let summaries: Vec<Summary> = judged
+        .iter()
+        .map(|r| Summary::of(r, objective, &reference))
+        .collect();
+    // The recommendation first: one that measured the same is not passed over.
+    let suspect: Vec<usize> = std::iter::once(recommended)
+        .chain(
+            (0..judged.len())
+                .filter(|&i| !judged[i].is_empty() && any_not_taken(&run.read_back[i])),
+        )
+        .collect();
+    let ranked = crate::summary::rank(&suspect, &summaries, objective);
+    ranked
+        .into_iter()
+        .take_while(|&i| i != recommended)
+        .collect()
 }
 
 /// Metric by metric, `best` against `base`.

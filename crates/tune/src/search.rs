@@ -31,6 +31,14 @@ pub trait Evaluate {
     fn spent_between_runs(&mut self) -> usize {
         0
     }
+    /// Whether candidate `index` must not reach the finals (a setting of it was not taken:
+    /// what was measured was another point). Ranked after every other candidate of its
+    /// round, so it is kept only when too few others are left. False unless the evaluator
+    /// knows better.
+    fn excluded(&self, index: usize) -> bool {
+        let _ = index;
+        false
+    }
 }
 
 /// How the budget is spent.
@@ -300,7 +308,11 @@ impl<'a, E: Evaluate> State<'a, E> {
             let share = left.saturating_sub(later) / (sizes.len() - round);
             let reps = (share / size.max(1)).max(1);
             self.run_interleaved(&alive, reps)?;
-            let ranked = self.ranked(&alive, baseline);
+            let (mut ranked, out): (Vec<usize>, Vec<usize>) = self
+                .ranked(&alive, baseline)
+                .into_iter()
+                .partition(|&i| !self.eval.excluded(i));
+            ranked.extend(out);
             let keep = sizes.get(round + 1).copied().unwrap_or(self.plan.finalists);
             let kept: Vec<usize> = ranked.iter().copied().take(keep).collect();
             self.rounds.push(Round {
@@ -377,6 +389,48 @@ mod tests {
         assert_eq!(round_sizes(3, 3, 3), [3]);
         assert_eq!(round_sizes(2, 3, 3), [2]);
         assert_eq!(round_sizes(100, 3, 3), [100, 34, 12, 4]);
+    }
+
+    /// p99 = 10 × (index + 1) µs with a little jitter; `excluded` are left out of the finals.
+    struct Ladder {
+        excluded: Vec<usize>,
+        runs: usize,
+    }
+
+    impl Evaluate for Ladder {
+        type Error = ();
+        fn evaluate(&mut self, index: usize) -> Result<Observation, ()> {
+            self.runs += 1;
+            let p99 = 10.0 * (index + 1) as f64 * (1.0 + 0.01 * (self.runs % 3) as f64);
+            Ok(Observation {
+                p50_us: None,
+                p99_us: Some(p99),
+                rate: Some(10_000.0),
+                cpu_us_per_unit: None,
+                busy_cores: None,
+                interrupts_per_sec: None,
+            })
+        }
+        fn excluded(&self, index: usize) -> bool {
+            self.excluded.contains(&index)
+        }
+    }
+
+    #[test]
+    fn an_excluded_candidate_reaches_the_finals_only_when_too_few_others_are_left() {
+        // Baseline last (the worst); 1 and 2 the best two, but excluded.
+        let objective = Objective::new(crate::objective::Goal::Latency);
+        let plan = SearchPlan::with_budget(60);
+        let search = |excluded: Vec<usize>, n: usize| {
+            let mut eval = Ladder { excluded, runs: 0 };
+            successive_halving(vec![Vec::new(); n], n - 1, &plan, &objective, &mut eval)
+                .unwrap()
+                .finalists
+        };
+        assert_eq!(search(Vec::new(), 9), [0, 1, 2]);
+        assert_eq!(search(vec![1, 2], 9), [0, 3, 4]);
+        // Three others for three places: the excluded still run, the verdict skips them.
+        assert_eq!(search(vec![1, 2], 4), [0, 1, 2]);
     }
 
     #[test]

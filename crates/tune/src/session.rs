@@ -14,6 +14,7 @@ use crate::knob::Setting;
 use crate::objective::Objective;
 use crate::observe::{CpuScope, Observation, RateUnit};
 use crate::predict::{rank_by_prediction, Predictor};
+use crate::readback::{any_not_taken, merge, ReadBack};
 use crate::search::{successive_halving, Evaluate, SearchError, SearchPlan, SearchRecord};
 use nictune_core::metrics::Metrics;
 use nictune_core::progress::Progress;
@@ -33,8 +34,12 @@ pub trait Target {
     type Snapshot: PartialEq + std::fmt::Debug;
     /// Reads the current settings.
     fn snapshot(&mut self) -> Result<Self::Snapshot, TargetError>;
-    /// Applies `settings` (journaled by the real target).
-    fn apply(&mut self, settings: &[Setting]) -> Result<(), TargetError>;
+    /// Applies `settings` (journaled by the real target) and returns those whose value read
+    /// back after the write differs from the one asked ([`ReadBack`]: not taken, the host
+    /// kept its value; or adjusted, the driver rounded it); empty when all read back as
+    /// asked. The loop measures the candidate all the same, marks it, and never recommends
+    /// one with a setting not taken.
+    fn apply(&mut self, settings: &[Setting]) -> Result<Vec<ReadBack>, TargetError>;
     /// Puts every setting back as in `snapshot`.
     fn restore(&mut self, snapshot: &Self::Snapshot) -> Result<(), TargetError>;
     /// How long the target runs with traffic after `settings` were made before it behaves as
@@ -218,6 +223,9 @@ pub struct TuneRun {
     pub predicted: Vec<Option<Metrics>>,
     /// How many candidates the space held before pruning.
     pub space_size: usize,
+    /// What each candidate's settings read back as, by candidate, where it differs from what
+    /// was asked ([`Target::apply`]; over every time the candidate was put in place).
+    pub read_back: Vec<Vec<ReadBack>>,
 }
 
 /// Whether the user asked to stop (Ctrl-C, SIGTERM, SIGHUP): asked before every run.
@@ -338,6 +346,7 @@ fn search<T: Target, M: Measurer>(
         config: config.clone(),
         candidates: config.candidates.clone(),
         metrics: vec![Vec::new(); config.candidates.len()],
+        read_back: vec![Vec::new(); config.candidates.len()],
         applied: None,
         controls,
         between: Nanos::ZERO,
@@ -368,6 +377,7 @@ fn search<T: Target, M: Measurer>(
         metrics: eval.metrics,
         predicted,
         space_size: config.candidates.len() + config.left_out,
+        read_back: eval.read_back,
     })
 }
 
@@ -380,6 +390,8 @@ struct LoopEval<'g, 'a, T: Target, M: Measurer> {
     /// Candidates in search order (pruned and reordered by `--predict`).
     candidates: Vec<Candidate>,
     metrics: Vec<Vec<Metrics>>,
+    /// What each candidate's settings read back as where it differs from what was asked.
+    read_back: Vec<Vec<ReadBack>>,
     /// The candidate whose settings are in place, to skip re-applying them.
     applied: Option<usize>,
     controls: Controls<'g>,
@@ -417,7 +429,8 @@ impl<T: Target, M: Measurer> LoopEval<'_, '_, T, M> {
             g.target.restore(&g.snapshot)?;
         }
         if !c.is_baseline() {
-            g.target.apply(&c.settings)?;
+            let read_back = g.target.apply(&c.settings)?;
+            merge(&mut self.read_back[index], read_back);
         }
         self.applied = Some(index);
         let settle = g.target.settle_time(&c.settings);
@@ -519,6 +532,7 @@ impl<T: Target, M: Measurer> LoopEval<'_, '_, T, M> {
             return false;
         };
         let kept = fitted.candidates.len();
+        self.read_back = self.read_back_of(&fitted.candidates);
         let mut notes = vec![format!(
             "A run took {} here besides its warm-up and measurement (switching to the \
              candidate, a settle's longer warm-up, starting the traffic: timed once before the \
@@ -598,6 +612,7 @@ impl<T: Target, M: Measurer> LoopEval<'_, '_, T, M> {
         chosen.extend(ranking.keep(keep));
         self.candidates = chosen.iter().map(|&i| self.candidates[i].clone()).collect();
         self.metrics = chosen.iter().map(|&i| self.metrics[i].clone()).collect();
+        self.read_back = chosen.iter().map(|&i| self.read_back[i].clone()).collect();
         self.applied = self
             .applied
             .and_then(|a| chosen.iter().position(|&i| i == a));
@@ -665,6 +680,12 @@ impl<T: Target, M: Measurer> Evaluate for LoopEval<'_, '_, T, M> {
         Ok(obs)
     }
 
+    /// A candidate with a setting not taken was measured at another point: the search
+    /// keeps it out of the finals while others are left.
+    fn excluded(&self, index: usize) -> bool {
+        any_not_taken(&self.read_back[index])
+    }
+
     fn spent_between_runs(&mut self) -> usize {
         let run = self.run_length().0.max(1);
         let whole = self.between.0 / run;
@@ -675,6 +696,18 @@ impl<T: Target, M: Measurer> Evaluate for LoopEval<'_, '_, T, M> {
 }
 
 impl<T: Target, M: Measurer> LoopEval<'_, '_, T, M> {
+    /// What `candidates` (a new list: fitted again) read back as so far, by their place in
+    /// the list: a candidate put in place before (timing a switch) keeps what it showed.
+    fn read_back_of(&self, candidates: &[Candidate]) -> Vec<Vec<ReadBack>> {
+        candidates
+            .iter()
+            .map(|c| {
+                let old = self.candidates.iter().position(|o| o == c);
+                old.map(|i| self.read_back[i].clone()).unwrap_or_default()
+            })
+            .collect()
+    }
+
     /// A run as the budget counts it: warm-up plus measurement.
     fn run_length(&self) -> Nanos {
         self.config.warm_up + self.config.duration

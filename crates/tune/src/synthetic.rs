@@ -19,6 +19,7 @@ use crate::knob::{Knob, KnobValue, Setting};
 use crate::objective::{Goal, Objective};
 use crate::observe::{CpuScope, RateUnit};
 use crate::predict::{PredictError, Predictor};
+use crate::readback::ReadBack;
 use crate::results::{Environment, TargetKind, TuneResults};
 use crate::search::SearchPlan;
 use crate::session::{
@@ -70,12 +71,13 @@ impl Target for SyntheticHost {
         Ok(self.state())
     }
 
-    fn apply(&mut self, settings: &[Setting]) -> Result<(), TargetError> {
+    /// Takes every setting as asked.
+    fn apply(&mut self, settings: &[Setting]) -> Result<Vec<ReadBack>, TargetError> {
         let mut state = self.state.borrow_mut();
         for s in settings {
             state.insert(s.knob, s.value);
         }
-        Ok(())
+        Ok(Vec::new())
     }
 
     fn restore(&mut self, snapshot: &State) -> Result<(), TargetError> {

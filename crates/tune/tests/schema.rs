@@ -1,4 +1,4 @@
-//! The shape of `nictune.tune/v4`: every key path and the JSON type at it, so a change to the
+//! The shape of `nictune.tune/v5`: every key path and the JSON type at it, so a change to the
 //! schema shows up as a reviewed snapshot diff, never by accident. Arrays show their first
 //! element; numbers are not part of the shape.
 

@@ -9,6 +9,7 @@ use nictune_tune::fit::RunLength;
 use nictune_tune::knob::{Knob, KnobValue, Setting};
 use nictune_tune::objective::{Goal, Objective};
 use nictune_tune::observe::{CpuScope, RateUnit};
+use nictune_tune::readback::ReadBack;
 use nictune_tune::search::SearchPlan;
 use nictune_tune::session::{
     run, Controls, MeasureError, Measurer, StepError, Target, TargetError, TargetOp, TimeBudget,
@@ -85,7 +86,7 @@ impl Target for Faulty {
     fn snapshot(&mut self) -> Result<State, TargetError> {
         self.inner.snapshot()
     }
-    fn apply(&mut self, settings: &[Setting]) -> Result<(), TargetError> {
+    fn apply(&mut self, settings: &[Setting]) -> Result<Vec<ReadBack>, TargetError> {
         self.applies += 1;
         self.log.push("apply".into());
         std::thread::sleep(self.apply_takes);
@@ -163,7 +164,7 @@ impl Target for Host<'_> {
     fn snapshot(&mut self) -> Result<State, TargetError> {
         self.0.borrow_mut().snapshot()
     }
-    fn apply(&mut self, s: &[Setting]) -> Result<(), TargetError> {
+    fn apply(&mut self, s: &[Setting]) -> Result<Vec<ReadBack>, TargetError> {
         self.0.borrow_mut().apply(s)
     }
     fn restore(&mut self, s: &State) -> Result<(), TargetError> {

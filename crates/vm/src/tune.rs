@@ -17,6 +17,7 @@ use nictune_sim::cases::qemu_nic::{self, QemuNic, QemuNicCosts, QemuNicSettings}
 use nictune_tune::candidate::Candidate;
 use nictune_tune::knob::{Driver, End, Knob, KnobValue, ModuleParam, Setting};
 use nictune_tune::predict::{PredictError, Predictor};
+use nictune_tune::readback::ReadBack;
 use nictune_tune::session::{Target, TargetError, TargetOp};
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
@@ -138,7 +139,10 @@ impl Target for GuestTarget<'_> {
         Ok(out)
     }
 
-    fn apply(&mut self, settings: &[Setting]) -> Result<(), TargetError> {
+    /// Module parameters read back from the record nictune in the guest keeps of its last
+    /// reload, so none differs from the value asked; a value not taken would make the guest's
+    /// `nictune apply` exit 1, which fails the candidate.
+    fn apply(&mut self, settings: &[Setting]) -> Result<Vec<ReadBack>, TargetError> {
         let mut values = self
             .found
             .clone()
@@ -147,6 +151,7 @@ impl Target for GuestTarget<'_> {
             values.insert(s.knob.key().into(), s.knob.render(s.value));
         }
         self.apply_values(TargetOp::Apply, &values)
+            .map(|()| Vec::new())
     }
 
     fn restore(&mut self, snapshot: &GuestSnapshot) -> Result<(), TargetError> {
