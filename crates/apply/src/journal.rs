@@ -112,6 +112,10 @@ pub enum Record {
         pid: u32,
         /// The user or the watchdog.
         by: RevertBy,
+        /// When the revert started, Unix milliseconds: the reverting process was running
+        /// then, which tells it from a later one reusing its pid. Absent in older journals.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        at_unix_ms: Option<u64>,
     },
     /// A revert finished.
     Reverted {
@@ -320,6 +324,10 @@ pub struct Summary {
     pub phase: Phase,
     /// The process that last worked on the journal: the applier, reverter or watchdog.
     pub owner_pid: u32,
+    /// A time the owner was running at, Unix milliseconds: the apply's start, or the
+    /// revert's (`u64::MAX` when an older journal's revert did not say: the pid alone then
+    /// tells whether it is alive).
+    pub owner_since_unix_ms: u64,
     /// The auto-revert watchdog that took charge, from the last `watchdog` record; `None`
     /// if none did.
     pub watchdog_pid: Option<u32>,
@@ -383,6 +391,7 @@ pub fn summarize_numbered(records: &[(usize, Record)]) -> Option<Summary> {
         undone: Vec::new(),
         phase: Phase::Applying,
         owner_pid: *pid,
+        owner_since_unix_ms: *started_unix_ms,
         watchdog_pid: None,
         defects: Vec::new(),
         revert_notes: RevertNotes::default(),
@@ -446,9 +455,12 @@ fn replay(s: &mut Summary, record: &Record) {
         } => s.phase = Phase::Applied,
         Record::Watchdog { pid } => s.watchdog_pid = Some(*pid),
         Record::Confirmed { .. } => s.phase = Phase::Confirmed,
-        Record::RevertBegin { pid, .. } => {
+        Record::RevertBegin {
+            pid, at_unix_ms, ..
+        } => {
             s.phase = Phase::Reverting;
             s.owner_pid = *pid;
+            s.owner_since_unix_ms = at_unix_ms.unwrap_or(u64::MAX);
             s.undone.clear();
         }
         Record::Reverted {
@@ -558,9 +570,14 @@ mod tests {
         let revert = Record::RevertBegin {
             pid: 8,
             by: RevertBy::User,
+            at_unix_ms: Some(77),
         };
         let s = summarize(&[begin(), Record::Intent { step: 0 }, revert]).unwrap();
         assert_eq!((s.phase, s.owner_pid), (Phase::Reverting, 8));
+        assert_eq!(
+            s.owner_since_unix_ms, 77,
+            "the reverter was running when it began"
+        );
     }
 
     #[test]

@@ -491,7 +491,7 @@ pub fn attention(s: &Summary, now_unix_ms: u64, alive: impl Alive) -> Option<Pro
 /// [`attention`] as if the change were made in this boot.
 fn attention_this_boot(s: &Summary, now_unix_ms: u64, alive: impl Alive) -> Option<Problem> {
     match s.phase {
-        Phase::Applying | Phase::Reverting if !alive(s.owner_pid, s.started_unix_ms) => {
+        Phase::Applying | Phase::Reverting if !alive(s.owner_pid, s.owner_since_unix_ms) => {
             Some(Problem::Interrupted)
         }
         Phase::Pending { deadline_unix_ms } => {
@@ -626,6 +626,7 @@ mod tests {
             undone: Vec::new(),
             phase,
             owner_pid: owner,
+            owner_since_unix_ms: 0,
             watchdog_pid: None,
             defects: Vec::new(),
             revert_notes: Default::default(),
@@ -678,6 +679,26 @@ mod tests {
         let same = |pid: u32, _t: u64| pid == 20;
         assert!(left_by_killed_tunes(&all, &[tune], 1_000, same).is_empty());
         assert!(needing_recovery(&all, 1_000, same).is_empty());
+    }
+
+    /// A revert that is running is not interrupted: its process started long after the
+    /// change (an hour here), so it is judged by when the revert began, not the change.
+    #[test]
+    fn a_revert_at_work_is_judged_by_when_it_began_not_the_change() {
+        let mut s = txn("1000-10", 30, None, Phase::Reverting);
+        s.started_unix_ms = 1_000;
+        // pid 30 is the reverter, which started at t = 3_600_000.
+        let reverter = |pid: u32, t: u64| pid == 30 && t >= 3_600_000;
+        s.owner_since_unix_ms = 3_600_500;
+        assert_eq!(attention(&s, 3_601_000, reverter), None);
+        // An older journal's revert said no time: the pid alone.
+        s.owner_since_unix_ms = u64::MAX;
+        assert_eq!(attention(&s, 3_601_000, reverter), None);
+        // The reverter is gone (its pid now another's, started later): interrupted.
+        s.owner_since_unix_ms = 3_600_500;
+        let reused = |pid: u32, t: u64| pid == 30 && t >= 3_700_000;
+        let found = attention(&s, 3_701_000, reused);
+        assert_eq!(found, Some(Problem::Interrupted));
     }
 
     fn sample() -> Vec<Summary> {

@@ -355,7 +355,12 @@ pub fn revert_kept(
         .cloned()
         .collect();
     let mut journal = state.open_journal(&txn.id)?;
-    let _ = journal.append(&Record::RevertBegin { pid, by });
+    let at_unix_ms = Some(now_unix_ms);
+    let _ = journal.append(&Record::RevertBegin {
+        pid,
+        by,
+        at_unix_ms,
+    });
     let undo = (&txn.changes[..], &preserve[..], txn.identity.as_ref());
     let mut restored = engine::restore(undo, &steps, host, &mut journal);
     // The steps left out as gone, listed as such (after the rest, last first).
@@ -409,7 +414,12 @@ pub fn close_unwritten(
     (by, pid, now_unix_ms): (RevertBy, u32, u64),
 ) -> Result<Reverted, StateError> {
     let mut journal = state.open_journal(&txn.id)?;
-    journal.append(&Record::RevertBegin { pid, by })?;
+    let at_unix_ms = Some(now_unix_ms);
+    journal.append(&Record::RevertBegin {
+        pid,
+        by,
+        at_unix_ms,
+    })?;
     journal.append(&Record::Reverted {
         at_unix_ms: now_unix_ms,
         by,

@@ -133,6 +133,7 @@ fn seeds() -> Vec<String> {
         Record::RevertBegin {
             pid: 4243,
             by: RevertBy::Watchdog,
+            at_unix_ms: Some(1_795_241_164_950),
         },
         Record::Undo { step: 0 },
         Record::Reverted {

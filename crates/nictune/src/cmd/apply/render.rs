@@ -873,6 +873,7 @@ mod tests {
                 records.push(Record::RevertBegin {
                     pid: 7,
                     by: RevertBy::User,
+                    at_unix_ms: None,
                 });
                 records.push(Record::Reverted {
                     at_unix_ms: 1,

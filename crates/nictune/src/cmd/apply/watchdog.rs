@@ -114,12 +114,7 @@ fn due(txn: &Summary, now: u64) -> Due {
         // The apply (or a revert) is at work: its process holds the change. If it is gone,
         // the watchdog finishes the job (a revert of a revert writes the same old values).
         Phase::Applying | Phase::Reverting => {
-            let seen = match txn.phase {
-                Phase::Applying => txn.started_unix_ms,
-                // A reverting process started after the change; only its pid is known.
-                _ => u64::MAX,
-            };
-            match detach::alive_at(txn.owner_pid, seen) {
+            match detach::alive_at(txn.owner_pid, txn.owner_since_unix_ms) {
                 true => Due::Wait(now + POLL_MS),
                 false => Due::Now,
             }
