@@ -36,6 +36,29 @@ pub fn write_outputs(dir: &Path, results: &TuneResults) -> Result<()> {
     Ok(())
 }
 
+/// What the drivers did with the values written, when it was not what was asked: the
+/// recommended values a driver adjusted, the points passed over for a setting not taken, and
+/// how many points were not what they claim.
+fn read_back_lines(r: &TuneResults) -> Vec<String> {
+    let rec = &r.recommendation;
+    let mut lines: Vec<String> = rec
+        .adjusted
+        .iter()
+        .map(|a| format!("Read back: {a} (recommended as measured)"))
+        .collect();
+    for (id, why) in r.passed_over() {
+        lines.push(format!("Passed over: {id} measured better, but {why}"));
+    }
+    let not_taken = r.not_taken_points();
+    if not_taken > 0 {
+        lines.push(format!(
+            "warning: {not_taken} point(s) had a setting NOT taken (the driver kept its value): \
+             measured as another point, never recommended; marked in the report"
+        ));
+    }
+    lines
+}
+
 /// The few lines a terminal shows; the report has the rest. `journals`: how many candidate
 /// journals moved to `<out>/journal`.
 pub fn human(r: &TuneResults, out: &Path, journals: usize) -> String {
@@ -62,6 +85,7 @@ pub fn human(r: &TuneResults, out: &Path, journals: usize) -> String {
         }
         lines.push(format!("Placement measured: {}", rec.placement));
     }
+    lines.extend(read_back_lines(r));
     for c in rec.changes.iter().filter(|c| c.significant) {
         lines.push(format!(
             "  {:<22} {:>7} → {:<7} {:<14} {}",
@@ -96,4 +120,51 @@ pub fn human(r: &TuneResults, out: &Path, journals: usize) -> String {
         ));
     }
     lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nictune_tune::readback::Taken;
+    use nictune_tune::results::{PointReadBack, PointValue};
+
+    /// The terminal says what the drivers did: the adjusted recommendation as measured, the
+    /// point passed over with its reason, and how many points were not what they claim.
+    #[test]
+    fn the_summary_says_what_was_adjusted_passed_over_and_not_taken() {
+        let mut r =
+            nictune_tune::synthetic::demo(4, nictune_tune::objective::Goal::Latency, 72, false)
+                .expect("synthetic tune");
+        let plain = human(&r, Path::new("out"), 0);
+        assert!(
+            !plain.contains("NOT taken") && !plain.contains("Read back"),
+            "{plain}"
+        );
+        let kept = r
+            .points
+            .iter()
+            .position(|p| !p.baseline)
+            .expect("a candidate");
+        let text = "napi.defer-hard-irqs: asked 2, NOT taken (it kept 0)".to_string();
+        r.points[kept].read_back = vec![PointReadBack {
+            key: "napi.defer-hard-irqs".into(),
+            asked: PointValue::Number(2),
+            read: PointValue::Number(0),
+            taken: Taken::NotTaken,
+            objects: vec!["eth0 napi[1]".into()],
+            text: text.clone(),
+        }];
+        let id = r.points[kept].id.clone();
+        r.recommendation.passed_over = vec![id.clone()];
+        r.recommendation.adjusted =
+            vec!["coalesce.rx-usecs: asked 45, the driver made it 48".into()];
+        let said = human(&r, Path::new("out"), 0);
+        for line in [
+            "Read back: coalesce.rx-usecs: asked 45, the driver made it 48 (recommended as measured)".to_string(),
+            format!("Passed over: {id} measured better, but {text}"),
+            "warning: 1 point(s) had a setting NOT taken".to_string(),
+        ] {
+            assert!(said.contains(&line), "{line:?} missing from\n{said}");
+        }
+    }
 }
