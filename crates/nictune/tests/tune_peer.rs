@@ -165,6 +165,28 @@ fn a_tune_of_a_veth_end_against_a_serve_peer_writes_three_files_and_restores_it(
         applied || stderr.contains("--apply: nothing to apply"),
         "{stderr}"
     );
+    if applied {
+        // As `apply --confirm-within`: the watchdog was running before the first write.
+        let journals = std::fs::read_dir(state.path().join("changes")).unwrap();
+        let lines: Vec<String> = journals
+            .flat_map(|f| {
+                std::fs::read_to_string(f.unwrap().path())
+                    .unwrap_or_default()
+                    .lines()
+                    .map(str::to_string)
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let at = |record: &str| {
+            let tag = format!("\"record\":\"{record}\"");
+            lines.iter().position(|l| l.contains(&tag))
+        };
+        let (watchdog, intent) = (at("watchdog"), at("intent"));
+        assert!(
+            watchdog.is_some() && watchdog < intent,
+            "the watchdog's record before the first intent: {lines:#?}"
+        );
+    }
     let changes = wait_until_all_reverted(state.path());
     eprintln!(
         "--apply {}; {} journaled changes",

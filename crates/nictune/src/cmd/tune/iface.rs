@@ -5,11 +5,12 @@
 //! checked against them before anything changes), claims the peer for `--both-ends`, takes
 //! the change lock and runs the loop, which restores the settings as found. The results are
 //! written and shown, and with `--apply` `recommended.toml` is applied as one more
-//! transaction with an auto-revert watchdog.
+//! transaction with an auto-revert watchdog started before its first write, as `nictune
+//! apply --confirm-within` does; a value the driver did not take exits 1.
 
 use super::live::test_kind;
 use super::{finish, hold_error, session_error, tune_config, Checked, Opts, TargetArg};
-use crate::cmd::apply::{now_unix_ms, refuse_risky_iface, watchdog};
+use crate::cmd::apply::{not_taken, now_unix_ms, refuse_risky_iface, watchdog};
 use crate::cmd::source::check_netns_name;
 use crate::output::{Ctx, HintExt, Outcome};
 use anyhow::{Context, Result};
@@ -77,7 +78,10 @@ pub fn run_interface(c: &Checked, opts: &Opts, ctx: &Ctx) -> Result<Outcome> {
     }
     if let Some(within) = c.apply {
         let held = &end.held;
-        apply_recommended(c, (&held.state, &held.locks.state), &at, within)?;
+        let applied = apply_recommended(c, (&held.state, &held.locks.state), &at, within)?;
+        if applied == Outcome::Problems {
+            return Ok(Outcome::Problems);
+        }
     }
     Ok(shown)
 }
@@ -105,19 +109,24 @@ fn iface_error(e: IfaceError, state_dir: &Path) -> anyhow::Error {
 }
 
 /// Applies `<out>/recommended.toml` to the interface as one journaled transaction that the
-/// watchdog reverts unless `nictune confirm` runs within `within` (default five minutes).
+/// watchdog reverts unless `nictune confirm` runs within `within` (default five minutes), as
+/// `nictune apply --confirm-within` does: the watchdog starts once the change's begin record
+/// is on disk and before the first write (a kill part-way leaves it to put back what was
+/// written; a watchdog that cannot start stops the change before any write). A value read
+/// back unchanged from before the write was not taken: said on stderr, and the outcome is
+/// [`Outcome::Problems`] (exit 1), the rest staying in place as `apply` leaves it.
 fn apply_recommended(
     c: &Checked,
     (state, lock): (&StateDir, &Lock),
     at: &Where<'_>,
     within: Option<Nanos>,
-) -> Result<()> {
+) -> Result<Outcome> {
     let path = c.out.join("recommended.toml");
     let text = nictune_core::input::read_file(&path, nictune_core::input::PROFILE)?;
     let profile = parse_profile(&text).with_context(|| format!("parsing {}", path.display()))?;
     if profile.settings.is_empty() {
         eprintln!("--apply: nothing to apply, the recommendation is to keep the settings as found");
-        return Ok(());
+        return Ok(Outcome::Success);
     }
     let mut host = LinuxWriter::live();
     let plan = plan::resolve(&profile.settings, Some(at.iface), &mut host)
@@ -130,17 +139,25 @@ fn apply_recommended(
         iface: Some(at.iface.to_string()),
         confirm_within_ms: Some((within.as_secs_f64() * 1000.0).round() as u64),
     };
-    let applied = txn::apply_plan(state, lock, &plan, &request, &mut host)
-        .map_err(crate::cmd::apply::apply_failure)?;
+    let mut begun = |id: &str| {
+        watchdog::start(state, id)
+            .map(drop)
+            .map_err(|e| format!("starting the auto-revert watchdog failed ({e:#})"))
+    };
+    let applied = txn::apply_plan_begun(
+        state,
+        lock,
+        &plan,
+        &request,
+        &mut host,
+        &|| false,
+        &mut begun,
+    )
+    .map_err(crate::cmd::apply::apply_failure)?;
     let Some(applied) = applied else {
         eprintln!("--apply: the recommendation is already in place");
-        return Ok(());
+        return Ok(Outcome::Success);
     };
-    if let Err(e) = watchdog::start(state, &applied.id) {
-        // Nothing would revert it unconfirmed: put it back now, as `apply` does.
-        let why = format!("its auto-revert watchdog could not be started ({e:#})");
-        crate::cmd::apply::revert_unannounced(state, lock, &applied.id, &why)?;
-    }
     // On stderr: with --json, stdout holds only the results envelope.
     eprintln!(
         "--apply: applied {} as change {}; it reverts in {:.0} s unless `nictune confirm` runs",
@@ -148,5 +165,21 @@ fn apply_recommended(
         applied.id,
         within.as_secs_f64()
     );
-    Ok(())
+    let kept: Vec<_> = applied.steps.iter().filter(|s| not_taken(s)).collect();
+    for s in &kept {
+        eprintln!(
+            "--apply: {} set to {}: NOT taken, the driver kept {}",
+            s.setting, s.new, s.effective
+        );
+    }
+    if kept.is_empty() {
+        return Ok(Outcome::Success);
+    }
+    eprintln!(
+        "problem: {} setting(s) NOT taken: the driver accepted the write but reads back the old \
+         value (exit 1). The rest is in place until the watchdog reverts it or `nictune confirm` \
+         keeps it; `nictune revert` puts it back now.",
+        kept.len()
+    );
+    Ok(Outcome::Problems)
 }
