@@ -162,6 +162,7 @@ tr.better td{color:#03543f}
 tr.worse td{color:#9b1c1c}
 tr.same td{color:#6b7280}
 tr.recommended td{background:#ecfdf5;font-weight:600}
+td.notes{white-space:normal;text-align:left;min-width:140px}
 tr.not-taken td{background:#fde8e8;color:#9b1c1c}
 .read-back{border-left:4px solid #e02424;padding:4px 10px;background:#fdf2f2}
 tr.baseline td{background:#eff6ff}

@@ -54,7 +54,7 @@ pub fn render(r: &TuneResults) -> String {
         };
         let _ = write!(
             s,
-            r#"<tr class="{}"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{}<td>{}</td></tr>"#,
+            r#"<tr class="{}"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{}<td class="notes">{}</td></tr>"#,
             row_class(r, p),
             esc(&label(p)),
             p.runs.len(),
