@@ -514,14 +514,19 @@ fn a_runtime_tune_of_both_ends_defers_each_ends_interrupts_where_it_was_set() {
     let there = point(&r, &format!("{peer} @unpinned"));
     let (bc, bs) = (end_ints(&base, "client"), end_ints(&base, "server"));
     assert!(bc > 500.0 && bs > 500.0, "{base}");
+    // How much of its interrupts the deferral takes away depends on how late the guest's
+    // hrtimers fire against the round trip (two 100 µs timer polls must outlast the wait for
+    // the next packet), which differs between emulating hosts: from 99 % to a third was seen.
+    // What holds on every host is where it shows: the end it was set on keeps clearly less
+    // of its interrupts than the other end keeps of its own.
     let (hc, hs) = (end_ints(&here, "client"), end_ints(&here, "server"));
     assert!(
-        hc < bc / 2.0 && hs > bs / 2.0,
+        hc / bc < 0.85 * (hs / bs) && hs > bs / 2.0,
         "here: {hc} {hs} vs {bc} {bs}"
     );
     let (tc, ts) = (end_ints(&there, "client"), end_ints(&there, "server"));
     assert!(
-        ts < bs / 2.0 && tc > bc / 2.0,
+        ts / bs < 0.85 * (tc / bc) && tc > bc / 2.0,
         "peer: {tc} {ts} vs {bc} {bs}"
     );
     let _ = std::fs::remove_dir_all(&out_dir);
@@ -662,6 +667,15 @@ fn tune_on_e1000_measures_the_throttle_rate_and_predicts_it() {
     let base = points.iter().find(|p| p["baseline"] == true).unwrap();
     let base_ints = mean(base, "interrupts_per_sec").expect("device interrupts measured");
     assert!(base_ints > 100.0, "the guest's NIC interrupts: {base_ints}");
+    // A rate binds only below what the testbed reaches without it in every run: an
+    // emulating host that slows down for one run (baseline runs of 6,800, 5,569 and 2,232/s
+    // were seen on one) leaves a rate under the mean but over that run unbinding.
+    let slowest = base["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["hosts"]["server"]["interrupts_per_sec"].as_f64())
+        .fold(base_ints, f64::min);
     // Fixed rates with TxIntDelay 0, below the testbed's own rate, in ascending order.
     let mut throttled: Vec<(u64, f64, f64)> = points
         .iter()
@@ -669,7 +683,7 @@ fn tune_on_e1000_measures_the_throttle_rate_and_predicts_it() {
             let s = &p["settings"];
             let itr = s["e1000.InterruptThrottleRate"].as_u64()?;
             let tidv = s["e1000.TxIntDelay"].as_u64()?;
-            (tidv == 0 && itr >= 100 && (itr as f64) < base_ints * 0.8).then(|| {
+            (tidv == 0 && itr >= 100 && (itr as f64) < slowest * 0.8).then(|| {
                 (
                     itr,
                     mean(p, "interrupts_per_sec").unwrap(),
