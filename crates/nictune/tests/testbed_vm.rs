@@ -514,19 +514,14 @@ fn a_runtime_tune_of_both_ends_defers_each_ends_interrupts_where_it_was_set() {
     let there = point(&r, &format!("{peer} @unpinned"));
     let (bc, bs) = (end_ints(&base, "client"), end_ints(&base, "server"));
     assert!(bc > 500.0 && bs > 500.0, "{base}");
-    // How much of its interrupts the deferral takes away depends on how late the guest's
-    // hrtimers fire against the round trip (two 100 µs timer polls must outlast the wait for
-    // the next packet), which differs between emulating hosts: from 99 % to a third was seen.
-    // What holds on every host is where it shows: the end it was set on keeps clearly less
-    // of its interrupts than the other end keeps of its own.
     let (hc, hs) = (end_ints(&here, "client"), end_ints(&here, "server"));
     assert!(
-        hc / bc < 0.85 * (hs / bs) && hs > bs / 2.0,
+        hc < bc / 2.0 && hs > bs / 2.0,
         "here: {hc} {hs} vs {bc} {bs}"
     );
     let (tc, ts) = (end_ints(&there, "client"), end_ints(&there, "server"));
     assert!(
-        ts / bs < 0.85 * (tc / bc) && tc > bc / 2.0,
+        ts < bs / 2.0 && tc > bc / 2.0,
         "peer: {tc} {ts} vs {bc} {bs}"
     );
     let _ = std::fs::remove_dir_all(&out_dir);
