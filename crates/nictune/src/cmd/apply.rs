@@ -250,9 +250,7 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
     // left unconfirmed. Failing to start it stops the change before any write.
     let mut watchdog = None;
     let mut begun = |id: &str| match request.confirm_within_ms {
-        Some(_) => watchdog::start(&state, id)
-            .map(|pid| watchdog = Some(pid))
-            .map_err(|e| format!("starting the auto-revert watchdog failed ({e:#})")),
+        Some(_) => watchdog::start_before_writes(&state, id).map(|pid| watchdog = Some(pid)),
         None => Ok(()),
     };
     let applied = txn::apply_plan_begun(

@@ -29,6 +29,13 @@ pub fn start(state: &StateDir, id: &str) -> Result<u32> {
     Ok(pid)
 }
 
+/// [`start`] as the `begun` callback of [`txn::apply_plan_begun`] takes it: the watchdog
+/// starts once the change's begin record is on disk and before its first write, and a
+/// watchdog that cannot start stops the change before any write, with this reason.
+pub fn start_before_writes(state: &StateDir, id: &str) -> Result<u32, String> {
+    start(state, id).map_err(|e| format!("starting the auto-revert watchdog failed ({e:#})"))
+}
+
 /// The watchdog's life: while the apply writes, wait for it; if it dies part-way, revert at
 /// once; once the change is pending, wait for the deadline and revert unless it was
 /// confirmed (or reverted) by then.

@@ -139,11 +139,7 @@ fn apply_recommended(
         iface: Some(at.iface.to_string()),
         confirm_within_ms: Some((within.as_secs_f64() * 1000.0).round() as u64),
     };
-    let mut begun = |id: &str| {
-        watchdog::start(state, id)
-            .map(drop)
-            .map_err(|e| format!("starting the auto-revert watchdog failed ({e:#})"))
-    };
+    let mut begun = |id: &str| watchdog::start_before_writes(state, id).map(drop);
     let applied = txn::apply_plan_begun(
         state,
         lock,
