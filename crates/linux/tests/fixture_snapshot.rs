@@ -202,6 +202,18 @@ fn rx_usecs_from_the_default_dynamic_mode_is_the_e1000e_trap() {
         let f = dynamic_itr(&snap, Some(&vector_rates(rx, tx))).unwrap();
         assert_eq!(f.severity, Severity::Warning, "{rx} {tx}");
     }
+    // Both far above it (past what an honoured limit lets through even on the emulator): the
+    // stale rates a reset writes back onto both vectors — definite.
+    let f = dynamic_itr(&snap, Some(&vector_rates(1_900.0, 1_950.0))).unwrap();
+    assert_eq!(f.severity, Severity::Error);
+    assert!(
+        f.explanation.starts_with(
+            "rx-usecs 2000 is in effect on neither vector: over the interval the RX vector \
+             fired 1900 times/s and the TX vector 1950"
+        ),
+        "{}",
+        f.explanation
+    );
 }
 
 #[test]

@@ -137,14 +137,14 @@ pub fn revert(
 /// How long [`verify_by_effect`] counts interrupts.
 const EFFECT_WINDOW: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// How long [`verify_by_effect`] waits, after a driver reload, for a port to pass traffic
-/// again before it counts.
+/// How long [`verify_by_effect`] waits, after a driver reload or a port reset, for a port to
+/// pass traffic again before it counts.
 const TRAFFIC_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// Waits, at most [`TRAFFIC_WAIT`], until `port` has both sent and received a packet since
-/// the call. A reloaded port has its carrier before it has traffic again (its neighbours are
-/// resolved anew, TCP's retransmissions have backed off): a window over that silence would
-/// judge nothing. Returns at once where the counters cannot be read.
+/// the call. A reloaded or reset port has its carrier before it has traffic again (its
+/// neighbours are resolved anew, TCP's retransmissions have backed off): a window over that
+/// silence would judge nothing. Returns at once where the counters cannot be read.
 fn wait_for_traffic(port: &str) {
     // The port's packet counters, from this namespace's /proc/net/dev.
     let read = || {
@@ -168,16 +168,21 @@ fn wait_for_traffic(port: &str) {
 /// Verify by effect, after a change of `iface` to `settings` was applied: where the settings
 /// promise a most interrupts per second per vector (a fixed InterruptThrottleRate; rx-usecs
 /// on ITR drivers), counts the interface's vectors for 1 s — `iface`, or every
-/// port a module parameter reloaded; after a reload, once the port passes traffic again
-/// (at most 3 s). A check that cannot run is left out: the change itself succeeded
-/// and was read back.
+/// port a module parameter reloaded; after a reload, or a ring or channel change (which
+/// resets the port on many drivers: e1000e's `e1000e_set_ringparam` takes it down and up),
+/// once the port passes traffic again (at most 3 s). A check that cannot run is left out:
+/// the change itself succeeded and was read back.
 pub fn verify_by_effect(iface: Option<&str>, settings: &[Desired]) -> Vec<Effect> {
     let mut ports: Vec<String> = iface.into_iter().map(str::to_string).collect();
-    let mut reloaded = false;
+    let mut reset = false;
     for d in settings {
-        if let Key::ModuleParam { module, .. } = &d.key {
-            ports.extend(module::ports_bound(module));
-            reloaded = true;
+        match &d.key {
+            Key::ModuleParam { module, .. } => {
+                ports.extend(module::ports_bound(module));
+                reset = true;
+            }
+            Key::Ring(_) | Key::Channels(_) => reset = true,
+            _ => {}
         }
     }
     ports.sort();
@@ -187,7 +192,7 @@ pub fn verify_by_effect(iface: Option<&str>, settings: &[Desired]) -> Vec<Effect
         .filter_map(|port| {
             let driver = module::driver_of(port);
             let cap = effect::promised_cap(settings, driver.as_deref())?;
-            if reloaded {
+            if reset {
                 wait_for_traffic(port);
             }
             effect::check(port, cap, EFFECT_WINDOW).ok()
