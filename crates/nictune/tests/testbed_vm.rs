@@ -454,11 +454,15 @@ fn a_runtime_tune_of_e1000e_is_predicted_from_its_own_baseline() {
     // The baseline: its interrupts are the calibration's, whichever flag state it chose
     // (3.5–3.75 per transaction in six tunes on this VM: set). A guest whose flags were set
     // during the baseline's runs counts between the states' 2 and ≈4, hence the margin.
+    // Compared a transaction, not a second: the emulating host's speed swings between runs
+    // (3,454, 3,673 and 1,214 transactions/s in one baseline here), which moves the mean rate
+    // the interrupts per second follow, not the count a transaction takes.
     let base = point(&r, "as found @unpinned");
-    let measured = end_ints(&base, "server");
+    let measured = per_transaction(&base, "server", "interrupts_per_sec");
+    let model = predicted(&base, "ints") / predicted(&base, "rate");
     assert!(
-        near(predicted(&base, "ints"), measured, 0.4),
-        "{measured}/s measured: {base}"
+        near(model, measured, 0.4),
+        "{measured} a transaction measured, {model} predicted: {base}"
     );
     // rx-usecs 500: 2,000/s on both vectors, held out (−1 and −2 % in two tunes on this VM).
     let slow = point(&r, "rx-usecs=500µs defer=0 gro-flush=0µs @unpinned");
@@ -485,6 +489,18 @@ fn a_runtime_tune_of_e1000e_is_predicted_from_its_own_baseline() {
 
 /// The same on both ends: each guest's settings through its own change session, and the
 /// deferral shows on the end where it was set.
+///
+/// What shows it there, whatever the emulating host's speed, is the deferral's own
+/// mechanism: after a poll that did work, `napi_complete_done` (net/core/dev.c, Linux 6.1)
+/// leaves the interrupt masked and arms the `gro_flush_timeout` timer, whose polls are
+/// NET_RX softirqs with no interrupt before them — up to `defer-hard-irqs` of them after each
+/// reply. So the deferring end runs clearly more NET_RX softirqs a transaction than it takes
+/// interrupts (3.0–3.7 against 1.2–1.8 on this VM), and the other end as many as it takes
+/// interrupts. How many interrupts the deferral saves is not checked here: that depends on
+/// whether a reply comes back within the 2 × 100 µs window, which two TCG guests did on a
+/// fast emulating host (the deferring end's interrupts halved) and did not on a slow one
+/// (200–540 transactions/s, interrupts as found). The one-guest test above checks the saving
+/// against the host's quick peer.
 #[test]
 fn a_runtime_tune_of_both_ends_defers_each_ends_interrupts_where_it_was_set() {
     let Some(_one) = guest_slot() else {
@@ -512,19 +528,51 @@ fn a_runtime_tune_of_both_ends_defers_each_ends_interrupts_where_it_was_set() {
     let base = point(&r, "as found @unpinned");
     let here = point(&r, &format!("{settings} @unpinned"));
     let there = point(&r, &format!("{peer} @unpinned"));
-    let (bc, bs) = (end_ints(&base, "client"), end_ints(&base, "server"));
-    assert!(bc > 500.0 && bs > 500.0, "{base}");
-    let (hc, hs) = (end_ints(&here, "client"), end_ints(&here, "server"));
     assert!(
-        hc < bc / 2.0 && hs > bs / 2.0,
-        "here: {hc} {hs} vs {bc} {bs}"
+        end_ints(&base, "client") > 100.0 && end_ints(&base, "server") > 100.0,
+        "{base}"
     );
-    let (tc, ts) = (end_ints(&there, "client"), end_ints(&there, "server"));
+    // Each end's settings read back as asked on its own guest.
+    for p in [&here, &there] {
+        assert_eq!(p["read_back"], serde_json::json!([]), "{p}");
+    }
+    // NET_RX softirqs beyond interrupts, a transaction: the timer's polls.
+    let timer_polls = |p: &serde_json::Value, end: &str| {
+        per_transaction(p, end, "net_rx_softirqs_per_sec")
+            - per_transaction(p, end, "interrupts_per_sec")
+    };
+    for end in ["client", "server"] {
+        let polls = timer_polls(&base, end);
+        assert!(polls.abs() < 0.3, "as found, {end}: {polls} {base}");
+    }
+    let (hc, hs) = (timer_polls(&here, "client"), timer_polls(&here, "server"));
     assert!(
-        ts < bs / 2.0 && tc > bc / 2.0,
-        "peer: {tc} {ts} vs {bc} {bs}"
+        hc > 1.0 && hs.abs() < 0.3,
+        "deferred here: {hc} {hs} timer polls a transaction: {here}"
+    );
+    let (tc, ts) = (timer_polls(&there, "client"), timer_polls(&there, "server"));
+    assert!(
+        ts > 1.0 && tc.abs() < 0.3,
+        "deferred on the peer: {tc} {ts} timer polls a transaction: {there}"
     );
     let _ = std::fs::remove_dir_all(&out_dir);
+}
+
+/// One end's `what` (`interrupts_per_sec`, `net_rx_softirqs_per_sec`) per transaction,
+/// averaged over a point's runs.
+fn per_transaction(p: &serde_json::Value, end: &str, what: &str) -> f64 {
+    let v: Vec<f64> = p["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| {
+            let count = m["hosts"][end][what].as_f64()?;
+            let rate = m["transactions_per_sec"].as_f64().filter(|r| *r > 0.0)?;
+            Some(count / rate)
+        })
+        .collect();
+    assert!(!v.is_empty(), "{end} {what} and transactions in {p}");
+    v.iter().sum::<f64>() / v.len() as f64
 }
 
 /// `tune --iface --reload-driver` on a real driver: inside an e1000 guest, the tune searches
@@ -824,6 +872,14 @@ fn show_finds_e1000s_intx_line_for_both_queues() {
 /// The e1000e dynamic-mode trap: rx-usecs set from the default dynamic InterruptThrottleRate
 /// is named by `doctor --interval` under traffic, with both MSI-X vectors' rates; loading
 /// the module with a fixed rate makes it go away.
+///
+/// The trap is made the way that does not depend on timing: rx-usecs first, then a ring
+/// change, whose reset (`e1000e_set_ringparam` → `e1000e_up` → `e1000_configure_msix`, Linux
+/// 6.1) writes the driver's stale dynamic rates back into both vectors while rx-usecs still
+/// reads back. (The other way in — a classifier change still pending as ethtool runs, then
+/// written into the RX vector by its next interrupt — comes or not with the guest's timing.)
+/// The limit, 100/s, is far below the pings' replies even on a slow emulating host, and the
+/// stale 20,000/s does not hold them back.
 #[test]
 fn doctor_names_the_e1000e_dynamic_mode_trap_until_the_module_rate_is_fixed() {
     let Some((_one, mut bed)) = boot(Nic::E1000e) else {
@@ -837,40 +893,46 @@ fn doctor_names_the_e1000e_dynamic_mode_trap_until_the_module_rate_is_fixed() {
     let nic = &show["nics"][0];
     assert_eq!(nic["irq_mode"], "msix", "{nic}");
     assert_eq!(nic["device_irqs"].as_array().unwrap().len(), 3, "{nic}");
+    let ring = nic["rings"]["value"]["rx"]
+        .as_u64()
+        .expect("the rx ring size");
     let apply = ["nictune", "apply", "--state-dir", "/run/st"];
-    // Verify by effect: read-back says 4000 µs (250/s), the RX vector says otherwise. The
-    // cap is well below the 500 echo replies a second the ping brings (at a 2000 µs cap of
-    // 500/s, a guest slowed by a loaded host answered 453/s and the check rightly could not
-    // tell the trap from an honoured cap).
-    let applied = apply_under_ping(&mut bed, &["coalesce.rx-usecs=4000", "--iface", "eth0"]);
+    let usecs = "coalesce.rx-usecs=10000";
+    bed.run_ok(&[&apply[..], &[usecs, "--iface", "eth0"]].concat(), t)
+        .unwrap();
+    // Verify by effect: the plan only resizes the ring, yet rx-usecs 10000 µs (100/s) is asked
+    // for too, so its cap is checked — and both vectors run at the ping's rate.
+    let resize = format!("ring.rx={}", if ring == 512 { 256 } else { 512 });
+    let applied = apply_under_ping(&mut bed, &[&resize, usecs, "--iface", "eth0"]);
     let effect = &applied["effect"][0];
     assert_eq!(effect["verdict"], "not_in_effect", "{applied}");
-    assert_eq!(effect["cap_per_sec"], 250.0, "{effect}");
-    // The RX vector is named. (QEMU 7.2's e1000e lets a throttled vector fire up to about
-    // twice its EITR rate, so the throttled TX vector may be named too: README, "The
-    // real-driver testbed".)
-    assert!(effect["over"].to_string().contains("eth0-rx-0"), "{effect}");
+    assert_eq!(effect["cap_per_sec"], 100.0, "{effect}");
+    let over = effect["over"].to_string();
+    assert!(
+        over.contains("eth0-rx-0") && over.contains("eth0-tx-0"),
+        "{effect}"
+    );
     let trap = doctor_under_ping(&mut bed);
     let f = trap.expect("the finding under the default dynamic mode");
     eprintln!("{f:#}");
-    assert!(
-        f["severity"] == "warning" || f["severity"] == "error",
-        "{f}"
-    );
+    assert_eq!(f["severity"], "error", "{f}");
     let ev = |what: &str| -> String {
         let e = f["evidence"].as_array().unwrap().iter();
         let hit = e.clone().find(|e| e["what"] == what);
         hit.map_or(String::new(), |e| e["value"].as_str().unwrap().to_string())
     };
-    // The driver keeps the interval in its own units: 4000 µs reads back as 4032 on
-    // QEMU's 82574L (2000 read back exactly).
+    // The driver keeps the interval in its own units (4000 µs read back as 4032 on QEMU's
+    // 82574L), so the read-back is near, not equal to, what was asked.
     let read_back: u64 = ev("rx-usecs (read back)").parse().unwrap();
-    assert!((4000..=4100).contains(&read_back), "{f}");
+    assert!((9_700..=10_300).contains(&read_back), "{f}");
     assert!(ev("module InterruptThrottleRate").starts_with("3 (dynamic conservative"));
     assert!(ev("MSI-X vectors").contains("(eth0-rx-0)"), "{f}");
     let rx_rate: f64 = ev("rx vector interrupts/s").parse().unwrap();
-    assert!(rx_rate > 50.0, "the ping reached the RX vector: {f}");
-    assert!(!ev("tx vector interrupts/s").is_empty(), "{f}");
+    let tx_rate: f64 = ev("tx vector interrupts/s").parse().unwrap();
+    assert!(
+        rx_rate > 250.0 && tx_rate > 250.0,
+        "both vectors stale: {f}"
+    );
     let rate = format!("e1000e.InterruptThrottleRate={}", 1_000_000 / read_back);
     assert_eq!(f["fix"][0], format!("nictune apply {rate}"));
     let fixed = [&apply[..], &[rate.as_str()]].concat();
@@ -883,8 +945,6 @@ fn doctor_names_the_e1000e_dynamic_mode_trap_until_the_module_rate_is_fixed() {
     bed.destroy().unwrap();
 }
 
-/// `nictune doctor --interval 2 --json eth0` in the guest while it pings the host end every
-/// 2 ms; the `e1000e-dynamic-itr` finding, if any.
 /// `nictune apply ARGS --json` in the guest while it pings the host every 2 ms; the apply's
 /// JSON document. Each ping runs for at most 1 s (`-w 1`) and the next starts at once: one
 /// that lost replies to a reload would otherwise wait up to 10 s for them at its end and
@@ -904,13 +964,20 @@ fn apply_under_ping(bed: &mut VmBed, args: &[&str]) -> serde_json::Value {
     serde_json::from_str(&out.stdout).unwrap()
 }
 
+/// `nictune doctor --interval 2 --json eth0` in the guest while three pings each send to the
+/// host end every 2 ms; the `e1000e-dynamic-itr` finding, if any.
 fn doctor_under_ping(bed: &mut VmBed) -> Option<serde_json::Value> {
+    // Three at once: one alone brought 214–500 replies a second depending on how busy the
+    // emulating host was, too close to the most an honoured 100/s limit lets through on the
+    // emulated 82574L (about twice it).
     let ping = ["ping", "-q", "-i", "0.002", "-c", "5000", "198.18.1.1"];
-    let pid = bed.spawn(&ping).unwrap();
+    let pids: Vec<u32> = (0..3).map(|_| bed.spawn(&ping).unwrap()).collect();
     std::thread::sleep(Duration::from_millis(500));
     let argv = ["nictune", "doctor", "--interval", "2", "--json", "eth0"];
     let out = bed.run(&argv, Duration::from_secs(60)).unwrap();
-    bed.stop(pid).unwrap();
+    for pid in pids {
+        bed.stop(pid).unwrap();
+    }
     assert!(
         matches!(out.code, Some(0 | 1)),
         "{}\n{}",
