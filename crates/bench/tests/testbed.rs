@@ -199,7 +199,12 @@ fn ctrl_c_stops_the_client_and_removes_its_testbed() {
     assert!(rc, "kill -INT failed");
     let status = child.wait().unwrap();
     assert!(status.success(), "{status:?}");
-    assert!(t.elapsed() < Duration::from_secs(5));
+    // Well inside the 20 s run it cut short. Alone it exits in ≈60 ms; in one whole-suite run
+    // here, right after the live tunes had made and removed dozens of namespaces, it took over
+    // 5 s (removing links waits for the rtnl lock the kernel's namespace clean-up takes).
+    let took = t.elapsed();
+    eprintln!("exited {took:?} after Ctrl-C");
+    assert!(took < Duration::from_secs(10), "{took:?} after Ctrl-C");
     assert!(namespaces_of(child.id()).is_empty());
 }
 
