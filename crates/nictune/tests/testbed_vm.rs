@@ -669,7 +669,9 @@ fn bench_on_e1000e_counts_each_msix_vector() {
     assert!(server["host"]["interrupts_per_sec"].as_f64().unwrap() > 100.0);
 }
 
-/// The acceptance run, short: every candidate of the e1000 space measured once or more;
+/// The acceptance run, short: every throttle rate of the e1000 space measured once or more,
+/// at TxIntDelay 0 (with the default 8, QEMU's transmit-delay windows let interrupts past
+/// the rate: README, "The real-driver testbed"; the settings as found run at 8);
 /// where the throttle rate is below the testbed's own interrupt rate, interrupts/s and the
 /// RR rate fall with it; every point carries the model's prediction.
 #[test]
@@ -682,10 +684,12 @@ fn tune_on_e1000_measures_the_throttle_rate_and_predicts_it() {
         "tune",
         "--testbed",
         "e1000",
-        // The smallest budget that still measures every one of the 25 candidates (finals
+        "--only",
+        "e1000.TxIntDelay=0",
+        // The smallest budget that still measures every one of the 13 candidates (finals
         // trimmed): each run reloads the driver in the guest, ≈6 s under TCG.
         "--budget",
-        "44",
+        "26",
         "--duration",
         "400ms",
         "--warmup",
