@@ -13,6 +13,7 @@ use nictune_host::write::setting::Setting;
 use nictune_host::write::value::HostValue;
 use nictune_host::write::{HostError, HostWrite};
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// The result of one step.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -44,6 +45,20 @@ pub struct Restored {
     /// Why nothing was written: the object is gone or now another device's
     /// ([`crate::identity`]); `null` when it was written.
     pub left_out: Option<String>,
+    /// The setting was no longer at the value the change left when the revert came: someone
+    /// or something (irqbalance, a script, another tool) changed it since. The revert put
+    /// the old value back all the same; `null` when it was as the change left it, or when
+    /// that is not known (a rollback, or a step whose read-back the journal lacks).
+    pub drifted: Option<Drift>,
+}
+
+/// A setting found changed since the change that a revert undoes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Drift {
+    /// What the change left in place: its read-back after the write.
+    pub left: HostValue,
+    /// What the revert found there before it wrote.
+    pub found: HostValue,
 }
 
 impl Restored {
@@ -311,7 +326,8 @@ fn roll_back(
         return ApplyError::NothingChanged { cause };
     }
     let steps: Vec<usize> = (0..written).rev().collect();
-    let restored = restore(undo, &steps, host, journal);
+    // Written moments ago by this very process: nothing to compare for drift.
+    let restored = restore(undo, &steps, &BTreeMap::new(), host, journal);
     let complete = restored.iter().all(Restored::ok);
     journal_best_effort(journal, &Record::RolledBack { complete });
     if complete {
@@ -337,12 +353,18 @@ fn roll_back(
 /// Each setting is looked up against the identities `ids` recorded right before it is
 /// written ([`crate::identity::locate`]): an IRQ renumbered since goes to its new number, an
 /// object gone or now another device's is left out ([`Restored::left_out`]), never written.
+///
+/// `left` holds what each step left in place (its read-back after the write, from the
+/// journal); a step found at another value right before its restore is written all the same
+/// and reported [`Restored::drifted`]. Empty: no such check (a rollback).
 pub fn restore(
     (changes, preserve, ids): (&[Change], &[Preserved], Option<&Identities>),
     steps: &[usize],
+    left: &BTreeMap<usize, HostValue>,
     host: &mut impl HostWrite,
     journal: &mut Journal,
 ) -> Vec<Restored> {
+    let mut drifts: BTreeMap<usize, Drift> = BTreeMap::new();
     for run in groups(steps.iter().map(|&s| &changes[s].setting)) {
         let run: Vec<(usize, Setting)> = steps[run]
             .iter()
@@ -353,6 +375,18 @@ pub fn restore(
                 ))
             })
             .collect();
+        for (step, at) in &run {
+            let Some(left) = left.get(step) else {
+                continue;
+            };
+            match host.read(at) {
+                Ok(found) if found != *left => {
+                    let left = left.clone();
+                    drifts.insert(*step, Drift { left, found });
+                }
+                _ => {}
+            }
+        }
         for &(step, _) in &run {
             journal_best_effort(journal, &Record::Undo { step });
         }
@@ -375,7 +409,11 @@ pub fn restore(
     forward.sort_unstable();
     let mut results: Vec<(usize, Restored)> = forward
         .iter()
-        .map(|&s| (s, verify_or_rewrite(&changes[s], ids, host)))
+        .map(|&s| {
+            let mut r = verify_or_rewrite(&changes[s], ids, host);
+            r.drifted = drifts.remove(&s);
+            (s, r)
+        })
         .collect();
     results.sort_by_key(|(s, _)| std::cmp::Reverse(*s));
     let collateral = restore_preserved(preserve, ids, host);
@@ -452,6 +490,7 @@ fn verify_or_rewrite(
         error: None,
         renumbered: None,
         left_out: None,
+        drifted: None,
     };
     match place {
         Place::LeftOut(why) => restored.left_out = Some(why),

@@ -133,6 +133,10 @@ pub enum Record {
         /// that carries the recorded name now; absent when none.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         renumbered: Vec<String>,
+        /// Settings found changed since the change (and put back all the same), each
+        /// `<setting>: <found> since, not <left>`; absent when none.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        drifted: Vec<String>,
     },
 }
 
@@ -345,6 +349,8 @@ pub struct RevertNotes {
     pub left_out: Vec<String>,
     /// IRQ values written to another number, each `<setting> → irq N (<name>)`.
     pub renumbered: Vec<String>,
+    /// Settings found changed since the change, each `<setting>: <found> since, not <left>`.
+    pub drifted: Vec<String>,
 }
 
 /// Replays records into a summary; `None` without a `begin` record.
@@ -468,6 +474,7 @@ fn replay(s: &mut Summary, record: &Record) {
             complete,
             left_out,
             renumbered,
+            drifted,
             ..
         } => {
             s.phase = Phase::Reverted {
@@ -477,6 +484,7 @@ fn replay(s: &mut Summary, record: &Record) {
             s.revert_notes = RevertNotes {
                 left_out: left_out.clone(),
                 renumbered: renumbered.clone(),
+                drifted: drifted.clone(),
             };
         }
     }

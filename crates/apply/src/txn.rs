@@ -362,7 +362,7 @@ pub fn revert_kept(
         at_unix_ms,
     });
     let undo = (&txn.changes[..], &preserve[..], txn.identity.as_ref());
-    let mut restored = engine::restore(undo, &steps, host, &mut journal);
+    let mut restored = engine::restore(undo, &steps, &txn.effective, host, &mut journal);
     // The steps left out as gone, listed as such (after the rest, last first).
     restored.extend(gone.iter().map(|&s| {
         let c = &txn.changes[s];
@@ -373,6 +373,7 @@ pub fn revert_kept(
             error: None,
             renumbered: None,
             left_out: Some(kept.why.to_string()),
+            drifted: None,
         }
     }));
     let complete = restored.iter().all(Restored::ok);
@@ -389,6 +390,13 @@ pub fn revert_kept(
             .filter_map(|r| {
                 let to = r.renumbered.as_ref()?;
                 Some(format!("{} → irq {} ({})", r.setting, to.irq, to.name))
+            })
+            .collect(),
+        drifted: restored
+            .iter()
+            .filter_map(|r| {
+                let d = r.drifted.as_ref()?;
+                Some(format!("{}: {} since, not {}", r.setting, d.found, d.left))
             })
             .collect(),
     });
@@ -426,6 +434,7 @@ pub fn close_unwritten(
         complete: true,
         left_out: Vec::new(),
         renumbered: Vec::new(),
+        drifted: Vec::new(),
     })?;
     let note = Some(why.to_string());
     Ok(Reverted {

@@ -142,6 +142,7 @@ fn seeds() -> Vec<String> {
             complete: true,
             left_out: vec!["v0 napi[1] napi.defer-hard-irqs: v0 is now another device".into()],
             renumbered: vec!["irq 45 irq.affinity → irq 48 (eth1-TxRx-0)".into()],
+            drifted: vec!["irq 45 irq.affinity: 0-1 since, not 2".into()],
         },
     ];
     vec![text(&rolled_back), text(&reverted)]

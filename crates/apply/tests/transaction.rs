@@ -3,7 +3,7 @@
 //! journal-driven recovery after a crash.
 
 use nictune_apply::desired::{parse_assignment, Desired};
-use nictune_apply::engine::ApplyError;
+use nictune_apply::engine::{ApplyError, Drift};
 use nictune_apply::fake::{FailMode, FakeWriter};
 use nictune_apply::journal::{Phase, RevertBy};
 use nictune_apply::plan::resolve;
@@ -11,6 +11,7 @@ use nictune_apply::state::{revertible, StateDir};
 use nictune_apply::txn::{apply_plan, replace_plan, revert, ApplyRequest, TxnError};
 use nictune_host::write::setting::{Key, Object, Setting};
 use nictune_host::write::value::HostValue;
+use nictune_host::write::HostWrite;
 use proptest::prelude::*;
 
 mod common;
@@ -64,6 +65,10 @@ proptest! {
         if let Some(txn) = revertible(&all) {
             let r = revert(&state, &lock, txn, &mut h, RevertBy::User, 1, 2_000).unwrap();
             prop_assert!(r.complete, "{:?}", r.restored);
+            // Nothing touched the host in between: no setting reads as changed since, in any
+            // plan (the drift check compares with each step's read-back, after every later
+            // step of the apply had run).
+            prop_assert!(r.restored.iter().all(|x| x.drifted.is_none()), "{:?}", r.restored);
         }
         prop_assert_eq!(h.state(), &before);
     }
@@ -109,6 +114,44 @@ fn effective_values_are_recorded_when_the_driver_rounds() {
         state.transactions().unwrap()[0].effective[&0],
         HostValue::Int(50)
     );
+}
+
+/// A value changed behind nictune's back since the apply (irqbalance, a script, another
+/// tool) is put back all the same and named with what the change left and what was found,
+/// in the revert and in its journal; one the driver rounded at the apply is not mistaken for
+/// such a change.
+#[test]
+fn a_revert_names_a_value_changed_since_the_apply_and_restores_it_all_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = StateDir::new(dir.path());
+    let mut h = host();
+    let before = h.state().clone();
+    let d = ["coalesce.rx-usecs=51", "ring.rx=1024"].map(|a| parse_assignment(a).unwrap());
+    let plan = resolve(&d, Some(IF), &mut h).unwrap();
+    let lock = state.try_lock().unwrap();
+    apply_plan(&state, &lock, &plan, &request(), &mut h)
+        .unwrap()
+        .unwrap();
+    let ring = plan
+        .changes
+        .iter()
+        .find(|c| matches!(c.setting.key, Key::Ring(_)));
+    let ring = ring.unwrap().setting.clone();
+    h.write(&ring, &HostValue::Int(2048)).unwrap();
+    let all = state.transactions().unwrap();
+    let txn = revertible(&all).unwrap();
+    let r = revert(&state, &lock, txn, &mut h, RevertBy::Watchdog, 1, 2_000).unwrap();
+    assert!(r.complete, "{:?}", r.restored);
+    assert_eq!(h.state(), &before, "every value back, the changed one too");
+    for x in &r.restored {
+        let want = (x.setting == ring).then_some(Drift {
+            left: HostValue::Int(1024),
+            found: HostValue::Int(2048),
+        });
+        assert_eq!(x.drifted, want, "{}", x.setting);
+    }
+    let notes = &state.transactions().unwrap()[0].revert_notes;
+    assert_eq!(notes.drifted, [format!("{ring}: 2048 since, not 1024")]);
 }
 
 #[test]

@@ -288,6 +288,34 @@ fn every_kind_applies_reads_back_and_reverts() {
     assert_eq!(bed.state(), before);
 }
 
+/// A value someone changed since the apply (here a sysctl written behind nictune's back) is
+/// put back by `revert` all the same and named, in its text, its JSON and `status`.
+#[test]
+fn a_value_changed_since_the_apply_is_reverted_and_named() {
+    let Some(bed) = Testbed::new() else { return };
+    let before = bed.state();
+    ok(&bed.apply(&["sysctl.net.core.somaxconn=1024", "rps.cpus@0=1"], &[]));
+    bed.ns_exec(&["sh", "-c", "echo 2048 > /proc/sys/net/core/somaxconn"]);
+    let out = bed.nictune(&["revert", "--json"]);
+    let doc: Json = serde_json::from_str(&ok(&out)).unwrap();
+    assert_eq!(bed.state(), before, "put back all the same");
+    let restored = doc["reverted"]["restored"].as_array().unwrap();
+    for r in restored {
+        let want = match r["setting"].to_string().contains("somaxconn") {
+            // A sysctl's value is text, as its file holds it.
+            true => serde_json::json!({"left": {"text": "1024"}, "found": {"text": "2048"}}),
+            false => Json::Null,
+        };
+        assert_eq!(r["drifted"], want, "{r}");
+    }
+    let status = ok(&bed.nictune(&["status"]));
+    assert!(
+        status.contains("changed since the apply (put back all the same):")
+            && status.contains("somaxconn: 2048 since, not 1024"),
+        "{status}"
+    );
+}
+
 #[test]
 fn unconfirmed_change_reverts_itself_and_confirmed_one_stays() {
     let Some(bed) = Testbed::new() else { return };

@@ -274,7 +274,8 @@ fn reverted_text(r: &Reverted) -> String {
 }
 
 /// What the revert did other than write each value where the journal says: the values it
-/// wrote to a renumbered IRQ, those it left out and why, and whether it could check at all.
+/// wrote to a renumbered IRQ, those it left out and why, those it found changed since the
+/// apply, and whether it could check identities at all.
 fn identity_text(r: &Reverted, left_out: &[&Restored]) -> String {
     let mut out = String::new();
     for x in r.restored.iter() {
@@ -294,6 +295,16 @@ fn identity_text(r: &Reverted, left_out: &[&Restored]) -> String {
             let _ = writeln!(out, "  {} {}: {why}", x.setting.target, x.setting.key);
         }
     }
+    for x in r.restored.iter() {
+        if let Some(d) = &x.drifted {
+            let _ = writeln!(
+                out,
+                "Changed since the apply: {} {} was {}, not the {} this change left (someone or \
+                 something else set it since); it is back at {} all the same.",
+                x.setting.target, x.setting.key, d.found, d.left, x.wanted
+            );
+        }
+    }
     let by_identity = |x: &&Restored| {
         x.setting.target.iface().is_some() || matches!(x.setting.target, Object::Irq { .. })
     };
@@ -311,9 +322,10 @@ fn restored_row(x: &Restored) -> Vec<String> {
         .map_or_else(|| "-".into(), ToString::to_string);
     let status = match (&x.error, x.ok()) {
         _ if x.left_out.is_some() => "LEFT OUT (below)".to_string(),
-        (_, true) => match &x.renumbered {
-            Some(to) => format!("ok, on irq {}", to.irq),
-            None => "ok".to_string(),
+        (_, true) => match (&x.renumbered, &x.drifted) {
+            (Some(to), _) => format!("ok, on irq {}", to.irq),
+            (None, Some(_)) => "ok (changed since: below)".to_string(),
+            (None, None) => "ok".to_string(),
         },
         (Some(e), false) => format!("FAILED: {e}"),
         (None, false) => "FAILED: differs".to_string(),
@@ -511,7 +523,7 @@ fn revert_notes_text(b: &StatusBody) -> String {
     let mut out = String::new();
     for r in &b.changes {
         let n = &r.revert_notes;
-        if n.left_out.is_empty() && n.renumbered.is_empty() {
+        if n.left_out.is_empty() && n.renumbered.is_empty() && n.drifted.is_empty() {
             continue;
         }
         let _ = write!(out, "\nchange {}, when it was reverted:", r.id);
@@ -520,6 +532,12 @@ fn revert_notes_text(b: &StatusBody) -> String {
         }
         for m in &n.renumbered {
             let _ = write!(out, "\n  renumbered IRQ: {m}");
+        }
+        for d in &n.drifted {
+            let _ = write!(
+                out,
+                "\n  changed since the apply (put back all the same): {d}"
+            );
         }
     }
     out
@@ -748,7 +766,41 @@ mod tests {
             error: None,
             renumbered: None,
             left_out: None,
+            drifted: None,
         }
+    }
+
+    /// A setting found changed since the apply is named under the table with both values,
+    /// and still counts as restored.
+    #[test]
+    fn a_revert_names_a_setting_changed_since_the_apply() {
+        let irq = Setting::new(Object::Irq { irq: 40 }, Key::IrqAffinity);
+        let mut x = restored(irq, true);
+        x.drifted = Some(nictune_apply::engine::Drift {
+            left: HostValue::Int(2),
+            found: HostValue::Int(3),
+        });
+        let r = Reverted {
+            id: "1-1".into(),
+            by: RevertBy::Watchdog,
+            restored: vec![x],
+            complete: true,
+            note: None,
+            unrecorded: None,
+            identity_recorded: true,
+        };
+        let text = revert_text(&RevertBody::done(vec![r], None));
+        assert!(
+            text.starts_with("Reverted change 1-1: 1 setting(s) restored."),
+            "{text}"
+        );
+        assert!(text.contains("ok (changed since: below)"), "{text}");
+        assert!(
+            text.contains(
+                "Changed since the apply: irq 40 irq.affinity was 3, not the 2 this change left"
+            ),
+            "{text}"
+        );
     }
 
     /// A revert that wrote an IRQ's value to its new number and left out an interface that
@@ -885,6 +937,7 @@ mod tests {
                         Vec::new()
                     },
                     renumbered: Vec::new(),
+                    drifted: Vec::new(),
                 });
             }
             summarize(&records).unwrap()

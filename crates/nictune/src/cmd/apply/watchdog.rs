@@ -188,6 +188,15 @@ fn revert_now(
         _ => "left part-way by a process that died",
     };
     let reverted = revert_txn(state, &locks.state, &txn, RevertBy::Watchdog)?;
+    for r in &reverted.restored {
+        if let Some(d) = &r.drifted {
+            eprintln!(
+                "nictune watchdog: {} was {} since, not the {} change {id} left (someone or \
+                 something else set it); put back to {} all the same",
+                r.setting, d.found, d.left, r.wanted
+            );
+        }
+    }
     eprintln!(
         "nictune watchdog: change {id} {why}; reverted {} settings ({}){}",
         reverted.restored.len(),
