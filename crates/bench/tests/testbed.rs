@@ -147,8 +147,26 @@ fn child_holds_a_testbed() {
     let _ = run_cancellable(&spec, ServerSide::Testbed(&bed), &NoProgress, &cancel);
 }
 
+/// Whether `env --default-signal` (coreutils 8.31 and later) is here to start the child with
+/// SIGINT at its default action even where this test runs as a background job.
+fn env_default_signal() -> bool {
+    Command::new("env")
+        .args(["--default-signal=HUP,INT,TERM", "true"])
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
 fn spawn_child() -> Child {
-    Command::new(std::env::current_exe().unwrap())
+    let exe = std::env::current_exe().unwrap();
+    let mut child = match env_default_signal() {
+        true => {
+            let mut c = Command::new("env");
+            c.arg("--default-signal=HUP,INT,TERM").arg(exe);
+            c
+        }
+        false => Command::new(exe),
+    };
+    child
         .args(["--exact", "child_holds_a_testbed", "--test-threads=1"])
         .env("NICTUNE_BENCH_CHILD", "1")
         .stdout(std::process::Stdio::null())
@@ -192,12 +210,13 @@ fn ctrl_c_stops_the_client_and_removes_its_testbed() {
         return;
     }
     let _serial = serial();
-    // A shell starts a background job with SIGINT ignored, and the child inherits that; the
+    // A shell starts a background job with SIGINT ignored, and a child inherits that; the
     // bench then leaves SIGINT ignored, as a background job should (`Cancel::on_signals`).
-    // Run so, the test stops the child with SIGTERM, which takes the same path.
-    let signal = match sigint_ignored() {
+    // The child starts with it at its default action (`spawn_child`); where it cannot, and
+    // this test runs so, the child is stopped with SIGTERM, which takes the same path.
+    let signal = match !env_default_signal() && sigint_ignored() {
         true => {
-            eprintln!("SIGINT is ignored in this test process (a background job): sending TERM");
+            eprintln!("SIGINT is ignored here (a background job) and `env --default-signal` is missing: sending TERM");
             "TERM"
         }
         false => "INT",

@@ -335,6 +335,16 @@ fn unconfirmed_change_reverts_itself_and_confirmed_one_stays() {
     assert!(bed.napi_field("defer_hard_irqs").iter().all(|v| v == 0));
     let status = ok(&bed.nictune(&["status"]));
     assert!(status.contains("reverted by the watchdog"), "{status}");
+    // Its log says where it runs (no systemd as PID 1 here or in CI: the caller's group).
+    let log = std::fs::read_to_string(bed.state.path().join("watchdog.log")).unwrap();
+    let placed = [
+        "in its own systemd scope",
+        "in the control group of the apply",
+    ];
+    assert!(
+        log.contains("nictune watchdog for change ") && placed.iter().any(|p| log.contains(p)),
+        "{log}"
+    );
 
     ok(&bed.apply(&settings, &["--confirm-within", "3s"]));
     let confirmed = ok(&bed.nictune(&["confirm"]));

@@ -23,8 +23,23 @@ pub fn start(state: &StateDir, id: &str) -> Result<u32> {
     // KillUserProcesses) or the unit that ran `apply` must not end the safety net.
     let unit = format!("nictune-watchdog-{id}");
     let systemd_run = detach::systemd_run();
-    let (pid, _) = detach::spawn_detached_scoped(&exe, &args, &log, &unit, systemd_run.as_deref())
-        .with_context(|| format!("starting the auto-revert watchdog (log {})", log.display()))?;
+    let (pid, placement) =
+        detach::spawn_detached_scoped(&exe, &args, &log, &unit, systemd_run.as_deref())
+            .with_context(|| {
+                format!("starting the auto-revert watchdog (log {})", log.display())
+            })?;
+    // Where it runs decides what can end it: said in its log (appended, as its own output is).
+    let placed = match &placement {
+        detach::Placement::Scope(unit) => format!("in its own systemd scope {unit}"),
+        detach::Placement::Caller => "in the control group of the apply that started it (no \
+                                      systemd scope: ending that session or unit ends it too)"
+            .to_string(),
+    };
+    let line = format!("nictune watchdog for change {id}: pid {pid}, {placed}\n");
+    let _ = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&log)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()));
     txn::record_watchdog(state, id, pid)?;
     Ok(pid)
 }
