@@ -26,4 +26,5 @@ pub mod metrics;
 pub mod names;
 pub mod privilege;
 pub mod progress;
+pub mod taken;
 pub mod units;

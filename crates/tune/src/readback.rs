@@ -9,6 +9,7 @@
 //! that was measured.
 
 use crate::knob::{End, KnobValue, Setting, PEER_PREFIX};
+use nictune_core::taken::taken;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -29,15 +30,9 @@ pub struct HostReadBack {
     pub read: String,
 }
 
-/// How a setting's read-back differs from the value asked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Taken {
-    /// Read back as something other than asked and other than before: the driver rounded it.
-    Adjusted,
-    /// Read back unchanged from before the write: the host kept its value.
-    NotTaken,
-}
+/// How a setting's read-back differs from the value asked (the rule is core's, shared with
+/// `apply`).
+pub use nictune_core::taken::Taken;
 
 /// One setting of a candidate whose value read back differs from the value asked.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -102,7 +97,10 @@ pub fn any_not_taken(read_back: &[ReadBack]) -> bool {
 /// written, or of a key none of `settings` has (a value put back as found), is no read-back.
 pub fn fold(settings: &[Setting], host: &[HostReadBack]) -> Result<Vec<ReadBack>, String> {
     let mut out: Vec<ReadBack> = Vec::new();
-    for h in host.iter().filter(|h| h.read != h.written) {
+    for h in host.iter() {
+        let Some(taken) = taken(&h.before, &h.written, &h.read) else {
+            continue;
+        };
         let Some(setting) = settings.iter().find(|s| s.knob.key() == h.key) else {
             continue;
         };
@@ -112,10 +110,6 @@ pub fn fold(settings: &[Setting], host: &[HostReadBack]) -> Result<Vec<ReadBack>
                 h.object, h.key, h.read, h.key
             )
         })?;
-        let taken = match h.read == h.before {
-            true => Taken::NotTaken,
-            false => Taken::Adjusted,
-        };
         let object = h.object.clone();
         match out.iter_mut().find(|r| r.setting == *setting) {
             Some(r) => {

@@ -297,7 +297,8 @@ pub fn run(args: Args, ctx: &Ctx) -> Result<Outcome> {
 
 /// A write the host accepted but did not take: the value read back is still the old one.
 pub(crate) fn not_taken(step: &nictune_apply::engine::StepResult) -> bool {
-    step.effective != step.new && step.effective == step.old
+    use nictune_core::taken::{taken, Taken};
+    taken(&step.old, &step.new, &step.effective) == Some(Taken::NotTaken)
 }
 
 /// What would stop this change without `--dry-run`, as notes on the dry run's plan.
