@@ -355,8 +355,9 @@ fn roll_back(
 /// object gone or now another device's is left out ([`Restored::left_out`]), never written.
 ///
 /// `left` holds what each step left in place (its read-back after the write, from the
-/// journal); a step found at another value right before its restore is written all the same
-/// and reported [`Restored::drifted`]. Empty: no such check (a rollback).
+/// journal); a step found at another value right before its restore — neither that nor the
+/// old value it goes back to — is written all the same and reported [`Restored::drifted`].
+/// Empty: no such check (a rollback).
 pub fn restore(
     (changes, preserve, ids): (&[Change], &[Preserved], Option<&Identities>),
     steps: &[usize],
@@ -379,8 +380,10 @@ pub fn restore(
             let Some(left) = left.get(step) else {
                 continue;
             };
+            // Found at the old value already (a revert killed part-way put it back, or
+            // someone did): nothing to undo there, nor to report.
             match host.read(at) {
-                Ok(found) if found != *left => {
+                Ok(found) if found != *left && found != changes[*step].old => {
                     let left = left.clone();
                     drifts.insert(*step, Drift { left, found });
                 }

@@ -119,14 +119,15 @@ fn effective_values_are_recorded_when_the_driver_rounds() {
 /// A value changed behind nictune's back since the apply (irqbalance, a script, another
 /// tool) is put back all the same and named with what the change left and what was found,
 /// in the revert and in its journal; one the driver rounded at the apply is not mistaken for
-/// such a change.
+/// such a change, nor one found back at its old value already.
 #[test]
 fn a_revert_names_a_value_changed_since_the_apply_and_restores_it_all_the_same() {
     let dir = tempfile::tempdir().unwrap();
     let state = StateDir::new(dir.path());
     let mut h = host();
     let before = h.state().clone();
-    let d = ["coalesce.rx-usecs=51", "ring.rx=1024"].map(|a| parse_assignment(a).unwrap());
+    let d = ["coalesce.rx-usecs=51", "ring.rx=1024", "feature.gro=false"];
+    let d = d.map(|a| parse_assignment(a).unwrap());
     let plan = resolve(&d, Some(IF), &mut h).unwrap();
     let lock = state.try_lock().unwrap();
     apply_plan(&state, &lock, &plan, &request(), &mut h)
@@ -138,6 +139,13 @@ fn a_revert_names_a_value_changed_since_the_apply_and_restores_it_all_the_same()
         .find(|c| matches!(c.setting.key, Key::Ring(_)));
     let ring = ring.unwrap().setting.clone();
     h.write(&ring, &HostValue::Int(2048)).unwrap();
+    // One already back at its old value (a revert killed part-way, or a person): no note.
+    let gro = plan
+        .changes
+        .iter()
+        .find(|c| matches!(c.setting.key, Key::Feature(_)));
+    let gro = gro.unwrap();
+    h.write(&gro.setting, &gro.old).unwrap();
     let all = state.transactions().unwrap();
     let txn = revertible(&all).unwrap();
     let r = revert(&state, &lock, txn, &mut h, RevertBy::Watchdog, 1, 2_000).unwrap();
