@@ -641,6 +641,22 @@ impl QemuNicCosts {
         Ok(best)
     }
 
+    /// Calibrates the guest's work per request from the baseline's rate alone, with QEMU
+    /// 7.2's e1000e pending flags taken as set (`postponed_before`) or not: each of the two
+    /// states [`QemuNicCosts::calibrate_with_interrupts`] chooses between, for comparing them.
+    pub fn calibrate_in_state(
+        nic: QemuNic,
+        baseline: &QemuNicSettings,
+        measured_trans_per_s: f64,
+        postponed_before: bool,
+    ) -> Result<QemuNicCosts, QemuNicError> {
+        let given = QemuNicCosts {
+            postponed_before,
+            ..QemuNicCosts::with_request(Nanos::ZERO)
+        };
+        QemuNicCosts::calibrate_request(nic, baseline, measured_trans_per_s, given)
+    }
+
     /// Bisects the guest's work per request for `measured_trans_per_s`, everything else as
     /// in `given`.
     fn calibrate_request(
