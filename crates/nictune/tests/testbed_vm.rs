@@ -799,6 +799,11 @@ fn tune_on_e1000_measures_the_throttle_rate_and_predicts_it() {
             })
         })
         .collect();
+    // And only where the rate bound in the point's own runs: a point measured once, during a
+    // stall of the emulating host, stays under its rate (ITR 2000: 1,310 interrupts/s and
+    // 935 transactions/s, below ITR 1000's 947, in one CI run here) and shows the host's
+    // speed, not the throttle's.
+    throttled.retain(|(itr, ints, _)| *ints >= *itr as f64 * 0.85);
     throttled.sort_by_key(|t| t.0);
     assert!(throttled.len() >= 3, "{throttled:?}");
     for w in throttled.windows(2) {
