@@ -381,24 +381,15 @@ pub fn revert_kept(
         at_unix_ms: now_unix_ms,
         by,
         complete,
-        left_out: restored
-            .iter()
-            .filter_map(|r| Some(format!("{}: {}", r.setting, r.left_out.as_ref()?)))
-            .collect(),
-        renumbered: restored
-            .iter()
-            .filter_map(|r| {
-                let to = r.renumbered.as_ref()?;
-                Some(format!("{} → irq {} ({})", r.setting, to.irq, to.name))
-            })
-            .collect(),
-        drifted: restored
-            .iter()
-            .filter_map(|r| {
-                let d = r.drifted.as_ref()?;
-                Some(format!("{}: {} since, not {}", r.setting, d.found, d.left))
-            })
-            .collect(),
+        left_out: notes(&restored, |r| Some(format!(": {}", r.left_out.as_ref()?))),
+        renumbered: notes(&restored, |r| {
+            let to = r.renumbered.as_ref()?;
+            Some(format!(" → irq {} ({})", to.irq, to.name))
+        }),
+        drifted: notes(&restored, |r| {
+            let d = r.drifted.as_ref()?;
+            Some(format!(": {} since, not {}", d.found, d.left))
+        }),
     });
     Ok(Reverted {
         id: txn.id.clone(),
@@ -409,6 +400,15 @@ pub fn revert_kept(
         unrecorded: end.err().map(|e| e.to_string()),
         identity_recorded: txn.identity.is_some(),
     })
+}
+
+/// The `reverted` record's notes of one kind: the setting, then what `what` says of it, for
+/// each restored entry it says something of.
+fn notes(restored: &[Restored], what: impl Fn(&Restored) -> Option<String>) -> Vec<String> {
+    restored
+        .iter()
+        .filter_map(|r| Some(format!("{}{}", r.setting, what(r)?)))
+        .collect()
 }
 
 /// Closes a change that left nothing to restore, journaling it as reverted without writing

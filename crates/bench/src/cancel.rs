@@ -37,9 +37,8 @@ impl Cancel {
     /// of interactive programs: `nohup nictune tune … &` keeps running after a logout.
     pub fn on_signals(&self) -> std::io::Result<()> {
         use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-        let ignored = ignored_at_start();
         for signal in [SIGINT, SIGTERM, SIGHUP] {
-            if !is_set(ignored, signal) {
+            if !ignored_at_start(signal) {
                 signal_hook::flag::register(signal, Arc::clone(&self.0))?;
             }
         }
@@ -47,11 +46,12 @@ impl Cancel {
     }
 }
 
-/// The mask of signals this process ignores (`SigIgn` in /proc/self/status); 0 when it
-/// cannot be read.
-fn ignored_at_start() -> u64 {
+/// Whether this process ignores `signal` (`SigIgn` in /proc/self/status): one started as a
+/// background job or under nohup does, and passes that on to its children; false when the
+/// status cannot be read.
+pub fn ignored_at_start(signal: i32) -> bool {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    sig_ign(&status)
+    is_set(sig_ign(&status), signal)
 }
 
 fn sig_ign(status: &str) -> u64 {

@@ -214,7 +214,8 @@ fn ctrl_c_stops_the_client_and_removes_its_testbed() {
     // bench then leaves SIGINT ignored, as a background job should (`Cancel::on_signals`).
     // The child starts with it at its default action (`spawn_child`); where it cannot, and
     // this test runs so, the child is stopped with SIGTERM, which takes the same path.
-    let signal = match !env_default_signal() && sigint_ignored() {
+    let sigint_ignored = nictune_bench::cancel::ignored_at_start(signal_hook::consts::SIGINT);
+    let signal = match !env_default_signal() && sigint_ignored {
         true => {
             eprintln!("SIGINT is ignored here (a background job) and `env --default-signal` is missing: sending TERM");
             "TERM"
@@ -231,16 +232,6 @@ fn ctrl_c_stops_the_client_and_removes_its_testbed() {
     let took = t.elapsed();
     assert!(took < Duration::from_secs(5), "{took:?} after SIG{signal}");
     assert!(namespaces_of(child.id()).is_empty());
-}
-
-/// Whether this process ignores SIGINT (`SigIgn` in /proc/self/status, bit 1 for signal 2).
-fn sigint_ignored() -> bool {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let mask = status
-        .lines()
-        .find_map(|l| l.strip_prefix("SigIgn:"))
-        .unwrap();
-    u64::from_str_radix(mask.trim(), 16).unwrap() & 0b10 != 0
 }
 
 /// Sends a signal to a process this test started, by pid, with kill(1).

@@ -590,11 +590,12 @@ impl QemuNicCosts {
             // Either state may be out of reach of the measured rate (the flagged one costs the
             // guest its extra interrupts): the nearer of those that reach it.
             let tried = [false, true].map(|postponed_before| {
-                let given = QemuNicCosts {
+                QemuNicCosts::calibrate_in_state(
+                    nic,
+                    baseline,
+                    measured_trans_per_s,
                     postponed_before,
-                    ..fresh
-                };
-                QemuNicCosts::calibrate_request(nic, baseline, measured_trans_per_s, given)
+                )
             });
             let mut best: Option<(f64, QemuNicCosts)> = None;
             for costs in tried.iter().flatten() {
