@@ -266,10 +266,17 @@ fn guest_tune(name: &str, testbed: &str, args: &[&str]) -> (serde_json::Value, P
     (common::json(&out), out_dir)
 }
 
-/// Both ends on real drivers: two e1000 guests on one bridge, the throttle rate 300 tried on
+/// Both ends on real drivers: two e1000 guests on one bridge, the throttle rate 100 tried on
 /// the measuring guest, on the peer guest (through its `serve --allow-changes`) and on both.
 /// Each end's setting shows in that end's interrupts and nowhere else; results name the
 /// ends; nothing is left behind.
+///
+/// The floor rate, 100/s, because it binds on two guests however slow the emulating host
+/// makes them (205–397 transactions/s as found with both host cores busy beside them here;
+/// 300/s left the free end at 392 interrupts/s against a 390 bound there). Where it binds,
+/// a request/response end takes one interrupt a transaction (the transmit completion
+/// waits for the window the next response opens), where the free end, at the driver's
+/// default mode and transmit delay, takes one for each (1.8–2.0 here).
 #[test]
 fn a_tune_of_both_ends_on_two_guests_throttles_each_end_where_it_was_set() {
     let Some(_one) = guest_slot() else {
@@ -281,7 +288,7 @@ fn a_tune_of_both_ends_on_two_guests_throttles_each_end_where_it_was_set() {
         &[
             "--both-ends",
             "--only",
-            "e1000.InterruptThrottleRate=300",
+            "e1000.InterruptThrottleRate=100",
             "--only",
             "e1000.TxIntDelay=0",
             // The smallest budget that measures all four points (finals trimmed to two
@@ -299,26 +306,40 @@ fn a_tune_of_both_ends_on_two_guests_throttles_each_end_where_it_was_set() {
     );
     let point = |id: &str| point(&r, id);
     let ints = end_ints;
-    let cap = 300.0 * 1.3;
+    let cap = 100.0 * 1.3;
     let base = point("as found @unpinned");
-    let here = point("ITR=300 TxIntDelay=0 @unpinned");
-    let there = point("peer:ITR=300 peer:TxIntDelay=0 @unpinned");
-    let both = point("ITR=300 TxIntDelay=0 peer:ITR=300 peer:TxIntDelay=0 @unpinned");
+    let here = point("ITR=100 TxIntDelay=0 @unpinned");
+    let there = point("peer:ITR=100 peer:TxIntDelay=0 @unpinned");
+    let both = point("ITR=100 TxIntDelay=0 peer:ITR=100 peer:TxIntDelay=0 @unpinned");
+    let each = |p: &serde_json::Value| {
+        let a = |end| per_transaction(p, end, "interrupts_per_sec");
+        (a("client"), a("server"))
+    };
+    for p in [&base, &here, &there, &both] {
+        let (c, s) = each(p);
+        eprintln!("{}: a transaction client {c:.2} server {s:.2}", brief(p));
+    }
     assert!(
         ints(&base, "client") > cap && ints(&base, "server") > cap,
-        "{base}"
+        "{}",
+        brief(&base)
     );
+    let (c, s) = each(&here);
     assert!(
-        ints(&here, "client") < cap && ints(&here, "server") > cap,
-        "{here}"
+        ints(&here, "client") < cap && s > 1.3 * c,
+        "{}: a transaction client {c:.2} server {s:.2}",
+        brief(&here)
     );
+    let (c, s) = each(&there);
     assert!(
-        ints(&there, "server") < cap && ints(&there, "client") > cap,
-        "{there}"
+        ints(&there, "server") < cap && c > 1.3 * s,
+        "{}: a transaction client {c:.2} server {s:.2}",
+        brief(&there)
     );
     assert!(
         ints(&both, "client") < cap && ints(&both, "server") < cap,
-        "{both}"
+        "{}",
+        brief(&both)
     );
     let rec = &r["recommendation"];
     let peer_file = out_dir.join("recommended-peer.toml");
@@ -351,6 +372,28 @@ fn predicted(p: &serde_json::Value, what: &str) -> f64 {
     };
     v.as_f64()
         .unwrap_or_else(|| panic!("a prediction for {}", p["id"]))
+}
+
+/// A point in one line for a test's output (what CI shows of a failed test is its first
+/// lines): its id, then each run's transactions/s and each end's interrupts/s.
+fn brief(p: &serde_json::Value) -> String {
+    let run = |m: &serde_json::Value| {
+        let mut s = format!(
+            "{:.0}/s",
+            m["transactions_per_sec"].as_f64().unwrap_or(f64::NAN)
+        );
+        for end in ["client", "server"] {
+            if let Some(i) = m["hosts"][end]["interrupts_per_sec"].as_f64() {
+                s += &format!(" {end} {i:.0} ints/s");
+            }
+        }
+        s
+    };
+    let runs: Vec<String> = p["runs"]
+        .as_array()
+        .map(|runs| runs.iter().map(run).collect())
+        .unwrap_or_default();
+    format!("{} [{}]", p["id"], runs.join("; "))
 }
 
 /// The point with this id in a tune's JSON.
@@ -392,7 +435,18 @@ fn a_runtime_tune_sets_a_guests_coalescing_and_napi_deferral_without_reloading()
     assert!(notes.contains("driver left loaded"), "{notes}");
     assert_eq!(r["search"]["measured"], 5, "{}", r["search"]);
     let base = point(&r, "as found @unpinned");
-    assert!(end_ints(&base, "server") > 500.0, "{base}");
+    eprintln!("{}", brief(&base));
+    assert!(end_ints(&base, "server") > 100.0, "{}", brief(&base));
+    // The deferral in effect, at the dynamic mode 3 and at the 500 µs timer: NET_RX softirqs
+    // with no interrupt before them, the NAPI timer's polls (see the both-ends test below),
+    // where deferral is set and none where it is not; and fewer interrupts a transaction.
+    // How many fewer follows the emulating host's speed, not the settings: the deferral
+    // holds while the host's next request comes within two timer periods of the guest's
+    // poll, which this VM's guest did (80 % fewer or more at both settings, also with both
+    // host cores busy beside it; 71 % fewer at 500 µs in one run with one busy core), and a
+    // slower guest's less often. Where it runs out, the timer's polls still clean the
+    // transmit completions the plain point takes interrupts for (e1000 has one vector), so
+    // the deferring point still takes fewer.
     // Mode 3 shows as the bare value ethtool takes, the 500 µs timer with its unit.
     for us in ["3", "500µs"] {
         let masked = point(
@@ -403,10 +457,25 @@ fn a_runtime_tune_sets_a_guests_coalescing_and_napi_deferral_without_reloading()
             &r,
             &format!("rx-usecs={us} defer=0 gro-flush=100µs @unpinned"),
         );
-        let (m, p) = (end_ints(&masked, "server"), end_ints(&plain, "server"));
+        let (mt, pt) = (
+            timer_polls(&masked, "server"),
+            timer_polls(&plain, "server"),
+        );
+        let m = per_transaction(&masked, "server", "interrupts_per_sec");
+        let p = per_transaction(&plain, "server", "interrupts_per_sec");
+        eprintln!(
+            "rx-usecs {us}: {} ({m:.2} interrupts, {mt:.2} timer polls a transaction) against \
+             {} ({p:.2}, {pt:.2})",
+            brief(&masked),
+            brief(&plain)
+        );
         assert!(
-            p > 500.0 && m < p / 5.0,
-            "rx-usecs {us}: defer 2 {m}/s vs defer 0 {p}/s"
+            mt > 0.5 && pt.abs() < 0.3,
+            "rx-usecs {us}: timer polls {mt} and {pt}"
+        );
+        assert!(
+            m < 0.9 * p,
+            "rx-usecs {us}: defer 2 {m} interrupts a transaction, defer 0 {p}"
         );
     }
     // The QEMU model, calibrated on the settings as found, predicted every point, the NAPI
@@ -451,69 +520,126 @@ fn a_runtime_tune_of_e1000e_is_predicted_from_its_own_baseline() {
         ],
     );
     let near = |got: f64, want: f64, within: f64| (got - want).abs() <= within * want;
+    let span = |v: &[f64]| {
+        let low = v.iter().copied().fold(f64::INFINITY, f64::min);
+        (low, v.iter().copied().fold(low, f64::max))
+    };
+    // The model takes the emulating host to run the guest at a steady speed, and a point's
+    // runs show whether it did. Where the fastest ran more than 1.5× the slowest, a stall
+    // also fell inside runs, and the count a transaction took moved with it: with both host
+    // cores busy beside the guest here, runs of 1,141, 686 and 2,243/s took 5.3, 3.8 and 3.8
+    // interrupts a transaction. There the counts are printed, not judged.
+    let steady = |p: &serde_json::Value, what: &str| {
+        let rates = run_rates(p);
+        let (slowest, fastest) = span(&rates);
+        let ok = fastest <= 1.5 * slowest;
+        if !ok {
+            eprintln!(
+                "{what}: the emulating host ran its runs at {rates:.0?}/s, and its interrupt \
+                 count is not judged"
+            );
+        }
+        ok
+    };
     // The baseline: the calibration takes whichever of QEMU 7.2's two pending-flag states
     // lies nearer its interrupts (3.5–3.75 a transaction in six tunes on this VM: set). A
     // guest whose flags were set during the baseline's runs counts between the states, so
     // the check is that the measured count lies between the two states' counts, each
     // calibrated to the same rate (2 and 4 at 1,500–5,000/s), and that the model took one.
-    // Compared a transaction, not a second: the emulating host's speed swings between runs
-    // (3,454, 3,673 and 1,214 transactions/s in one baseline here), which moves the mean rate
-    // the interrupts per second follow, not the count a transaction takes.
+    // Compared a transaction, not a second: a host that slows down for a whole run (3,454,
+    // 3,673 and 1,214 transactions/s in one baseline here) moves the mean rate the
+    // interrupts per second follow, not the count a transaction takes.
     let base = point(&r, "as found @unpinned");
     let measured = per_transaction(&base, "server", "interrupts_per_sec");
     let model = predicted(&base, "ints") / predicted(&base, "rate");
-    let rate = base["summary"]["rate"]["mean"].as_f64().unwrap();
-    let states = e1000e_flag_states(rate);
-    eprintln!("baseline: {measured} a transaction measured, {model} predicted, states {states:?}");
-    let low = states.iter().map(|s| s.0).fold(f64::INFINITY, f64::min);
-    let high = states.iter().map(|s| s.0).fold(0.0, f64::max);
-    if states.len() == 2 && high - low < 0.1 * high {
+    // The rate the tune calibrated its model to: the baseline's first two runs (it predicts
+    // and prunes before the search), which its prediction of the baseline gives back.
+    let rate = predicted(&base, "rate");
+    let states = e1000e_flag_states(rate, 500);
+    eprintln!(
+        "baseline {}: {measured:.2} interrupts a transaction, the model {model:.2}; flag \
+         states calibrated to {rate:.0}/s: {states:?}",
+        brief(&base)
+    );
+    let counts: Vec<f64> = states.iter().map(|s| s.per_transaction).collect();
+    let (low, high) = span(&counts);
+    let alike = states.len() == 2 && high - low < 0.1 * high;
+    if alike {
         // A guest so fast (over ≈6,000/s here) that each request comes within about one of
         // QEMU's 128 µs windows: the model's two states count alike there, and it overcounts
         // (3.31 against 2.34 a transaction at 6,153/s in one run) — a known limit of the
         // model (README, "The real-driver testbed"), said here rather than judged.
         eprintln!(
-            "baseline at {rate:.0}/s: the model's flag states count alike ({states:?}) and its \
-             interrupt count is not checked at this speed"
-        );
-    } else {
-        assert!(
-            (low * 0.85..=high * 1.15).contains(&measured),
-            "{measured} a transaction measured, the states {states:?}: {base}"
-        );
-        assert!(
-            states.iter().any(|s| near(model, s.0, 0.1)),
-            "the model's {model} is one of the states {states:?}"
+            "baseline at {rate:.0}/s: the model's flag states count alike and its interrupt \
+             count is not checked at this speed"
         );
     }
-    // rx-usecs 500 holds each vector to 2,000/s, held out. QEMU 7.2 lets a vector fire up to
-    // twice that once its never-cleared pending flag is set, and whether it is set at this
-    // point depends on the guest's history since QEMU started, which the baseline only
-    // hints at: the held-out vectors fired at ≈1.4× in two tunes here (the model's flagged
-    // state: prediction errors −1 and −2 %) and at 1.15× in another (+27 %). So prediction
-    // and measurement are each checked against what the limit allows in either state:
-    // between 1× and 2× of 2,000/s per vector (10 % either side), one transaction per RX
-    // interrupt.
+    if steady(&base, "the baseline") && !alike {
+        assert!(
+            (low * 0.85..=high * 1.15).contains(&measured),
+            "{measured} a transaction measured, the states {states:?}: {}",
+            brief(&base)
+        );
+    }
+    assert!(
+        counts.iter().any(|c| near(model, *c, 0.1)),
+        "the model's {model} is one of the states {states:?}"
+    );
+    // rx-usecs 500 (2,000/s a vector), held out. Whether QEMU 7.2's never-cleared pending
+    // flags are set at this point follows the guest's history since QEMU started, which the
+    // baseline only hints at, so the model's prediction in each state is computed, each
+    // calibrated to the baseline, and the tune's must be one of them. The measurement is
+    // judged a transaction, with the model calibrated to the paces the point's own runs ran
+    // at: how many interrupts a transaction takes under the limit follows the time between
+    // requests, and the emulating host's speed moves that — with both host cores busy beside
+    // the guest here, the baseline's runs went 1,080, 2,741 and 1,639/s and the held-out
+    // point ran 1,217–1,657/s against 1,887 predicted: 2.13 interrupts a transaction
+    // measured, the states 2.75 and 2.83 at the baseline's pace and 2.0 and 3.4 at the
+    // point's own. Each run's pace, not their mean: near the 500 µs interval itself the
+    // model counts more (2.6 at a mean of 1,859/s, where runs of 1,631–2,177/s took 2.17),
+    // and a run's requests come at a spread of gaps around its mean that smooths that
+    // out. Whatever the speed, QEMU lets no vector fire more than twice its limit, and a
+    // transaction needs an RX interrupt.
     let slow = point(&r, "rx-usecs=500µs defer=0 gro-flush=0µs @unpinned");
+    let measured = per_transaction(&slow, "server", "interrupts_per_sec");
     let rate = slow["summary"]["rate"]["mean"].as_f64().unwrap();
-    assert!(
-        rate < 0.9 * base["summary"]["rate"]["mean"].as_f64().unwrap(),
-        "{slow}"
+    let (tune_rate, tune_ints) = (predicted(&slow, "rate"), predicted(&slow, "ints"));
+    let paces = run_rates(&slow);
+    let at_its_pace: Vec<f64> = paces
+        .iter()
+        .flat_map(|pace| e1000e_calibrated(Some(500), *pace, &[Some(500)]))
+        .map(|(_, p)| p[0].interrupts_per_sec / p[0].transactions_per_sec)
+        .collect();
+    let (low, high) = span(&at_its_pace);
+    eprintln!(
+        "rx-usecs 500 {}: {measured:.2} interrupts a transaction, the states at its runs' \
+         paces {low:.2}–{high:.2}; the tune predicted {tune_rate:.0}/s and {tune_ints:.0} \
+         interrupts/s",
+        brief(&slow)
     );
-    let eitr = 2_000.0;
-    let allowed = |per_vector: f64| (0.9 * eitr..=1.1 * 2.0 * eitr).contains(&per_vector);
-    assert!(allowed(predicted(&slow, "rate")) && allowed(rate), "{slow}");
-    let ints = end_ints(&slow, "server");
+    if steady(&slow, "rx-usecs 500") {
+        assert!(
+            (0.85 * low..=1.15 * high).contains(&measured),
+            "{measured} interrupts a transaction at {paces:.0?}/s, the states {low}–{high}"
+        );
+    }
     assert!(
-        allowed(predicted(&slow, "ints") / 2.0) && allowed(ints / 2.0),
-        "{slow}"
+        states
+            .iter()
+            .any(|s| near(tune_rate, s.held_out.0, 0.1) && near(tune_ints, s.held_out.1, 0.1)),
+        "the tune's {tune_rate:.0}/s and {tune_ints:.0} interrupts/s are one of {states:?}"
     );
+    let limit = 1.1 * 2.0 * 2_000.0;
+    assert!(rate <= limit, "{}", brief(&slow));
     // Each run names the guest's MSI-X lines one by one, and they add up to its total.
     for run in slow["runs"].as_array().unwrap() {
         let host = &run["hosts"]["server"];
         let lines = host["vectors"].as_array().expect("the lines");
         let named = |n: &str| lines.iter().any(|l| l["action"].as_str() == Some(n));
         assert!(named("eth0-rx-0") && named("eth0-tx-0"), "{host}");
+        for l in lines {
+            assert!(l["per_sec"].as_f64().unwrap() <= limit, "{l}");
+        }
         let sum: f64 = lines.iter().map(|l| l["per_sec"].as_f64().unwrap()).sum();
         let total = host["interrupts_per_sec"].as_f64().unwrap();
         assert!((sum - total).abs() < 1.0, "{host}");
@@ -570,11 +696,6 @@ fn a_runtime_tune_of_both_ends_defers_each_ends_interrupts_where_it_was_set() {
     for p in [&here, &there] {
         assert_eq!(p["read_back"], serde_json::json!([]), "{p}");
     }
-    // NET_RX softirqs beyond interrupts, a transaction: the timer's polls.
-    let timer_polls = |p: &serde_json::Value, end: &str| {
-        per_transaction(p, end, "net_rx_softirqs_per_sec")
-            - per_transaction(p, end, "interrupts_per_sec")
-    };
     for end in ["client", "server"] {
         let polls = timer_polls(&base, end);
         assert!(polls.abs() < 0.3, "as found, {end}: {polls} {base}");
@@ -592,30 +713,94 @@ fn a_runtime_tune_of_both_ends_defers_each_ends_interrupts_where_it_was_set() {
     let _ = std::fs::remove_dir_all(&out_dir);
 }
 
-/// The e1000e model's interrupts a transaction at the driver's defaults, calibrated to
-/// `rate` transactions/s, with QEMU 7.2's pending flags clear and set: each state that can
-/// reach the rate (the flagged one costs the guest its extra interrupts).
-fn e1000e_flag_states(rate: f64) -> Vec<(f64, u64)> {
-    use nictune_sim::cases::qemu_nic::{self, QemuNic, QemuNicCosts, QemuNicSettings};
+/// One of the e1000e model's two QEMU 7.2 pending-flag states, calibrated to a baseline's
+/// rate at the driver's defaults: its interrupts a transaction there, and its prediction at a
+/// held-out `rx-usecs`.
+struct FlagState {
+    flagged: bool,
+    /// Interrupts a transaction at the defaults.
+    per_transaction: f64,
+    /// Transactions/s and interrupts/s at the held-out setting.
+    held_out: (f64, f64),
+}
+
+impl std::fmt::Debug for FlagState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (rate, ints) = self.held_out;
+        write!(
+            f,
+            "flags {}: {:.2} a transaction, held out {rate:.0}/s {ints:.0} ints/s",
+            if self.flagged { "set" } else { "clear" },
+            self.per_transaction
+        )
+    }
+}
+
+/// The e1000e driver's settings with `rx-usecs` `us` (its defaults with `None`), as the tune
+/// predicts its points: after the driver watchdog's pass, no NAPI deferral.
+fn e1000e_settings(us: Option<u32>) -> nictune_sim::cases::qemu_nic::QemuNicSettings {
+    use nictune_sim::cases::qemu_nic::{QemuNic, QemuNicSettings};
+    let mut s = QemuNicSettings::driver_defaults(QemuNic::E1000e);
+    s.after_watchdog_pass = true;
+    s.rx_usecs = us;
+    s
+}
+
+/// The e1000e model calibrated to run at `rate` transactions/s with `rx-usecs` `us`, in each
+/// QEMU 7.2 pending-flag state (clear, set) that can reach that rate (the flagged one costs
+/// the guest its extra interrupts): the state and the model's prediction at `at`.
+fn e1000e_calibrated(
+    us: Option<u32>,
+    rate: f64,
+    at: &[Option<u32>],
+) -> Vec<(bool, Vec<nictune_sim::cases::qemu_nic::QemuNicPrediction>)> {
+    use nictune_sim::cases::qemu_nic::{self, QemuNic, QemuNicCosts};
     let nic = QemuNic::E1000e;
-    let defaults = QemuNicSettings::driver_defaults(nic);
-    // As the tune predicts its points: after the driver watchdog's pass.
-    let mut settings = defaults;
-    settings.after_watchdog_pass = true;
-    let states: Vec<(f64, u64)> = [false, true]
+    let run = nictune_core::units::Nanos::from_secs(2);
+    let states: Vec<_> = [false, true]
         .into_iter()
         .filter_map(|flagged| {
-            let costs = QemuNicCosts::calibrate_in_state(nic, &defaults, rate, flagged).ok()?;
-            let run = nictune_core::units::Nanos::from_secs(2);
-            let p = qemu_nic::predict_rr(nic, &settings, &costs, 7, run).unwrap();
-            Some((
-                p.interrupts_per_sec / p.transactions_per_sec,
-                costs.request.0,
-            ))
+            let costs =
+                QemuNicCosts::calibrate_in_state(nic, &e1000e_settings(us), rate, flagged).ok()?;
+            let predict = |us| qemu_nic::predict_rr(nic, &e1000e_settings(us), &costs, 7, run);
+            Some((flagged, at.iter().map(|us| predict(*us).unwrap()).collect()))
         })
         .collect();
-    assert!(!states.is_empty(), "neither flag state reaches {rate}/s");
+    assert!(
+        !states.is_empty(),
+        "neither flag state reaches {rate}/s at {us:?}"
+    );
     states
+}
+
+/// The e1000e model's pending-flag states calibrated to the baseline's `rate` at the driver's
+/// defaults, with their predictions at `rx-usecs` `held_out_us`.
+fn e1000e_flag_states(rate: f64, held_out_us: u32) -> Vec<FlagState> {
+    e1000e_calibrated(None, rate, &[None, Some(held_out_us)])
+        .into_iter()
+        .map(|(flagged, p)| FlagState {
+            flagged,
+            per_transaction: p[0].interrupts_per_sec / p[0].transactions_per_sec,
+            held_out: (p[1].transactions_per_sec, p[1].interrupts_per_sec),
+        })
+        .collect()
+}
+
+/// Each run's transactions/s of a point.
+fn run_rates(p: &serde_json::Value) -> Vec<f64> {
+    p["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["transactions_per_sec"].as_f64())
+        .collect()
+}
+
+/// One end's NET_RX softirqs beyond its interrupts, a transaction: the NAPI timer's polls
+/// while interrupts are deferred.
+fn timer_polls(p: &serde_json::Value, end: &str) -> f64 {
+    per_transaction(p, end, "net_rx_softirqs_per_sec")
+        - per_transaction(p, end, "interrupts_per_sec")
 }
 
 /// One end's `what` (`interrupts_per_sec`, `net_rx_softirqs_per_sec`) per transaction,
@@ -783,14 +968,14 @@ fn tune_on_e1000_measures_the_throttle_rate_and_predicts_it() {
         .iter()
         .filter_map(|r| r["hosts"]["server"]["interrupts_per_sec"].as_f64())
         .fold(base_ints, f64::min);
-    // Fixed rates with TxIntDelay 0, below the testbed's own rate, in ascending order.
-    let mut throttled: Vec<(u64, f64, f64)> = points
+    // Every fixed rate with TxIntDelay 0, ascending: (ITR, interrupts/s, transactions/s).
+    let mut fixed: Vec<(u64, f64, f64)> = points
         .iter()
         .filter_map(|p| {
             let s = &p["settings"];
             let itr = s["e1000.InterruptThrottleRate"].as_u64()?;
             let tidv = s["e1000.TxIntDelay"].as_u64()?;
-            (tidv == 0 && itr >= 100 && (itr as f64) < slowest * 0.8).then(|| {
+            (tidv == 0 && itr >= 100).then(|| {
                 (
                     itr,
                     mean(p, "interrupts_per_sec").unwrap(),
@@ -799,23 +984,39 @@ fn tune_on_e1000_measures_the_throttle_rate_and_predicts_it() {
             })
         })
         .collect();
-    // And only where the rate bound in the point's own runs: a point measured once, during a
-    // stall of the emulating host, stays under its rate (ITR 2000: 1,310 interrupts/s and
-    // 935 transactions/s, below ITR 1000's 947, in one CI run here) and shows the host's
-    // speed, not the throttle's.
-    throttled.retain(|(itr, ints, _)| *ints >= *itr as f64 * 0.85);
-    throttled.sort_by_key(|t| t.0);
-    assert!(throttled.len() >= 3, "{throttled:?}");
+    fixed.sort_by_key(|t| t.0);
+    eprintln!(
+        "baseline {} (slowest run {slowest:.0} interrupts/s); fixed rates {fixed:?}",
+        brief(base)
+    );
+    // Whatever the emulating host's speed, a fixed rate bounds the interrupts: QEMU's e1000
+    // opens no window shorter than the ITR register says (15 % for the count's edges).
+    for (itr, ints, _) in &fixed {
+        assert!(
+            *ints <= *itr as f64 * 1.15,
+            "ITR {itr} bounds the interrupts: {ints}"
+        );
+    }
+    // Where a rate binds, interrupts and the RR rate follow it. It binds only below what the
+    // testbed reaches without it in every run: an emulating host that slows down for one run
+    // (baseline runs of 6,800, 5,569 and 2,232/s were seen on one) leaves a rate under the
+    // mean but over that run unbinding. And only where it bound in the point's own runs: a
+    // point measured once, during a stall of the emulating host, stays under its rate (ITR
+    // 2000: 1,310 interrupts/s and 935 transactions/s, below ITR 1000's 947, in one CI run)
+    // and shows the host's speed, not the throttle's. How many rates bind follows the host's
+    // speed too (100, 300 and 1000 or more here; 100 and 300 alone on a slower CI machine),
+    // so two are asked for: 100 and 300 bind on any guest that takes 400 interrupts a second
+    // in its slowest run as found.
+    let throttled: Vec<(u64, f64, f64)> = fixed
+        .iter()
+        .copied()
+        .filter(|(itr, ints, _)| (*itr as f64) < slowest * 0.8 && *ints >= *itr as f64 * 0.85)
+        .collect();
+    assert!(throttled.len() >= 2, "{throttled:?}");
     for w in throttled.windows(2) {
         assert!(
             w[0].1 < w[1].1 && w[0].2 < w[1].2,
             "interrupts and rate follow ITR: {throttled:?}"
-        );
-    }
-    for (itr, ints, _) in &throttled {
-        assert!(
-            *ints <= *itr as f64 * 1.15,
-            "ITR {itr} bounds the interrupts: {ints}"
         );
     }
     assert!(
