@@ -6,7 +6,7 @@
 //! RPS masks, which were restored before it). The journal is written before each host write,
 //! so [`restore`] can finish the job after a crash from the journal alone.
 
-use crate::identity::{locate, Identities, Place, Renumbered};
+use crate::identity::{locate, Identities, Place, Renamed, Renumbered};
 use crate::journal::{Journal, Record};
 use crate::plan::{Change, Preserved};
 use nictune_host::write::setting::Setting;
@@ -42,6 +42,9 @@ pub struct Restored {
     /// The IRQ the value went to instead of the journaled one: the line that carries the
     /// recorded action name now (`null`: where the journal says).
     pub renumbered: Option<Renumbered>,
+    /// The name the value went to instead of the journaled one: the recorded device's, which
+    /// was renamed since (`null`: where the journal says).
+    pub renamed: Option<Renamed>,
     /// Why nothing was written: the object is gone or now another device's
     /// ([`crate::identity`]); `null` when it was written.
     pub left_out: Option<String>,
@@ -352,7 +355,8 @@ fn roll_back(
 ///
 /// Each setting is looked up against the identities `ids` recorded right before it is
 /// written ([`crate::identity::locate`]): an IRQ renumbered since goes to its new number, an
-/// object gone or now another device's is left out ([`Restored::left_out`]), never written.
+/// interface renamed since to its new name, an object gone or now another device's is left
+/// out ([`Restored::left_out`]), never written.
 ///
 /// `left` holds what each step left in place (its read-back after the write, from the
 /// journal); a step found at another value right before its restore — neither that nor the
@@ -492,12 +496,14 @@ fn verify_or_rewrite(
         effective: None,
         error: None,
         renumbered: None,
+        renamed: None,
         left_out: None,
         drifted: None,
     };
     match place {
         Place::LeftOut(why) => restored.left_out = Some(why),
         Place::Moved(r) => restored.renumbered = Some(r),
+        Place::Renamed(r) => restored.renamed = Some(r),
         Place::Here => {}
     }
     let Some(at) = at else {

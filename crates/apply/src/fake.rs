@@ -7,7 +7,7 @@
 //! either before or after it took effect, and a device that refuses every write from a point on;
 //! and the identities a revert checks: IRQs renumbered (a channel change re-requesting an
 //! interface's vectors under new numbers) or given to another device, and interfaces
-//! re-created under the same name.
+//! re-created under the same name or renamed.
 
 use nictune_host::write::identity::{IfaceId, IrqActions};
 use nictune_host::write::setting::{Key, Object, Setting, Steering};
@@ -89,6 +89,37 @@ impl FakeWriter {
             for irq in irqs.iter_mut().filter(|i| **i == from) {
                 *irq = to;
             }
+        }
+    }
+
+    /// Renames interface `from` to `to` (`ip link set name`, a udev rule): the device keeps
+    /// what identifies it and every setting, under its new name.
+    pub fn rename_iface(&mut self, from: &str, to: &str) {
+        let moved = |s: &Setting| match s.target.iface() {
+            Some(i) if i == from => Some(Setting::new(s.target.on_iface(to), s.key.clone())),
+            _ => None,
+        };
+        fn rekey<V>(map: &mut BTreeMap<Setting, V>, moved: impl Fn(&Setting) -> Option<Setting>) {
+            let old = std::mem::take(map);
+            for (s, v) in old {
+                map.insert(moved(&s).unwrap_or(s), v);
+            }
+        }
+        rekey(&mut self.values, moved);
+        rekey(&mut self.limits, moved);
+        rekey(&mut self.granularity, moved);
+        if let Some(mut id) = self.ifaces.remove(from) {
+            id.iface = to.to_string();
+            self.ifaces.insert(to.to_string(), id);
+        }
+        if let Some(v) = self.napis.remove(from) {
+            self.napis.insert(to.to_string(), v);
+        }
+        if let Some(v) = self.queues.remove(from) {
+            self.queues.insert(to.to_string(), v);
+        }
+        if let Some(v) = self.device_irqs.remove(from) {
+            self.device_irqs.insert(to.to_string(), v);
         }
     }
 
@@ -206,6 +237,10 @@ impl HostWrite for FakeWriter {
                 HostErrorKind::NotFound("no such interface".into()),
             )
         })
+    }
+
+    fn iface_ids(&mut self) -> Result<Vec<IfaceId>, HostError> {
+        Ok(self.ifaces.values().cloned().collect())
     }
 
     fn irq_actions(&mut self) -> Result<IrqActions, HostError> {

@@ -8,7 +8,11 @@
 //!   recorded name now (renumbered: a channel change or a driver reload re-requested it); when
 //!   none does, or more than one, the value is left out — never written to the line another
 //!   device owns;
-//! - an interface whose name now belongs to another device (re-created, renamed) is left
+//! - an interface renamed since goes to its new name: the one interface that is the recorded
+//!   device (its permanent and bus addresses, or with neither, its ifindex) under another
+//!   name now;
+//! - an interface whose name now belongs to another device (re-created, or renamed away and
+//!   the name given to another), or is gone, and whose device has no one new name, is left
 //!   out: the values the change set went with the device that had them.
 //!
 //! A journal from before identities were recorded has none: it is restored by name and
@@ -95,6 +99,8 @@ pub enum Place {
     Here,
     /// On another IRQ: the one that carries the recorded action name now.
     Moved(Renumbered),
+    /// On the interface's new name: the recorded device, renamed since.
+    Renamed(Renamed),
     /// Nowhere: the object is gone or another device's; why.
     LeftOut(String),
 }
@@ -108,12 +114,22 @@ pub struct Renumbered {
     pub name: String,
 }
 
+/// An interface's value written under the name its device has now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Renamed {
+    /// The name the journal has.
+    pub from: String,
+    /// The name the device has now.
+    pub to: String,
+}
+
 impl Place {
     /// The setting to write: `s` itself, or on the IRQ it moved to; `None` when left out.
     pub fn setting(&self, s: &Setting) -> Option<Setting> {
         match self {
             Place::Here => Some(s.clone()),
             Place::Moved(r) => Some(Setting::new(Object::Irq { irq: r.irq }, s.key.clone())),
+            Place::Renamed(r) => Some(Setting::new(s.target.on_iface(&r.to), s.key.clone())),
             Place::LeftOut(_) => None,
         }
     }
@@ -146,21 +162,68 @@ pub fn locate(ids: Option<&Identities>, s: &Setting, host: &mut impl HostWrite) 
             let Some(then) = target.iface().and_then(|i| ids.iface(i)) else {
                 return Place::Here;
             };
-            match host.iface_id(&then.iface) {
+            let why = match host.iface_id(&then.iface) {
                 Ok(now) => match then.differs(&now) {
-                    None => Place::Here,
-                    Some(how) => Place::LeftOut(format!(
-                        "{} is now another device ({how}): what this change set went with the \
-                         device it set it on",
-                        then.iface
-                    )),
+                    None => return Place::Here,
+                    Some(how) => format!("{} is now another device ({how})", then.iface),
                 },
-                Err(e) if matches!(e.kind, HostErrorKind::NotFound(_)) => Place::LeftOut(format!(
-                    "interface {} is gone, and its settings with it",
-                    then.iface
-                )),
-                Err(_) => Place::Here,
-            }
+                Err(e) if matches!(e.kind, HostErrorKind::NotFound(_)) => {
+                    format!("interface {} is gone", then.iface)
+                }
+                Err(_) => return Place::Here,
+            };
+            renamed(then, host, &why)
         }
+    }
+}
+
+/// The name the device recorded as `iface` has now, where it was renamed: the one interface
+/// under another name that is that device. `None` when no identity was recorded for it, or
+/// no interface or several are that device.
+pub fn new_name(
+    ids: Option<&Identities>,
+    iface: &str,
+    host: &mut impl HostWrite,
+) -> Option<String> {
+    let then = ids?.iface(iface)?;
+    match &same_device_elsewhere(then, host)[..] {
+        [now] => Some(now.iface.clone()),
+        _ => None,
+    }
+}
+
+/// Every interface under a name other than the recorded one that is the recorded device.
+fn same_device_elsewhere(then: &IfaceId, host: &mut impl HostWrite) -> Vec<IfaceId> {
+    match host.iface_ids() {
+        Ok(all) => all
+            .into_iter()
+            .filter(|now| now.iface != then.iface && then.same_device(now))
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// The recorded interface `then`, whose name no longer leads to it (`why`): on its new name
+/// when exactly one interface is that device now, else left out.
+fn renamed(then: &IfaceId, host: &mut impl HostWrite, why: &str) -> Place {
+    let found = same_device_elsewhere(then, host);
+    match &found[..] {
+        [now] => Place::Renamed(Renamed {
+            from: then.iface.clone(),
+            to: now.iface.clone(),
+        }),
+        [] => Place::LeftOut(format!(
+            "{why}, and no interface is the device it was: what this change set went with \
+             the device it set it on"
+        )),
+        several => Place::LeftOut(format!(
+            "{why}, and {} interfaces ({}) match the device it was: none is written",
+            several.len(),
+            several
+                .iter()
+                .map(|i| i.iface.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
     }
 }

@@ -133,6 +133,10 @@ pub enum Record {
         /// that carries the recorded name now; absent when none.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         renumbered: Vec<String>,
+        /// Interface values written under the name their device has now, each
+        /// `<setting> → <name>`: the recorded device, renamed since; absent when none.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        renamed: Vec<String>,
         /// Settings found changed since the change (and put back all the same), each
         /// `<setting>: <found> since, not <left>`; absent when none.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -349,6 +353,8 @@ pub struct RevertNotes {
     pub left_out: Vec<String>,
     /// IRQ values written to another number, each `<setting> → irq N (<name>)`.
     pub renumbered: Vec<String>,
+    /// Interface values written under their device's new name, each `<setting> → <name>`.
+    pub renamed: Vec<String>,
     /// Settings found changed since the change, each `<setting>: <found> since, not <left>`.
     pub drifted: Vec<String>,
 }
@@ -474,6 +480,7 @@ fn replay(s: &mut Summary, record: &Record) {
             complete,
             left_out,
             renumbered,
+            renamed,
             drifted,
             ..
         } => {
@@ -484,6 +491,7 @@ fn replay(s: &mut Summary, record: &Record) {
             s.revert_notes = RevertNotes {
                 left_out: left_out.clone(),
                 renumbered: renumbered.clone(),
+                renamed: renamed.clone(),
                 drifted: drifted.clone(),
             };
         }

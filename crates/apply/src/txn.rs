@@ -372,6 +372,7 @@ pub fn revert_kept(
             effective: None,
             error: None,
             renumbered: None,
+            renamed: None,
             left_out: Some(kept.why.to_string()),
             drifted: None,
         }
@@ -385,6 +386,9 @@ pub fn revert_kept(
         renumbered: notes(&restored, |r| {
             let to = r.renumbered.as_ref()?;
             Some(format!(" → irq {} ({})", to.irq, to.name))
+        }),
+        renamed: notes(&restored, |r| {
+            Some(format!(" → {}", r.renamed.as_ref()?.to))
         }),
         drifted: notes(&restored, |r| {
             let d = r.drifted.as_ref()?;
@@ -434,6 +438,7 @@ pub fn close_unwritten(
         complete: true,
         left_out: Vec::new(),
         renumbered: Vec::new(),
+        renamed: Vec::new(),
         drifted: Vec::new(),
     })?;
     let note = Some(why.to_string());

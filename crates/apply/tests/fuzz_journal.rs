@@ -73,6 +73,13 @@ fn host() -> FakeWriter {
     ] {
         h.irqs.insert(irq, vec![name.to_string()]);
     }
+    let nic = IfaceId {
+        iface: "lan0".into(),
+        perm_address: Some("52:54:00:12:34:56".into()),
+        bus: Some("0000:00:03.0".into()),
+        ifindex: Some(3),
+    };
+    h.ifaces.insert(nic.iface.clone(), nic);
     h
 }
 
@@ -83,6 +90,10 @@ fn check_placements(summary: &journal::Summary) {
             Place::Moved(to) => {
                 assert!(is_action_name(&to.name), "moved by {:?}", to.name);
                 assert!(h.irqs[&to.irq].contains(&to.name));
+            }
+            Place::Renamed(r) => {
+                let then = summary.identity.as_ref().and_then(|i| i.iface(&r.from));
+                assert!(then.unwrap().same_device(&h.ifaces[&r.to]), "{r:?}");
             }
             Place::Here | Place::LeftOut(_) => {}
         }
@@ -142,6 +153,7 @@ fn seeds() -> Vec<String> {
             complete: true,
             left_out: vec!["v0 napi[1] napi.defer-hard-irqs: v0 is now another device".into()],
             renumbered: vec!["irq 45 irq.affinity → irq 48 (eth1-TxRx-0)".into()],
+            renamed: vec!["eth1 coalesce.rx-usecs → lan0".into()],
             drifted: vec!["irq 45 irq.affinity: 0-1 since, not 2".into()],
         },
     ];

@@ -1,8 +1,9 @@
 //! A revert (and a rollback) writes each value to the device it was read from: an IRQ
 //! renumbered since the change gets its value on its new number and the line that now has
-//! another owner is left alone; an IRQ whose name is nowhere and an interface re-created
-//! under the same name are left out, the rest restored and the change closed; a channel
-//! change keeps its interface's IRQ affinity by name. Against the fake host.
+//! another owner is left alone; an interface renamed since gets its value under its new
+//! name; an IRQ whose name is nowhere and an interface re-created under the same name are
+//! left out, the rest restored and the change closed; a channel change keeps its
+//! interface's IRQ affinity by name. Against the fake host.
 
 use nictune_apply::desired::{parse_assignment, Desired};
 use nictune_apply::fake::{FailMode, FakeWriter};
@@ -67,6 +68,15 @@ fn host() -> FakeWriter {
     h
 }
 
+/// [`host`] with v0 a NIC: a permanent and a bus address.
+fn nic_host() -> FakeWriter {
+    let mut h = host();
+    let id = h.ifaces.get_mut(IF).unwrap();
+    id.perm_address = Some("52:54:00:12:34:56".into());
+    id.bus = Some("0000:00:03.0".into());
+    h
+}
+
 struct Bed {
     _dir: tempfile::TempDir,
     state: StateDir,
@@ -117,6 +127,19 @@ impl Bed {
         let r = self.revert();
         let disk = &self.h.values[&affinity(40)];
         assert_eq!(disk, &cpus(&[2]), "never the line another device owns now");
+        r
+    }
+
+    /// Gives the v0 there is now (a new device under the name) its own NAPI value 5,
+    /// reverts, and checks that it keeps it.
+    fn revert_with_a_new_v0(&mut self) -> Reverted {
+        self.h.values.insert(napi0(), HostValue::Int(5));
+        let r = self.revert();
+        assert_eq!(
+            self.h.values[&napi0()],
+            HostValue::Int(5),
+            "the new device keeps its own"
+        );
         r
     }
 
@@ -186,13 +209,7 @@ fn an_irq_whose_name_is_nowhere_is_left_out_and_the_rest_restored() {
 fn an_interface_recreated_under_its_name_is_not_written_and_the_rest_is_restored() {
     let mut bed = Bed::applied(&["napi.defer-hard-irqs=2", "sysctl.net.core.somaxconn=1024"]);
     bed.h.ifaces.get_mut(IF).unwrap().ifindex = Some(9);
-    bed.h.values.insert(napi0(), HostValue::Int(5));
-    let r = bed.revert();
-    assert_eq!(
-        bed.h.values[&napi0()],
-        HostValue::Int(5),
-        "the new device keeps its own"
-    );
+    let r = bed.revert_with_a_new_v0();
     assert_eq!(bed.h.values[&somaxconn()], HostValue::text("4096"));
     assert!(r.complete, "{r:?}");
     let why = r.restored.iter().find_map(|x| x.left_out.clone()).unwrap();
@@ -203,15 +220,88 @@ fn an_interface_recreated_under_its_name_is_not_written_and_the_rest_is_restored
     assert!(bed.closed());
 }
 
+fn napi0_on(iface: &str) -> Setting {
+    Setting::new(
+        Object::Napi {
+            iface: iface.into(),
+            index: 0,
+        },
+        Key::Napi(Napi::DeferHardIrqs),
+    )
+}
+
+/// A udev rule or `ip link set name` renamed the device since the change: its value goes
+/// back under the new name, and the revert says so.
+#[test]
+fn a_renamed_interface_gets_its_value_back_under_its_new_name() {
+    let mut bed = Bed::applied(&["napi.defer-hard-irqs=2", "sysctl.net.core.somaxconn=1024"]);
+    bed.h.rename_iface(IF, "up0");
+    assert_eq!(bed.h.values[&napi0_on("up0")], HostValue::Int(2));
+    let r = bed.revert();
+    assert!(r.complete, "{r:?}");
+    assert_eq!(bed.h.values[&napi0_on("up0")], HostValue::Int(0));
+    assert!(
+        !bed.h.values.contains_key(&napi0()),
+        "nothing made under the old name"
+    );
+    let moved = r.restored.iter().find_map(|x| x.renamed.clone()).unwrap();
+    assert_eq!((moved.from.as_str(), moved.to.as_str()), (IF, "up0"));
+    assert!(r.restored.iter().all(|x| x.written()), "{r:?}");
+    let notes = bed.last().revert_notes.renamed;
+    assert!(
+        notes.contains(&"v0 napi[0] napi.defer-hard-irqs → up0".to_string()) && notes.len() == 2,
+        "both of v0's NAPI instances: {notes:?}"
+    );
+    assert!(bed.closed());
+}
+
+/// Renamed, and the old name given to a new device: the value follows the device, and the
+/// new one under the old name keeps its own.
+#[test]
+fn a_renamed_interface_is_followed_and_the_new_owner_of_its_name_left_alone() {
+    let mut bed = Bed::applied(&["napi.defer-hard-irqs=2"]);
+    bed.h.rename_iface(IF, "up0");
+    bed.h.ifaces.insert(
+        IF.into(),
+        IfaceId {
+            iface: IF.into(),
+            perm_address: None,
+            bus: None,
+            ifindex: Some(9),
+        },
+    );
+    bed.h.napis.insert(IF.into(), 1);
+    let r = bed.revert_with_a_new_v0();
+    assert_eq!(bed.h.values[&napi0_on("up0")], HostValue::Int(0));
+    assert!(r.restored.iter().all(|x| x.written()), "{r:?}");
+}
+
+/// Two interfaces that both match what identified the device (the same permanent and bus
+/// address): neither is written, and the revert says why.
+#[test]
+fn a_device_two_interfaces_match_is_left_out() {
+    let mut bed = Bed::applied_on(nic_host(), &["napi.defer-hard-irqs=2"]);
+    bed.h.rename_iface(IF, "a0");
+    let mut twin = bed.h.ifaces["a0"].clone();
+    twin.iface = "b0".into();
+    bed.h.ifaces.insert("b0".into(), twin);
+    let r = bed.revert();
+    let why = r.restored.iter().find_map(|x| x.left_out.clone()).unwrap();
+    assert!(why.contains("interface v0 is gone"), "{why}");
+    assert!(why.contains("2 interfaces (a0, b0) match"), "{why}");
+    assert_eq!(
+        bed.h.values[&napi0_on("a0")],
+        HostValue::Int(2),
+        "not written"
+    );
+    assert!(bed.closed());
+}
+
 /// A driver reload changes the ifindex but not the permanent or bus address: the same
 /// device, restored.
 #[test]
 fn a_reloaded_nic_with_its_addresses_is_the_same_device() {
-    let mut h = host();
-    let id = h.ifaces.get_mut(IF).unwrap();
-    id.perm_address = Some("52:54:00:12:34:56".into());
-    id.bus = Some("0000:00:03.0".into());
-    let mut bed = Bed::applied_on(h, &["napi.defer-hard-irqs=2"]);
+    let mut bed = Bed::applied_on(nic_host(), &["napi.defer-hard-irqs=2"]);
     bed.h.ifaces.get_mut(IF).unwrap().ifindex = Some(12);
     let r = bed.revert();
     assert!(r.restored.iter().all(|x| x.written()), "{r:?}");

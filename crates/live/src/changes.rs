@@ -4,6 +4,7 @@
 //! applied change by its effect on the interrupt rates.
 
 use nictune_apply::desired::Desired;
+use nictune_apply::identity;
 use nictune_apply::journal::{Phase, RevertBy, Summary};
 use nictune_apply::state::{Attention, Lock, StateDir, StateError};
 use nictune_apply::txn::{self, Reverted};
@@ -108,17 +109,19 @@ pub fn revert(
     let now = txn::now_unix_ms();
     // The change's interface removed since (a VF or USB NIC gone, a veth deleted): its
     // settings went with it, and reverting them would fail for ever and keep the change —
-    // and with it every later apply — blocked. Read here, in the change's namespace.
-    let gone = target
-        .iface
-        .as_deref()
-        .filter(|i| !Path::new("/sys/class/net").join(i).exists());
+    // and with it every later apply — blocked. Read here, in the change's namespace. One
+    // renamed since is not gone: the restore finds it under its new name.
+    let ids = target.identity.as_ref();
+    let gone = target.iface.as_deref().filter(|i| {
+        !Path::new("/sys/class/net").join(i).exists()
+            && identity::new_name(ids, i, &mut host).is_none()
+    });
     let Some(gone) = gone else {
         return Ok(txn::revert(state, lock, target, &mut host, by, pid, now)?);
     };
     let why = format!(
-        "interface {gone} is gone, and its settings with it (if it was renamed, it keeps the \
-         values this change set)"
+        "interface {gone} is gone, and its settings with it (no interface is the device it \
+         was under another name)"
     );
     let kept = txn::Kept {
         gone: &|s| s.target.iface() == Some(gone),

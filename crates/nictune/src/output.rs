@@ -85,11 +85,12 @@ pub fn schema_version(command: &str) -> u32 {
         // v2: `note` and `unrecorded` are `null` instead of missing; v3: `also_reverted`
         // and `killed_tune_pid` (a killed tune's changes go back together); v4: each restored
         // entry's `renumbered` and `left_out`, and `identity_recorded` (device identities);
-        // v5: each restored entry's `drifted` (found changed since the apply).
-        "revert" => 5,
+        // v5: each restored entry's `drifted` (found changed since the apply); v6: each
+        // restored entry's `renamed` (written under the device's new name).
+        "revert" => 6,
         // v2: each change's `revert_notes` (what its revert left out or renumbered); v3:
-        // `revert_notes.drifted`.
-        "status" => 3,
+        // `revert_notes.drifted`; v4: `revert_notes.renamed`.
+        "status" => 4,
         // v2: the engine block's `sim_seconds`/`wall_seconds` are `sim_s`/`wall_s`; v3:
         // `--keys` entries name their case scenario (`scenario`, `null` for engine keys), an
         // engine run and sweep point has `notes` and an engine sweep point `scenario`.

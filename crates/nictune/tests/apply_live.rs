@@ -461,6 +461,68 @@ fn a_change_whose_interface_is_gone_reverts_the_rest_and_closes() {
     );
 }
 
+/// A veth renamed after the apply (`ip link set name`, as a udev rule or a container runtime
+/// does) is the same device under another name, which its ifindex tells: the revert puts its
+/// value back under the new name, says so, and closes the change. `also_recreated`: a new veth
+/// then takes the old name, and keeps its own value.
+fn a_renamed_interface_is_followed(also_recreated: bool) {
+    let Some(bed) = Testbed::new() else { return };
+    let rps = |iface: &str| {
+        bed.ns_exec(&[
+            "cat",
+            &format!("/sys/class/net/{iface}/queues/rx-0/rps_cpus"),
+        ])
+    };
+    // The old value the journal keeps is not the default, so its write shows.
+    bed.ns_exec(&[
+        "sh",
+        "-c",
+        "echo 1 > /sys/class/net/v0/queues/rx-0/rps_cpus",
+    ]);
+    ok(&bed.apply(&["rps.cpus@0=2"], &[]));
+    let changed = rps("v0");
+    bed.ip(&["-n", &bed.ns, "link", "set", "v0", "down"]);
+    bed.ip(&["-n", &bed.ns, "link", "set", "v0", "name", "up0"]);
+    assert_eq!(rps("up0"), changed, "a rename keeps the value");
+    if also_recreated {
+        bed.ip(&[
+            "-n", &bed.ns, "link", "add", "v0", "type", "veth", "peer", "name", "v2",
+        ]);
+    }
+    let default = also_recreated.then(|| rps("v0"));
+    let reverted = ok(&bed.nictune(&["revert"]));
+    assert_eq!(
+        rps("up0").trim_start_matches('0'),
+        "1",
+        "the old value, under the new name: {reverted}"
+    );
+    assert!(
+        reverted.contains("Renamed: v0 rx-0 rps.cpus went to up0"),
+        "{reverted}"
+    );
+    assert!(!reverted.contains("left out"), "{reverted}");
+    if let Some(default) = default {
+        assert_eq!(rps("v0"), default, "the new v0 is not written: {reverted}");
+    }
+    let status = bed.nictune(&["status"]);
+    let listed = String::from_utf8_lossy(&status.stdout);
+    assert_eq!(status.status.code(), Some(0), "nothing left open: {listed}");
+    assert!(
+        listed.contains("renamed interface: v0 rx-0 rps.cpus → up0"),
+        "{listed}"
+    );
+}
+
+#[test]
+fn a_change_whose_interface_was_renamed_reverts_under_the_new_name() {
+    a_renamed_interface_is_followed(false);
+}
+
+#[test]
+fn a_renamed_interface_is_followed_and_the_new_device_under_its_old_name_left_alone() {
+    a_renamed_interface_is_followed(true);
+}
+
 /// A veth deleted and made again under the same name (as a VF re-created or a udev rename
 /// gives a name to another device) is another device: its ifindex differs from the one the
 /// change recorded. The revert leaves it at its own defaults instead of writing the change's

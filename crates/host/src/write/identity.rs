@@ -60,6 +60,16 @@ impl IfaceId {
             _ => None,
         }
     }
+
+    /// Whether `now`, under whatever name it has, is the recorded device: every address
+    /// recorded is the same, or with none recorded, the ifindex (which a rename keeps). A
+    /// record with nothing to tell a device by is no device.
+    pub fn same_device(&self, now: &IfaceId) -> bool {
+        match (&self.perm_address, &self.bus) {
+            (None, None) => self.ifindex.is_some() && self.ifindex == now.ifindex,
+            _ => self.differs(now).is_none(),
+        }
+    }
 }
 
 /// What identified one IRQ when the change was made: the names of its actions.
@@ -210,6 +220,48 @@ mod tests {
         }
         assert!(is_action_name("virtio0-input.0"));
         assert!(is_action_name("eth0-TxRx-0"));
+    }
+
+    #[test]
+    fn a_device_under_another_name_is_found_by_what_identifies_it() {
+        let id =
+            |name: &str, perm: Option<&str>, bus: Option<&str>, ifindex: Option<u32>| IfaceId {
+                iface: name.into(),
+                perm_address: perm.map(Into::into),
+                bus: bus.map(Into::into),
+                ifindex,
+            };
+        let nic = id(
+            "eth1",
+            Some("52:54:00:12:34:56"),
+            Some("0000:00:03.0"),
+            Some(3),
+        );
+        assert!(nic.same_device(&id(
+            "lan0",
+            Some("52:54:00:12:34:56"),
+            Some("0000:00:03.0"),
+            Some(9)
+        )));
+        assert!(!nic.same_device(&id(
+            "lan0",
+            Some("52:54:00:aa:bb:cc"),
+            Some("0000:00:03.0"),
+            Some(3)
+        )));
+        assert!(
+            !nic.same_device(&id("lan0", None, None, Some(3))),
+            "no address now"
+        );
+        let veth = id("veth0", None, None, Some(7));
+        assert!(veth.same_device(&id("up0", None, None, Some(7))));
+        assert!(
+            !veth.same_device(&id("veth0", None, None, Some(8))),
+            "made again"
+        );
+        assert!(!veth.same_device(&id("up0", None, None, None)));
+        let nothing = id("x0", None, None, None);
+        assert!(!nothing.same_device(&id("x0", None, None, None)));
     }
 
     #[test]

@@ -109,6 +109,11 @@ pub trait HostWrite {
     fn iface_id(&mut self, iface: &str) -> Result<IfaceId, HostError> {
         Err(no_identities(iface))
     }
+    /// What identifies every interface there is now, in the namespace the writer works in
+    /// ([`identity`]): where a revert finds a renamed device. The default: unsupported.
+    fn iface_ids(&mut self) -> Result<Vec<IfaceId>, HostError> {
+        Err(no_identities("interfaces"))
+    }
     /// Every IRQ of the host with its action names ([`identity`]). The default: unsupported.
     fn irq_actions(&mut self) -> Result<IrqActions, HostError> {
         Err(no_identities("irq"))

@@ -370,6 +370,20 @@ impl Object {
             _ => None,
         }
     }
+
+    /// The same object on the interface now named `name` (a renamed device); the namespace,
+    /// an IRQ or a module as they are.
+    pub fn on_iface(&self, name: &str) -> Object {
+        let mut o = self.clone();
+        match &mut o {
+            Object::Device { iface }
+            | Object::Napi { iface, .. }
+            | Object::RxQueue { iface, .. }
+            | Object::TxQueue { iface, .. } => *iface = name.to_string(),
+            Object::Irq { .. } | Object::Netns | Object::Module { .. } => {}
+        }
+        o
+    }
 }
 
 impl fmt::Display for Object {

@@ -59,19 +59,40 @@ pub fn iface_id(iface: &str, roots: &Roots) -> Result<IfaceId, HostError> {
     })
 }
 
+/// What identifies every interface of this network namespace (those `/sys/class/net` lists
+/// under a name the command line would take).
+pub fn iface_ids(roots: &Roots) -> Result<Vec<IfaceId>, HostError> {
+    let entries = listing(&roots.sys.join("class/net"), "interfaces")?;
+    let mut names: Vec<String> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| nictune_core::names::check_iface(n).is_ok())
+        .collect();
+    names.sort();
+    // One gone between the listing and its read is no longer there to find.
+    Ok(names
+        .iter()
+        .filter_map(|n| iface_id(n, roots).ok())
+        .collect())
+}
+
+/// The entries of directory `dir`, which lists `what`; unsupported where it cannot be read.
+fn listing(dir: &Path, what: &str) -> Result<fs::ReadDir, HostError> {
+    fs::read_dir(dir).map_err(|e| {
+        error(
+            what,
+            HostErrorKind::Unsupported(format!("{}: {e}", dir.display())),
+        )
+    })
+}
+
 fn read_small(path: &Path) -> Option<String> {
     input::read_file(path, input::KERNEL_FILE).ok()
 }
 
 /// Every IRQ under `/proc/irq` with its action names.
 pub fn irq_actions(roots: &Roots) -> Result<IrqActions, HostError> {
-    let dir = roots.proc.join("irq");
-    let entries = fs::read_dir(&dir).map_err(|e| {
-        error(
-            "irq",
-            HostErrorKind::Unsupported(format!("{}: {e}", dir.display())),
-        )
-    })?;
+    let entries = listing(&roots.proc.join("irq"), "irq")?;
     let mut out = IrqActions::new();
     for entry in entries.flatten() {
         let Some(irq) = entry

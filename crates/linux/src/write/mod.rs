@@ -215,6 +215,10 @@ impl HostWrite for LinuxWriter {
         identity::iface_id(iface, &self.roots)
     }
 
+    fn iface_ids(&mut self) -> Result<Vec<IfaceId>, HostError> {
+        identity::iface_ids(&self.roots)
+    }
+
     fn irq_actions(&mut self) -> Result<IrqActions, HostError> {
         identity::irq_actions(&self.roots)
     }

@@ -287,6 +287,13 @@ fn identity_text(r: &Reverted, left_out: &[&Restored]) -> String {
                 x.setting, to.irq, to.name
             );
         }
+        if let Some(r) = &x.renamed {
+            let _ = writeln!(
+                out,
+                "Renamed: {} went to {}, the name the device it was set on has now.",
+                x.setting, r.to
+            );
+        }
     }
     if !left_out.is_empty() {
         out += "Left out, not written:\n";
@@ -322,10 +329,11 @@ fn restored_row(x: &Restored) -> Vec<String> {
         .map_or_else(|| "-".into(), ToString::to_string);
     let status = match (&x.error, x.ok()) {
         _ if x.left_out.is_some() => "LEFT OUT (below)".to_string(),
-        (_, true) => match (&x.renumbered, &x.drifted) {
-            (Some(to), _) => format!("ok, on irq {}", to.irq),
-            (None, Some(_)) => "ok (changed since: below)".to_string(),
-            (None, None) => "ok".to_string(),
+        (_, true) => match (&x.renumbered, &x.renamed, &x.drifted) {
+            (Some(to), _, _) => format!("ok, on irq {}", to.irq),
+            (None, Some(r), _) => format!("ok, on {}", r.to),
+            (None, None, Some(_)) => "ok (changed since: below)".to_string(),
+            (None, None, None) => "ok".to_string(),
         },
         (Some(e), false) => format!("FAILED: {e}"),
         (None, false) => "FAILED: differs".to_string(),
@@ -369,7 +377,8 @@ pub struct StatusRow {
     /// For a change needing attention: the values that are (or may be) still in place.
     pub still_changed: Vec<StillChanged>,
     /// What its last revert left out (`<setting>: <why>`: the object gone, or now another
-    /// device's) and wrote to a renumbered IRQ (`<setting> → irq N (<name>)`).
+    /// device's), wrote to a renumbered IRQ (`<setting> → irq N (<name>)`) or under a
+    /// device's new name (`<setting> → <name>`), and found changed since.
     pub revert_notes: RevertNotes,
 }
 
@@ -523,7 +532,11 @@ fn revert_notes_text(b: &StatusBody) -> String {
     let mut out = String::new();
     for r in &b.changes {
         let n = &r.revert_notes;
-        if n.left_out.is_empty() && n.renumbered.is_empty() && n.drifted.is_empty() {
+        if n.left_out.is_empty()
+            && n.renumbered.is_empty()
+            && n.renamed.is_empty()
+            && n.drifted.is_empty()
+        {
             continue;
         }
         let _ = write!(out, "\nchange {}, when it was reverted:", r.id);
@@ -532,6 +545,9 @@ fn revert_notes_text(b: &StatusBody) -> String {
         }
         for m in &n.renumbered {
             let _ = write!(out, "\n  renumbered IRQ: {m}");
+        }
+        for m in &n.renamed {
+            let _ = write!(out, "\n  renamed interface: {m}");
         }
         for d in &n.drifted {
             let _ = write!(
@@ -765,6 +781,7 @@ mod tests {
             effective: ok.then_some(HostValue::Int(0)),
             error: None,
             renumbered: None,
+            renamed: None,
             left_out: None,
             drifted: None,
         }
@@ -803,9 +820,9 @@ mod tests {
         );
     }
 
-    /// A revert that wrote an IRQ's value to its new number and left out an interface that
-    /// is now another device says both, under the table; an older journal says it could not
-    /// check.
+    /// A revert that wrote an IRQ's value to its new number, another under its device's new
+    /// name, and left out an interface that is now another device says each, under the
+    /// table; an older journal says it could not check.
     #[test]
     fn a_revert_names_what_it_renumbered_and_left_out_and_why() {
         let irq = Setting::new(Object::Irq { irq: 40 }, Key::IrqAffinity);
@@ -821,12 +838,17 @@ mod tests {
             irq: 50,
             name: "v0-TxRx-0".into(),
         });
+        let mut follow = restored(napi.clone(), true);
+        follow.renamed = Some(nictune_apply::identity::Renamed {
+            from: "v0".into(),
+            to: "up0".into(),
+        });
         let mut out = restored(napi, false);
         out.left_out = Some("v0 is now another device (ifindex 7 then, 9 now)".into());
         let r = Reverted {
             id: "1-1".into(),
             by: RevertBy::User,
-            restored: vec![out, moved],
+            restored: vec![out, moved, follow],
             complete: true,
             note: None,
             unrecorded: None,
@@ -834,10 +856,18 @@ mod tests {
         };
         let text = revert_text(&RevertBody::done(vec![r.clone()], None));
         assert!(
-            text.starts_with("Reverted change 1-1: 1 setting(s) restored, 1 left out."),
+            text.starts_with("Reverted change 1-1: 2 setting(s) restored, 1 left out."),
             "{text}"
         );
         assert!(text.contains("ok, on irq 50"), "{text}");
+        assert!(text.contains("ok, on up0"), "{text}");
+        assert!(
+            text.contains(
+                "Renamed: v0 napi[0] napi.defer-hard-irqs went to up0, the name the device it \
+                 was set on has now."
+            ),
+            "{text}"
+        );
         assert!(text.contains("LEFT OUT (below)"), "{text}");
         assert!(
             text.contains(
@@ -937,6 +967,11 @@ mod tests {
                         Vec::new()
                     },
                     renumbered: Vec::new(),
+                    renamed: if i == 14 {
+                        vec!["v0 napi[1] napi.defer-hard-irqs → up0".into()]
+                    } else {
+                        Vec::new()
+                    },
                     drifted: Vec::new(),
                 });
             }
@@ -959,7 +994,8 @@ mod tests {
         assert!(
             text.contains(&format!(
                 "change {}, when it was reverted:\n  left out (not written): v0 napi[0] \
-                 napi.defer-hard-irqs: v0 is now another device",
+                 napi.defer-hard-irqs: v0 is now another device\n  renamed interface: v0 \
+                 napi[1] napi.defer-hard-irqs → up0",
                 all[14].id
             )),
             "{text}"

@@ -211,6 +211,12 @@ fn revert_now(
                 r.setting, d.found, d.left, r.wanted
             );
         }
+        if let Some(n) = &r.renamed {
+            eprintln!(
+                "nictune watchdog: {} went to {}, the name its device has now",
+                r.setting, n.to
+            );
+        }
     }
     eprintln!(
         "nictune watchdog: change {id} {why}; reverted {} settings ({}){}",
