@@ -111,7 +111,7 @@ fn status_and_revert_with_no_history() {
     );
     let out = nictune(&["--json", "status"], dir.path());
     let doc = json(&out);
-    assert_eq!(doc["schema"], "nictune.status/v3");
+    assert_eq!(doc["schema"], "nictune.status/v4");
     assert_eq!(doc["changes"], serde_json::json!([]));
     assert_eq!(doc["hidden_closed"], 0);
 }

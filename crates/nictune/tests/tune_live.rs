@@ -372,7 +372,7 @@ fn after_kill_9_mid_tune_revert_restores_the_host_wide_sysctls() {
         "busy_read/busy_poll restored by one revert"
     );
     let body: Json = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(body["schema"], "nictune.revert/v5", "{body}");
+    assert_eq!(body["schema"], "nictune.revert/v6", "{body}");
     assert_eq!(body["killed_tune_pid"], pid, "{body}");
     let reverted = 1 + body["also_reverted"].as_array().unwrap().len();
     assert_eq!(
