@@ -96,31 +96,30 @@ impl FakeWriter {
     /// what identifies it and every setting, under its new name.
     pub fn rename_iface(&mut self, from: &str, to: &str) {
         let moved = |s: &Setting| match s.target.iface() {
-            Some(i) if i == from => Some(Setting::new(s.target.on_iface(to), s.key.clone())),
-            _ => None,
+            Some(i) if i == from => Setting::new(s.target.on_iface(to), s.key.clone()),
+            _ => s.clone(),
         };
-        fn rekey<V>(map: &mut BTreeMap<Setting, V>, moved: impl Fn(&Setting) -> Option<Setting>) {
-            let old = std::mem::take(map);
-            for (s, v) in old {
-                map.insert(moved(&s).unwrap_or(s), v);
+        fn rekey<V>(map: &mut BTreeMap<Setting, V>, moved: impl Fn(&Setting) -> Setting) {
+            *map = std::mem::take(map)
+                .into_iter()
+                .map(|(s, v)| (moved(&s), v))
+                .collect();
+        }
+        fn rename<V>(map: &mut BTreeMap<String, V>, from: &str, to: &str) {
+            if let Some(v) = map.remove(from) {
+                map.insert(to.to_string(), v);
             }
         }
         rekey(&mut self.values, moved);
         rekey(&mut self.limits, moved);
         rekey(&mut self.granularity, moved);
-        if let Some(mut id) = self.ifaces.remove(from) {
+        rename(&mut self.ifaces, from, to);
+        if let Some(id) = self.ifaces.get_mut(to) {
             id.iface = to.to_string();
-            self.ifaces.insert(to.to_string(), id);
         }
-        if let Some(v) = self.napis.remove(from) {
-            self.napis.insert(to.to_string(), v);
-        }
-        if let Some(v) = self.queues.remove(from) {
-            self.queues.insert(to.to_string(), v);
-        }
-        if let Some(v) = self.device_irqs.remove(from) {
-            self.device_irqs.insert(to.to_string(), v);
-        }
+        rename(&mut self.napis, from, to);
+        rename(&mut self.queues, from, to);
+        rename(&mut self.device_irqs, from, to);
     }
 
     /// The settings only, for comparing hosts before and after.

@@ -461,24 +461,30 @@ fn a_change_whose_interface_is_gone_reverts_the_rest_and_closes() {
     );
 }
 
+/// `iface`'s rx-0 RPS mask in the testbed's namespace, as sysfs prints it.
+fn rx0_rps(bed: &Testbed, iface: &str) -> String {
+    let file = format!("/sys/class/net/{iface}/queues/rx-0/rps_cpus");
+    bed.ns_exec(&["cat", &file])
+}
+
+/// Steers v0's rx-0 to CPU 0 before a change, so the old value a journal keeps is not the
+/// default and a write of it shows.
+fn steer_v0_rx0_to_cpu0(bed: &Testbed) {
+    bed.ns_exec(&[
+        "sh",
+        "-c",
+        "echo 1 > /sys/class/net/v0/queues/rx-0/rps_cpus",
+    ]);
+}
+
 /// A veth renamed after the apply (`ip link set name`, as a udev rule or a container runtime
 /// does) is the same device under another name, which its ifindex tells: the revert puts its
 /// value back under the new name, says so, and closes the change. `also_recreated`: a new veth
 /// then takes the old name, and keeps its own value.
 fn a_renamed_interface_is_followed(also_recreated: bool) {
     let Some(bed) = Testbed::new() else { return };
-    let rps = |iface: &str| {
-        bed.ns_exec(&[
-            "cat",
-            &format!("/sys/class/net/{iface}/queues/rx-0/rps_cpus"),
-        ])
-    };
-    // The old value the journal keeps is not the default, so its write shows.
-    bed.ns_exec(&[
-        "sh",
-        "-c",
-        "echo 1 > /sys/class/net/v0/queues/rx-0/rps_cpus",
-    ]);
+    let rps = |iface: &str| rx0_rps(&bed, iface);
+    steer_v0_rx0_to_cpu0(&bed);
     ok(&bed.apply(&["rps.cpus@0=2"], &[]));
     let changed = rps("v0");
     bed.ip(&["-n", &bed.ns, "link", "set", "v0", "down"]);
@@ -531,14 +537,9 @@ fn a_renamed_interface_is_followed_and_the_new_device_under_its_old_name_left_al
 fn a_change_whose_interface_was_re_created_under_its_name_leaves_the_new_device_alone() {
     let Some(bed) = Testbed::new() else { return };
     let somaxconn = || bed.ns_exec(&["cat", "/proc/sys/net/core/somaxconn"]);
-    let rps = || bed.ns_exec(&["cat", "/sys/class/net/v0/queues/rx-0/rps_cpus"]);
+    let rps = || rx0_rps(&bed, "v0");
     let before = somaxconn();
-    // The old value the journal keeps is not the default, so a write of it would show.
-    bed.ns_exec(&[
-        "sh",
-        "-c",
-        "echo 1 > /sys/class/net/v0/queues/rx-0/rps_cpus",
-    ]);
+    steer_v0_rx0_to_cpu0(&bed);
     let old_ifindex = bed.ns_exec(&["cat", "/sys/class/net/v0/ifindex"]);
     ok(&bed.apply(&["rps.cpus@0=2", "sysctl.net.core.somaxconn=1024"], &[]));
     bed.ip(&["-n", &bed.ns, "link", "del", "v0"]);

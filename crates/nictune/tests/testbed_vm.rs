@@ -354,14 +354,19 @@ fn a_tune_of_both_ends_on_two_guests_throttles_each_end_where_it_was_set() {
 /// Mean interrupts/s of one end of a point (client = the bench client's side, server = the
 /// guest that serves).
 fn end_ints(p: &serde_json::Value, end: &str) -> f64 {
-    let v: Vec<f64> = p["runs"]
+    let v = per_run(p, |m| m["hosts"][end]["interrupts_per_sec"].as_f64());
+    assert!(!v.is_empty(), "{end} interrupts in {p}");
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+/// What `of` reads from each of a point's runs that has it.
+fn per_run(p: &serde_json::Value, of: impl Fn(&serde_json::Value) -> Option<f64>) -> Vec<f64> {
+    p["runs"]
         .as_array()
         .unwrap()
         .iter()
-        .filter_map(|m| m["hosts"][end]["interrupts_per_sec"].as_f64())
-        .collect();
-    assert!(!v.is_empty(), "{end} interrupts in {p}");
-    v.iter().sum::<f64>() / v.len() as f64
+        .filter_map(of)
+        .collect()
 }
 
 /// A point's predicted transactions/s (`"rate"`) or the serving guest's interrupts/s.
@@ -796,12 +801,7 @@ fn e1000e_flag_states(rate: f64, held_out_us: u32) -> Vec<FlagState> {
 
 /// Each run's transactions/s of a point.
 fn run_rates(p: &serde_json::Value) -> Vec<f64> {
-    p["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|m| m["transactions_per_sec"].as_f64())
-        .collect()
+    per_run(p, |m| m["transactions_per_sec"].as_f64())
 }
 
 /// One end's NET_RX softirqs beyond its interrupts, a transaction: the NAPI timer's polls
@@ -814,16 +814,11 @@ fn timer_polls(p: &serde_json::Value, end: &str) -> f64 {
 /// One end's `what` (`interrupts_per_sec`, `net_rx_softirqs_per_sec`) per transaction,
 /// averaged over a point's runs.
 fn per_transaction(p: &serde_json::Value, end: &str, what: &str) -> f64 {
-    let v: Vec<f64> = p["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|m| {
-            let count = m["hosts"][end][what].as_f64()?;
-            let rate = m["transactions_per_sec"].as_f64().filter(|r| *r > 0.0)?;
-            Some(count / rate)
-        })
-        .collect();
+    let v = per_run(p, |m| {
+        let count = m["hosts"][end][what].as_f64()?;
+        let rate = m["transactions_per_sec"].as_f64().filter(|r| *r > 0.0)?;
+        Some(count / rate)
+    });
     assert!(!v.is_empty(), "{end} {what} and transactions in {p}");
     v.iter().sum::<f64>() / v.len() as f64
 }
@@ -970,12 +965,11 @@ fn tune_on_e1000_measures_the_throttle_rate_and_predicts_it() {
     // A rate binds only below what the testbed reaches without it in every run: an
     // emulating host that slows down for one run (baseline runs of 6,800, 5,569 and 2,232/s
     // were seen on one) leaves a rate under the mean but over that run unbinding.
-    let slowest = base["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|r| r["hosts"]["server"]["interrupts_per_sec"].as_f64())
-        .fold(base_ints, f64::min);
+    let slowest = per_run(base, |r| {
+        r["hosts"]["server"]["interrupts_per_sec"].as_f64()
+    })
+    .into_iter()
+    .fold(base_ints, f64::min);
     // Every fixed rate with TxIntDelay 0, ascending: (ITR, interrupts/s, transactions/s).
     let mut fixed: Vec<(u64, f64, f64)> = points
         .iter()
